@@ -1,0 +1,42 @@
+# micrograph: `make demo` runs the lesson tour (writes out/), `make test` runs the tests.
+# Both create a virtual environment in .venv and install what is missing first.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+OUT    ?= out
+
+.PHONY: demo test lint bench graphviz clean
+
+$(VENV)/.installed: setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+# Graphviz's `dot` program is a system package: installed with apt-get where we can, explained where not.
+graphviz:
+	@command -v dot >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    (apt-get install -y -qq graphviz || (apt-get update -qq && apt-get install -y -qq graphviz)) >/dev/null; \
+	  elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then \
+	    sudo apt-get install -y -qq graphviz >/dev/null; \
+	  else \
+	    echo "micrograph: Graphviz's 'dot' is not installed; diagrams will be written as .dot source."; \
+	    echo "  install it with: apt-get install graphviz | brew install graphviz | conda install graphviz"; \
+	  fi; }
+
+demo: $(VENV)/.installed graphviz
+	$(VENV)/bin/micrograph tour --out $(OUT) --force
+
+test: $(VENV)/.installed graphviz
+	$(PY) -m pytest -q
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check micrograph viz lessons tests benchmarks
+	$(VENV)/bin/mypy
+
+bench: $(VENV)/.installed
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) $(OUT) .pytest_cache .mypy_cache .ruff_cache .hypothesis

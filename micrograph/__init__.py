@@ -1,0 +1,30 @@
+"""micrograph: back-propagation as section 6.5 of *Deep Learning* writes it, on scalars, made visible.
+
+The engine implements the book's algorithms and nothing else:
+
+* :class:`Value`, the node u(i) (``micrograph.engine``), with micrograd's surface;
+* the operation table, one definition per operation (``micrograph.ops``);
+* :class:`Graph`, the ordered node list u(1)..u(n) with Algorithm 6.1 (``forward``) and 6.2 (``backprop``);
+* :func:`grad`, symbol-to-symbol back-propagation (Algorithms 6.5/6.6) and higher-order derivatives.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, MIT Press, section 6.5.
+"""
+
+from micrograph.backprop import GradTable, backprop, build_grad, grad, hessian_vector_product
+from micrograph.engine import Value
+from micrograph.errors import DomainError
+from micrograph.graph import Graph, SubGraph
+
+__all__ = [
+    "Value",
+    "Graph",
+    "SubGraph",
+    "DomainError",
+    "GradTable",
+    "backprop",
+    "grad",
+    "build_grad",
+    "hessian_vector_product",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,340 @@
+"""Value: the node u(i) of the book's computational graph, with micrograd's surface.
+
+A :class:`Value` holds a scalar ``data``, its gradient ``grad``, the operation ``op`` that produced it
+(None for a leaf, one of the first n_i nodes u(1)..u(n_i)), and its parents ``inputs``, Pa(u): an ordered
+tuple in argument order, with repeats (``a * a`` has two edges to ``a``). Operators and methods build new
+nodes from the operation table in :mod:`micrograph.ops`; nothing else stores how to differentiate a node.
+
+Nodes hold no reference cycles (a node refers only to its parents), so a graph is freed by reference
+counting the moment the last reference to its output goes, without the garbage collector.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 (computational graphs).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Union
+
+from micrograph.errors import DomainError
+from micrograph.ops import ADD, COS, DIV, EXP, LOG, MUL, NEG, POW, RELU, SIGMOID, SIN, SQRT, SUB, TANH, pow_const
+
+__all__ = ["Value", "NodeMeta", "apply", "as_value"]
+
+Number = Union[int, float]
+
+
+class NodeMeta:
+    """What a node is besides its operation: a constant, or part of a backward subgraph B.
+
+    Attributes:
+        constant: the node is a number wrapped implicitly (``x * 2`` wraps ``2``), not a user variable.
+        call: for nodes of B, the serial number of the :func:`~micrograph.grad` call that built them.
+        grad_of: for the nodes of B that are a gradient dz/du (a grad_table entry), the forward nodes u.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, figure 6.10.
+    """
+
+    __slots__ = ("constant", "call", "grad_of")
+
+    def __init__(self, constant: bool = False, call: int | None = None, grad_of: tuple[Value, ...] = ()):
+        self.constant = constant
+        self.call = call
+        self.grad_of = grad_of
+
+    def __repr__(self) -> str:
+        return f"NodeMeta(constant={self.constant}, call={self.call}, grad_of={len(self.grad_of)} node(s))"
+
+
+_CONSTANT = NodeMeta(constant=True)
+_new = object.__new__
+
+
+class Value:
+    """A scalar node u(i) of the computational graph G, micrograd-compatible.
+
+    Args:
+        data: the value, an int, float or NumPy scalar (stored as a float).
+        label: a name for drawings and error messages (keyword only).
+
+    Raises:
+        TypeError: if ``data`` is not a real number (a string, a complex number, a list, a Value ...).
+
+    Attributes:
+        data (float): the node's value.
+        grad (float): the gradient accumulated by :meth:`backward` (0.0 until then).
+        op (Op | None): the operation f(i) that produced the node; None for a leaf (an input).
+        inputs (tuple[Value, ...]): the parents Pa(u(i)) in argument order; ``()`` for a leaf.
+        label (str): the user's name for the node, or ``""``.
+        meta (NodeMeta | None): whether it is a constant or a node of a backward subgraph B.
+
+    Values hash by identity and ``==`` is identity: a Value can be a dict key (the grad_table is one).
+    Arithmetic with ``+ - * / **``, unary ``-``, the reflected forms (``2 * x``) and ``+=`` build new nodes;
+    numbers are wrapped as constant leaves. ``x ** c`` with a number c is one node with an arity-1
+    operation (as in micrograd); ``x ** y`` with a Value y is a node with two parents.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1.
+    """
+
+    __slots__ = ("data", "grad", "op", "inputs", "label", "meta")
+    __array_ufunc__ = None  # NumPy defers to the reflected operators: np.float64(2) * x is a Value
+
+    data: float
+    grad: float
+    op: Any
+    inputs: tuple[Value, ...]
+    label: str
+    meta: NodeMeta | None
+
+    def __init__(self, data: Any, *, label: str = "") -> None:
+        if type(data) is not float:
+            data = _to_float(data, "Value()")
+        if not isinstance(label, str):
+            raise TypeError(f"Value(label=...) must be a str, got {type(label).__name__} {label!r}")
+        self.data = data
+        self.grad = 0.0
+        self.op = None
+        self.inputs = ()
+        self.label = label
+        self.meta = None
+
+    # --- what a node is ------------------------------------------------------------------------
+    @property
+    def is_leaf(self) -> bool:
+        """True for an input u(1)..u(n_i): a node with no operation."""
+        return self.op is None
+
+    @property
+    def is_constant(self) -> bool:
+        """True for a number wrapped implicitly by an operator (the ``2`` in ``x * 2``)."""
+        return self.meta is not None and self.meta.constant
+
+    @property
+    def in_backward(self) -> bool:
+        """True for a node that :func:`~micrograph.grad` built: a node of a backward subgraph B."""
+        return self.meta is not None and self.meta.call is not None
+
+    @property
+    def grad_of(self) -> Value | None:
+        """For a node of B that is a gradient dz/du, the forward node u (the first, if several)."""
+        return self.meta.grad_of[0] if self.meta is not None and self.meta.grad_of else None
+
+    def __repr__(self) -> str:
+        extra = f", label={self.label!r}" if self.label else ""
+        if self.op is not None:
+            extra += f", op={self.op.name!r}"
+        return f"Value(data={self.data!r}, grad={self.grad!r}{extra})"
+
+    # --- arithmetic: the hot operations are written out for speed ------------------------------
+    def __add__(self, other: Any) -> Value:
+        if other.__class__ is not Value:
+            other = _wrap(other)
+            if other is NotImplemented:
+                return NotImplemented
+        d = self.data + other.data
+        if d - d != 0.0:
+            raise DomainError(ADD, (self, other), result=d)
+        out = _new(Value)
+        out.data = d
+        out.grad = 0.0
+        out.op = ADD
+        out.inputs = (self, other)
+        out.label = ""
+        out.meta = None
+        return out
+
+    def __radd__(self, other: Any) -> Value:
+        o = _wrap(other)
+        return NotImplemented if o is NotImplemented else o.__add__(self)
+
+    def __mul__(self, other: Any) -> Value:
+        if other.__class__ is not Value:
+            other = _wrap(other)
+            if other is NotImplemented:
+                return NotImplemented
+        d = self.data * other.data
+        if d - d != 0.0:
+            raise DomainError(MUL, (self, other), result=d)
+        out = _new(Value)
+        out.data = d
+        out.grad = 0.0
+        out.op = MUL
+        out.inputs = (self, other)
+        out.label = ""
+        out.meta = None
+        return out
+
+    def __rmul__(self, other: Any) -> Value:
+        o = _wrap(other)
+        return NotImplemented if o is NotImplemented else o.__mul__(self)
+
+    def __sub__(self, other: Any) -> Value:
+        o = _wrap(other)
+        return NotImplemented if o is NotImplemented else apply(SUB, (self, o))
+
+    def __rsub__(self, other: Any) -> Value:
+        o = _wrap(other)
+        return NotImplemented if o is NotImplemented else apply(SUB, (o, self))
+
+    def __truediv__(self, other: Any) -> Value:
+        o = _wrap(other)
+        return NotImplemented if o is NotImplemented else apply(DIV, (self, o))
+
+    def __rtruediv__(self, other: Any) -> Value:
+        o = _wrap(other)
+        return NotImplemented if o is NotImplemented else apply(DIV, (o, self))
+
+    def __pow__(self, other: Any) -> Value:
+        if isinstance(other, Value):
+            return apply(POW, (self, other))
+        if isinstance(other, numbers.Real) and not isinstance(other, bool):
+            return apply(pow_const(float(other)), (self,))
+        return NotImplemented
+
+    def __rpow__(self, other: Any) -> Value:
+        o = _wrap(other)
+        return NotImplemented if o is NotImplemented else apply(POW, (o, self))
+
+    def __neg__(self) -> Value:
+        return apply(NEG, (self,))
+
+    def __pos__(self) -> Value:
+        return self
+
+    # --- functions ---------------------------------------------------------------------------
+    def relu(self) -> Value:
+        """max(0, x): the rectified linear unit (section 6.3.1). Its derivative is the step H(x)."""
+        d = self.data
+        out = _new(Value)
+        out.data = d if d > 0.0 else 0.0
+        out.grad = 0.0
+        out.op = RELU
+        out.inputs = (self,)
+        out.label = ""
+        out.meta = None
+        return out
+
+    def tanh(self) -> Value:
+        """tanh(x), computed stably (no overflow at x = ±1000); derivative 1 - tanh(x)²."""
+        return apply(TANH, (self,))
+
+    def sigmoid(self) -> Value:
+        """σ(x) = 1 / (1 + exp(-x)), computed stably for large |x|; derivative σ(x)(1 - σ(x))."""
+        return apply(SIGMOID, (self,))
+
+    def exp(self) -> Value:
+        """exp(x). Raises :class:`DomainError` if the result overflows (x > 709.78)."""
+        return apply(EXP, (self,))
+
+    def log(self) -> Value:
+        """The natural logarithm. Raises :class:`DomainError` for x <= 0."""
+        return apply(LOG, (self,))
+
+    def sqrt(self) -> Value:
+        """The square root. Raises :class:`DomainError` for x < 0."""
+        return apply(SQRT, (self,))
+
+    def sin(self) -> Value:
+        """sin(x), x in radians."""
+        return apply(SIN, (self,))
+
+    def cos(self) -> Value:
+        """cos(x), x in radians."""
+        return apply(COS, (self,))
+
+    # --- back-propagation ----------------------------------------------------------------------
+    def backward(self, gradient: float = 1.0) -> None:
+        """Back-propagate from this node (Algorithm 6.2) and add the results into every node's ``.grad``.
+
+        Like micrograd and PyTorch, gradients accumulate across calls: call ``zero_grad()`` (or set
+        ``.grad = 0.0``) between steps. The grad_table itself is :meth:`Graph.backprop`'s result; this
+        method only adds it into the nodes.
+
+        Args:
+            gradient: the seed grad_table[u(n)], 1.0 by default (dz/dz = 1).
+
+        Raises:
+            DomainError: if a local derivative does not exist (e.g. sqrt at 0).
+
+        Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
+        """
+        from micrograph.graph import Graph
+
+        from micrograph.graph import Graph, paused_gc
+
+        graph = Graph(self)
+        grad_table = graph.backprop_list(gradient)
+        with paused_gc():
+            for node, g in zip(graph.nodes, grad_table):
+                node.grad += g
+
+
+def _to_float(x: Any, where: str) -> float:
+    if isinstance(x, numbers.Real) and not isinstance(x, Value):
+        try:
+            return float(x)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    raise TypeError(
+        f"{where} takes a real number (int, float or NumPy scalar), got {type(x).__name__} {x!r}"
+    )
+
+
+def _wrap(x: Any) -> Any:
+    """A Value as is; a real number as a new constant leaf; anything else NotImplemented."""
+    t = x.__class__
+    if t is Value:
+        return x
+    if t is float or t is int or (isinstance(x, numbers.Real) and not isinstance(x, Value)):
+        v = _new(Value)
+        v.data = float(x)
+        v.grad = 0.0
+        v.op = None
+        v.inputs = ()
+        v.label = ""
+        v.meta = _CONSTANT
+        return v
+    return NotImplemented
+
+
+def as_value(x: Any) -> Value:
+    """``x`` if it is a Value, else ``x`` wrapped as a constant leaf.
+
+    Raises:
+        TypeError: if x is neither a Value nor a real number.
+    """
+    v = _wrap(x)
+    if v is NotImplemented:
+        raise TypeError(f"expected a Value or a real number, got {type(x).__name__} {x!r}")
+    return v  # type: ignore[no-any-return]
+
+
+def apply(op: Any, args: tuple[Any, ...]) -> Value:
+    """Build the node u = op(args): compute its value with ``op.f``, check it, link it to its parents.
+
+    Numbers among ``args`` are wrapped as constant leaves. Nothing is built if the check fails.
+
+    Args:
+        op: an :class:`~micrograph.ops.Op` of arity ``len(args)``.
+        args: the parents, Values or numbers, in argument order.
+
+    Raises:
+        DomainError: if the inputs are outside the operation's domain or the result is not finite.
+        TypeError: if an argument is neither a Value nor a real number.
+    """
+    args = tuple(as_value(a) for a in args)
+    try:
+        d = op.f(*[a.data for a in args])
+    except (ArithmeticError, ValueError) as e:
+        raise DomainError(op, args, reason=str(e)) from None
+    if d - d != 0.0:
+        raise DomainError(op, args, result=d)
+    out = _new(Value)
+    out.data = float(d)
+    out.grad = 0.0
+    out.op = op
+    out.inputs = args
+    out.label = ""
+    out.meta = None
+    return out
+

@@ -1,0 +1,80 @@
+"""The errors micrograph raises for values outside an operation's domain."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from micrograph.ops import Op
+
+__all__ = ["DomainError", "describe"]
+
+
+def describe(node: Any, name: str | None = None) -> str:
+    """A short, human description of a node for error messages: its label, operation or constant.
+
+    Args:
+        node: a :class:`~micrograph.engine.Value` or a plain number.
+        name: the node's book name in a graph (``"u5"``), if known.
+    """
+    from micrograph.engine import Value
+
+    if not isinstance(node, Value):
+        return f"the number {node!r}"
+    parts = [name] if name else []
+    if node.label:
+        parts.append(f"label {node.label!r}")
+    if node.op is not None:
+        parts.append(f"op {node.op.name}")
+    elif node.is_constant:
+        parts.append("constant")
+    else:
+        parts.append("leaf")
+    return "node " + ", ".join(parts) if name else "a node (" + ", ".join(parts) + ")"
+
+
+class DomainError(ValueError):
+    """An operation was applied outside its domain, or its result was not finite.
+
+    Raised when a node is built (nothing is added to the graph), by Algorithm 6.1 when a graph is
+    re-evaluated (no node's value is changed), and by Algorithm 6.2 when a local derivative does not exist.
+
+    Attributes:
+        op: the :class:`~micrograph.ops.Op` that failed.
+        values: the input values (floats), in argument order.
+        nodes: the input nodes (Values), or None when the operation was applied to plain numbers.
+        result: the non-finite result, when that was the problem; else None.
+    """
+
+    def __init__(
+        self,
+        op: Op,
+        args: Sequence[Any],
+        *,
+        reason: str | None = None,
+        result: float | None = None,
+        where: str | None = None,
+        names: Sequence[str | None] | None = None,
+    ) -> None:
+        from micrograph.engine import Value
+
+        self.op = op
+        self.nodes: tuple[Any, ...] | None = (
+            tuple(args) if any(isinstance(a, Value) for a in args) else None
+        )
+        self.values = tuple(a.data if isinstance(a, Value) else a for a in args)
+        self.result = result
+        shown = ", ".join(repr(float(v)) for v in self.values)
+        call = f"{op.name}({shown})"
+        if result is not None:
+            msg = f"{call} = {result!r} is not finite"
+        else:
+            msg = f"{call} is outside the domain of {op.name} ({op.domain})"
+            if reason and reason not in op.domain:
+                msg += f": {reason}"
+        if where:
+            msg = f"{where}: {msg}"
+        if self.nodes is not None:
+            names = names or [None] * len(self.nodes)
+            msg += "; inputs: " + "; ".join(describe(n, nm) for n, nm in zip(self.nodes, names))
+        super().__init__(msg)

@@ -1,0 +1,160 @@
+"""Algorithm 6.1: forward propagation over the ordered node list u(1)..u(n).
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Callable
+
+from micrograph.engine import Value
+from micrograph.errors import DomainError
+
+if TYPE_CHECKING:
+    from micrograph.graph import Graph, Inputs
+
+__all__ = ["forward", "program", "input_values"]
+
+Program = list[tuple[int, Callable[..., float], int, int]]
+
+
+def program(graph: Graph) -> Program:
+    """The steps i = n_i+1..n of Algorithm 6.1 as (i, f(i), a, b): u(i) = f(i)(u(a)[, u(b)]); b = -1 if unary.
+
+    Built once per graph and cached on it.
+    """
+    if graph._program is None:
+        nodes = graph.nodes
+        steps: Program = []
+        for i in range(graph.n_inputs, len(nodes)):
+            pa = graph.parents[i]
+            steps.append((i, nodes[i].op.f, pa[0], pa[1] if len(pa) > 1 else -1))
+        graph._program = steps
+    return graph._program
+
+
+def input_values(graph: Graph, values: Inputs | None) -> list[float]:
+    """The values of every node as they stand, with the given inputs replaced: Algorithm 6.1, lines 1-3.
+
+    Args:
+        graph: the graph G.
+        values: ``{leaf: number}`` (leaves not named keep their ``.data``), or a sequence of numbers, one per
+            input u(1)..u(n_i) in ``graph.inputs`` order, or one per variable in ``graph.variables`` order
+            (constants keep their value); or None to keep every input's ``.data``.
+
+    Returns:
+        A list of floats aligned with ``graph.nodes`` (non-inputs hold their current ``.data``).
+
+    Raises:
+        ValueError: a node that is not in the graph, a node that is not an input, or a sequence of the
+            wrong length.
+        TypeError: a value that is not a real number.
+    """
+    vals = [v.data for v in graph.nodes]
+    if values is None:
+        return vals
+    n_i = graph.n_inputs
+    if isinstance(values, Mapping):
+        for node, x in values.items():
+            j = graph.index.get(node) if isinstance(node, Value) else None
+            if j is None:
+                raise ValueError(
+                    f"forward: {node!r} is not a node of this graph ({graph!r}); "
+                    f"its inputs are {_names(graph, graph.inputs)}"
+                )
+            if j >= n_i:
+                raise ValueError(
+                    f"forward: u{j + 1} ({node!r}) is not an input: it is computed by "
+                    f"{node.op.name}; only u1..u{n_i} can be set"
+                )
+            vals[j] = _number(x, f"the value for u{j + 1}")
+        return vals
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise TypeError(f"forward: values must be a mapping {{leaf: number}} or a sequence, got {values!r}")
+    xs = list(values)
+    variables = graph.variables
+    if len(xs) == n_i:
+        targets = list(range(n_i))
+    elif len(xs) == len(variables):
+        targets = [graph.index[v] for v in variables]
+    else:
+        raise ValueError(
+            f"forward: got {len(xs)} values, but the graph has {n_i} inputs "
+            f"{_names(graph, graph.inputs)} of which {len(variables)} are variables"
+        )
+    for j, x in zip(targets, xs):
+        vals[j] = _number(x, f"the value for u{j + 1}")
+    return vals
+
+
+def forward(graph: Graph, values: Inputs | None = None) -> float:
+    """Algorithm 6.1: set the inputs u(1)..u(n_i), compute u(i) = f(i)(A(i)) for i = n_i+1..n, return u(n).
+
+    Every node's ``.data`` is updated, but only once all of them have been computed: if an operation
+    fails, no node is changed. No node is built.
+
+    Args:
+        graph: the graph G.
+        values: see :func:`input_values`; None re-evaluates with the current inputs.
+
+    Returns:
+        The value of u(n), a float.
+
+    Raises:
+        ValueError: bad ``values`` (see :func:`input_values`).
+        DomainError: an operation met an input outside its domain or produced a non-finite value; the
+            message names the node u(i), its operation, its input values and labels.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
+    """
+    u = input_values(graph, values)  # lines 1-3: u(i) <- x_i for i = 1..n_i
+    i = a = b = -1
+    try:
+        for i, f, a, b in program(graph):  # for i = n_i + 1, ..., n
+            x = f(u[a]) if b < 0 else f(u[a], u[b])  # u(i) <- f(i)(A(i)), A(i) = {u(j) | j in Pa(u(i))}
+            if x - x != 0.0:
+                raise OverflowError("not finite")
+            u[i] = x
+    except (ArithmeticError, ValueError) as e:
+        raise _domain_error(graph, u, i, a, b, e) from None
+    for node, x in zip(graph.nodes, u):  # commit: every node now holds its new value
+        node.data = x
+    return u[-1]  # return u(n)
+
+
+def _domain_error(graph: Graph, u: list[float], i: int, a: int, b: int, e: Exception) -> DomainError:
+    nodes = graph.nodes
+    node = nodes[i]
+    pa = [a] if b < 0 else [a, b]
+    args = [_Shown(nodes[j], u[j]) for j in pa]
+    where = f"Algorithm 6.1 at u{i + 1}" + (f" (label {node.label!r})" if node.label else "")
+    result = None
+    if str(e) == "not finite":
+        result = node.op.f(*[u[j] for j in pa])
+    return DomainError(
+        node.op, args, reason=str(e), result=result, where=where, names=[f"u{j + 1}" for j in pa]
+    )
+
+
+class _Shown(Value):
+    """A stand-in node carrying the value an input had during the failed evaluation, for the message."""
+
+    __slots__ = ()
+
+    def __init__(self, node: Value, data: float) -> None:
+        super().__init__(data, label=node.label)
+        self.op = node.op
+        self.meta = node.meta
+
+
+def _number(x: Any, what: str) -> float:
+    if isinstance(x, numbers.Real) and not isinstance(x, bool):
+        return float(x)
+    raise TypeError(f"forward: {what} must be a real number, got {type(x).__name__} {x!r}")
+
+
+def _names(graph: Graph, nodes: list[Value]) -> str:
+    shown = [f"u{graph.index[v] + 1}" + (f"={v.label}" if v.label else "") for v in nodes[:8]]
+    return "[" + ", ".join(shown) + (", ..." if len(nodes) > 8 else "") + "]"

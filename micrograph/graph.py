@@ -1,0 +1,333 @@
+"""Graph: the computational graph G as the topologically ordered node list u(1)..u(n).
+
+A :class:`Graph` is built once from an output node z = u(n). Its ``nodes`` are every ancestor of z in a
+topological order with the leaves first: ``nodes[:n_inputs]`` are the inputs u(1)..u(n_i) and
+``nodes[-1]`` is z. The order is found iteratively (no recursion over the graph), so graphs a million
+nodes deep work at Python's default recursion limit.
+
+The graph is a snapshot of structure: re-running Algorithm 6.1 (:meth:`Graph.forward`) and Algorithm 6.2
+(:meth:`Graph.backprop`) replays the stored order without building any node.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.1-6.5.6.
+"""
+
+from __future__ import annotations
+
+import gc
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, Union
+
+from micrograph.engine import Value
+from micrograph.ops import Op
+
+if TYPE_CHECKING:
+    from micrograph.backprop import GradTable
+
+__all__ = [
+    "Graph",
+    "paused_gc",
+    "SubGraph",
+    "topological_order",
+    "get_operation",
+    "get_consumers",
+    "get_inputs",
+]
+
+Inputs = Union[Mapping[Value, Any], Sequence[Any]]
+"""What Algorithm 6.1 takes: ``{leaf: number}`` or a sequence of numbers in ``Graph.inputs`` order."""
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a graph algorithm allocates its tables.
+
+    Nodes and the tables built here hold no reference cycles, so the collector has nothing to free;
+    left running, it would traverse the whole (large, live) graph again and again, making the cost per
+    node grow with the graph's size. Its previous state is restored on exit.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def topological_order(outputs: Iterable[Value]) -> list[Value]:
+    """Every ancestor of ``outputs`` (themselves included), each after all of its parents.
+
+    An iterative depth-first search with an explicit stack, so the depth of the graph is not limited
+    by Python's recursion limit. The order is deterministic: parents are visited in argument order.
+
+    Args:
+        outputs: the nodes to start from.
+
+    Returns:
+        The nodes in post-order: a topological order of the graph.
+
+    Raises:
+        TypeError: if an output is not a Value.
+    """
+    order: list[Value] = []
+    seen: set[Value] = set()
+    add, append = seen.add, order.append
+    for root in outputs:
+        if not isinstance(root, Value):
+            raise TypeError(f"a graph is built from Value nodes, got {type(root).__name__} {root!r}")
+        if root in seen:
+            continue
+        add(root)
+        # The stack is the current path of the depth-first search. A node stays on top until every
+        # parent has been seen; a parent seen earlier is finished (in a DAG it cannot be on the path),
+        # so the node is emitted after all of its parents.
+        stack = [root]
+        push, pop = stack.append, stack.pop
+        while stack:
+            node = stack[-1]
+            for p in node.inputs:
+                if p not in seen:
+                    add(p)
+                    push(p)
+                    break
+            else:
+                pop()
+                append(node)
+    return order
+
+
+class Graph:
+    """The computational graph G of an output node z, as the ordered node list u(1)..u(n).
+
+    Args:
+        output: the node z = u(n) whose ancestors make up the graph.
+
+    Raises:
+        TypeError: if ``output`` is not a :class:`~micrograph.engine.Value`.
+
+    Attributes:
+        nodes (list[Value]): u(1)..u(n) in topological order, leaves first.
+        n_inputs (int): n_i, the number of leaves (variables and constants).
+        output (Value): u(n), the node the graph was built from.
+        num_edges (int): the number of edges, one per argument of every node (``a * a`` counts two).
+        index (dict[Value, int]): the 0-based position of every node in ``nodes`` (u(i) is index i - 1).
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 and Algorithm 6.1.
+    """
+
+    __slots__ = ("nodes", "n_inputs", "output", "num_edges", "index", "_parents", "_consumers", "_program", "_edges")
+
+    def __init__(self, output: Value) -> None:
+        if not isinstance(output, Value):
+            raise TypeError(f"Graph() takes the output Value z, got {type(output).__name__} {output!r}")
+        with paused_gc():
+            self._build(output)
+
+    def _build(self, output: Value) -> None:
+        order = topological_order((output,))
+        leaves = [v for v in order if v.op is None]
+        self.nodes: list[Value] = leaves + [v for v in order if v.op is not None] if leaves else order
+        self.n_inputs: int = len(leaves)
+        self.output: Value = output
+        index = self.index = dict(zip(self.nodes, range(len(self.nodes))))
+        parents: list[tuple[int, ...]] = [()] * len(leaves)
+        append = parents.append
+        for v in self.nodes[len(leaves) :]:
+            ins = v.inputs
+            if len(ins) == 2:
+                append((index[ins[0]], index[ins[1]]))
+            elif len(ins) == 1:
+                append((index[ins[0]],))
+            else:
+                append(tuple([index[p] for p in ins]))
+        self._parents = parents
+        self.num_edges: int = sum(map(len, parents))
+        self._consumers: list[list[tuple[int, int]]] | None = None
+        self._program: list[tuple[int, Callable[..., float], int, int]] | None = None
+        self._edges: Any = None  # Algorithm 6.2's per-node consumer edges, built on first use
+
+    # --- the book's names -----------------------------------------------------------------------
+    @property
+    def inputs(self) -> list[Value]:
+        """u(1)..u(n_i): the leaves, variables and constants, in the order Algorithm 6.1 sets them."""
+        return self.nodes[: self.n_inputs]
+
+    @property
+    def variables(self) -> list[Value]:
+        """The leaves that are not implicit constants: what a user usually sets."""
+        return [v for v in self.nodes[: self.n_inputs] if not v.is_constant]
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self.index
+
+    def __iter__(self) -> Any:
+        return iter(self.nodes)
+
+    def __repr__(self) -> str:
+        return f"Graph(n={len(self.nodes)}, n_inputs={self.n_inputs}, num_edges={self.num_edges})"
+
+    def name(self, node: Value) -> str:
+        """The book's name of a node in this graph: ``"u1"`` for u(1), and so on.
+
+        Raises:
+            ValueError: if the node is not in the graph.
+        """
+        return f"u{self._position(node) + 1}"
+
+    def _position(self, node: Any) -> int:
+        try:
+            return self.index[node]
+        except (KeyError, TypeError):
+            raise ValueError(f"{node!r} is not a node of this graph ({self!r})") from None
+
+    def get_operation(self, node: Value) -> Op | None:
+        """The operation f(i) that computes ``node``; None for an input (section 6.5.6).
+
+        Raises:
+            ValueError: if the node is not in the graph.
+        """
+        self._position(node)
+        return get_operation(node)
+
+    def get_inputs(self, node: Value) -> tuple[Value, ...]:
+        """The parents Pa(node) in argument order, with repeats (section 6.5.6).
+
+        Raises:
+            ValueError: if the node is not in the graph.
+        """
+        self._position(node)
+        return node.inputs
+
+    def get_consumers(self, node: Value) -> list[Value]:
+        """The children of ``node`` in G: the nodes that take it as an argument, each once, in order.
+
+        Raises:
+            ValueError: if the node is not in the graph.
+        """
+        j = self._position(node)
+        nodes = self.nodes
+        return [nodes[i] for i in dict.fromkeys(i for i, _ in self.consumer_edges[j])]
+
+    @property
+    def consumer_edges(self) -> list[list[tuple[int, int]]]:
+        """For every node j, the edges out of it: (i, k) for each u(i) that takes u(j) as argument k."""
+        if self._consumers is None:
+            consumers: list[list[tuple[int, int]]] = [[] for _ in self.nodes]
+            for i, pa in enumerate(self._parents):
+                for k, j in enumerate(pa):
+                    consumers[j].append((i, k))
+            self._consumers = consumers
+        return self._consumers
+
+    @property
+    def parents(self) -> list[tuple[int, ...]]:
+        """For every node i, the positions of its parents Pa(u(i)) in argument order."""
+        return self._parents
+
+    # --- pruning ---------------------------------------------------------------------------------
+    def prune(self, targets: Iterable[Value]) -> SubGraph:
+        """G': the nodes of G that are descendants of a node in T (every node of G is an ancestor of z).
+
+        Constants and branches that do not depend on T are left out, as Algorithm 6.5 prescribes.
+
+        Args:
+            targets: T, the nodes to differentiate with respect to (nodes outside G are ignored).
+
+        Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithm 6.5.
+        """
+        descendant = [False] * len(self.nodes)
+        for V in targets:
+            j = self.index.get(V)
+            if j is not None:
+                descendant[j] = True
+        # In topological order a node's parents are decided before it: it descends from T if one does.
+        for i, pa in enumerate(self._parents):
+            if not descendant[i]:
+                descendant[i] = any(descendant[j] for j in pa)
+        return SubGraph(self, [v for v, d in zip(self.nodes, descendant) if d])
+
+    # --- the algorithms --------------------------------------------------------------------------
+    def forward(self, values: Inputs | None = None) -> float:
+        """Algorithm 6.1: set the inputs, recompute every node in order, return u(n)'s value.
+
+        See :func:`micrograph.forward.forward`.
+        """
+        from micrograph.forward import forward
+
+        return forward(self, values)
+
+    def backprop(self, seed: float = 1.0) -> GradTable:
+        """Algorithm 6.2: the grad_table {node: dz/dnode} for every node; touches no ``.grad``.
+
+        See :func:`micrograph.backprop.backprop`.
+        """
+        from micrograph.backprop import backprop
+
+        return backprop(self, seed)
+
+    def backprop_list(self, seed: float = 1.0) -> list[float]:
+        """Algorithm 6.2 with the grad_table as a list aligned with ``nodes`` (the fast form)."""
+        from micrograph.backprop import backprop_list
+
+        return backprop_list(self, seed)[0]
+
+    def _repr_svg_(self) -> str | None:  # Jupyter: drawn by viz when it is installed and imported
+        hook = _DISPLAY_HOOKS.get("svg")
+        return hook(self) if hook else None
+
+
+_DISPLAY_HOOKS: dict[str, Callable[[Any], str]] = {}
+"""Renderers registered by a drawing package (viz registers itself); the engine never imports one."""
+
+
+class SubGraph:
+    """G', the pruned graph of Algorithm 6.5: the nodes of G on a path from a target in T to z.
+
+    Attributes:
+        graph (Graph): G, the graph it was pruned from.
+        nodes (list[Value]): the nodes of G' in G's topological order.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithm 6.5.
+    """
+
+    __slots__ = ("graph", "nodes", "_members")
+
+    def __init__(self, graph: Graph, nodes: list[Value]) -> None:
+        self.graph = graph
+        self.nodes = nodes
+        self._members = set(nodes)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._members
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __repr__(self) -> str:
+        return f"SubGraph(n={len(self.nodes)} of {len(self.graph.nodes)})"
+
+    def get_consumers(self, node: Value) -> list[Value]:
+        """The consumers of ``node`` that are in G', each once, in topological order."""
+        return [c for c in self.graph.get_consumers(node) if c in self._members]
+
+
+def get_operation(node: Value) -> Op | None:
+    """``get_operation(V)`` of section 6.5.6: the operation that computes V (None for an input)."""
+    return node.op  # type: ignore[no-any-return]
+
+
+def get_consumers(node: Value, graph: Graph | SubGraph) -> list[Value]:
+    """``get_consumers(V, G)`` of section 6.5.6: the children of V in the graph G (or G')."""
+    return graph.get_consumers(node)
+
+
+def get_inputs(node: Value, graph: Graph | SubGraph | None = None) -> tuple[Value, ...]:
+    """``get_inputs(V, G)`` of section 6.5.6: the parents of V, in argument order.
+
+    The book passes G'; micrograph returns all of V's arguments, including those outside G' (such as
+    the constant in ``2 * x``), because ``op.bprop`` needs every argument to compute a local derivative.
+    """
+    return node.inputs

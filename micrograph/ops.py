@@ -1,0 +1,316 @@
+"""The operation table: every operation f(i) of micrograph, defined once.
+
+Each :class:`Op` is a small named object (the autodidax idea) holding everything the rest of micrograph
+needs to know about one operation:
+
+* ``name``, ``symbol``: how it is called and how it is drawn;
+* ``arity``: how many parents Pa(u) a node of this operation has (1 or 2);
+* ``f``: the numeric forward function on floats, used by :class:`~micrograph.engine.Value` when a node is
+  built and by Algorithm 6.1 when a graph is re-evaluated;
+* ``derivs``: the derivative rule, one function per argument position k, returning the local derivative
+  du/dx_k. Each takes the arguments and the node's own output, ``(x, out)`` or ``(x, y, out)``.
+* ``code``: a Python expression template for the compiler (``{0}``, ``{1}`` are the arguments), or None
+  to call ``f``.
+
+The derivative rules are written with micrograph's own operations: arithmetic operators and the Op
+objects of this table, which are callable. Called on floats, a rule returns a float: that is the
+symbol-to-number back-propagation of Algorithm 6.2. Called on :class:`~micrograph.engine.Value` nodes, the
+same rule builds new nodes: that is the symbol-to-symbol back-propagation of Algorithms 6.5/6.6, whose
+nodes form the backward subgraph B. Section 6.5.5 of the book says both approaches perform exactly the
+same computations; here they literally run the same code. Because the rules call ops of this table,
+the nodes they build can be differentiated again (section 6.5.10).
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.5-6.5.6, 6.5.10.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Callable, Union
+
+if TYPE_CHECKING:
+    from micrograph.engine import Value
+
+__all__ = [
+    "Op",
+    "OPS",
+    "ADD",
+    "SUB",
+    "MUL",
+    "DIV",
+    "NEG",
+    "POW",
+    "pow_const",
+    "EXP",
+    "LOG",
+    "TANH",
+    "SIGMOID",
+    "RELU",
+    "STEP",
+    "SIN",
+    "COS",
+    "SQRT",
+]
+
+Scalar = Union[float, "Value"]
+"""A float (symbol-to-number) or a Value node (symbol-to-symbol): what derivative rules compute on."""
+
+Rule = Callable[..., Any]
+"""A derivative rule ``(x, out) -> du/dx`` or ``(x, y, out) -> du/dx_k`` over floats or Values."""
+
+
+class Op:
+    """One operation f(i) of the book: name, symbol, arity, numeric forward and derivative rules.
+
+    An ``Op`` is callable. ``op(x)`` or ``op(x, y)`` on floats returns ``op.f``'s float (after the domain
+    check); on Values (or a mix of Values and numbers) it builds and returns a new node u = f(x, y).
+    This is what lets the derivative rules run both on floats and on Values.
+
+    Args:
+        name: the operation's name, e.g. ``"tanh"``.
+        symbol: how the operation is drawn, e.g. ``"tanh"`` or ``"×"``.
+        arity: the number of parents, 1 or 2.
+        f: the numeric forward function on floats. It may raise ``ValueError``, ``ArithmeticError``
+            for inputs outside its domain; micrograph turns these into :class:`~micrograph.DomainError`.
+        derivs: one derivative rule per argument position k: ``(x, out)`` or ``(x, y, out)`` -> du/dx_k.
+        domain: the domain in words, for error messages, e.g. ``"x > 0"``.
+        code: a Python expression template for the compiler, or None to call ``f``.
+        commutative: whether the arguments may be swapped (drawings label the edges otherwise).
+        param: the constant of a parametrised operation (the exponent of ``x ** c``), else None.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6 (``get_operation``,
+    ``op.bprop``).
+    """
+
+    __slots__ = ("name", "symbol", "arity", "f", "derivs", "domain", "code", "commutative", "param")
+
+    def __init__(
+        self,
+        name: str,
+        symbol: str,
+        arity: int,
+        f: Callable[..., float],
+        derivs: tuple[Rule, ...],
+        *,
+        domain: str = "all real x",
+        code: str | None = None,
+        commutative: bool = False,
+        param: float | None = None,
+    ) -> None:
+        if arity not in (1, 2) or len(derivs) != arity:
+            raise ValueError(f"op {name!r}: arity {arity} with {len(derivs)} derivative rules")
+        self.name = name
+        self.symbol = symbol
+        self.arity = arity
+        self.f = f
+        self.derivs = derivs
+        self.domain = domain
+        self.code = code
+        self.commutative = commutative
+        self.param = param
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>" if self.param is None else f"<op {self.name} {self.param!r}>"
+
+    def __call__(self, *args: Any) -> Any:
+        """Apply the operation: a float on numbers, a new node on Values (section 6.5.5)."""
+        if len(args) != self.arity:
+            raise TypeError(f"{self.name} takes {self.arity} argument(s), got {len(args)}")
+        if any(type(a) is not float for a in args):
+            from micrograph.engine import Value, apply
+
+            if any(isinstance(a, Value) for a in args):
+                return apply(self, args)
+        try:
+            out = self.f(*args)
+        except (ArithmeticError, ValueError) as e:
+            from micrograph.errors import DomainError
+
+            raise DomainError(self, args, reason=str(e)) from None
+        if out - out != 0.0:
+            from micrograph.errors import DomainError
+
+            raise DomainError(self, args, result=out)
+        return out
+
+    def local_derivative(self, k: int, args: tuple[Any, ...], out: Any) -> Any:
+        """du/dx_k, the local derivative of this operation's output u with respect to argument k.
+
+        Args:
+            k: the argument position, 0-based.
+            args: the arguments (floats, or Values for the symbolic case).
+            out: the node's output u (a float or the Value itself).
+        """
+        return self.derivs[k](*args, out)
+
+    def bprop(self, inputs: tuple[Any, ...], X: Any, G: Any, out: Any) -> Any:
+        """``op.bprop(inputs, X, G)`` of Algorithm 6.6: sum_k G * du/dx_k over the positions k where X is.
+
+        A node may take the same parent twice (``a * a``); each position is one edge and contributes
+        one term, so the gradients add up at shared nodes.
+
+        Args:
+            inputs: the node's parents, ``get_inputs(C)``, in argument order (Values or floats).
+            X: the parent the gradient is taken with respect to (compared by identity).
+            G: the gradient of z with respect to this node's output, ``D`` in Algorithm 6.6.
+            out: this node's own output u(i), which rules such as tanh's and exp's reuse.
+
+        Returns:
+            The sum of the terms, or None if X is not an input (or every term is exactly zero).
+
+        Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithm 6.6.
+        """
+        total = None
+        for k, x in enumerate(inputs):
+            if x is X:
+                term = scale(G, self.derivs[k](*inputs, out))
+                if term is not None:
+                    total = term if total is None else total + term
+        return total
+
+
+def scale(G: Any, d: Any) -> Any:
+    """G * d, without building a node when d is the number 0, 1 or -1 (keeps B small and readable).
+
+    Returns None for an exact zero, so that a zero term is left out of a sum.
+    """
+    if isinstance(d, (int, float)):
+        if d == 0:
+            return None
+        if d == 1:
+            return G
+        if d == -1:
+            return -G
+    return G * d
+
+
+# ---------------------------------------------------------------------------------------------
+# Numeric forward functions that need more than the math module (stability, explicit domains).
+
+
+def _div(x: float, y: float) -> float:
+    if y == 0.0:
+        raise ZeroDivisionError("division by zero")
+    return x / y
+
+
+def _pow(x: float, y: float) -> float:
+    if x < 0.0 and y != math.floor(y):
+        raise ValueError("a negative base needs an integer exponent")
+    if x == 0.0 and y < 0.0:
+        raise ZeroDivisionError("zero to a negative power")
+    return float(x**y)
+
+
+def _log(x: float) -> float:
+    if x <= 0.0:
+        raise ValueError("log needs x > 0")
+    return math.log(x)
+
+
+def _sqrt(x: float) -> float:
+    if x < 0.0:
+        raise ValueError("sqrt needs x >= 0")
+    return math.sqrt(x)
+
+
+def _sigmoid(x: float) -> float:
+    # Stable for large |x|: exp is only taken of a non-positive number.
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def _relu(x: float) -> float:
+    return x if x > 0.0 else 0.0
+
+
+def _step(x: float) -> float:
+    return 1.0 if x > 0.0 else 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# The table. Derivative rules use arithmetic operators and the ops below, so that they work on
+# floats and on Values alike. Rules that only need the output (tanh, exp, sigmoid) reuse it.
+
+ADD = Op(
+    "add", "+", 2, operator.add,
+    (lambda x, y, out: 1.0, lambda x, y, out: 1.0),
+    code="{0} + {1}", commutative=True,
+)  # fmt: skip
+SUB = Op(
+    "sub", "−", 2, operator.sub,
+    (lambda x, y, out: 1.0, lambda x, y, out: -1.0),
+    code="{0} - {1}",
+)  # fmt: skip
+MUL = Op(
+    "mul", "×", 2, operator.mul,
+    (lambda x, y, out: y, lambda x, y, out: x),
+    code="{0} * {1}", commutative=True,
+)  # fmt: skip
+DIV = Op(
+    "div", "÷", 2, _div,
+    (lambda x, y, out: 1.0 / y, lambda x, y, out: -out / y),
+    domain="y ≠ 0",
+)  # fmt: skip
+NEG = Op("neg", "−", 1, operator.neg, (lambda x, out: -1.0,), code="-{0}")
+STEP = Op("step", "H", 1, _step, (lambda x, out: 0.0,))
+RELU = Op("relu", "ReLU", 1, _relu, (lambda x, out: STEP(x),))
+EXP = Op("exp", "exp", 1, math.exp, (lambda x, out: out,), domain="x < 709.78 (no overflow)")
+LOG = Op("log", "log", 1, _log, (lambda x, out: 1.0 / x,), domain="x > 0")
+TANH = Op("tanh", "tanh", 1, math.tanh, (lambda x, out: 1.0 - out * out,))
+SIGMOID = Op("sigmoid", "σ", 1, _sigmoid, (lambda x, out: out * (1.0 - out),))
+SQRT = Op("sqrt", "√", 1, _sqrt, (lambda x, out: 0.5 / out,), domain="x ≥ 0 (x > 0 for the derivative)")
+SIN = Op("sin", "sin", 1, math.sin, (lambda x, out: COS(x),), domain="finite x")
+COS = Op("cos", "cos", 1, math.cos, (lambda x, out: -SIN(x),), domain="finite x")
+POW = Op(
+    "pow", "^", 2, _pow,
+    (lambda x, y, out: y * x ** (y - 1.0), lambda x, y, out: out * LOG(x)),
+    domain="x > 0, or x < 0 with an integer y, or x = 0 with y ≥ 0 (d/dy needs x > 0)",
+)  # fmt: skip
+
+
+@lru_cache(maxsize=256)
+def pow_const(c: float) -> Op:
+    """The operation x ** c for a constant exponent c (micrograd's ``__pow__``), one Op per c.
+
+    Args:
+        c: the exponent, a finite float.
+
+    Returns:
+        An arity-1 Op named ``"pow"`` with ``param == c``; its derivative c * x ** (c - 1) is itself
+        built from ``pow_const(c - 1)``, so it can be differentiated again.
+
+    Raises:
+        ValueError: if c is not finite.
+    """
+    if not math.isfinite(c):
+        raise ValueError(f"the exponent of x ** c must be finite, got {c!r}")
+
+    def f(x: float) -> float:
+        return _pow(x, c)
+
+    def d(x: Any, out: Any) -> Any:
+        if c == 0.0:
+            return 0.0
+        if c == 1.0:
+            return 1.0
+        if c == 2.0:
+            return 2.0 * x
+        return c * pow_const(c - 1.0)(x)
+
+    shown = int(c) if c == int(c) else c
+    return Op(
+        "pow", f"^{shown}", 1, f, (d,),
+        domain=f"x ** {shown} defined (x < 0 needs an integer exponent, x = 0 a non-negative one)",
+        param=c,
+    )  # fmt: skip
+
+
+OPS: dict[str, Op] = {
+    op.name: op for op in (ADD, SUB, MUL, DIV, NEG, POW, EXP, LOG, TANH, SIGMOID, RELU, STEP, SIN, COS, SQRT)
+}
+"""Every fixed operation by name (``pow_const(c)`` makes the x ** c family on demand)."""
