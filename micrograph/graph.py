@@ -274,14 +274,6 @@ class Graph:
 
         return backprop_list(self, seed)[0]
 
-    def _repr_svg_(self) -> str | None:  # Jupyter: drawn by viz when it is installed and imported
-        hook = _DISPLAY_HOOKS.get("svg")
-        return hook(self) if hook else None
-
-
-_DISPLAY_HOOKS: dict[str, Callable[[Any], str]] = {}
-"""Renderers registered by a drawing package (viz registers itself); the engine never imports one."""
-
 
 class SubGraph:
     """G', the pruned graph of Algorithm 6.5: the nodes of G on a path from a target in T to z.
