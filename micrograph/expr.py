@@ -1,0 +1,319 @@
+"""A safe parser for expressions typed on the command line: ``"tanh(tanh(tanh(w)))"`` -> a graph of Values.
+
+The text is parsed with Python's :mod:`ast` module and then checked against a whitelist; nothing is ever
+passed to ``eval``. Allowed are:
+
+* numeric literals (``2``, ``0.5``, ``1e-3``);
+* names of variables, each bound to a number by the caller (``--at w=0.5`` on the command line);
+* the binary operators ``+ - * / **`` and unary ``-`` (and unary ``+``);
+* calls of the functions in :data:`FUNCTIONS` with one positional argument: ``exp log tanh sigmoid relu
+  sin cos sqrt``.
+
+Everything else (attribute access, subscripts, other calls, keyword arguments, lambdas, comprehensions,
+comparisons, strings ...) is refused with an :class:`ExprError` that says what is allowed and points at
+the offending column. Building the graph walks the syntax tree with an explicit stack, not recursion.
+
+Each variable becomes one leaf :class:`~micrograph.engine.Value` labelled with its name, so that a name
+used twice (``w * w``) is one node with two edges, as in the book's figures.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 (computational graphs).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import numbers
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from micrograph.engine import Value
+
+__all__ = ["ALLOWED", "FUNCTIONS", "ExprError", "build", "parse", "parse_binding", "variables"]
+
+FUNCTIONS: dict[str, Callable[[Value], Value]] = {
+    "exp": Value.exp,
+    "log": Value.log,
+    "tanh": Value.tanh,
+    "sigmoid": Value.sigmoid,
+    "relu": Value.relu,
+    "sin": Value.sin,
+    "cos": Value.cos,
+    "sqrt": Value.sqrt,
+}
+"""The functions an expression may call, each with exactly one argument."""
+
+_BINARY: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: a**b,
+}
+_UNARY: dict[type, Callable[[Any], Any]] = {ast.USub: lambda a: -a, ast.UAdd: lambda a: a}
+
+ALLOWED = (
+    "allowed: numbers, variable names bound with --at, + - * / ** and unary -, "
+    "and the functions " + " ".join(FUNCTIONS) + " with one argument each"
+)
+"""One line saying what an expression may contain, appended to every refusal."""
+
+MAX_LENGTH = 10_000
+"""Longest expression accepted (Python's own parser gives up on very deep nesting)."""
+
+_FORBIDDEN_NAMES = {
+    ast.Attribute: "attribute access",
+    ast.Subscript: "subscripts",
+    ast.Lambda: "lambda",
+    ast.ListComp: "comprehensions",
+    ast.SetComp: "comprehensions",
+    ast.DictComp: "comprehensions",
+    ast.GeneratorExp: "comprehensions",
+    ast.Compare: "comparisons",
+    ast.BoolOp: "and/or",
+    ast.IfExp: "conditional expressions",
+    ast.NamedExpr: "assignment (:=)",
+    ast.JoinedStr: "strings",
+    ast.List: "lists",
+    ast.Tuple: "tuples",
+    ast.Dict: "dicts",
+    ast.Set: "sets",
+    ast.Starred: "starred arguments",
+    ast.Await: "await",
+    ast.Yield: "yield",
+    ast.YieldFrom: "yield",
+    ast.Slice: "slices",
+}
+
+
+class ExprError(ValueError):
+    """An expression that cannot be parsed or is not allowed.
+
+    Attributes:
+        text (str): the expression as typed.
+        col (int | None): the 0-based column of the problem, when known.
+        reason (str): the message without the caret picture.
+
+    ``str(error)`` is one line; :meth:`caret` gives the expression and a caret under the column.
+    """
+
+    def __init__(self, reason: str, text: str, col: int | None = None, *, allowed: bool = True) -> None:
+        self.reason = reason
+        self.text = text
+        self.col = col
+        where = f" at column {col + 1}" if col is not None else ""
+        super().__init__(f"{reason}{where}" + (f"; {ALLOWED}" if allowed else ""))
+
+    def caret(self) -> str:
+        """Two lines: the expression and a ``^`` under the offending column ('' when the column is unknown).
+
+        Long expressions are cut to a window of 70 characters around the column.
+        """
+        if self.col is None or "\n" in self.text:
+            return ""
+        start = max(0, self.col - 35)
+        shown = self.text[start : start + 70]
+        prefix = "..." if start else ""
+        suffix = "..." if start + 70 < len(self.text) else ""
+        return f"  {prefix}{shown}{suffix}\n  {' ' * (len(prefix) + self.col - start)}^"
+
+
+def _col(node: ast.AST) -> int | None:
+    return getattr(node, "col_offset", None)
+
+
+def parse(text: str) -> ast.Expression:
+    """Parse and check an expression against the whitelist.
+
+    Args:
+        text: the expression, e.g. ``"tanh(w) * x + 2"``.
+
+    Returns:
+        The checked syntax tree (an :class:`ast.Expression`).
+
+    Raises:
+        ExprError: a syntax error (with its column), an empty or too long text, or a construct outside
+            the whitelist (attribute access, other calls, lambda, comprehension, subscript, strings ...).
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"an expression is a str, got {type(text).__name__} {text!r}")
+    if not text.strip():
+        raise ExprError("the expression is empty", text)
+    if len(text) > MAX_LENGTH:
+        raise ExprError(
+            f"the expression is {len(text)} characters long, more than {MAX_LENGTH}", text, allowed=False
+        )
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as e:
+        col = (e.offset - 1) if e.offset is not None and (e.lineno in (None, 1)) else None
+        stripped_lead = len(text) - len(text.lstrip())
+        raise ExprError(
+            f"syntax error: {e.msg}", text, None if col is None else col + stripped_lead, allowed=False
+        ) from None
+    except (RecursionError, MemoryError):
+        raise ExprError("the expression is nested too deeply for Python's parser", text) from None
+    lead = len(text) - len(text.lstrip())
+    for node in ast.walk(tree):
+        _check(node, text, lead)
+    return tree
+
+
+def _check(node: ast.AST, text: str, lead: int) -> None:
+    col = _col(node)
+    col = None if col is None else col + lead
+    if isinstance(node, (ast.Expression, ast.Load, ast.Name, ast.operator, ast.unaryop)):
+        if isinstance(node, ast.operator) and type(node) not in _BINARY:
+            raise ExprError(f"the operator {type(node).__name__} is not allowed", text)
+        if isinstance(node, ast.unaryop) and type(node) not in _UNARY:
+            raise ExprError(f"the operator {type(node).__name__} is not allowed", text)
+        return
+    if isinstance(node, ast.Constant):
+        v = node.value
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ExprError(f"only real numbers are allowed as literals, not {v!r}", text, col)
+        return
+    if isinstance(node, ast.BinOp):
+        if type(node.op) not in _BINARY:
+            raise ExprError(f"the operator {_op_text(node.op)} is not allowed", text, col)
+        return
+    if isinstance(node, ast.UnaryOp):
+        if type(node.op) not in _UNARY:
+            raise ExprError(f"the operator {_op_text(node.op)} is not allowed", text, col)
+        return
+    if isinstance(node, ast.Call):
+        f = node.func
+        if not isinstance(f, ast.Name):
+            raise ExprError("only calls of plain function names are allowed", text, col)
+        if f.id not in FUNCTIONS:
+            raise ExprError(f"calling {f.id}() is not allowed", text, col)
+        if node.keywords or len(node.args) != 1:
+            raise ExprError(f"{f.id}() takes exactly one argument", text, col)
+        return
+    what = _FORBIDDEN_NAMES.get(type(node), type(node).__name__)
+    raise ExprError(f"{what}: not allowed", text, col)
+
+
+def _op_text(op: ast.AST) -> str:
+    return {ast.FloorDiv: "//", ast.Mod: "%", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
+            ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>", ast.Invert: "~", ast.Not: "not"}.get(
+        type(op), type(op).__name__)  # fmt: skip
+
+
+def variables(text: str) -> list[str]:
+    """The variable names an expression uses, in order of first appearance (function names excluded).
+
+    Raises:
+        ExprError: as :func:`parse`.
+    """
+    tree = parse(text)
+    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    names = sorted(
+        ((n.col_offset, n.id) for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in calls),
+    )
+    return list(dict.fromkeys(name for _, name in names))
+
+
+def build(text: str, env: Mapping[str, Any]) -> Value:
+    """Build the graph of an expression over the variables in ``env``; return its output node z.
+
+    Args:
+        text: the expression, e.g. ``"tanh(tanh(tanh(w)))"``.
+        env: a value for every variable: a Value (used as the leaf) or a real number (wrapped as a leaf
+            Value labelled with the name).
+
+    Returns:
+        The output node. A bare variable (``"w"``) returns its leaf; a bare number a constant-free leaf.
+
+    Raises:
+        ExprError: as :func:`parse`, and for a name that ``env`` does not bind (the message lists the
+            names that are bound).
+        DomainError: an operation applied outside its domain (``log(0)``, ``sqrt(-1)``, ``1/0``).
+        TypeError: a value in ``env`` that is neither a Value nor a real number.
+    """
+    tree = parse(text)
+    lead = len(text) - len(text.lstrip())
+    leaves: dict[str, Value] = {}
+    for name, v in env.items():
+        if isinstance(v, Value):
+            leaves[name] = v
+        elif isinstance(v, numbers.Real) and not isinstance(v, bool):
+            leaves[name] = Value(float(v), label=name)
+        else:
+            raise TypeError(
+                f"the value of {name!r} must be a real number or a Value, got {type(v).__name__} {v!r}"
+            )
+    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and id(n) not in calls and n.id not in leaves:
+            bound = ", ".join(sorted(leaves)) or "none"
+            if n.id in FUNCTIONS:
+                hint = f"{n.id} is a function: call it"
+            else:
+                hint = f"bind it with --at {n.id}=NUMBER"
+            raise ExprError(
+                f"unknown name {n.id!r} ({hint}; names bound: {bound})", text, n.col_offset + lead
+            )
+    # Post-order evaluation with an explicit stack: each node is visited, its children pushed, and it is
+    # evaluated once its children's results are on the result stack.
+    results: list[Any] = []
+    stack: list[tuple[ast.AST, bool]] = [(tree.body, False)]
+    while stack:
+        node, ready = stack.pop()
+        if isinstance(node, ast.Constant):
+            results.append(float(node.value))  # type: ignore[arg-type]
+        elif isinstance(node, ast.Name):
+            results.append(leaves[node.id])
+        elif not ready:
+            stack.append((node, True))
+            children: list[ast.AST]
+            if isinstance(node, ast.BinOp):
+                children = [node.left, node.right]
+            elif isinstance(node, ast.UnaryOp):
+                children = [node.operand]
+            else:
+                children = list(node.args)  # type: ignore[attr-defined]
+            for child in reversed(children):
+                stack.append((child, False))
+        elif isinstance(node, ast.BinOp):
+            b, a = results.pop(), results.pop()
+            results.append(_binary(node, a, b))
+        elif isinstance(node, ast.UnaryOp):
+            results.append(_UNARY[type(node.op)](results.pop()))
+        else:
+            assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            arg = results.pop()
+            x = arg if isinstance(arg, Value) else Value(arg)
+            results.append(FUNCTIONS[node.func.id](x))
+    out = results.pop()
+    return out if isinstance(out, Value) else Value(out, label=text.strip())
+
+
+def _binary(node: ast.BinOp, a: Any, b: Any) -> Any:
+    if not isinstance(a, Value) and not isinstance(b, Value):
+        # Both numbers: fold with micrograph's own operation on leaves, so domain errors read the same.
+        a = Value(a)
+    return _BINARY[type(node.op)](a, b)
+
+
+def parse_binding(text: str) -> tuple[str, float]:
+    """Parse ``NAME=NUMBER`` (the command line's ``--at w=0.5``) into ``("w", 0.5)``.
+
+    Raises:
+        ExprError: if the text is not a valid identifier, ``=``, and a finite real number.
+    """
+    name, sep, number = text.partition("=")
+    name, number = name.strip(), number.strip()
+    if not sep or not name.isidentifier():
+        raise ExprError(f"--at expects NAME=NUMBER such as w=0.5, got {text!r}", text, allowed=False)
+    if name in FUNCTIONS:
+        raise ExprError(
+            f"--at {text!r}: {name!r} is a function name and cannot be a variable", text, allowed=False
+        )
+    try:
+        x = float(number)
+    except ValueError:
+        raise ExprError(f"--at {text!r}: {number!r} is not a number", text, allowed=False) from None
+    if not math.isfinite(x):
+        raise ExprError(f"--at {text!r}: the value must be finite", text, allowed=False)
+    return name, x
