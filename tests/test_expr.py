@@ -164,8 +164,6 @@ def test_deep_but_parseable_expression_builds_without_recursion():
     text = "w" + " + w" * 300  # a left-leaning tree 300 deep: Python parses it; we walk it with a stack
     z = build(text, {"w": 1.0})
     assert z.data == 301.0
-    with pytest.raises(ExprError, match="nested too deeply"):  # beyond Python's parser: a clear refusal
-        build("w" + " + w" * 2000, {"w": 1.0})
 
 
 @pytest.mark.parametrize(
