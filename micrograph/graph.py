@@ -126,13 +126,18 @@ class Graph:
     def _build(self, output: Value) -> None:
         order = topological_order((output,))
         leaves = [v for v in order if v.op is None]
-        self.nodes: list[Value] = leaves + [v for v in order if v.op is not None] if leaves else order
-        self.n_inputs: int = len(leaves)
+        inner = [v for v in order if v.op is not None]
+        n_i = len(leaves)
+        self.nodes: list[Value] = leaves + inner
+        self.n_inputs: int = n_i
         self.output: Value = output
-        index = self.index = dict(zip(self.nodes, range(len(self.nodes))))
-        parents: list[tuple[int, ...]] = [()] * len(leaves)
+        # Positions: leaves are u(1)..u(n_i); every other node follows its parents, so their positions
+        # are known when it is reached.
+        index = self.index = dict(zip(leaves, range(n_i)))
+        parents: list[tuple[int, ...]] = [()] * n_i
         append = parents.append
-        for v in self.nodes[len(leaves) :]:
+        for pos, v in enumerate(inner, n_i):
+            index[v] = pos
             ins = v.inputs
             if len(ins) == 2:
                 append((index[ins[0]], index[ins[1]]))
