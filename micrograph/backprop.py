@@ -11,13 +11,22 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3,
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Iterable, Sequence, overload
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, overload
 
 from micrograph.engine import NodeMeta, Value, as_value
 from micrograph.errors import DomainError
 from micrograph.graph import Graph, SubGraph, get_consumers, get_inputs, get_operation, paused_gc
 
-__all__ = ["GradTable", "consumer_program", "backprop", "backprop_list", "grad", "build_grad", "hessian_vector_product"]
+__all__ = [
+    "GradTable",
+    "backprop",
+    "backprop_list",
+    "consumer_program",
+    "grad",
+    "build_grad",
+    "hessian_vector_product",
+]
 
 
 class GradTable(dict):  # type: ignore[type-arg]
@@ -39,7 +48,7 @@ EdgeProgram = list[list[tuple[int, Callable[..., Any], int, int]]]
 
 
 def consumer_program(graph: Graph) -> EdgeProgram:
-    """For every node u(j), its edges to consumers u(i) as (i, rule for du(i)/du(j), a, b), Pa(u(i)) = (a[, b]).
+    """For every node u(j), its edges to consumers u(i): (i, rule for du(i)/du(j), a, b), Pa(u(i)) = (a[, b]).
 
     ``b`` is -1 for a one-argument operation. Built once per graph and cached on it, so replaying
     Algorithm 6.2 on the same graph (new numbers, same structure) builds nothing.
@@ -123,18 +132,14 @@ def backprop(graph: Graph, seed: float = 1.0) -> GradTable:
 
 def _local_derivative_error(graph: Graph, u: list[float], i: int, j: int, e: Exception) -> DomainError:
     node = graph.nodes[i]
-    if isinstance(e, DomainError):
-        reason = str(e)
-    else:
-        reason = str(e) or type(e).__name__
-    where = (
-        f"Algorithm 6.2, the local derivative du{i + 1}/du{j + 1} of u{i + 1}"
-        + (f" (label {node.label!r})" if node.label else "")
-        + " does not exist"
+    reason = "" if isinstance(e, DomainError) else str(e)
+    where = f"Algorithm 6.2: the local derivative du{i + 1}/du{j + 1} does not exist at u{i + 1}" + (
+        f" (label {node.label!r})" if node.label else ""
     )
     pa = graph.parents[i]
-    return DomainError(node.op, [graph.nodes[p] for p in pa], reason=reason, where=where,
-                       names=[f"u{p + 1}" for p in pa])  # fmt: skip
+    return DomainError(
+        node.op, [graph.nodes[p] for p in pa], reason=reason, where=where, names=[f"u{p + 1}" for p in pa]
+    )
 
 
 # -------------------------------------------------------------------------------------------------
@@ -166,6 +171,7 @@ def build_grad(V: Value, G: Graph, G_prime: SubGraph, grad_table: dict[Value, Va
     terms = []
     for C in get_consumers(V, G_prime):
         op = get_operation(C)
+        assert op is not None  # a consumer is computed by an operation; only inputs have none
         D = build_grad(C, G, G_prime, grad_table)
         G_i = op.bprop(get_inputs(C, G_prime), V, D, C)
         if G_i is not None:  # None: every local derivative is exactly 0 (a step function's)
@@ -218,11 +224,15 @@ def grad(z: Value, T: Value | Sequence[Value]) -> Value | list[Value]:
     if single:
         targets: list[Value] = [T]  # type: ignore[list-item]
     elif isinstance(T, (str, bytes)) or not isinstance(T, Iterable):
-        raise TypeError(f"grad(z, T): T must be a Value or a sequence of Values, got {type(T).__name__} {T!r}")
+        raise TypeError(
+            f"grad(z, T): T must be a Value or a sequence of Values, got {type(T).__name__} {T!r}"
+        )
     else:
         targets = list(T)
         if not targets:
-            raise ValueError("grad(z, T): T is empty; give at least one Value to differentiate with respect to")
+            raise ValueError(
+                "grad(z, T): T is empty; give at least one Value to differentiate with respect to"
+            )
         for k, V in enumerate(targets):
             if not isinstance(V, Value):
                 raise TypeError(f"grad(z, T): T[{k}] must be a Value, got {type(V).__name__} {V!r}")
@@ -285,7 +295,9 @@ def hessian_vector_product(z: Value, wrt: Sequence[Value], v: Sequence[Any]) -> 
     wrt = list(wrt)
     v = list(v)
     if len(v) != len(wrt):
-        raise ValueError(f"hessian_vector_product: v has {len(v)} components but wrt has {len(wrt)} variables")
+        raise ValueError(
+            f"hessian_vector_product: v has {len(v)} components but wrt has {len(wrt)} variables"
+        )
     g = grad(z, wrt)
     gv = _sum([gi * vi for gi, vi in zip(g, v)])
     return grad(gv, wrt)

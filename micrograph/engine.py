@@ -17,7 +17,23 @@ import numbers
 from typing import Any, Union
 
 from micrograph.errors import DomainError
-from micrograph.ops import ADD, COS, DIV, EXP, LOG, MUL, NEG, POW, RELU, SIGMOID, SIN, SQRT, SUB, TANH, pow_const
+from micrograph.ops import (
+    ADD,
+    COS,
+    DIV,
+    EXP,
+    LOG,
+    MUL,
+    NEG,
+    POW,
+    RELU,
+    SIGMOID,
+    SIN,
+    SQRT,
+    SUB,
+    TANH,
+    pow_const,
+)
 
 __all__ = ["Value", "NodeMeta", "apply", "as_value"]
 
@@ -258,8 +274,6 @@ class Value:
 
         Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
         """
-        from micrograph.graph import Graph
-
         from micrograph.graph import Graph, paused_gc
 
         graph = Graph(self)
@@ -275,9 +289,7 @@ def _to_float(x: Any, where: str) -> float:
             return float(x)
         except (TypeError, ValueError, OverflowError):
             pass
-    raise TypeError(
-        f"{where} takes a real number (int, float or NumPy scalar), got {type(x).__name__} {x!r}"
-    )
+    raise TypeError(f"{where} takes a real number (int, float or NumPy scalar), got {type(x).__name__} {x!r}")
 
 
 def _wrap(x: Any) -> Any:
@@ -337,4 +349,3 @@ def apply(op: Any, args: tuple[Any, ...]) -> Value:
     out.label = ""
     out.meta = None
     return out
-

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from micrograph.ops import Op
@@ -11,7 +12,9 @@ __all__ = ["DomainError", "describe"]
 
 
 def describe(node: Any, name: str | None = None) -> str:
-    """A short, human description of a node for error messages: its label, operation or constant.
+    """A short description of a node for error messages: its kind, label, and book name if known.
+
+    Examples: ``"leaf 'x'"``, ``"constant"``, ``"tanh node 'h'"``, ``"u5 (sub node)"``.
 
     Args:
         node: a :class:`~micrograph.engine.Value` or a plain number.
@@ -21,16 +24,12 @@ def describe(node: Any, name: str | None = None) -> str:
 
     if not isinstance(node, Value):
         return f"the number {node!r}"
-    parts = [name] if name else []
-    if node.label:
-        parts.append(f"label {node.label!r}")
-    if node.op is not None:
-        parts.append(f"op {node.op.name}")
-    elif node.is_constant:
-        parts.append("constant")
-    else:
-        parts.append("leaf")
-    return "node " + ", ".join(parts) if name else "a node (" + ", ".join(parts) + ")"
+    kind = "constant" if node.is_constant else ("leaf" if node.op is None else f"{node.op.name} node")
+    text = kind + (f" {node.label!r}" if node.label else "")
+    return f"{name} ({text})" if name else text
+
+
+_GENERIC_REASONS = {"", "math domain error", "math range error", "float division by zero", "not finite"}
 
 
 class DomainError(ValueError):
@@ -59,22 +58,22 @@ class DomainError(ValueError):
         from micrograph.engine import Value
 
         self.op = op
-        self.nodes: tuple[Any, ...] | None = (
-            tuple(args) if any(isinstance(a, Value) for a in args) else None
-        )
+        self.nodes: tuple[Any, ...] | None = tuple(args) if any(isinstance(a, Value) for a in args) else None
         self.values = tuple(a.data if isinstance(a, Value) else a for a in args)
         self.result = result
         shown = ", ".join(repr(float(v)) for v in self.values)
+        if op.param is not None:  # x ** c: show the constant exponent as a second argument
+            shown += f", {op.param!r}"
         call = f"{op.name}({shown})"
         if result is not None:
             msg = f"{call} = {result!r} is not finite"
         else:
             msg = f"{call} is outside the domain of {op.name} ({op.domain})"
-            if reason and reason not in op.domain:
+            if reason and reason not in _GENERIC_REASONS and reason not in op.domain:
                 msg += f": {reason}"
         if where:
             msg = f"{where}: {msg}"
         if self.nodes is not None:
             names = names or [None] * len(self.nodes)
-            msg += "; inputs: " + "; ".join(describe(n, nm) for n, nm in zip(self.nodes, names))
+            msg += "; inputs: " + ", ".join(describe(n, nm) for n, nm in zip(self.nodes, names))
         super().__init__(msg)

@@ -6,8 +6,8 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from micrograph.engine import Value
 from micrograph.errors import DomainError

@@ -14,8 +14,9 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.1-
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from micrograph.engine import Value
 from micrograph.ops import Op
@@ -115,7 +116,9 @@ class Graph:
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 and Algorithm 6.1.
     """
 
-    __slots__ = ("nodes", "n_inputs", "output", "num_edges", "index", "_parents", "_consumers", "_program", "_edges")
+    __slots__ = (
+        "nodes", "n_inputs", "output", "num_edges", "index", "_parents", "_consumers", "_program", "_edges",
+    )  # fmt: skip
 
     def __init__(self, output: Value) -> None:
         if not isinstance(output, Value):

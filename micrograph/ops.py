@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Callable, Union
+from typing import TYPE_CHECKING, Any, Union
 
 if TYPE_CHECKING:
     from micrograph.engine import Value
@@ -206,13 +207,13 @@ def _pow(x: float, y: float) -> float:
 
 def _log(x: float) -> float:
     if x <= 0.0:
-        raise ValueError("log needs x > 0")
+        raise ValueError("")
     return math.log(x)
 
 
 def _sqrt(x: float) -> float:
     if x < 0.0:
-        raise ValueError("sqrt needs x >= 0")
+        raise ValueError("")
     return math.sqrt(x)
 
 
@@ -254,18 +255,23 @@ MUL = Op(
 DIV = Op(
     "div", "÷", 2, _div,
     (lambda x, y, out: 1.0 / y, lambda x, y, out: -out / y),
-    domain="y ≠ 0",
+    domain="y ≠ 0", code="{0} / {1}",
 )  # fmt: skip
 NEG = Op("neg", "−", 1, operator.neg, (lambda x, out: -1.0,), code="-{0}")
-STEP = Op("step", "H", 1, _step, (lambda x, out: 0.0,))
-RELU = Op("relu", "ReLU", 1, _relu, (lambda x, out: STEP(x),))
-EXP = Op("exp", "exp", 1, math.exp, (lambda x, out: out,), domain="x < 709.78 (no overflow)")
-LOG = Op("log", "log", 1, _log, (lambda x, out: 1.0 / x,), domain="x > 0")
-TANH = Op("tanh", "tanh", 1, math.tanh, (lambda x, out: 1.0 - out * out,))
+STEP = Op("step", "H", 1, _step, (lambda x, out: 0.0,), code="1.0 if {0} > 0.0 else 0.0")
+RELU = Op("relu", "ReLU", 1, _relu, (lambda x, out: STEP(x),), code="{0} if {0} > 0.0 else 0.0")
+EXP = Op(
+    "exp", "exp", 1, math.exp, (lambda x, out: out,), domain="x < 709.78 (no overflow)", code="math.exp({0})"
+)
+LOG = Op("log", "log", 1, _log, (lambda x, out: 1.0 / x,), domain="x > 0", code="math.log({0})")
+TANH = Op("tanh", "tanh", 1, math.tanh, (lambda x, out: 1.0 - out * out,), code="math.tanh({0})")
 SIGMOID = Op("sigmoid", "σ", 1, _sigmoid, (lambda x, out: out * (1.0 - out),))
-SQRT = Op("sqrt", "√", 1, _sqrt, (lambda x, out: 0.5 / out,), domain="x ≥ 0 (x > 0 for the derivative)")
-SIN = Op("sin", "sin", 1, math.sin, (lambda x, out: COS(x),), domain="finite x")
-COS = Op("cos", "cos", 1, math.cos, (lambda x, out: -SIN(x),), domain="finite x")
+SQRT = Op(
+    "sqrt", "√", 1, _sqrt, (lambda x, out: 0.5 / out,),
+    domain="x ≥ 0 (x > 0 for the derivative)", code="math.sqrt({0})",
+)  # fmt: skip
+SIN: Op = Op("sin", "sin", 1, math.sin, (lambda x, out: COS(x),), domain="finite x", code="math.sin({0})")
+COS: Op = Op("cos", "cos", 1, math.cos, (lambda x, out: -SIN(x),), domain="finite x", code="math.cos({0})")
 POW = Op(
     "pow", "^", 2, _pow,
     (lambda x, y, out: y * x ** (y - 1.0), lambda x, y, out: out * LOG(x)),
@@ -305,7 +311,7 @@ def pow_const(c: float) -> Op:
     shown = int(c) if c == int(c) else c
     return Op(
         "pow", f"^{shown}", 1, f, (d,),
-        domain=f"x ** {shown} defined (x < 0 needs an integer exponent, x = 0 a non-negative one)",
+        domain="x > 0, x < 0 with an integer exponent, or x = 0 with a non-negative exponent",
         param=c,
     )  # fmt: skip
 
