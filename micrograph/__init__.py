@@ -14,6 +14,7 @@ from micrograph.backprop import GradTable, backprop, build_grad, grad, hessian_v
 from micrograph.engine import Value
 from micrograph.errors import DomainError
 from micrograph.graph import Graph, SubGraph
+from micrograph.naive import naive_grad, store_grad
 
 __all__ = [
     "Value",
@@ -25,6 +26,8 @@ __all__ = [
     "grad",
     "build_grad",
     "hessian_vector_product",
+    "naive_grad",
+    "store_grad",
 ]
 
 __version__ = "0.1.0"

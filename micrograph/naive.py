@@ -1,0 +1,566 @@
+"""The naive chain rule against back-propagation: repeated subexpressions, store against recompute.
+
+Section 6.5.2 of the book takes the chain w -> x = f(w) -> y = f(x) -> z = f(y) of figure 6.9 and writes
+dz/dw two ways:
+
+* equation 6.52, ``f'(y) f'(x) f'(w)``: each subexpression x, y is computed once, stored, and reused.
+  That is what back-propagation does (Algorithm 6.2): :func:`store_grad`.
+* equation 6.53, ``f'(f(f(w))) f'(f(w)) f'(w)``: every subexpression is recomputed from w wherever it is
+  needed. That is the naive chain rule, the sum over every path from w to z of the product of the local
+  derivatives along it (equations 6.50-6.51): :func:`naive_grad`. It needs almost no memory, but on a
+  chain of depth d it evaluates d(d + 1)/2 subexpressions instead of d, and on a graph where subexpressions
+  are shared it sums over exponentially many paths.
+
+Between the two, :func:`checkpoint_grad` keeps only every k-th forward value and recomputes the pieces in
+between during the backward pass: about sqrt(n) values for about one extra forward pass. The book does
+not describe it; the idea is Griewank's checkpointing (Griewank 1992, "Achieving logarithmic growth of
+temporal and spatial complexity in reverse automatic differentiation"; the ``revolve`` schedule,
+Griewank & Walther 2000), brought to deep networks by Chen, Xu, Zhang & Guestrin (2016), "Training deep
+nets with sublinear memory cost".
+
+Every method returns a :class:`NaiveResult`: the derivative and what it cost. The counts mean:
+
+* ``local_derivatives``: evaluations of a local derivative du(i)/du(j), one operation table rule
+  ``op.derivs[k](*inputs, out)`` each. Only edges of G' count (the edges out of the nodes that depend on
+  w, as in Algorithm 6.5); an edge from a constant or from another variable contributes nothing to dz/dw.
+* ``recomputed``: forward subexpressions u(i) = f(i)(...) evaluated with ``op.f`` *beyond the one
+  forward pass* that computes z. The naive rule does no stored pass, so all of its evaluations count.
+* ``peak_values``: the peak number of forward values (values of nodes u(i), leaves included once they are
+  read) held at once. Derivative numbers are not counted: every method keeps some (the grad_table, the
+  naive recursion's partial products); this is the store-versus-recompute side of the trade-off.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.2-6.5.3, figure 6.9,
+equations 6.50-6.53, Algorithms 6.1-6.2.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from micrograph.backprop import consumer_program
+from micrograph.engine import Value
+from micrograph.errors import DomainError
+from micrograph.forward import input_values, program
+from micrograph.graph import Graph, paused_gc
+
+__all__ = ["NaiveResult", "naive_grad", "store_grad", "checkpoint_grad", "naive_cost"]
+
+
+@dataclass(frozen=True)
+class NaiveResult:
+    """A derivative dz/dw and what it cost: operations and memory.
+
+    Attributes:
+        method: ``"naive"`` (equation 6.53, recompute), ``"store"`` (equation 6.52, back-propagation) or
+            ``"checkpoint"`` (store every k-th value, recompute the rest).
+        value: dz/dw as a float; None if the budget stopped the computation.
+        local_derivatives: local derivatives du(i)/du(j) evaluated (edges of G' only).
+        recomputed: forward subexpressions evaluated beyond the one forward pass that computes z.
+        peak_values: the peak number of forward values held at once.
+        complete: False if the budget stopped the computation.
+        stopped: None, or why it stopped and how far it got.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.2, equations 6.52-6.53.
+    """
+
+    method: str
+    value: float | None
+    local_derivatives: int
+    recomputed: int
+    peak_values: int
+    complete: bool
+    stopped: str | None
+
+    @property
+    def operations(self) -> int:
+        """``local_derivatives + recomputed``: the operations counted in plots and budgets."""
+        return self.local_derivatives + self.recomputed
+
+
+class _Stop(Exception):
+    """Raised inside :func:`naive_grad` when its budget is spent."""
+
+
+def _check_nodes(where: str, z: Any, w: Any) -> None:
+    if not isinstance(z, Value):
+        raise TypeError(f"{where}(z, w): z must be a Value, got {type(z).__name__} {z!r}")
+    if not isinstance(w, Value):
+        raise TypeError(f"{where}(z, w): w must be a Value, got {type(w).__name__} {w!r}")
+
+
+def _edge_error(node: Value, k: int, args: list[float], e: Exception, where: str) -> DomainError:
+    """The local derivative du/dx_k of ``node`` does not exist at these input values."""
+    reason = str(e) or type(e).__name__
+    what = f"{where}: the local derivative of {node.op.name} with respect to argument {k}"
+    if node.label:
+        what += f" (node label {node.label!r})"
+    return DomainError(node.op, args, reason=reason, where=what + " does not exist")
+
+
+def _forward_error(node: Value, args: list[float], e: Exception, where: str) -> DomainError:
+    what = f"{where}: recomputing {node.op.name}" + (f" (node label {node.label!r})" if node.label else "")
+    return DomainError(node.op, args, reason=str(e) or type(e).__name__, where=what)
+
+
+# -------------------------------------------------------------------------------------------------
+# Equation 6.53: the naive chain rule, recomputing everything.
+
+
+class _Naive:
+    """One run of the naive chain rule: the counters, the budget and the recomputation from the leaves."""
+
+    __slots__ = ("local_derivatives", "recomputed", "held", "peak", "limit", "deadline", "next_check")
+
+    def __init__(self, max_operations: int | None, max_seconds: float | None) -> None:
+        self.local_derivatives = 0
+        self.recomputed = 0
+        self.held = 0  # forward values held right now
+        self.peak = 0
+        self.limit = max_operations
+        self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
+        self.next_check = 0
+
+    def check(self) -> None:
+        """Called before an operation when ``operations >= next_check``: stop if the budget is spent."""
+        ops = self.local_derivatives + self.recomputed
+        if self.limit is not None and ops >= self.limit:
+            raise _Stop("max_operations")
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            raise _Stop("max_seconds")
+        step = ops + 4096
+        self.next_check = step if self.limit is None else min(step, self.limit)
+
+    def value(self, u: Value) -> float:
+        """The value of the subexpression u, recomputed from the leaves with no table (post-order).
+
+        The expression is walked as a tree: a subexpression shared by two arguments is evaluated twice.
+        An explicit stack replaces the recursion. Each value is counted as held from the moment it is
+        read (a leaf) or computed until its consumer has been evaluated; the result stays held.
+        """
+        if u.op is None:
+            self.held += 1
+            if self.held > self.peak:
+                self.peak = self.held
+            return u.data
+        ld = self.local_derivatives
+        r = self.recomputed
+        held, peak, nc = self.held, self.peak, self.next_check
+        stack: list[tuple[Value, list[float]]] = [(u, [])]
+        try:
+            while True:
+                node, args = stack[-1]
+                ins = node.inputs
+                if len(args) < len(ins):
+                    x = ins[len(args)]
+                    if x.op is None:  # a leaf: read its value
+                        args.append(x.data)
+                        held += 1
+                        if held > peak:
+                            peak = held
+                    else:
+                        stack.append((x, []))
+                    continue
+                stack.pop()
+                if r + ld >= nc:
+                    self.recomputed, self.held, self.peak = r, held, peak
+                    self.check()
+                    nc = self.next_check
+                try:
+                    v = node.op.f(*args)
+                except (ArithmeticError, ValueError) as e:
+                    raise _forward_error(node, args, e, "naive_grad") from None
+                r += 1
+                held -= len(args) - 1  # the arguments are released, the result is held
+                if not stack:
+                    return v  # type: ignore[no-any-return]
+                stack[-1][1].append(v)
+        finally:
+            self.recomputed, self.held, self.peak = r, held, peak
+
+    def local_derivative(self, u: Value, k: int) -> Any:
+        """du/dx_k by the operation table's rule, with u's inputs and u itself recomputed from the leaves.
+
+        The rule takes u's own value too (tanh's derivative is 1 - u**2), so the subexpression u is
+        evaluated once more: T(u) evaluations in all, T(u) being the size of u's expression tree.
+        """
+        args = [self.value(x) for x in u.inputs]  # each held until the rule has been evaluated
+        if self.recomputed + self.local_derivatives >= self.next_check:
+            self.check()
+        try:
+            out = u.op.f(*args)
+        except (ArithmeticError, ValueError) as e:
+            raise _forward_error(u, args, e, "naive_grad") from None
+        self.recomputed += 1
+        self.held += 1
+        if self.held > self.peak:
+            self.peak = self.held
+        if self.recomputed + self.local_derivatives >= self.next_check:
+            self.check()
+        try:
+            d = u.op.derivs[k](*args, out)
+        except (ArithmeticError, ValueError) as e:
+            raise _edge_error(u, k, args, e, "naive_grad") from None
+        self.local_derivatives += 1
+        self.held -= len(args) + 1
+        return d
+
+
+def naive_grad(
+    z: Value, w: Value, *, max_operations: int | None = 10_000_000, max_seconds: float | None = None
+) -> NaiveResult:
+    """dz/dw by the naive chain rule of equation 6.53: a sum over paths, every subexpression recomputed.
+
+    The recursive definition, on the expression, with no table:
+
+    * D(w) = 1, and for a node u that depends on w, D(u) = sum_k du/dx_k * D(x_k) over the arguments
+      x_k of u that depend on w (the nodes of G'); so D(z) is the sum over every path from w to z of the
+      product of the local derivatives along it (equations 6.50-6.51).
+    * Each local derivative du/dx_k is the operation table's rule ``op.derivs[k](*inputs, out)``, whose
+      inputs and out are recomputed from the leaves with ``op.f`` every time (equation 6.53 writes
+      f'(f(f(w))) rather than f'(y)): nothing is stored between two uses of a subexpression.
+
+    That recursion runs here on an explicit stack of (node, product of the local derivatives from z down
+    to the node), so deep graphs work at Python's default recursion limit; the counts are those of the
+    recursive definition. Where a node has several arguments, their local derivatives are evaluated
+    before the first is descended into (the recursive definition interleaves them; the counts agree).
+
+    Counts, for G' with edges (x -> u) and N(u) the number of paths from u to z, T(u) the number of
+    operation nodes in u's expression tree (a shared subexpression counted once per use):
+
+    * ``local_derivatives`` = sum over edges of N(u); ``recomputed`` = sum over edges of N(u) * T(u);
+      the number of paths is N(w). :func:`naive_cost` computes all three without running the sum.
+    * Chain of depth d (figure 6.9): d local derivatives and d(d + 1)/2 recomputations.
+    * ``peak_values``: the forward values held at once by the recomputation: the arguments of the
+      node whose local derivative is being evaluated, its own value, and the recomputation's pending
+      arguments. 2 on a chain of any depth (O(1) memory); grows with depth where operations take
+      two arguments that each depend on w (the ladder of :mod:`micrograph.families`: depth + 1).
+
+    Args:
+        z: the output node, a Value.
+        w: the node to differentiate with respect to (usually a leaf; any node of z's graph works).
+        max_operations: stop once this many operations (``local_derivatives + recomputed``) are done;
+            None for no limit. The default keeps a call under about ten seconds.
+        max_seconds: stop after this much wall-clock time, in seconds; None for no limit.
+
+    Returns:
+        A :class:`NaiveResult` with ``method="naive"``. If the budget stops the sum, ``value`` is None,
+        ``complete`` is False and ``stopped`` says how far it got, e.g. ``"stopped by max_operations=2,000,000
+        after 2,000,000 operations (28 local derivatives, 1,999,972 recomputations), 1.1% of the
+        182,452,230 operations the whole sum needs; 0 of the 1,048,576 paths from w to z summed"``
+        (the ladder of depth 20). The counts are those done when it stopped.
+        If z does not depend on w the derivative is 0.0, with no operations.
+
+    Raises:
+        TypeError: if z or w is not a Value, or a budget is not a number.
+        ValueError: if a budget is not positive.
+        DomainError: if a recomputed value or a local derivative does not exist (a leaf's ``.data`` was
+            changed so that an operation leaves its domain, or sqrt at 0 ...).
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.2, figure 6.9,
+    equations 6.50-6.53.
+    """
+    _check_nodes("naive_grad", z, w)
+    if max_operations is not None:
+        if isinstance(max_operations, bool) or not isinstance(max_operations, numbers.Integral):
+            raise TypeError(f"naive_grad: max_operations must be an int or None, got {max_operations!r}")
+        if max_operations <= 0:
+            raise ValueError(f"naive_grad: max_operations must be positive, got {max_operations!r}")
+    if max_seconds is not None:
+        if isinstance(max_seconds, bool) or not isinstance(max_seconds, numbers.Real):
+            raise TypeError(f"naive_grad: max_seconds must be a number or None, got {max_seconds!r}")
+        if not max_seconds > 0:
+            raise ValueError(f"naive_grad: max_seconds must be positive, got {max_seconds!r}")
+    graph = Graph(z)
+    G_prime = graph.prune([w])  # the nodes that depend on w: only their edges carry paths from w
+    run = _Naive(None if max_operations is None else int(max_operations), max_seconds)
+    total = 0.0
+    paths_done = 0
+    stack: list[tuple[Value, float]] = [(z, 1.0)] if z in G_prime else []
+    with paused_gc():
+        try:
+            while stack:
+                u, p = stack.pop()  # p = the product of the local derivatives from z down to u
+                if u is w:  # D(w) = 1: one path complete, its product is p
+                    total += p
+                    paths_done += 1
+                    continue
+                branches = [
+                    (x, p * run.local_derivative(u, k)) for k, x in enumerate(u.inputs) if x in G_prime
+                ]
+                branches.reverse()  # argument 0 is descended into first
+                stack.extend(branches)
+        except _Stop as stop:
+            ops = run.local_derivatives + run.recomputed
+            cost = naive_cost(z, w)
+            paths = cost["paths"]
+            if stop.args[0] == "max_operations":
+                why = f"stopped by max_operations={max_operations:,} after {ops:,} operations"
+            else:
+                why = f"stopped by max_seconds={max_seconds} after {ops:,} operations"
+            whole = cost["local_derivatives"] + cost["recomputed"]
+            message = (
+                f"{why} ({run.local_derivatives:,} local derivatives, {run.recomputed:,} recomputations), "
+                f"{100 * ops / whole:.3g}% of the {whole:,} operations the whole sum needs; "
+                f"{paths_done:,} of the {paths:,} paths from w to z summed"
+            )
+            return NaiveResult("naive", None, run.local_derivatives, run.recomputed, run.peak, False, message)
+    return NaiveResult("naive", total, run.local_derivatives, run.recomputed, run.peak, True, None)
+
+
+def naive_cost(z: Value, w: Value) -> dict[str, int]:
+    """What :func:`naive_grad` will cost, counted by dynamic programming instead of by running it.
+
+    With G' the nodes that depend on w, N(u) the number of paths from u to z in G' and T(u) the number
+    of operation nodes in u's expression tree (T(leaf) = 0, T(u) = 1 + sum of T over u's arguments, with
+    repeats), summed over the edges (x -> u) of G':
+
+    * ``paths`` = N(w), the number of paths from w to z (the terms of equation 6.51);
+    * ``local_derivatives`` = sum N(u): one evaluation per edge per path through its head;
+    * ``recomputed`` = sum N(u) * T(u): each evaluation recomputes u's inputs and u from the leaves;
+    * ``edges`` = the number of edges of G': back-propagation's count.
+
+    The numbers are exact Python integers (they grow exponentially where subexpressions are shared).
+    These tables count; they are not used to compute any derivative.
+
+    Args:
+        z: the output node.
+        w: the node to differentiate with respect to.
+
+    Returns:
+        ``{"paths", "local_derivatives", "recomputed", "edges"}``, all 0 if z does not depend on w
+        (and ``paths`` 1 if z is w).
+
+    Raises:
+        TypeError: if z or w is not a Value.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.2, equations 6.50-6.53.
+    """
+    _check_nodes("naive_cost", z, w)
+    graph = Graph(z)
+    parents = graph.parents
+    n = len(graph.nodes)
+    in_G = [False] * n
+    for v in graph.prune([w]).nodes:
+        in_G[graph.index[v]] = True
+    tree = [0] * n  # T(u): operation nodes in u's expression tree
+    for i in range(graph.n_inputs, n):
+        tree[i] = 1 + sum(tree[j] for j in parents[i])
+    paths = [0] * n  # N(u): paths from u to z
+    if in_G[n - 1]:
+        paths[n - 1] = 1
+    local = recomputed = edges = 0
+    for i in range(n - 1, -1, -1):
+        if not in_G[i] or graph.nodes[i] is w:
+            continue
+        for j in parents[i]:
+            if in_G[j]:
+                paths[j] += paths[i]
+                local += paths[i]
+                recomputed += paths[i] * tree[i]
+                edges += 1
+    w_paths = paths[graph.index[w]] if w in graph.index else 0
+    return {"paths": w_paths, "local_derivatives": local, "recomputed": recomputed, "edges": edges}
+
+
+# -------------------------------------------------------------------------------------------------
+# Equation 6.52: store every forward value (back-propagation).
+
+
+def _pruned(graph: Graph, w: Value) -> list[bool]:
+    in_G = [False] * len(graph.nodes)
+    for v in graph.prune([w]).nodes:
+        in_G[graph.index[v]] = True
+    return in_G
+
+
+def store_grad(z: Value, w: Value) -> NaiveResult:
+    """dz/dw the back-propagation way (equation 6.52): one stored forward pass, one local derivative per edge.
+
+    Algorithm 6.1 computes every value u(1)..u(n) from the leaves' ``.data`` and keeps all of them; then
+    Algorithm 6.2's loop runs over the nodes of G' (those that depend on w), from z down:
+    grad_table[u(j)] = sum over consumers u(i) of grad_table[u(i)] * du(i)/du(j), each local derivative
+    evaluated once with the operation table's rule on the stored values.
+
+    Counts: ``local_derivatives`` = the number of edges of G' (:func:`naive_cost`'s ``edges``);
+    ``recomputed`` = 0; ``peak_values`` = n, every forward value of G. The value equals Algorithm 6.2's
+    ``Graph(z).backprop()[w]`` (which evaluates every edge of G, G' and the rest).
+
+    Args:
+        z: the output node, a Value.
+        w: the node to differentiate with respect to.
+
+    Returns:
+        A :class:`NaiveResult` with ``method="store"``, always complete. 0.0 if z does not depend on w.
+
+    Raises:
+        TypeError: if z or w is not a Value.
+        DomainError: if a value or a local derivative does not exist at the leaves' current values.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.2-6.5.3, equation 6.52,
+    Algorithms 6.1 and 6.2.
+    """
+    _check_nodes("store_grad", z, w)
+    graph = Graph(z)
+    nodes = graph.nodes
+    n = len(nodes)
+    in_G = _pruned(graph, w)
+    with paused_gc():
+        u = _stored_forward(graph)  # every forward value, kept
+        consumers = consumer_program(graph)
+        grad_table = [0.0] * n
+        grad_table[n - 1] = 1.0  # grad_table[z] <- 1
+        evaluations = 0
+        for j in range(n - 2, -1, -1):  # for j = n - 1 down to 1, over G' only
+            if not in_G[j]:
+                continue
+            total = 0.0
+            for i, du_i_du_j, a, b in consumers[j]:  # consumers of a node of G' are in G'
+                try:
+                    d = du_i_du_j(u[a], u[i]) if b < 0 else du_i_du_j(u[a], u[b], u[i])
+                except (ArithmeticError, ValueError) as e:
+                    k = 0 if nodes[i].inputs[0] is nodes[j] else 1
+                    args = [u[p] for p in graph.parents[i]]
+                    raise _edge_error(nodes[i], k, args, e, "store_grad") from None
+                total += grad_table[i] * d
+                evaluations += 1
+            grad_table[j] = total
+    value = grad_table[graph.index[w]] if in_G[n - 1] else 0.0
+    return NaiveResult("store", value, evaluations, 0, n, True, None)
+
+
+def _stored_forward(graph: Graph) -> list[float]:
+    """Algorithm 6.1 from the leaves' ``.data``, every value kept, no node changed."""
+    u = input_values(graph, None)
+    i = a = b = -1
+    try:
+        for i, f, a, b in program(graph):  # u(i) <- f(i)(A(i))
+            u[i] = f(u[a]) if b < 0 else f(u[a], u[b])
+    except (ArithmeticError, ValueError) as e:
+        node = graph.nodes[i]
+        raise _forward_error(node, [u[p] for p in graph.parents[i]], e, "store_grad") from None
+    return u
+
+
+# -------------------------------------------------------------------------------------------------
+# Checkpointing: store every k-th value, recompute the segments in between.
+
+
+def checkpoint_grad(z: Value, w: Value, k: int | None = None) -> NaiveResult:
+    """dz/dw storing about every k-th forward value and recomputing the rest during the backward pass.
+
+    The nodes u(1)..u(n), in topological order, are cut into segments of k nodes. The forward pass
+    (Algorithm 6.1) keeps only the *checkpoints*: the values that a later segment uses (on a chain, the
+    last value of every segment), and, at its end, the values of the last segment. The backward pass
+    then takes the segments from the last to the first: it recomputes the segment's values from the
+    checkpoints (every segment but the last), back-propagates through the segment's edges of G' (each
+    local derivative once, pushing grad_table[u(i)] * du(i)/du(j) into the parents), and drops the
+    segment's values.
+
+    On a chain of n nodes with the default k = ceil(sqrt(n)), that holds about 2 sqrt(n) values at peak
+    (the checkpoints below the current segment plus the segment itself) instead of n, for about one
+    extra forward pass (each value outside the checkpoints and the last segment is recomputed once).
+    k = 1 stores every used value; k >= n is one segment: back-propagation with every value stored.
+
+    Counts: ``local_derivatives`` = the number of edges of G' (as :func:`store_grad`); ``recomputed`` =
+    the values recomputed during the backward pass; ``peak_values`` = the peak number of forward values
+    held (measured, forward and backward pass), see :mod:`micrograph.naive`.
+
+    Not in the book: checkpointing is Griewank's (1992; the ``revolve`` schedule of Griewank & Walther
+    2000); Chen, Xu, Zhang & Guestrin (2016), "Training deep nets with sublinear memory cost", apply it
+    with sqrt(n) segments to deep networks.
+
+    Args:
+        z: the output node, a Value.
+        w: the node to differentiate with respect to.
+        k: the segment length, a positive int; None for ceil(sqrt(n)), n the number of nodes of G.
+
+    Returns:
+        A :class:`NaiveResult` with ``method="checkpoint"``, always complete; the value equals
+        :func:`store_grad`'s up to rounding (the same products, summed in another order).
+
+    Raises:
+        TypeError: if z or w is not a Value, or k is not an int.
+        ValueError: if k < 1.
+        DomainError: if a value or a local derivative does not exist at the leaves' current values.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3 (Algorithms 6.1, 6.2),
+    with checkpointing from Griewank (1992) and Chen et al. (2016).
+    """
+    _check_nodes("checkpoint_grad", z, w)
+    graph = Graph(z)
+    nodes, parents = graph.nodes, graph.parents
+    n = len(nodes)
+    if k is None:
+        k = max(1, math.isqrt(n - 1) + 1) if n > 1 else 1  # ceil(sqrt(n))
+    elif isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"checkpoint_grad: k must be an int or None, got {type(k).__name__} {k!r}")
+    elif k < 1:
+        raise ValueError(f"checkpoint_grad: k must be at least 1, got {k!r}")
+    k = int(k)
+    in_G = _pruned(graph, w)
+    last_use = [-1] * n  # the last consumer of every node, in topological order
+    for i, pa in enumerate(parents):
+        for j in pa:
+            last_use[j] = i
+    last = (n - 1) // k  # the last segment
+    # A checkpoint is a value that a later segment uses: the forward pass keeps it.
+    stored = [last_use[j] >= 0 and last_use[j] // k > j // k for j in range(n)]
+    held: dict[int, float] = {}
+    peak = 0
+    recomputed = 0
+
+    def compute(p: int) -> float:
+        node = nodes[p]
+        if node.op is None:
+            return node.data
+        args = [held[j] for j in parents[p]]
+        try:
+            return node.op.f(*args)  # type: ignore[no-any-return]
+        except (ArithmeticError, ValueError) as e:
+            raise _forward_error(node, args, e, "checkpoint_grad") from None
+
+    with paused_gc():
+        # The forward pass: a value is dropped after its last use unless it is a checkpoint or in the
+        # last segment.
+        for p in range(n):
+            held[p] = compute(p)
+            peak = max(peak, len(held))
+            for j in parents[p]:
+                if last_use[j] == p and not stored[j] and j // k != last:
+                    held.pop(j, None)
+        # The backward pass, segment by segment from the last.
+        grad_table: dict[int, float] = {n - 1: 1.0} if in_G[n - 1] else {}
+        evaluations = 0
+        for s in range(last, -1, -1):
+            lo, hi = s * k, min(n, (s + 1) * k)
+            if s != last:
+                for p in range(lo, hi):  # recompute the segment from the checkpoints
+                    if p not in held:
+                        held[p] = compute(p)
+                        if nodes[p].op is not None:
+                            recomputed += 1
+                        peak = max(peak, len(held))
+            for i in range(hi - 1, lo - 1, -1):
+                if not in_G[i] or nodes[i].op is None:
+                    continue
+                g = grad_table.get(i, 0.0)
+                pa = parents[i]
+                args = [held[j] for j in pa]
+                out = held[i]
+                derivs = nodes[i].op.derivs
+                for kk, j in enumerate(pa):
+                    if in_G[j]:
+                        try:
+                            d = derivs[kk](*args, out)
+                        except (ArithmeticError, ValueError) as e:
+                            raise _edge_error(nodes[i], kk, args, e, "checkpoint_grad") from None
+                        grad_table[j] = grad_table.get(j, 0.0) + g * d
+                        evaluations += 1
+            for p in range(lo, hi):  # the segment is done: its values (checkpoints included) go
+                held.pop(p, None)
+    value = grad_table.get(graph.index[w], 0.0) if w in graph.index else 0.0
+    return NaiveResult("checkpoint", value, evaluations, recomputed, peak, True, None)
