@@ -1,0 +1,74 @@
+"""micrograph's lessons: section 6.5 of *Deep Learning* stepped through on live objects, in a REPL.
+
+>>> import lessons
+>>> lessons.list()                  # numbered titles with the book section each covers
+>>> l = lessons.start(2)            # Algorithm 6.2, one step per iteration of its loop
+>>> l                               # the current step: text, the book's line, the code that ran, the values now
+>>> l.next(); l.back(); l.goto(5)   # move; l.graph, l.grad_table ... are the live objects to poke at
+>>> l.svg("step.svg")               # the diagram of this step
+
+From a shell: ``python -m lessons`` lists them, ``python -m lessons 2`` steps through lesson 2 (Enter for the
+next step, ``b`` back, ``q`` quit); ``micrograph tour --out out`` runs them all and writes every picture.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from lessons._core import Live, Step, Stepper
+
+__all__ = ["LESSONS", "Listing", "Live", "Step", "Stepper", "list", "load", "start"]
+
+LESSONS: dict[int, str] = {
+    1: "lessons.l1_forward",
+    2: "lessons.l2_backprop",
+    3: "lessons.l3_repeated",
+    4: "lessons.l4_memory",
+    5: "lessons.l5_mlp",
+    6: "lessons.l6_symbolic",
+    7: "lessons.l7_higher_order",
+}
+"""Lesson number -> module."""
+
+_list = list
+
+
+def load(n: int) -> ModuleType:
+    """The module of lesson ``n``.
+
+    Raises:
+        ValueError: if there is no lesson ``n`` (the message lists the lessons).
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n not in LESSONS:
+        raise ValueError(f"there is no lesson {n!r}; the lessons are numbered {min(LESSONS)} to {max(LESSONS)}")
+    return importlib.import_module(LESSONS[n])
+
+
+class Listing(_list):  # type: ignore[type-arg]
+    """The lesson list: a list of lines that shows itself as the numbered list in a REPL."""
+
+    def __repr__(self) -> str:
+        return "\n".join(self) + "\n\nlessons.start(n) begins lesson n; python -m lessons n steps through it."
+
+    __str__ = __repr__
+
+
+def list() -> Listing:
+    """The lessons as lines ``"N. title (book section)"``; in a REPL it shows as the numbered list."""
+    lines = Listing()
+    for n in LESSONS:
+        m = load(n)
+        lines.append(f"{n}. {m.TITLE} ({m.SECTION})")
+    return lines
+
+
+def start(n: int) -> Stepper:
+    """Start lesson ``n`` at its first step; returns the :class:`Stepper` (``repr`` shows the step).
+
+    Raises:
+        ValueError: if there is no lesson ``n``.
+    """
+    return Stepper(load(n))
