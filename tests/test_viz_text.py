@@ -1,0 +1,79 @@
+"""viz.text: the terminal drawing, which needs no Graphviz.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1, Algorithm 6.1.
+"""
+
+from __future__ import annotations
+
+import micrograph
+import viz
+from micrograph import Graph, Value
+from viz.text import fmt
+
+
+def test_one_line_per_node_in_graph_order():
+    a, b = Value(2.0, label="a"), Value(-3.0, label="b")
+    z = (a * b + a).tanh()
+    z.backward()
+    out = viz.text(z)
+    lines = out.splitlines()
+    g = Graph(z)
+    assert lines[0] == f"G: {len(g)} nodes (n_i = 2 inputs), {g.num_edges} edges"
+    assert lines[1].split() == ["node", "label", "computation", "data", "grad"]
+    body = lines[2:]
+    assert [line.split()[0] for line in body] == [f"u{i}" for i in range(1, len(g) + 1)]
+    assert body[0].split() == ["u1", "a", "input", "2.000", fmt(a.grad)]
+    assert "u1 × u2" in body[2] and "-6.000" in body[2]
+    assert "tanh(u4)" in body[4] and body[4].endswith("output z")
+
+
+def test_four_significant_digits():
+    assert fmt(0.42) == "0.4200"
+    assert fmt(1.0) == "1.000"
+    assert fmt(-0.0) == "0.000"
+    assert fmt(123456.0) == "1.235e+05"
+    assert fmt(None) == "?"
+    assert fmt(float("inf")) == "inf"
+
+
+def test_operations_written_as_a_student_reads_them():
+    x = Value(2.0, label="x")
+    z = (-x) ** 2 - x / 3 + (x**x).relu()
+    out = viz.text(z)
+    for piece in ["−u1", "u3^2", "u1 ÷ u2", "u1 ^ u1", "ReLU(u", "constant"]:
+        assert piece in out, piece
+
+
+def test_labels_cannot_drive_the_terminal():
+    a = Value(1.0, label="\x1b[2J\x1b[31mred\nline")
+    out = viz.text(a * 2)
+    assert "\x1b" not in out
+    assert "\\x1b[2J" in out and "\\x0aline" in out
+    assert len(out.splitlines()) == 2 + 3
+
+
+def test_long_graph_elided():
+    x = Value(0.1)
+    for _ in range(999):
+        x = x.sin()
+    lines = viz.text(x, max_rows=10).splitlines()
+    assert len(lines) == 2 + 11
+    assert "990 nodes not shown" in lines[7]
+    assert lines[-1].startswith("u1000")
+
+
+def test_backward_nodes_marked():
+    w = Value(0.5, label="w")
+    z = w.tanh()
+    dz_dw = micrograph.grad(z, w)
+    out = viz.text(dz_dw)
+    assert "B: dz/dw" in out
+    assert out.count(" B") >= 3
+
+
+def test_text_needs_no_graphviz(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    import shutil
+
+    assert shutil.which("dot") is None
+    assert "tanh(u1)" in viz.text(Value(1.0).tanh())

@@ -1,0 +1,72 @@
+"""viz: micrograph's visualizer. It reads the engine and never changes it.
+
+* :func:`draw` -- the computational graph G, one record per node u(i) (a ``graphviz.Digraph``);
+* :func:`draw_side_by_side` -- G and the backward subgraph B of :func:`micrograph.grad`, figure 6.10;
+* :func:`render` -- write a drawing as SVG, PNG, PDF or DOT, atomically;
+* :func:`text` -- a terminal drawing that needs no Graphviz;
+* :func:`steps` -- Algorithms 6.1 and 6.2 step by step, one self-contained HTML page;
+* :func:`plot_blowup`, :func:`plot_memory`, :func:`plot_training`, :func:`plot_decision_boundary` --
+  matplotlib figures.
+
+Imported inside IPython/Jupyter, viz registers ``image/svg+xml`` formatters so that a ``Value`` or a
+``Graph`` displays inline as its drawing (a ``graphviz.Digraph`` already does).
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from micrograph.engine import Value
+from micrograph.graph import Graph
+from viz.dot import GraphTooLarge, draw, draw_side_by_side
+from viz.render import GraphvizMissing, pipe_svg, render
+from viz.text import text
+
+__all__ = [
+    "draw",
+    "draw_side_by_side",
+    "render",
+    "text",
+    "GraphTooLarge",
+    "GraphvizMissing",
+    "register_ipython",
+]
+
+
+def _svg(obj: Any) -> str | None:
+    """The inline SVG of a Value or Graph for Jupyter; None (plain repr) if too large or no Graphviz."""
+    try:
+        return pipe_svg(draw(obj))
+    except (GraphTooLarge, RuntimeError):  # GraphvizMissing is a RuntimeError
+        return None
+
+
+def register_ipython(ip: Any = None) -> bool:
+    """Make ``Value`` and ``Graph`` display inline as SVG drawings in IPython/Jupyter.
+
+    Called when viz is imported inside a running IPython; call it yourself after starting IPython later.
+
+    Args:
+        ip: the IPython shell (``get_ipython()``), found automatically when None.
+
+    Returns:
+        True if formatters were registered, False outside IPython.
+    """
+    if ip is None:
+        if "IPython" not in sys.modules:  # never import IPython just to find out it is not running
+            return False
+        from IPython import get_ipython
+
+        ip = get_ipython()
+        if ip is None:
+            return False
+    formatter = ip.display_formatter.formatters["image/svg+xml"]
+    formatter.for_type(Value, _svg)
+    formatter.for_type(Graph, _svg)
+    return True
+
+
+register_ipython()

@@ -1,0 +1,291 @@
+"""Graph -> graphviz.Digraph: G, B, and G and B side by side (figure 6.10). No file I/O here.
+
+Every node u(i) is drawn as a record holding its name and label, how it is computed from its parents,
+its value and its gradient (4 significant digits). Node names in the DOT source are the book's names
+``u1, u2, ...`` in the topological order of :class:`~micrograph.graph.Graph`, so the same expression
+always gives the same DOT source. An edge u(j) -> u(i) says u(j) is an argument of u(i); where the
+operation is not commutative (a - b, a / b, a ** b) the edge carries the argument's position, 1 or 2.
+``a * a`` has two edges from ``a``.
+
+Labels are user text: they are escaped for the DOT record syntax (``{ } | < > " \\``) and control
+characters are shown as ``\\xNN``, so a label renders as exactly the text typed. Colours, fonts and
+shapes come from :mod:`viz.style`, which also documents the legend.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 and figure 6.10.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+import graphviz
+
+import micrograph
+from micrograph.engine import Value
+from micrograph.errors import DomainError
+from micrograph.graph import Graph, topological_order
+from viz import style
+from viz.text import as_graph, clean, fmt, formula, kind, node_names
+
+__all__ = ["GraphTooLarge", "draw", "draw_side_by_side", "escape_record", "escape_text", "DEFAULT_MAX_NODES"]
+
+DEFAULT_MAX_NODES = 300
+
+
+class GraphTooLarge(ValueError):
+    """A drawing would have more nodes than ``max_nodes``: Graphviz would take minutes and the picture
+    would be unreadable. The message gives the size and the limit."""
+
+    def __init__(self, size: int, limit: int, what: str = "the graph") -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(
+            f"{what} has {size} nodes, more than max_nodes={limit}: too large to draw readably "
+            f"(Graphviz could take minutes). Draw a smaller expression, print it with viz.text(), "
+            f"or pass max_nodes={size} (or more) to draw it anyway."
+        )
+
+
+_RECORD_SPECIAL = re.compile(r'([{}|<>"\\])')
+_QUOTED_SPECIAL = re.compile(r'(["\\])')
+
+
+def escape_record(s: str, limit: int = 40) -> str:
+    """User text as a literal field of a DOT record label: ``{ } | < > " \\`` escaped, control characters
+    shown as ``\\xNN`` (see :func:`viz.text.clean`), cut to ``limit`` characters."""
+    return _RECORD_SPECIAL.sub(r"\\\1", clean(s, limit))
+
+
+def escape_text(s: str, limit: int = 120) -> str:
+    """User text as a literal DOT quoted string (a title): ``"`` and ``\\`` escaped, never HTML."""
+    return _QUOTED_SPECIAL.sub(r"\\\1", clean(s, limit))
+
+
+def _check_size(size: int, max_nodes: int, what: str = "the graph") -> None:
+    if max_nodes < 1:
+        raise ValueError(f"max_nodes must be a positive number of nodes, got {max_nodes!r}")
+    if size > max_nodes:
+        raise GraphTooLarge(size, max_nodes, what)
+
+
+def _record(name: str, node: Value, names: Mapping[Value, str], data: float | None,
+            grad: float | None, *, show_grad: bool = True, caption: str | None = None) -> str:  # fmt: skip
+    head = name if not node.label else f"{escape_record(node.label)} ({name})"
+    if caption:
+        head = f"{escape_record(caption)} ({name})"
+    fields = [head, escape_record(formula(node, names), 60), f"data {fmt(data)}"]
+    if show_grad:
+        fields.append(f"grad {fmt(grad) if grad is not None else '—'}")
+    return "|".join(fields)
+
+
+def _node_attrs(
+    node: Value, *, faded: bool = False, highlighted: bool = False, output: bool = False
+) -> dict[str, str]:
+    attrs = dict(
+        {
+            "variable": style.VARIABLE,
+            "constant": style.CONSTANT,
+            "operation": style.OPERATION,
+            "backward": style.BACKWARD,
+            "gradient": style.GRADIENT,
+        }[kind(node)]
+    )
+    if faded:
+        attrs.update(style.FADED)
+    if output and not faded:
+        attrs["penwidth"] = style.OUTPUT_PENWIDTH
+    if highlighted:
+        attrs.update(style.HIGHLIGHT)
+    return attrs
+
+
+def _edges(dot: graphviz.Digraph, node: Value, names: Mapping[Value, str], *,
+           cross: Iterable[Value] = ()) -> None:  # fmt: skip
+    """The edges Pa(node) -> node, in argument order, numbered where the operation is not commutative."""
+    op = node.op
+    numbered = op is not None and op.arity == 2 and not op.commutative
+    cross_set = set(cross)
+    for k, p in enumerate(node.inputs):
+        attrs: dict[str, str] = {}
+        if numbered:
+            attrs["label"] = str(k + 1)
+        if p in cross_set:
+            attrs.update(style.CROSS_EDGE)
+        dot.edge(names[p], names[node], **attrs)
+
+
+def _new_digraph(name: str, title: str | None) -> graphviz.Digraph:
+    dot = graphviz.Digraph(name=name, graph_attr=style.GRAPH, node_attr=style.NODE, edge_attr=style.EDGE)
+    if title:
+        dot.attr(label=graphviz.nohtml(escape_text(title)))
+    return dot
+
+
+def digraph(
+    graph: Graph,
+    *,
+    data: Sequence[float | None] | None = None,
+    grads: Sequence[float | None] | None = None,
+    highlight: Iterable[Value] = (),
+    title: str | None = None,
+) -> graphviz.Digraph:
+    """The drawing of ``graph`` with the values ``data`` and gradients ``grads`` given per node (None: "?").
+
+    The building block of :func:`draw` and :mod:`viz.steps` (which shows values as they are computed).
+    """
+    names = node_names(graph)
+    nodes = graph.nodes
+    data = [v.data for v in nodes] if data is None else data
+    grads = [v.grad for v in nodes] if grads is None else grads
+    marked = set(highlight)
+    dot = _new_digraph("G", title)
+    last = len(nodes) - 1
+    for i, v in enumerate(nodes):
+        dot.node(names[v], graphviz.nohtml(_record(names[v], v, names, data[i], grads[i])),
+                 **_node_attrs(v, highlighted=v in marked, output=i == last))  # fmt: skip
+    for v in nodes[graph.n_inputs :]:
+        _edges(dot, v, names)
+    return dot
+
+
+def draw(
+    target: Value | Graph,
+    *,
+    highlight: Iterable[Value] = (),
+    grad_table: Mapping[Value, float] | None = None,
+    title: str | None = None,
+    max_nodes: int = DEFAULT_MAX_NODES,
+) -> graphviz.Digraph:
+    """Draw the computational graph G of z (section 6.5.1): one record per node u(i), flowing left to right.
+
+    Each record shows, top to bottom: the name u(i) and the label, how the node is computed from its
+    parents (``u1 × u2``, ``tanh(u3)``; ``input`` or ``constant`` for a leaf), ``data`` and ``grad``.
+    Node names are ``u1..un`` in ``Graph(z)`` order (leaves first), so the DOT source is deterministic.
+    Legend: green = variable, dashed white = constant, blue = operation, orange = node of a backward
+    subgraph B (dark orange: a gradient dz/du), yellow thick = highlighted, thick border = the output z;
+    edges numbered 1, 2 where the operation is not commutative (see :mod:`viz.style`).
+
+    Args:
+        target: the output z (a Value) or a Graph.
+        highlight: nodes to draw emphasised (yellow, thick border).
+        grad_table: {node: dz/dnode} to show as ``grad`` (e.g. ``Graph(z).backprop()``, Algorithm 6.2);
+            nodes missing from it show ``—``. None shows each node's ``.grad``.
+        title: a caption drawn above the graph (escaped; never interpreted as HTML).
+        max_nodes: the largest graph drawn (300 by default).
+
+    Returns:
+        A ``graphviz.Digraph`` (no file is written; see :func:`viz.render`). In Jupyter it displays
+        inline as SVG.
+
+    Raises:
+        GraphTooLarge: if G has more than ``max_nodes`` nodes (a ValueError).
+        TypeError: if target is neither a Value nor a Graph.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1, figure 6.8.
+    """
+    graph = as_graph(target)
+    _check_size(len(graph.nodes), max_nodes)
+    grads: list[float | None] | None = None
+    if grad_table is not None:
+        grads = [grad_table.get(v) for v in graph.nodes]
+    return digraph(graph, grads=grads, highlight=highlight, title=title)
+
+
+def draw_side_by_side(
+    z: Value, wrt: Value | Sequence[Value], *, max_nodes: int = DEFAULT_MAX_NODES
+) -> graphviz.Digraph:
+    """Figure 6.10: the forward graph G on the left, the backward subgraph B built by ``grad`` on the right.
+
+    Calls :func:`micrograph.grad` (Algorithm 6.5) to build B, then draws two clusters, ``cluster_G``
+    ("forward graph G") and ``cluster_B`` ("backward subgraph B"). B's nodes are named on from G's:
+    u(n+1), u(n+2), ... in B's topological order, as Algorithm 6.6 inserts them into G.
+
+    Legend (also drawn under the figure):
+
+    * G, blue/green records: name, label, computation, ``data`` and ``grad``, the grad_table of
+      Algorithm 6.2 for this z (``Graph(z).backprop()``; no node's ``.grad`` is read or changed);
+    * faded grey records: nodes of G outside G' (``Graph(z).prune(wrt)``), which Algorithm 6.5 skips;
+    * B, orange records: name, computation and ``data`` (the value the node computes); dark orange bold:
+      the gradient nodes dz/du (grad_table entries), captioned ``∂z/∂w`` with the node's label or u-name;
+    * solid arrows: argument edges (numbered where the operation is not commutative);
+    * dashed orange arrows: from a node of G into a node of B that consumes its value.
+
+    Args:
+        z: the output, a Value.
+        wrt: the target(s) T, a Value or a sequence of Values.
+        max_nodes: the largest drawing, G and B together (300 by default).
+
+    Returns:
+        A ``graphviz.Digraph`` (no file written).
+
+    Raises:
+        GraphTooLarge: if G, or G and B together, have more than ``max_nodes`` nodes.
+        TypeError, ValueError: as :func:`micrograph.grad` (z or a target not a Value; an empty T).
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, figure 6.10,
+    Algorithms 6.5 and 6.6.
+    """
+    if not isinstance(z, Value):
+        raise TypeError(f"draw_side_by_side(z, wrt): z must be a Value, got {type(z).__name__} {z!r}")
+    targets: list[Value] = [wrt] if isinstance(wrt, Value) else list(wrt)
+    G = Graph(z)
+    _check_size(len(G.nodes), max_nodes, "the forward graph G")
+    G_prime = G.prune(targets)
+    result = micrograph.grad(z, targets)
+    B_nodes = [v for v in topological_order(result) if v not in G.index]
+    _check_size(len(G.nodes) + len(B_nodes), max_nodes, "G and B together")
+    try:
+        table: Mapping[Value, float] | None = G.backprop()
+    except DomainError:  # a local derivative does not exist here: draw G without numbers for grad
+        table = None
+
+    names = node_names(G)
+    n = len(G.nodes)
+    names.update({v: f"u{n + k}" for k, v in enumerate(B_nodes, 1)})
+    zname = clean(z.label, 12) or names[z]
+
+    dot = _new_digraph("figure_6_10", None)
+    dot.attr(compound="true")
+    with dot.subgraph(name="cluster_G") as g:
+        g.attr(**style.CLUSTER_G)
+        for i, v in enumerate(G.nodes):
+            faded = v not in G_prime
+            grad = table.get(v) if table is not None else None
+            g.node(names[v], graphviz.nohtml(_record(names[v], v, names, v.data, grad)),
+                   **_node_attrs(v, faded=faded, output=i == n - 1))  # fmt: skip
+    with dot.subgraph(name="cluster_B") as b:
+        b.attr(**style.CLUSTER_B)
+        for v in B_nodes:
+            caption = None
+            if v.meta is not None and v.meta.grad_of:
+                of = [clean(u.label, 12) or names.get(u, "?") for u in v.meta.grad_of]
+                caption = f"∂{zname}/∂{of[0]}" if len(of) == 1 else f"∂{zname}/∂{{{', '.join(of)}}}"
+            b.node(names[v], graphviz.nohtml(_record(names[v], v, names, v.data, None, show_grad=False,
+                                                     caption=caption)), **_node_attrs(v))  # fmt: skip
+    for v in G.nodes[G.n_inputs :]:
+        _edges(dot, v, names)
+    in_G = G.index
+    for v in B_nodes:
+        _edges(dot, v, names, cross=[p for p in v.inputs if p in in_G])
+    dot.attr(label=_legend_html(), labelloc="b", labeljust="l")
+    return dot
+
+
+def _legend_html() -> str:
+    """The legend as a Graphviz HTML-like label: one swatch per node kind, then the two edge kinds."""
+    import html
+
+    cells = []
+    for text, attrs in style.LEGEND:
+        dashed = "dashed" in attrs.get("style", "")
+        cells.append(
+            f'<TD BGCOLOR="{attrs["fillcolor"]}" COLOR="{attrs["color"]}" BORDER="1"'
+            f"{' STYLE=' + chr(34) + 'dashed' + chr(34) if dashed else ''}>"
+            f'<FONT COLOR="{attrs["fontcolor"]}" POINT-SIZE="10">{html.escape(text)}</FONT></TD>'
+        )
+    cells.append('<TD BORDER="0"><FONT POINT-SIZE="10">→ argument (1, 2: position)</FONT></TD>')
+    cells.append(f'<TD BORDER="0"><FONT POINT-SIZE="10" COLOR="{style.CROSS_EDGE["color"]}">'
+                 "⇢ dashed: B uses a value of G</FONT></TD>")  # fmt: skip
+    return f'<<TABLE BORDER="0" CELLSPACING="4"><TR>{"".join(cells)}</TR></TABLE>>'

@@ -1,0 +1,184 @@
+"""Writing drawings to files: SVG, PNG, PDF or DOT source, atomically, with a clear message without Graphviz.
+
+Every file micrograph's visualizer writes goes through :func:`write_atomic`: the bytes go to a temporary
+file in the destination's directory, which is then renamed over the destination (``os.replace``), so an
+interrupted render leaves either the old file or the new one, never half an SVG.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 (drawing graphs).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import graphviz
+
+__all__ = [
+    "render", "write_atomic", "pipe_svg", "GraphvizMissing", "FORMATS", "INSTALL_HINT", "dot_available"
+]  # fmt: skip
+
+FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot"}
+"""File suffix -> output format."""
+
+INSTALL_HINT = (
+    "Install Graphviz's 'dot' program: `sudo apt-get install graphviz` (Debian/Ubuntu), "
+    "`brew install graphviz` (macOS), or `conda install -c conda-forge graphviz`; "
+    "the Python package alone (`pip install graphviz`) does not include it."
+)
+
+TIMEOUT_SECONDS = 120.0
+"""Graphviz is stopped after this long (it can take minutes on a big graph; see viz.GraphTooLarge)."""
+
+
+class GraphvizMissing(RuntimeError):
+    """Graphviz's ``dot`` program is not installed: the ``.dot`` source was written instead.
+
+    Attributes:
+        dot_path (Path): where the DOT source was written.
+    """
+
+    def __init__(self, dot_path: Path | None = None, requested: Path | None = None) -> None:
+        self.dot_path = dot_path
+        if dot_path is None or requested is None:
+            super().__init__("Graphviz's 'dot' program is not on PATH: no graph layout. " + INSTALL_HINT)
+            return
+        super().__init__(
+            f"cannot write {requested}: Graphviz's 'dot' program is not on PATH. The graph's DOT source "
+            f"was written to {dot_path} instead (render it later with `dot -T{requested.suffix[1:]} "
+            f"{dot_path.name} -o {requested.name}`). {INSTALL_HINT}"
+        )
+
+
+def dot_available() -> bool:
+    """True if Graphviz's ``dot`` program is on PATH."""
+    return shutil.which("dot") is not None
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = True) -> Path:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same directory, then a rename.
+
+    Args:
+        path: the destination; its directory must exist.
+        data: the bytes to write.
+        overwrite: if False and ``path`` exists, raise instead of replacing it (checked again at the rename,
+            where the filesystem allows it, so a file created meanwhile is not clobbered).
+
+    Returns:
+        The destination as a Path.
+
+    Raises:
+        FileExistsError: ``path`` exists and ``overwrite`` is False.
+        FileNotFoundError: the directory does not exist.
+        IsADirectoryError: ``path`` is a directory.
+    """
+    dest = Path(path)
+    if not overwrite and dest.exists():
+        raise FileExistsError(f"{dest} exists; pass overwrite=True to replace it")
+    if dest.is_dir():
+        raise IsADirectoryError(f"{dest} is a directory; give a file name such as {dest / 'graph.svg'}")
+    directory = dest.parent
+    if not directory.is_dir():
+        raise FileNotFoundError(f"cannot write {dest}: the directory {directory} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{dest.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        if overwrite:
+            os.replace(tmp, dest)
+        else:
+            try:
+                os.link(tmp, dest)  # fails if dest appeared meanwhile: never clobbers
+            except FileExistsError:
+                raise FileExistsError(f"{dest} exists; pass overwrite=True to replace it") from None
+            except OSError:  # a filesystem without hard links
+                os.replace(tmp, dest)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return dest
+
+
+def render(
+    dot: graphviz.Digraph | graphviz.Graph,
+    path: str | os.PathLike[str],
+    *,
+    overwrite: bool = True,
+    dpi: int | None = None,
+) -> Path:
+    """Write a drawing to ``path``, in the format its suffix names: ``.svg``, ``.png``, ``.pdf`` or ``.dot``.
+
+    Runs Graphviz's ``dot`` program (``.dot``/``.gv`` need none) and writes its output atomically.
+
+    Args:
+        dot: a drawing, e.g. from :func:`viz.draw` or :func:`viz.draw_side_by_side`.
+        path: the file to write; its directory must exist.
+        overwrite: if False, an existing file is an error.
+        dpi: dots per inch of a PNG (Graphviz's default is 96); a graph w points wide is
+            ``round(w * dpi / 72)`` pixels wide. Ignored for SVG, PDF and DOT.
+
+    Returns:
+        The path written, a Path.
+
+    Raises:
+        ValueError: an unknown suffix, or a dpi that is not a positive number.
+        FileExistsError: the file exists and ``overwrite`` is False.
+        GraphvizMissing: ``dot`` is not installed (a RuntimeError); the DOT source has then been written
+            next to ``path`` with the suffix ``.dot``, and the message says how to install Graphviz.
+        RuntimeError: Graphviz failed or took longer than two minutes.
+    """
+    dest = Path(path)
+    fmt = FORMATS.get(dest.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"cannot tell the format of {dest}: use one of the suffixes {', '.join(FORMATS)}")
+    if dpi is not None and (not isinstance(dpi, (int, float)) or dpi <= 0):
+        raise ValueError(f"dpi must be a positive number, got {dpi!r}")
+    if not overwrite and dest.exists():
+        raise FileExistsError(f"{dest} exists; pass overwrite=True to replace it")
+    source = dot.source.encode("utf-8")
+    if fmt == "dot":
+        return write_atomic(dest, source, overwrite=overwrite)
+    exe = shutil.which("dot")
+    if exe is None:
+        dot_path = dest.with_suffix(".dot")
+        write_atomic(dot_path, source, overwrite=True)
+        raise GraphvizMissing(dot_path, dest)
+    args = [exe, f"-T{fmt}"]
+    if dpi is not None and fmt == "png":
+        args.append(f"-Gdpi={dpi}")
+    try:
+        done = subprocess.run(args, input=source, capture_output=True, timeout=TIMEOUT_SECONDS, check=False)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(
+            f"Graphviz took more than {TIMEOUT_SECONDS:.0f} s to lay out {dest} and was stopped. "
+            "Draw a smaller graph (see max_nodes)."
+        ) from None
+    if done.returncode != 0:
+        raise RuntimeError(f"Graphviz failed on {dest}: {done.stderr.decode('utf-8', 'replace').strip()}")
+    return write_atomic(dest, done.stdout, overwrite=overwrite)
+
+
+def pipe_svg(dot: graphviz.Digraph) -> str:
+    """The SVG text of a drawing (for inlining in HTML and for Jupyter).
+
+    Raises:
+        GraphvizMissing: no ``dot`` program (nothing is written).
+        RuntimeError: Graphviz failed or timed out.
+    """
+    exe = shutil.which("dot")
+    if exe is None:
+        raise GraphvizMissing()
+    try:
+        done = subprocess.run([exe, "-Tsvg"], input=dot.source.encode("utf-8"), capture_output=True,
+                              timeout=TIMEOUT_SECONDS, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"Graphviz took more than {TIMEOUT_SECONDS:.0f} s; it was stopped") from None
+    if done.returncode != 0:
+        raise RuntimeError(f"Graphviz failed: {done.stderr.decode('utf-8', 'replace').strip()}")
+    return done.stdout.decode("utf-8")

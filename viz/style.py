@@ -1,0 +1,151 @@
+"""Every colour, font and shape of micrograph's drawings, in one place.
+
+The palette tells the forward graph G (blues) from the backward subgraph B (oranges), two hues that
+stay apart for the common forms of colour blindness; grey means "outside G'" (faded) or "a constant".
+Change a drawing's look here and nowhere else.
+
+Legend (used by :func:`viz.draw` and :func:`viz.draw_side_by_side`):
+
+* blue box: a node of G computed by an operation; green box: a variable (an input leaf);
+* white dashed box: a constant (a number wrapped implicitly, the ``2`` in ``2 * x``);
+* grey faded box: a node of G outside G' (z does not depend on the targets through it);
+* orange box: a node of B built by :func:`micrograph.grad`; dark-orange bold box: a gradient dz/du of B
+  (a grad_table entry), captioned with what it is;
+* yellow thick box: the node highlighted (the step being computed in :func:`viz.steps`);
+* solid arrow u -> v: u is an argument of v, numbered 1, 2 where the operation is not commutative;
+* dashed arrow from G into B: B consumes a value of G (figure 6.10 draws these as the links between the
+  two halves).
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, figure 6.10.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "FONT",
+    "FONTSIZE",
+    "EDGE_FONTSIZE",
+    "GRAPH",
+    "NODE",
+    "EDGE",
+    "OPERATION",
+    "VARIABLE",
+    "CONSTANT",
+    "FADED",
+    "BACKWARD",
+    "GRADIENT",
+    "HIGHLIGHT",
+    "OUTPUT_PENWIDTH",
+    "CROSS_EDGE",
+    "CLUSTER_G",
+    "CLUSTER_B",
+    "LEGEND",
+    "SIGNIFICANT_DIGITS",
+    "HTML_CSS",
+    "PLOT_COLORS",
+    "PLOT_RC",
+]
+
+FONT = "Helvetica"
+FONTSIZE = "12"
+EDGE_FONTSIZE = "10"
+SIGNIFICANT_DIGITS = 4
+
+GRAPH: dict[str, str] = {
+    "rankdir": "LR",  # left-to-right flow, as micrograd and figure 6.10 read
+    "fontname": FONT,
+    "fontsize": "14",
+    "nodesep": "0.25",
+    "ranksep": "0.45",
+    "labelloc": "t",
+}
+NODE: dict[str, str] = {"shape": "record", "fontname": FONT, "fontsize": FONTSIZE, "style": "filled"}
+EDGE: dict[str, str] = {"fontname": FONT, "fontsize": EDGE_FONTSIZE, "color": "#555555", "arrowsize": "0.7"}
+
+# Node kinds: each a dict of Graphviz node attributes.
+OPERATION: dict[str, str] = {"fillcolor": "#dbe9f6", "color": "#2b6cb0", "fontcolor": "#1a1a1a"}
+VARIABLE: dict[str, str] = {"fillcolor": "#d9f0d3", "color": "#2f7d32", "fontcolor": "#1a1a1a"}
+CONSTANT: dict[str, str] = {"fillcolor": "#ffffff", "color": "#888888", "fontcolor": "#444444",
+                            "style": "filled,dashed"}  # fmt: skip
+FADED: dict[str, str] = {"fillcolor": "#f4f4f4", "color": "#c8c8c8", "fontcolor": "#a0a0a0"}
+BACKWARD: dict[str, str] = {"fillcolor": "#fde5cc", "color": "#d46a00", "fontcolor": "#1a1a1a"}
+GRADIENT: dict[str, str] = {"fillcolor": "#f9b36b", "color": "#a84300", "fontcolor": "#1a1a1a",
+                            "penwidth": "2", "style": "filled,bold"}  # fmt: skip
+HIGHLIGHT: dict[str, str] = {"fillcolor": "#ffe14d", "color": "#b8860b", "penwidth": "3"}
+OUTPUT_PENWIDTH = "2"
+
+CROSS_EDGE: dict[str, str] = {"style": "dashed", "color": "#d46a00", "arrowsize": "0.6"}
+
+CLUSTER_G: dict[str, str] = {
+    "label": "forward graph G",
+    "style": "rounded,filled",
+    "fillcolor": "#f3f8fd",
+    "color": "#2b6cb0",
+    "fontcolor": "#2b6cb0",
+    "fontname": FONT,
+    "fontsize": "14",
+}
+CLUSTER_B: dict[str, str] = {
+    "label": "backward subgraph B",
+    "style": "rounded,filled",
+    "fillcolor": "#fff6ec",
+    "color": "#d46a00",
+    "fontcolor": "#a84300",
+    "fontname": FONT,
+    "fontsize": "14",
+}
+
+LEGEND: list[tuple[str, dict[str, str]]] = [
+    ("variable (input)", VARIABLE),
+    ("operation of G", OPERATION),
+    ("constant", CONSTANT),
+    ("outside G' (faded)", FADED),
+    ("node of B", BACKWARD),
+    ("gradient dz/du in B", GRADIENT),
+]
+"""(text, style) pairs drawn as the legend of :func:`viz.draw_side_by_side`."""
+
+# The step-by-step HTML page (viz.steps): one stylesheet, inlined.
+HTML_CSS = """
+body { font-family: Helvetica, Arial, sans-serif; margin: 1.2em; color: #1a1a1a; background: #ffffff; }
+h1 { font-size: 1.3em; margin: 0 0 0.4em 0; }
+.nav { margin: 0.5em 0 0.8em 0; display: flex; gap: 0.6em; align-items: center; }
+.nav button { font-size: 1em; padding: 0.3em 1em; }
+.counter { font-weight: bold; min-width: 9em; }
+.frame { display: none; }
+.frame.current { display: block; }
+.cols { display: flex; gap: 1.5em; align-items: flex-start; flex-wrap: wrap; }
+.graph svg { max-width: 62vw; height: auto; }
+.algo { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.92em; white-space: pre;
+        background: #f7f7f7; border: 1px solid #dddddd; padding: 0.6em; }
+.algo .line { padding: 0 0.3em; }
+.algo .line.current { background: #ffe14d; font-weight: bold; }
+.algo .line.current::before { content: "\\25B6  "; }
+.algo .line:not(.current)::before { content: "    "; }
+.explain { margin: 0.6em 0; font-size: 1.02em; max-width: 60em; }
+table.gt { border-collapse: collapse; margin-top: 0.6em; font-size: 0.95em; }
+table.gt th, table.gt td { border: 1px solid #cccccc; padding: 0.15em 0.6em; text-align: left; }
+table.gt td.num { font-family: monospace; text-align: right; }
+table.gt tr.current td { background: #ffe14d; }
+table.gt tr.empty td.num { color: #aaaaaa; }
+.help { color: #666666; font-size: 0.9em; }
+"""
+
+# matplotlib: colours for the plots (back-propagation in the blue of G, the naive rule in orange).
+PLOT_COLORS: dict[str, str] = {
+    "backprop": "#2b6cb0",
+    "naive": "#d46a00",
+    "store": "#2b6cb0",
+    "recompute": "#d46a00",
+    "checkpoint": "#2f7d32",
+    "train": "#2b6cb0",
+    "test": "#d46a00",
+}
+PLOT_RC: dict[str, object] = {
+    "font.size": 11,
+    "axes.titlesize": 12,
+    "axes.labelsize": 11,
+    "legend.fontsize": 10,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+}
