@@ -11,6 +11,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, MIT Press, sect
 """
 
 from micrograph.backprop import GradTable, backprop, build_grad, grad, hessian_vector_product
+from micrograph.compile import CompiledGraph, compile_graph
 from micrograph.engine import Value
 from micrograph.errors import DomainError
 from micrograph.graph import Graph, SubGraph
@@ -28,6 +29,8 @@ __all__ = [
     "hessian_vector_product",
     "naive_grad",
     "store_grad",
+    "compile_graph",
+    "CompiledGraph",
 ]
 
 __version__ = "0.1.0"

@@ -1,0 +1,388 @@
+"""A graph G and its backward subgraph B compiled to straight-line Python: fast replay of Algorithms 6.1/6.2.
+
+Section 6.5.5 of the book: once the graph exists, "a generic graph evaluation engine can later compute the
+derivatives for any specific numeric values". :meth:`Graph.forward` and :meth:`Graph.backprop` are that
+engine as an interpreter: a loop over the stored order that looks up each node's operation. This module
+writes the same loop out as Python source, one assignment per node, and lets Python compile it:
+
+* **Forward** (Algorithm 6.1): ``u1 = x[0]`` ... for the inputs u(1)..u(n_i), then
+  ``u5 = u3 * u4`` for every u(i), i = n_i+1..n, in the stored order, each from the operation's code
+  template (:attr:`micrograph.ops.Op.code`), or a call of the operation's own numeric function ``f``
+  where it has no template.
+* **Backward**: not a second set of derivative templates. :func:`micrograph.grad` (Algorithms 6.5/6.6)
+  builds the backward subgraph B from the operation table's derivative rules; B is an ordinary graph of
+  ordinary nodes, so the *same* generator writes it out, after G. The gradient nodes of B are named
+  ``grad_u5`` (the grad_table entry dz/du(5)), B's other nodes continue the numbering ``u(n+1), ...``,
+  and B's constants (the seed 1, the 1 in tanh's rule ...) are written as numbers.
+
+The source holds only generated identifiers, numbers and comments made of them: a node's label (user
+text) never goes into the code. Each statement computes one node, so no expression is nested deeper than
+one operation; a graph of more than ``part_size`` statements is split into several functions (parts), each
+compiled separately, so a chain of a million nodes compiles in bounded memory.
+
+Errors are those of the interpreter, exactly: the generated code adds up every computed value, and if an
+operation raises, or a value is not finite, the call re-runs Algorithms 6.1 and 6.2 on the graph, which
+raise the same :class:`~micrograph.DomainError` naming the node (or return their numbers when the
+failure was only an overflow of that check sum).
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 (Algorithms 6.1, 6.2),
+6.5.5 (symbol-to-symbol derivatives), 6.5.6 (Algorithms 6.5, 6.6).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import Any, Callable
+
+from micrograph.backprop import backprop_list, grad
+from micrograph.engine import Value
+from micrograph.forward import input_values
+from micrograph.graph import Graph, Inputs, paused_gc, topological_order
+from micrograph.ops import OPS, Op, pow_const
+
+__all__ = ["CompiledGraph", "compile_graph"]
+
+FUNCTION = "forward_backward"
+"""The name of the generated function: ``forward_backward(x) -> (u(n), [dz/dwrt...], check sum)``."""
+
+_CHECK_TERMS = 10
+"""How many values one check-sum statement adds up (keeps each line short)."""
+
+
+class CompiledGraph:
+    """A graph G compiled with its gradient: ``f(values) -> (z, [dz/dw for w in wrt])``, no nodes built.
+
+    Made by :func:`compile_graph`. Calling it takes what :meth:`Graph.forward` takes and changes no node.
+
+    Attributes:
+        graph (Graph): G, the graph compiled.
+        wrt (list[Value]): the nodes the gradients are taken with respect to, in the order returned.
+        source (str): the generated Python source (one statement per node, commented).
+        backward (list[Value]): the gradient nodes of B returned by :func:`micrograph.grad`, in wrt order.
+        n_statements (int): how many node statements the source has (G's and B's, inputs included).
+        parts (int): how many functions the source was split into (1 unless the graph is large).
+        compile_seconds (float): the time :func:`compile_graph` took, in seconds.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 and 6.5.6.
+    """
+
+    __slots__ = ("graph", "wrt", "source", "backward", "n_statements", "parts", "compile_seconds", "_fn")
+
+    def __init__(
+        self, graph: Graph, wrt: list[Value], source: str, backward: list[Value],
+        fn: Callable[[Sequence[float]], tuple[float, list[float], float]], n_statements: int, parts: int,
+    ) -> None:  # fmt: skip
+        self.graph = graph
+        self.wrt = wrt
+        self.source = source
+        self.backward = backward
+        self._fn = fn
+        self.n_statements = n_statements
+        self.parts = parts
+        self.compile_seconds = 0.0
+
+    def __repr__(self) -> str:
+        return (
+            f"<CompiledGraph of {self.graph!r}: {len(self.wrt)} gradient(s), "
+            f"{self.n_statements} statements in {self.parts} part(s)>"
+        )
+
+    def __call__(self, values: Inputs | None = None) -> tuple[float, list[float]]:
+        """Algorithms 6.1 and 6.2 as compiled code: z and its gradients at the given inputs.
+
+        Args:
+            values: what :meth:`Graph.forward` takes: ``{leaf: number}`` (leaves not named keep their
+                current ``.data``, so parameters updated in place are seen), a sequence of numbers in
+                ``graph.inputs`` order or in ``graph.variables`` order, or None for the current values.
+
+        Returns:
+            ``(value, grads)``: z = u(n) as a float, and dz/dw for every w in ``wrt`` (a list of floats).
+
+        Raises:
+            ValueError, TypeError: bad ``values``, as :meth:`Graph.forward` raises them.
+            DomainError: the same error Algorithm 6.1 or 6.2 raises on the graph, naming the node.
+        """
+        return self.evaluate(input_values(self.graph, values)[: self.graph.n_inputs])
+
+    def evaluate(self, x: Sequence[float]) -> tuple[float, list[float]]:
+        """The fast path of ``f(values)``: ``x`` holds one float per input u(1)..u(n_i), in ``graph.inputs`` order.
+
+        No parsing and no checks of the numbers: this is what a training loop calls once it has the
+        input list (e.g. ``[v.data for v in graph.inputs]`` with an example's features written in).
+
+        Args:
+            x: the values of u(1)..u(n_i), floats, ``len(x) == graph.n_inputs``.
+
+        Returns:
+            ``(value, grads)`` as :meth:`__call__`.
+
+        Raises:
+            ValueError: if ``len(x)`` is not n_i.
+            DomainError: as :meth:`__call__`.
+        """
+        if len(x) != self.graph.n_inputs:
+            raise ValueError(f"evaluate: got {len(x)} values for the {self.graph.n_inputs} inputs of {self.graph!r}")
+        try:
+            value, grads, check = self._fn(x)
+        except (ArithmeticError, ValueError):  # an operation outside its domain
+            check = math.nan
+        if check - check != 0.0:  # some value is inf or nan (or the sum overflowed): let the interpreter decide
+            return self._interpreted(x)
+        return value, grads
+
+    def _interpreted(self, x: Sequence[float]) -> tuple[float, list[float]]:
+        """Algorithms 6.1 and 6.2 on the graph itself, with every node's ``.data`` restored afterwards.
+
+        Raises exactly what they raise; returns their numbers when they succeed.
+        """
+        g = self.graph
+        saved = [v.data for v in g.nodes]
+        try:
+            value = g.forward(list(x))
+            table, _ = backprop_list(g)
+        finally:
+            with paused_gc():
+                for v, d in zip(g.nodes, saved):
+                    v.data = d
+        index = g.index
+        return value, [table[index[w]] if w in index else 0.0 for w in self.wrt]
+
+
+def compile_graph(g: Graph, wrt: Sequence[Value], *, part_size: int = 5000) -> CompiledGraph:
+    """Compile G and its backward subgraph B to one Python function: ``f(values) -> (z, grads)``.
+
+    B is built by :func:`micrograph.grad` (Algorithms 6.5/6.6) on G's nodes; G's nodes u(1)..u(n) and then
+    B's nodes are written out by one code generator, one assignment per node in topological order.
+
+    Args:
+        g: the graph G (its output is z).
+        wrt: the nodes to differentiate with respect to (usually leaves of G: variables, parameters).
+            A node z does not depend on gets a gradient of 0.
+        part_size: the most node statements one generated function holds; larger graphs are split into
+            parts, each compiled on its own, which bounds the memory Python's compiler needs.
+
+    Returns:
+        A :class:`CompiledGraph` ``f``: ``f(values)`` returns ``(value, grads)``; ``f.source`` is the code.
+
+    Raises:
+        TypeError: if ``g`` is not a Graph or an element of ``wrt`` is not a Value.
+        ValueError: if ``wrt`` is empty or ``part_size < 1``.
+        DomainError: if B cannot be built at the graph's current values (a local derivative that does not
+            exist there, such as sqrt's at 0): :func:`micrograph.grad` evaluates B's nodes as it builds them.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3, 6.5.5, 6.5.6.
+    """
+    start = time.perf_counter()
+    if not isinstance(g, Graph):
+        raise TypeError(f"compile_graph takes a Graph, got {type(g).__name__} {g!r}")
+    if isinstance(wrt, Value):
+        wrt = [wrt]
+    if part_size < 1:
+        raise ValueError(f"compile_graph: part_size must be at least 1, got {part_size!r}")
+    targets = list(wrt)
+    backward = grad(g.output, targets)  # B: Algorithms 6.5 and 6.6, the same derivative rules as 6.2
+    with paused_gc():
+        source, parts, n_statements, namespace = _Generator(g, backward).generate(part_size)
+        fn = _build(parts, namespace)
+    f = CompiledGraph(g, targets, source, backward, fn, n_statements, len(parts) - 1 or 1)
+    f.compile_seconds = time.perf_counter() - start
+    return f
+
+
+# -------------------------------------------------------------------------------------------------
+# The code generator: one statement per node, for G and for B alike.
+
+
+def _number(x: float) -> str:
+    """A float as Python source: ``repr`` for a finite number, a namespace name for inf and nan."""
+    if math.isfinite(x):
+        return f"({x!r})" if x < 0.0 or (x == 0.0 and math.copysign(1.0, x) < 0.0) else repr(x)
+    if math.isnan(x):
+        return "NAN"
+    return "INF" if x > 0.0 else "(-INF)"
+
+
+def _trusted(op: Op) -> bool:
+    """Whether ``op`` is an operation of micrograph's own table (whose templates and names may go into code)."""
+    if OPS.get(op.name) is op:
+        return True
+    return op.name == "pow" and op.param is not None and op.arity == 1 and pow_const(op.param) is op
+
+
+class _Generator:
+    """Writes the statements of G and B; names every node; splits the statements into parts."""
+
+    def __init__(self, g: Graph, backward: list[Value]) -> None:
+        self.g = g
+        self.backward = backward
+        self.names: dict[Value, str] = {}  # node -> identifier or number
+        self.book: dict[Value, str] = {}  # node -> the book's name, for comments
+        self.functions: dict[Any, str] = {}  # an Op's numeric f -> its name in the namespace
+        self.namespace: dict[str, Any] = {"math": math, "INF": math.inf, "NAN": math.nan}
+        self.header: list[str] = []
+
+    # --- names ------------------------------------------------------------------------------------
+    def _name_nodes(self) -> list[Value]:
+        """Name G's nodes u1..un and B's nodes; return B's computed nodes in topological order."""
+        g = self.g
+        index = g.index
+        for i, v in enumerate(g.nodes):
+            self.names[v] = f"u{i + 1}"
+            self.book[v] = f"u({i + 1})"
+        order = [v for v in topological_order(self.backward) if v not in index]
+        m = len(g.nodes)
+        computed = []
+        for v in order:
+            if v.op is None:  # a constant of B (the seed 1, a rule's 1.0 ...): written as a number
+                self.names[v] = self.book[v] = _number(v.data)
+                continue
+            of = v.grad_of
+            if of is not None and of in index:  # a grad_table entry: dz/du(k)
+                k = index[of] + 1
+                self.names[v] = f"grad_u{k}"
+                self.book[v] = f"grad_table[u({k})]"
+            else:
+                m += 1
+                self.names[v] = f"u{m}"
+                self.book[v] = f"u({m}) of B"
+            computed.append(v)
+        return computed
+
+    def _function(self, op: Op) -> str:
+        """The namespace name bound to ``op.f`` (for operations without a code template)."""
+        name = self.functions.get(op.f)
+        if name is None:
+            if _trusted(op) and op.param is None:
+                name = f"f_{op.name}"
+            else:
+                name = f"f_{len(self.functions) + 1}"
+            self.functions[op.f] = name
+            self.namespace[name] = op.f
+            self.header.append(f"# {name}: the numeric function f of {self._op_text(op)}")
+        return name
+
+    @staticmethod
+    def _op_text(op: Op) -> str:
+        if not _trusted(op):
+            return "an operation outside micrograph's table"
+        return op.name if op.param is None else f"pow_const({op.param!r})"
+
+    # --- one statement per node: the generator used for G and for B --------------------------------
+    def statement(self, v: Value) -> str:
+        """``name = expression  # comment`` for a computed node v (of G or of B)."""
+        op = v.op
+        args = [self.names[p] for p in v.inputs]
+        template = op.code if _trusted(op) else None
+        if template is not None:
+            expr = template.format(*args)
+        else:
+            expr = f"{self._function(op)}({', '.join(args)})"
+        shown = ", ".join(self.book[p] for p in v.inputs)
+        return f"{self.names[v]} = {expr}  # {self.book[v]} = {self._op_text(op)}({shown})"
+
+    def _leaf(self, v: Value) -> str:
+        j = self.g.index[v]
+        what = f"constant {_number(v.data)}" if v.is_constant else "variable"
+        return f"u{j + 1} = x[{j}]  # u({j + 1}) <- x_{j + 1}, an input ({what})"
+
+    # --- the source ---------------------------------------------------------------------------------
+    def generate(self, part_size: int) -> tuple[str, list[str], int, dict[str, Any]]:
+        """Return (source, the source of each function, number of node statements, namespace)."""
+        g = self.g
+        n_i = g.n_inputs
+        b_nodes = self._name_nodes()
+        computed = g.nodes[n_i:] + b_nodes  # G's u(n_i+1)..u(n), then B's nodes
+        n_forward = len(g.nodes) - n_i
+        lines = [self.statement(v) for v in computed]  # the same generator for G and B
+        returned = [g.output, *self.backward]
+
+        chunks = [list(range(s, min(s + part_size, len(computed)))) for s in range(0, len(computed), part_size)]
+        if not chunks:
+            chunks = [[]]
+        part_of: dict[Value, int] = {v: k for k, chunk in enumerate(chunks) for v in (computed[s] for s in chunk)}
+        leaves: list[dict[int, None]] = [{} for _ in range(len(chunks) + 1)]  # per part: input positions used
+        live_in: list[dict[Value, None]] = [{} for _ in range(len(chunks) + 1)]
+        live_out: list[dict[Value, None]] = [{} for _ in chunks]
+        index = g.index
+
+        def use(node: Value, k: int) -> None:
+            j = index.get(node)
+            if j is not None and j < n_i:
+                leaves[k][j] = None
+            elif node in part_of and part_of[node] != k:
+                live_in[k][node] = None
+                live_out[part_of[node]][node] = None
+
+        for k, chunk in enumerate(chunks):
+            for s in chunk:
+                for p in computed[s].inputs:
+                    use(p, k)
+        main = len(chunks)
+        for v in returned:
+            use(v, main)
+
+        names = self.names
+        result = f"{names[g.output]}, [{', '.join(names[w] for w in self.backward)}]"
+        single = len(chunks) == 1
+        texts: list[str] = []
+        for k, chunk in enumerate(chunks):
+            body: list[str] = []
+            if single:
+                body += [self._leaf(g.nodes[j]) for j in sorted(leaves[k].keys() | leaves[main].keys())]
+            else:
+                body += [self._leaf(g.nodes[j]) for j in sorted(leaves[k])]
+            for s in chunk:
+                if s == 0 and n_forward:
+                    body.append("# Algorithm 6.1: u(i) <- f(i)(Pa(u(i))) for i = n_i+1, ..., n")
+                if s == n_forward:
+                    body.append(
+                        "# Algorithm 6.2 as the backward subgraph B (built by Algorithms 6.5 and 6.6), "
+                        "written by the same generator"
+                    )
+                body.append(lines[s])
+            sums = [names[computed[s]] for s in chunk]
+            body.append("# every computed value is added up: an inf or nan anywhere makes the sum inf or nan")
+            for t in range(0, len(sums), _CHECK_TERMS):
+                body.append("check = check + " + " + ".join(sums[t : t + _CHECK_TERMS]))
+            if single:
+                texts.append(
+                    f"def {FUNCTION}(x):\n    check = 0.0\n"
+                    + "".join(f"    {line}\n" for line in body)
+                    + f"    return {result}, check\n"
+                )
+            else:
+                params = ", ".join(["x", *(names[v] for v in live_in[k]), "check"])
+                outs = ", ".join([*(names[v] for v in live_out[k]), "check"])
+                texts.append(
+                    f"def part_{k + 1}({params}):\n"
+                    + "".join(f"    {line}\n" for line in body)
+                    + f"    return {outs}\n"
+                )
+        if not single:
+            body = ["check = 0.0"]
+            body += [self._leaf(g.nodes[j]) for j in sorted(leaves[main])]
+            for k in range(len(chunks)):
+                params = ", ".join(["x", *(names[v] for v in live_in[k]), "check"])
+                outs = ", ".join([*(names[v] for v in live_out[k]), "check"])
+                body.append(f"{outs} = part_{k + 1}({params})")
+            body.append(f"return {result}, check")
+            texts.append(f"def {FUNCTION}(x):\n" + "".join(f"    {line}\n" for line in body))
+
+        header = [
+            "# Generated by micrograph.compile_graph: Algorithms 6.1 and 6.2 of Goodfellow, Bengio & Courville",
+            f"# (2016), Deep Learning, section 6.5, written out for a graph of n = {len(g.nodes)} nodes, n_i = {n_i}",
+            f"# inputs, and its backward subgraph B of {len(b_nodes)} computed nodes.",
+            f"# {FUNCTION}(x): x holds u(1)..u(n_i); returns (u(n), [dz/dw for w in wrt], check).",
+            *self.header,
+        ]
+        source = "\n".join(header) + "\n\n\n" + "\n\n".join(texts)
+        return source, texts, len(computed) + n_i, self.namespace
+
+
+def _build(texts: list[str], namespace: dict[str, Any]) -> Any:
+    """Compile every function's text on its own (bounded compiler memory) into one namespace."""
+    for k, text in enumerate(texts):
+        exec(compile(text, f"<micrograph compiled graph, part {k + 1}>", "exec"), namespace)
+    return namespace[FUNCTION]

@@ -1,0 +1,277 @@
+"""The compiler (micrograph.compile): straight-line code for G and B gives Algorithms 6.1/6.2's numbers.
+
+Oracles: the interpreted Algorithm 6.1 (``Graph.forward``) and Algorithm 6.2 (``Graph.backprop``) on the
+same graph, on the whole catalogue, on random DAGs (hypothesis), and at a second point (new numbers,
+same structure: the replay the compiler exists for).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from catalogue import CATALOGUE, Case
+from hypothesis import given
+from strategies import DAG_SETTINGS, dag_cases
+
+from micrograph import DomainError, Graph, Value, compile_graph, grad
+from micrograph.compile import CompiledGraph, _number
+from micrograph.engine import as_value
+from micrograph.graph import topological_order
+from micrograph.ops import STEP, Op
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def interpreted(g: Graph, wrt: list[Value], values: list[float]) -> tuple[float, list[float]]:
+    """Algorithms 6.1 and 6.2 on the graph, the oracle (changes the nodes' .data)."""
+    z = g.forward(values)
+    table = g.backprop()
+    return z, [table[w] if w in table else 0.0 for w in wrt]
+
+
+def check_same(g: Graph, wrt: list[Value], f: CompiledGraph, values: list[float]) -> None:
+    value, grads = f(values)
+    z, expected = interpreted(g, wrt, values)
+    assert close(value, z), (value, z)
+    assert len(grads) == len(wrt)
+    for k, (a, b) in enumerate(zip(grads, expected)):
+        assert close(a, b), (k, a, b)
+
+
+def check_case(case: Case, part_size: int = 5000) -> None:
+    z, xs = case.build_values()
+    g = Graph(z)
+    f = compile_graph(g, xs, part_size=part_size)
+    variables = g.variables
+    for point in (case.point, case.other_point):
+        by_var = dict(zip(xs, point))
+        values = [by_var.get(v, v.data) for v in variables]  # variables order (every x is a variable of G)
+        check_same(g, xs, f, values)
+
+
+# --- same numbers ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CATALOGUE, ids=[c.name for c in CATALOGUE])
+def test_catalogue_matches_algorithms_6_1_and_6_2(case: Case) -> None:
+    check_case(case)
+
+
+@pytest.mark.parametrize("case", CATALOGUE[::3], ids=[c.name for c in CATALOGUE[::3]])
+def test_catalogue_split_into_parts_matches(case: Case) -> None:
+    check_case(case, part_size=2)
+
+
+@DAG_SETTINGS
+@given(dag_cases())
+def test_random_dags_match(case: Case) -> None:
+    check_case(case)
+
+
+@DAG_SETTINGS
+@given(dag_cases(max_steps=12))
+def test_random_dags_in_small_parts_match(case: Case) -> None:
+    check_case(case, part_size=3)
+
+
+def test_second_derivative_compiles_b_as_an_ordinary_graph() -> None:
+    x = Value(0.7, label="x")
+    y = Value(-0.4, label="y")
+    z = (x * y).tanh() * x + (x * x).sin()
+    dz_dx = grad(z, x)
+    g = Graph(dz_dx)  # B is an ordinary graph: compile it, differentiate it again
+    f = compile_graph(g, [x, y])
+    for point in ({x: 0.7, y: -0.4}, {x: -1.1, y: 0.3}):
+        value, grads = f(point)
+        g.forward(point)
+        table = g.backprop()
+        assert close(value, g.output.data)
+        assert close(grads[0], table[x]) and close(grads[1], table[y])
+
+
+# --- calling convention ------------------------------------------------------------------------------
+
+
+def _example() -> tuple[Value, Value, Value, Graph]:
+    x = Value(0.3, label="x")
+    w = Value(-1.2, label="w")
+    z = (x * w + 2.0).tanh() * x + (x / w).exp()
+    return x, w, z, Graph(z)
+
+
+def test_inputs_as_mapping_sequence_or_variables_and_defaults_from_data() -> None:
+    x, w, z, g = _example()
+    f = compile_graph(g, [x, w])
+    full = [v.data for v in g.inputs]
+    full[g.index[x]] = 0.5
+    by_map = f({x: 0.5})
+    assert by_map == f(full)
+    assert by_map == f([0.5 if v is x else v.data for v in g.variables])
+    w.data = 2.0  # an SGD-style update of a leaf's .data is seen by the next call
+    assert f({x: 0.5}) != by_map
+    check_same(g, [x, w], f, [0.5, 2.0])
+    with pytest.raises(ValueError, match="not a node of this graph"):
+        f({Value(1.0): 2.0})
+    with pytest.raises(ValueError, match="values"):
+        f([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    with pytest.raises(ValueError, match="evaluate"):
+        f.evaluate([1.0])
+
+
+def test_changes_no_node() -> None:
+    x, w, z, g = _example()
+    f = compile_graph(g, [x, w])
+    before = [(v.data, v.grad) for v in g.nodes]
+    f({x: 0.9, w: 0.1})
+    assert [(v.data, v.grad) for v in g.nodes] == before
+    with pytest.raises(DomainError):
+        f({w: 0.0})  # the interpreter re-run that produces the error restores every .data
+    assert [(v.data, v.grad) for v in g.nodes] == before
+
+
+def test_gradient_with_respect_to_output_inner_node_and_foreign_node() -> None:
+    x, w, z, g = _example()
+    inner = z.inputs[0]
+    stranger = Value(5.0)
+    f = compile_graph(g, [z, inner, stranger, x])
+    value, grads = f()
+    table = g.backprop()
+    assert grads[0] == 1.0 and grads[2] == 0.0
+    assert close(grads[1], table[inner]) and close(grads[3], table[x])
+    assert value == z.data
+
+
+def test_a_single_leaf_graph() -> None:
+    x = Value(2.5)
+    f = compile_graph(Graph(x), [x])
+    assert f({x: 4.0}) == (4.0, [1.0])
+
+
+# --- the source ---------------------------------------------------------------------------------------
+
+
+def test_source_is_one_commented_statement_per_node_with_book_names() -> None:
+    x, w, z, g = _example()
+    f = compile_graph(g, [x, w])
+    lines = [line.strip() for line in f.source.splitlines()]
+    statements = [line for line in lines if re.match(r"^(grad_)?u\d+ = ", line)]
+    b_nodes = [v for v in topological_order(f.backward) if v not in g.index and v.op is not None]
+    assert len(statements) == len(g.nodes) + len(b_nodes)  # one per node of G, one per computed node of B
+    for i in range(1, len(g.nodes) + 1):  # u1..un in order, each once
+        assert sum(1 for s in statements if s.startswith(f"u{i} = ")) == 1
+    assert [s.split(" = ")[0] for s in statements[: len(g.nodes)]] == [f"u{i}" for i in range(1, len(g.nodes) + 1)]
+    assert all("  # " in s for s in statements)
+    assert "grad_u1 = " in f.source and "grad_u2 = " in f.source
+    assert "math.tanh(" in f.source and "math.exp(" in f.source  # templates of the operation table
+    assert f"u{len(g.nodes)} = " in f.source
+    compile(f.source, "<test>", "exec")  # the whole source is valid Python as shown
+
+
+def test_labels_never_go_into_the_code() -> None:
+    evil = "x\nimport os; os.system('echo pwned')  # \u2028"
+    x = Value(0.5, label=evil)
+    y = Value(1.5, label="'''; raise SystemExit")
+    z = (x * y).tanh() + x.relu()
+    z.label = "__import__('os')"
+    f = compile_graph(Graph(z), [x, y])
+    for text in ("import os", "pwned", "SystemExit", "__import__", "'''"):
+        assert text not in f.source
+    allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ .,:;&()[]=+-*/<>#\n")
+    assert set(f.source) <= allowed, set(f.source) - allowed
+
+
+def test_an_operation_outside_the_table_is_called_not_templated() -> None:
+    evil = Op(
+        "evil\nimport os", "e", 1, lambda v: 2.0 * v, (lambda v, out: 2.0,),
+        code="__import__('os').system('echo pwned')",
+    )  # fmt: skip
+    x = Value(0.25)
+    z = evil(x) * x
+    f = compile_graph(Graph(z), [x])
+    assert "__import__" not in f.source and "import os" not in f.source
+    assert f({x: 3.0}) == (18.0, [12.0])
+
+
+def test_numbers_are_written_with_repr_and_non_finite_ones_by_name() -> None:
+    assert _number(0.1) == "0.1" and _number(-2.5) == "(-2.5)" and _number(-0.0) == "(-0.0)"
+    assert _number(math.inf) == "INF" and _number(-math.inf) == "(-INF)" and _number(math.nan) == "NAN"
+    c = as_value(math.inf)  # a constant leaf holding inf: step(inf) = 1 is finite
+    x = Value(0.5)
+    z = STEP(c) * x
+    f = compile_graph(Graph(z), [x])
+    assert "constant INF" in f.source
+    assert f({x: 3.0}) == (3.0, [1.0])
+
+
+# --- errors are the interpreter's ---------------------------------------------------------------------
+
+
+def _same_error(g: Graph, f: CompiledGraph, values: dict[Value, float]) -> str:
+    with pytest.raises(DomainError) as compiled:
+        f(values)
+    with pytest.raises(DomainError) as expected:
+        g.forward(values)
+        g.backprop()
+    assert str(compiled.value) == str(expected.value)
+    return str(compiled.value)
+
+
+def test_domain_errors_are_those_of_algorithms_6_1_and_6_2() -> None:
+    x = Value(2.0, label="x")
+    y = Value(3.0, label="y")
+    z = (x * y).log() + (y / (x - 1.0)) + (y - 1.0).sqrt() + (x * 10.0).exp()
+    g = Graph(z)
+    f = compile_graph(g, [x, y])
+    assert "log" in _same_error(g, f, {x: -2.0})  # log of a negative number, naming the node
+    assert "div" in _same_error(g, f, {x: 1.0, y: 1.5})  # division by zero
+    assert "sqrt" in _same_error(g, f, {y: 0.5})  # sqrt of a negative number
+    assert "exp" in _same_error(g, f, {x: 100.0})  # overflow
+    assert "u" in _same_error(g, f, {x: -2.0})
+    s = Value(4.0, label="s")
+    r = (s - 4.0 + 1.0).sqrt() * s  # fine forward; at s = 3 the sqrt argument is 0: its derivative 0.5/0
+    g2 = Graph(r)
+    f2 = compile_graph(g2, [s])
+    assert "Algorithm 6.2" in _same_error(g2, f2, {s: 3.0})
+
+
+def test_non_finite_intermediate_is_caught_even_when_masked() -> None:
+    x = Value(1e-20, label="x")
+    z = (x * 1e300 * 1e10).relu() * 0.0 + x  # for x < 0 relu masks -inf; Algorithm 6.1 still rejects it
+    g = Graph(z)
+    f = compile_graph(g, [x])
+    _same_error(g, f, {x: -1.0})
+
+
+# --- deep graphs -----------------------------------------------------------------------------------
+
+
+def test_a_100000_node_chain_compiles_in_parts() -> None:
+    x = Value(0.5, label="x")
+    u = x
+    for _ in range(20_000):  # 5 nodes per step: u * 0.999 (+ its constant), + 0.1 (+ its constant), relu
+        u = (u * 0.999 + 0.1).relu()
+    g = Graph(u)
+    assert len(g.nodes) == 100_001
+    f = compile_graph(g, [x])
+    assert f.parts > 1
+    value, grads = f({x: 0.25})
+    z, expected = interpreted(g, [x], [0.25])
+    assert close(value, z) and close(grads[0], expected[0])
+
+
+def test_benchmark_script_runs_quick() -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "micrograd" in out.stdout and "compiled" in out.stdout and "ns/op" in out.stdout
