@@ -464,6 +464,10 @@ def checkpoint_grad(z: Value, w: Value, k: int | None = None) -> NaiveResult:
     (the checkpoints below the current segment plus the segment itself) instead of n, for about one
     extra forward pass (each value outside the checkpoints and the last segment is recomputed once).
     k = 1 stores every used value; k >= n is one segment: back-propagation with every value stored.
+    Exactly, on a chain of n >= 2 nodes cut into m = ceil(n/k) >= 2 segments, the last of r = n - (m-1)k
+    nodes: ``peak_values`` = max(m - 2 + k, m - 1 + r) and ``recomputed`` = (m - 1)(k - 1) - 1 for
+    k >= 2 (each earlier segment recomputes its k nodes but its checkpoint, and the first holds the leaf
+    w, which is read, not computed), 0 for k = 1.
 
     Counts: ``local_derivatives`` = the number of edges of G' (as :func:`store_grad`); ``recomputed`` =
     the values recomputed during the backward pass; ``peak_values`` = the peak number of forward values
