@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from micrograph.backprop import backprop_list, grad
 from micrograph.engine import Value
@@ -45,7 +45,7 @@ from micrograph.ops import OPS, Op, pow_const
 __all__ = ["CompiledGraph", "compile_graph"]
 
 FUNCTION = "forward_backward"
-"""The name of the generated function: ``forward_backward(x) -> (u(n), [dz/dwrt...], check sum)``."""
+"""The generated function: ``forward_backward(x) -> (u(n), [dz/dw for w in wrt], [kept], check sum)``."""
 
 _CHECK_TERMS = 10
 """How many values one check-sum statement adds up (keeps each line short)."""
@@ -61,6 +61,7 @@ class CompiledGraph:
         wrt (list[Value]): the nodes the gradients are taken with respect to, in the order returned.
         source (str): the generated Python source (one statement per node, commented).
         backward (list[Value]): the gradient nodes of B returned by :func:`micrograph.grad`, in wrt order.
+        keep (list[Value]): nodes of G whose values :meth:`evaluate_all` returns too.
         n_statements (int): how many node statements the source has (G's and B's, inputs included).
         parts (int): how many functions the source was split into (1 unless the graph is large).
         compile_seconds (float): the time :func:`compile_graph` took, in seconds.
@@ -68,14 +69,18 @@ class CompiledGraph:
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 and 6.5.6.
     """
 
-    __slots__ = ("graph", "wrt", "source", "backward", "n_statements", "parts", "compile_seconds", "_fn")
+    __slots__ = (
+        "graph", "wrt", "keep", "source", "backward", "n_statements", "parts", "compile_seconds", "_fn",
+    )  # fmt: skip
 
     def __init__(
-        self, graph: Graph, wrt: list[Value], source: str, backward: list[Value],
-        fn: Callable[[Sequence[float]], tuple[float, list[float], float]], n_statements: int, parts: int,
+        self, graph: Graph, wrt: list[Value], keep: list[Value], source: str, backward: list[Value],
+        fn: Callable[[Sequence[float]], tuple[float, list[float], list[float], float]], n_statements: int,
+        parts: int,
     ) -> None:  # fmt: skip
         self.graph = graph
         self.wrt = wrt
+        self.keep = keep
         self.source = source
         self.backward = backward
         self._fn = fn
@@ -107,7 +112,7 @@ class CompiledGraph:
         return self.evaluate(input_values(self.graph, values)[: self.graph.n_inputs])
 
     def evaluate(self, x: Sequence[float]) -> tuple[float, list[float]]:
-        """The fast path of ``f(values)``: ``x`` holds one float per input u(1)..u(n_i), in ``graph.inputs`` order.
+        """The fast path of ``f(values)``: ``x`` holds u(1)..u(n_i) as floats, in ``graph.inputs`` order.
 
         No parsing and no checks of the numbers: this is what a training loop calls once it has the
         input list (e.g. ``[v.data for v in graph.inputs]`` with an example's features written in).
@@ -122,17 +127,29 @@ class CompiledGraph:
             ValueError: if ``len(x)`` is not n_i.
             DomainError: as :meth:`__call__`.
         """
-        if len(x) != self.graph.n_inputs:
-            raise ValueError(f"evaluate: got {len(x)} values for the {self.graph.n_inputs} inputs of {self.graph!r}")
-        try:
-            value, grads, check = self._fn(x)
-        except (ArithmeticError, ValueError):  # an operation outside its domain
-            check = math.nan
-        if check - check != 0.0:  # some value is inf or nan (or the sum overflowed): let the interpreter decide
-            return self._interpreted(x)
+        value, grads, _ = self.evaluate_all(x)
         return value, grads
 
-    def _interpreted(self, x: Sequence[float]) -> tuple[float, list[float]]:
+    def evaluate_all(self, x: Sequence[float]) -> tuple[float, list[float], list[float]]:
+        """:meth:`evaluate`, also returning the values of the ``keep`` nodes: ``(value, grads, kept)``.
+
+        Raises:
+            ValueError, DomainError: as :meth:`evaluate`.
+        """
+        if len(x) != self.graph.n_inputs:
+            raise ValueError(
+                f"evaluate: got {len(x)} values for the {self.graph.n_inputs} inputs of {self.graph!r}"
+            )
+        try:
+            value, grads, kept, check = self._fn(x)
+        except (ArithmeticError, ValueError):  # an operation outside its domain
+            check = math.nan
+        # some value is inf or nan (or the check sum overflowed): the interpreter decides
+        if check - check != 0.0:
+            return self._interpreted(x)
+        return value, grads, kept
+
+    def _interpreted(self, x: Sequence[float]) -> tuple[float, list[float], list[float]]:
         """Algorithms 6.1 and 6.2 on the graph itself, with every node's ``.data`` restored afterwards.
 
         Raises exactly what they raise; returns their numbers when they succeed.
@@ -141,16 +158,19 @@ class CompiledGraph:
         saved = [v.data for v in g.nodes]
         try:
             value = g.forward(list(x))
+            kept = [v.data for v in self.keep]
             table, _ = backprop_list(g)
         finally:
             with paused_gc():
                 for v, d in zip(g.nodes, saved):
                     v.data = d
         index = g.index
-        return value, [table[index[w]] if w in index else 0.0 for w in self.wrt]
+        return value, [table[index[w]] if w in index else 0.0 for w in self.wrt], kept
 
 
-def compile_graph(g: Graph, wrt: Sequence[Value], *, part_size: int = 5000) -> CompiledGraph:
+def compile_graph(
+    g: Graph, wrt: Sequence[Value], *, keep: Sequence[Value] = (), part_size: int = 5000
+) -> CompiledGraph:
     """Compile G and its backward subgraph B to one Python function: ``f(values) -> (z, grads)``.
 
     B is built by :func:`micrograph.grad` (Algorithms 6.5/6.6) on G's nodes; G's nodes u(1)..u(n) and then
@@ -160,6 +180,8 @@ def compile_graph(g: Graph, wrt: Sequence[Value], *, part_size: int = 5000) -> C
         g: the graph G (its output is z).
         wrt: the nodes to differentiate with respect to (usually leaves of G: variables, parameters).
             A node z does not depend on gets a gradient of 0.
+        keep: nodes of G whose values :meth:`CompiledGraph.evaluate_all` also returns (e.g. a model's
+            output inside a loss graph).
         part_size: the most node statements one generated function holds; larger graphs are split into
             parts, each compiled on its own, which bounds the memory Python's compiler needs.
 
@@ -168,7 +190,7 @@ def compile_graph(g: Graph, wrt: Sequence[Value], *, part_size: int = 5000) -> C
 
     Raises:
         TypeError: if ``g`` is not a Graph or an element of ``wrt`` is not a Value.
-        ValueError: if ``wrt`` is empty or ``part_size < 1``.
+        ValueError: if ``wrt`` is empty, ``part_size < 1`` or a ``keep`` node is not in G.
         DomainError: if B cannot be built at the graph's current values (a local derivative that does not
             exist there, such as sqrt's at 0): :func:`micrograph.grad` evaluates B's nodes as it builds them.
 
@@ -182,11 +204,15 @@ def compile_graph(g: Graph, wrt: Sequence[Value], *, part_size: int = 5000) -> C
     if part_size < 1:
         raise ValueError(f"compile_graph: part_size must be at least 1, got {part_size!r}")
     targets = list(wrt)
+    kept = list(keep)
+    for v in kept:
+        if v not in g.index:
+            raise ValueError(f"compile_graph: keep={v!r} is not a node of {g!r}")
     backward = grad(g.output, targets)  # B: Algorithms 6.5 and 6.6, the same derivative rules as 6.2
     with paused_gc():
-        source, parts, n_statements, namespace = _Generator(g, backward).generate(part_size)
+        source, parts, n_statements, namespace = _Generator(g, backward, kept).generate(part_size)
         fn = _build(parts, namespace)
-    f = CompiledGraph(g, targets, source, backward, fn, n_statements, len(parts) - 1 or 1)
+    f = CompiledGraph(g, targets, kept, source, backward, fn, n_statements, len(parts) - 1 or 1)
     f.compile_seconds = time.perf_counter() - start
     return f
 
@@ -205,7 +231,7 @@ def _number(x: float) -> str:
 
 
 def _trusted(op: Op) -> bool:
-    """Whether ``op`` is an operation of micrograph's own table (whose templates and names may go into code)."""
+    """Whether ``op`` is an operation of micrograph's own table (whose template and name may go into code)."""
     if OPS.get(op.name) is op:
         return True
     return op.name == "pow" and op.param is not None and op.arity == 1 and pow_const(op.param) is op
@@ -214,9 +240,10 @@ def _trusted(op: Op) -> bool:
 class _Generator:
     """Writes the statements of G and B; names every node; splits the statements into parts."""
 
-    def __init__(self, g: Graph, backward: list[Value]) -> None:
+    def __init__(self, g: Graph, backward: list[Value], keep: list[Value]) -> None:
         self.g = g
         self.backward = backward
+        self.keep = keep
         self.names: dict[Value, str] = {}  # node -> identifier or number
         self.book: dict[Value, str] = {}  # node -> the book's name, for comments
         self.functions: dict[Any, str] = {}  # an Op's numeric f -> its name in the namespace
@@ -296,12 +323,11 @@ class _Generator:
         computed = g.nodes[n_i:] + b_nodes  # G's u(n_i+1)..u(n), then B's nodes
         n_forward = len(g.nodes) - n_i
         lines = [self.statement(v) for v in computed]  # the same generator for G and B
-        returned = [g.output, *self.backward]
+        returned = [g.output, *self.backward, *self.keep]
 
-        chunks = [list(range(s, min(s + part_size, len(computed)))) for s in range(0, len(computed), part_size)]
-        if not chunks:
-            chunks = [[]]
-        part_of: dict[Value, int] = {v: k for k, chunk in enumerate(chunks) for v in (computed[s] for s in chunk)}
+        total = len(computed)
+        chunks = [list(range(s, min(s + part_size, total))) for s in range(0, total, part_size)] or [[]]
+        part_of: dict[Value, int] = {computed[s]: k for k, chunk in enumerate(chunks) for s in chunk}
         leaves: list[dict[int, None]] = [{} for _ in range(len(chunks) + 1)]  # per part: input positions used
         live_in: list[dict[Value, None]] = [{} for _ in range(len(chunks) + 1)]
         live_out: list[dict[Value, None]] = [{} for _ in chunks]
@@ -324,7 +350,10 @@ class _Generator:
             use(v, main)
 
         names = self.names
-        result = f"{names[g.output]}, [{', '.join(names[w] for w in self.backward)}]"
+        result = (
+            f"{names[g.output]}, [{', '.join(names[w] for w in self.backward)}], "
+            f"[{', '.join(names[v] for v in self.keep)}]"
+        )
         single = len(chunks) == 1
         texts: list[str] = []
         for k, chunk in enumerate(chunks):
@@ -371,10 +400,11 @@ class _Generator:
             texts.append(f"def {FUNCTION}(x):\n" + "".join(f"    {line}\n" for line in body))
 
         header = [
-            "# Generated by micrograph.compile_graph: Algorithms 6.1 and 6.2 of Goodfellow, Bengio & Courville",
-            f"# (2016), Deep Learning, section 6.5, written out for a graph of n = {len(g.nodes)} nodes, n_i = {n_i}",
-            f"# inputs, and its backward subgraph B of {len(b_nodes)} computed nodes.",
-            f"# {FUNCTION}(x): x holds u(1)..u(n_i); returns (u(n), [dz/dw for w in wrt], check).",
+            "# Generated by micrograph.compile_graph: Algorithms 6.1 and 6.2 of Goodfellow, Bengio &",
+            "# Courville (2016), Deep Learning, section 6.5, written out for a graph G of",
+            f"# n = {len(g.nodes)} nodes, n_i = {n_i} inputs, and its backward subgraph B of",
+            f"# {len(b_nodes)} computed nodes.",
+            f"# {FUNCTION}(x): x holds u(1)..u(n_i); returns (u(n), [dz/dw for w in wrt], [kept], check).",
             *self.header,
         ]
         source = "\n".join(header) + "\n\n\n" + "\n\n".join(texts)

@@ -109,7 +109,7 @@ def _example() -> tuple[Value, Value, Value, Graph]:
 
 
 def test_inputs_as_mapping_sequence_or_variables_and_defaults_from_data() -> None:
-    x, w, z, g = _example()
+    x, w, _, g = _example()
     f = compile_graph(g, [x, w])
     full = [v.data for v in g.inputs]
     full[g.index[x]] = 0.5
@@ -128,7 +128,7 @@ def test_inputs_as_mapping_sequence_or_variables_and_defaults_from_data() -> Non
 
 
 def test_changes_no_node() -> None:
-    x, w, z, g = _example()
+    x, w, _, g = _example()
     f = compile_graph(g, [x, w])
     before = [(v.data, v.grad) for v in g.nodes]
     f({x: 0.9, w: 0.1})
@@ -139,7 +139,7 @@ def test_changes_no_node() -> None:
 
 
 def test_gradient_with_respect_to_output_inner_node_and_foreign_node() -> None:
-    x, w, z, g = _example()
+    x, _, z, g = _example()
     inner = z.inputs[0]
     stranger = Value(5.0)
     f = compile_graph(g, [z, inner, stranger, x])
@@ -160,7 +160,7 @@ def test_a_single_leaf_graph() -> None:
 
 
 def test_source_is_one_commented_statement_per_node_with_book_names() -> None:
-    x, w, z, g = _example()
+    x, w, _, g = _example()
     f = compile_graph(g, [x, w])
     lines = [line.strip() for line in f.source.splitlines()]
     statements = [line for line in lines if re.match(r"^(grad_)?u\d+ = ", line)]
@@ -168,7 +168,8 @@ def test_source_is_one_commented_statement_per_node_with_book_names() -> None:
     assert len(statements) == len(g.nodes) + len(b_nodes)  # one per node of G, one per computed node of B
     for i in range(1, len(g.nodes) + 1):  # u1..un in order, each once
         assert sum(1 for s in statements if s.startswith(f"u{i} = ")) == 1
-    assert [s.split(" = ")[0] for s in statements[: len(g.nodes)]] == [f"u{i}" for i in range(1, len(g.nodes) + 1)]
+    names = [s.split(" = ")[0] for s in statements[: len(g.nodes)]]
+    assert names == [f"u{i}" for i in range(1, len(g.nodes) + 1)]
     assert all("  # " in s for s in statements)
     assert "grad_u1 = " in f.source and "grad_u2 = " in f.source
     assert "math.tanh(" in f.source and "math.exp(" in f.source  # templates of the operation table
@@ -275,3 +276,56 @@ def test_benchmark_script_runs_quick() -> None:
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     assert "micrograd" in out.stdout and "compiled" in out.stdout and "ns/op" in out.stdout
+
+
+# --- training replays the compiled graph ---------------------------------------------------------------
+
+
+def _train_both(make: object, data: tuple[list[list[float]], list[object]], **kw: object) -> None:
+    from micrograph import nn
+
+    runs = []
+    for compiled in (False, True):
+        model = make()  # type: ignore[operator]
+        history = nn.train(model, data, progress=False, compile=compiled, **kw)  # type: ignore[arg-type]
+        runs.append((history, [p.data for p in model.parameters()]))
+    (h_eager, p_eager), (h_comp, p_comp) = runs
+    for a, b in zip(h_eager.loss + h_eager.accuracy, h_comp.loss + h_comp.accuracy):
+        assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), (a, b)
+    assert len(h_comp.loss) == len(h_eager.loss)
+    for a, b in zip(p_eager, p_comp):
+        assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), (a, b)
+
+
+def test_train_compiled_equals_eager_micrograd_demo_shape() -> None:
+    from micrograph import datasets, nn
+
+    X, y = datasets.moons(n=30, noise=0.1, seed=0)
+    y_pm = [2.0 * t - 1.0 for t in y]
+    _train_both(
+        lambda: nn.MLP(2, [8, 8, 1], seed=1), (X, y_pm), loss="hinge", lr=1.0, epochs=3, l2=1e-4,
+        schedule=lambda k: 1.0 - 0.9 * k / 100, shuffle=False,
+    )  # fmt: skip
+
+
+def test_train_compiled_equals_eager_cross_entropy_momentum_l1_minibatches() -> None:
+    from micrograph import datasets, nn
+
+    X, y = datasets.iris()
+    _train_both(
+        lambda: nn.MLP(4, [6, 3], seed=2), (X[::3], y[::3]), loss="cross_entropy", lr=0.05, epochs=2,
+        batch_size=16, momentum=0.9, l2=1e-3, l1=1e-4,
+    )  # fmt: skip
+
+
+def test_compiled_graph_keeps_requested_values() -> None:
+    x = Value(0.5)
+    h = (x * 3.0).tanh()
+    z = h * h
+    g = Graph(z)
+    f = compile_graph(g, [x], keep=[h, x])
+    value, grads, kept = f.evaluate_all([v.data for v in g.inputs])
+    assert close(grads[0], g.backprop()[x])
+    assert kept == [h.data, 0.5] and value == z.data
+    with pytest.raises(ValueError, match="keep"):
+        compile_graph(g, [x], keep=[Value(1.0)])
