@@ -80,6 +80,17 @@ class NaiveResult:
         """``local_derivatives + recomputed``: the operations counted in plots and budgets."""
         return self.local_derivatives + self.recomputed
 
+    def __str__(self) -> str:
+        """One line for lessons and the terminal, e.g. ``naive: dz/dw = 0.533912, 3 local derivatives
+        + 6 recomputed = 9 operations, at most 2 values held``."""
+        value = "not computed" if self.value is None else f"{self.value:.6g}"
+        text = (
+            f"{self.method}: dz/dw = {value}, {self.local_derivatives:,} local derivatives + "
+            f"{self.recomputed:,} recomputed = {self.operations:,} operations, "
+            f"at most {self.peak_values:,} values held"
+        )
+        return text if self.stopped is None else f"{text} ({self.stopped})"
+
 
 class _Stop(Exception):
     """Raised inside :func:`naive_grad` when its budget is spent."""
@@ -249,9 +260,10 @@ def naive_grad(
     Returns:
         A :class:`NaiveResult` with ``method="naive"``. If the budget stops the sum, ``value`` is None,
         ``complete`` is False and ``stopped`` says how far it got, e.g. ``"stopped by max_operations=2,000,000
-        after 2,000,000 operations (28 local derivatives, 1,999,972 recomputations), 1.1% of the
+        after 2,000,000 operations (0 local derivatives, 2,000,000 recomputations), 1.1% of the
         182,452,230 operations the whole sum needs; 0 of the 1,048,576 paths from w to z summed"``
-        (the ladder of depth 20). The counts are those done when it stopped.
+        (the ladder of depth 20: recomputing z alone, for its first local derivative, takes 3,145,725
+        operations). The counts are those done when it stopped.
         If z does not depend on w the derivative is 0.0, with no operations.
 
     Raises:
