@@ -1,0 +1,201 @@
+"""Lesson 3: repeated subexpressions: the naive chain rule against back-propagation (figure 6.9,
+equations 6.50-6.53), counted, and the blowup plot.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.2-6.5.3, figure 6.9,
+equations 6.50-6.53.
+"""
+
+# The steps take the live namespace as `l`, the name the student's stepper has in the REPL
+# (l = lessons.start(n)), so the code shown for a step is what the student can type: hence E741.
+# ruff: noqa: E741
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import viz
+from viz.text import fmt
+
+from lessons._core import Step, table
+from micrograph import Graph
+from micrograph.families import blowup_rows, chain, expected_counts, ladder
+from micrograph.naive import naive_grad, store_grad
+
+__all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
+
+NUMBER = 3
+TITLE = "Repeated subexpressions: the naive chain rule against back-propagation"
+SECTION = "sections 6.5.2-6.5.3, figure 6.9, equations 6.50-6.53"
+SUMMARY = "Summing over paths recomputes shared subexpressions: quadratic on a chain, exponential on a ladder."
+
+LINES = {
+    "chain": "dz/dw = dz/dy dy/dx dx/dw                      (6.50-6.51)\n"
+    "      = f'(y) f'(x) f'(w)                        (6.52)\n"
+    "      = f'(f(f(w))) f'(f(w)) f'(w)               (6.53)",
+    "naive": "(6.53): recompute f(w), f(f(w)) wherever they appear",
+    "store": "(6.52): compute f(w) once, store it in x; back-propagation",
+    "long": "the naive cost of (6.53) grows with the square of the depth",
+    "ladder": "the number of paths can grow exponentially with the depth (section 6.5.3)",
+    "rows": "back-propagation: one local derivative per edge; naive: one per edge per path",
+    "budget": "naive_grad(z, w, max_operations=...): stop, and say how far it got",
+}
+
+BUDGET = 200_000  # the naive rule's budget per depth in this lesson (operations)
+DEPTH = 14
+
+
+def _chain(l: Any) -> None:
+    l.z, l.w = chain(3, "tanh", 0.5)  # figure 6.9: x = f(w), y = f(x), z = f(y), f = tanh
+    l.graph = Graph(l.z)
+    l.x, l.y = l.graph.nodes[1], l.graph.nodes[2]
+    l.f_prime = [1 - v.data**2 for v in (l.z, l.y, l.x)]  # f'(y), f'(x), f'(w): tanh' = 1 - tanh^2
+
+
+def _chain_text(l: Any) -> str:
+    a, b, c = l.f_prime
+    return (
+        f"Figure 6.9's chain at w = {fmt(l.w.data)}: x = {fmt(l.x.data)}, y = {fmt(l.y.data)}, z = "
+        f"{fmt(l.z.data)}. By the chain rule dz/dw = f'(y) f'(x) f'(w). With f = tanh, f'(a) = 1 - tanh(a)^2, "
+        f"so each factor reuses a stored value: f'(y) = 1 - z^2 = {fmt(a)}, f'(x) = 1 - y^2 = {fmt(b)}, "
+        f"f'(w) = 1 - x^2 = {fmt(c)}; the product is {fmt(a * b * c)}. Equation 6.53 writes the same "
+        f"product without the names x and y: f'(f(f(w))) f'(f(w)) f'(w), recomputing f(w) and f(f(w))."
+    )
+
+
+def _naive(l: Any) -> None:
+    l.naive = naive_grad(l.z, l.w)  # equation 6.53: no table, every subexpression recomputed
+    l.store = store_grad(l.z, l.w)  # equation 6.52: what back-propagation does
+
+
+def _naive_text(l: Any) -> str:
+    n, s = l.naive, l.store
+    return (
+        f"Both give dz/dw = {fmt(n.value)} (naive) and {fmt(s.value)} (store). The naive rule evaluated "
+        f"{n.local_derivatives} local derivatives and recomputed {n.recomputed} forward values: 3 + 2 + 1, "
+        f"because the derivative at each level recomputes everything below it. Back-propagation evaluated "
+        f"{s.local_derivatives} local derivatives and recomputed {s.recomputed}: it reads x, y, z from the "
+        f"forward pass. Memory goes the other way: the naive rule held at most {n.peak_values} values at once, "
+        f"back-propagation {s.peak_values}."
+    )
+
+
+def _long(l: Any) -> None:
+    l.z50, l.w50 = chain(50)
+    l.naive50 = naive_grad(l.z50, l.w50)
+    l.store50 = store_grad(l.z50, l.w50)
+    l.expected50 = expected_counts("chain", 50)  # the closed forms
+
+
+def _long_text(l: Any) -> str:
+    n, s = l.naive50, l.store50
+    return (
+        f"A chain of depth d = 50: the naive rule recomputes {n.recomputed} values, d(d+1)/2 = "
+        f"{50 * 51 // 2} as the closed form says ({l.expected50['naive_recomputed']}), for "
+        f"{n.local_derivatives} local derivatives. Back-propagation: {s.local_derivatives} local derivatives, "
+        f"one per edge, nothing recomputed. Quadratic against linear, on a graph with a single path."
+    )
+
+
+def _ladder(l: Any) -> None:
+    l.zl, l.wl = ladder(4)  # each level uses the previous one twice: u = sin(u) + cos(u)
+    l.ladder_graph = Graph(l.zl)
+    l.ladder_counts = expected_counts("ladder", 4)
+    l.naive_l = naive_grad(l.zl, l.wl)
+    l.store_l = store_grad(l.zl, l.wl)
+
+
+def _ladder_text(l: Any) -> str:
+    c, n, s = l.ladder_counts, l.naive_l, l.store_l
+    return (
+        f"Now a ladder: each level computes sin(u) + cos(u) from the level below, so u is used twice and the "
+        f"number of paths from w to z doubles per level: {c['paths']} paths at depth 4, over a graph of "
+        f"{len(l.ladder_graph.nodes)} nodes and {l.ladder_graph.num_edges} edges. The naive rule sums over "
+        f"every path: {n.operations} operations ({n.local_derivatives} local derivatives, {n.recomputed} "
+        f"recomputations). Back-propagation: {s.operations}. Same answer, {fmt(n.value)} and {fmt(s.value)}."
+    )
+
+
+def _rows(l: Any) -> None:
+    l.rows = blowup_rows("ladder", DEPTH, max_operations=BUDGET)  # depths 1..14, naive vs back-propagation
+
+
+def _rows_text(l: Any) -> str:
+    last = l.rows[-1]
+    measured = [r for r in l.rows if r["naive_complete"]]
+    m = measured[-1]
+    return (
+        f"Depths 1 to {DEPTH}, measured while the naive rule stays within {BUDGET} operations (up to depth "
+        f"{m['depth']}: {m['naive_ops']} operations against {m['backprop_ops']}), then from the closed form. "
+        f"At depth {last['depth']}: {last['paths']} paths, {last['naive_ops']} naive operations, "
+        f"{last['backprop_ops']} for back-propagation. Each level multiplies the naive cost by about "
+        f"{l.rows[-1]['naive_ops'] / l.rows[-2]['naive_ops']:.2f} and adds {last['backprop_ops'] // DEPTH} "
+        f"to back-propagation's."
+    )
+
+
+def _plot(l: Any) -> None:
+    l.plot = viz.plot_blowup(DEPTH)  # both families, log scale
+
+
+def _plot_text(l: Any) -> str:
+    return (
+        "The plot puts both families on a log scale: back-propagation grows linearly in the depth for both; "
+        "the naive rule grows quadratically on the chain and exponentially on the ladder. Points the budget "
+        "stopped are drawn from the closed form (dashed). micrograph blowup --family ladder --max-depth 24 "
+        "draws it deeper."
+    )
+
+
+def _budget(l: Any) -> None:
+    l.z30, l.w30 = ladder(30)
+    l.stopped = naive_grad(l.z30, l.w30, max_operations=100_000)  # 2**30 paths: it would never finish
+    l.store30 = store_grad(l.z30, l.w30)
+
+
+def _budget_text(l: Any) -> str:
+    return (
+        f"On a ladder of depth 30 ({expected_counts('ladder', 30)['paths']} paths) the naive rule cannot "
+        f"finish, so it is given a budget: complete = {l.stopped.complete}; it says: {l.stopped.stopped}. "
+        f"Back-propagation finishes with {l.store30.operations} operations: dz/dw = {fmt(l.store30.value)}."
+    )
+
+
+def _values(l: Any) -> str:
+    if hasattr(l, "stopped"):
+        return ""
+    if hasattr(l, "rows"):
+        rows = [[str(r["depth"]), str(r["paths"]), str(r["naive_ops"]) + ("" if r["naive_complete"] else " *"),
+                 str(r["backprop_ops"])] for r in l.rows]  # fmt: skip
+        return table(rows, ["depth", "paths", "naive ops", "backprop ops"]) + "\n* closed form (budget reached)"
+    results = [("naive (6.53)", l.naive), ("store (6.52)", l.store)] if hasattr(l, "naive") else []
+    if hasattr(l, "naive50"):
+        results += [("naive, d = 50", l.naive50), ("store, d = 50", l.store50)]
+    if hasattr(l, "naive_l"):
+        results += [("naive, ladder 4", l.naive_l), ("store, ladder 4", l.store_l)]
+    if not results:
+        return ""
+    rows = [[name, fmt(r.value), str(r.local_derivatives), str(r.recomputed), str(r.peak_values)]
+            for name, r in results]  # fmt: skip
+    return table(rows, ["method", "dz/dw", "local derivs", "recomputed", "peak values"])
+
+
+def _figure(l: Any) -> Any:
+    if hasattr(l, "stopped"):
+        return None
+    if hasattr(l, "plot"):
+        return l.plot
+    if hasattr(l, "ladder_graph"):
+        return viz.draw(l.ladder_graph, title="ladder of depth 4: 16 paths from w to z")
+    return viz.draw(l.graph, title="figure 6.9: z = f(f(f(w)))")
+
+
+def steps(l: Any) -> Iterator[Step]:
+    """The steps of lesson 3 (see :mod:`lessons._core`)."""
+    yield Step("Figure 6.9: the chain rule on a chain", LINES["chain"], _chain, _chain_text, _values, _figure)
+    yield Step("Naive (6.53) against stored (6.52)", LINES["naive"], _naive, _naive_text, _values, _figure)
+    yield Step("A longer chain: quadratic", LINES["long"], _long, _long_text, _values, _figure)
+    yield Step("A ladder: the paths double per level", LINES["ladder"], _ladder, _ladder_text, _values, _figure)
+    yield Step("Counting depth by depth", LINES["rows"], _rows, _rows_text, _values, _figure)
+    yield Step("The blowup plot", LINES["rows"], _plot, _plot_text, _values, _figure)
+    yield Step("A budget for the naive rule", LINES["budget"], _budget, _budget_text, _values, _figure)

@@ -1,0 +1,207 @@
+"""The tour: every lesson run without stopping, every picture written, one ``index.html`` linking them all.
+
+``micrograph tour --out out/`` calls :func:`run`. For each lesson it steps through every step, writes the
+step's diagram as SVG (a Graphviz drawing) or its plot as PNG (a matplotlib figure), and a page
+``lessonN/index.html`` with the step's text, the book's line, the code that ran and the values. It adds the
+step-through pages of :func:`viz.steps` (Algorithms 6.1 and 6.2, frame by frame) for the graphs of lessons
+1, 2 and 6, and an ``index.html`` that links every file with one line of explanation.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import lessons
+from lessons._core import Stepper, save_figure
+
+__all__ = ["INDEX", "TourResult", "run"]
+
+INDEX = "index.html"
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 70em; margin: 2em auto; padding: 0 1em; color: #222; }
+h1, h2, h3 { font-weight: 600; } code, pre { font-family: ui-monospace, monospace; font-size: 0.92em; }
+pre { background: #f6f6f6; padding: 0.6em 0.9em; overflow-x: auto; } pre.book { background: #eef2ff; }
+.step { border-top: 1px solid #ddd; padding-top: 1em; margin-top: 1.5em; }
+img { max-width: 100%; border: 1px solid #eee; } li { margin: 0.25em 0; } .muted { color: #666; }
+"""
+
+
+@dataclass
+class TourResult:
+    """What a tour wrote.
+
+    Attributes:
+        lessons: lessons run. steps: steps run in total. files: every file written (paths).
+        seconds: wall time of each lesson, by lesson number.
+    """
+
+    lessons: int = 0
+    steps: int = 0
+    files: list[Path] = field(default_factory=list)
+    seconds: dict[int, float] = field(default_factory=dict)
+
+
+@dataclass
+class _Entry:
+    index: int
+    title: str
+    line: str
+    text: str
+    code: str
+    values: str
+    image: str | None  # relative to the lesson's directory
+
+
+def _first_sentence(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    cut = flat.find(". ")
+    s = flat if cut < 0 else flat[: cut + 1]
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _run_lesson(n: int, out: Path, result: TourResult, bar: Any) -> tuple[Stepper, list[_Entry]]:
+    l = lessons.start(n)  # noqa: E741 - the stepper's name in every lesson
+    d = out / f"lesson{n}"
+    d.mkdir(parents=True, exist_ok=True)
+    entries = []
+    while True:
+        if bar is not None:
+            bar.set_postfix_str(f"lesson {n}, step {l.index}")
+        fig = l.figure()
+        image = None
+        if fig is not None:
+            name = f"step{l.index:02d}" + (".svg" if hasattr(fig, "pipe") else ".png")
+            result.files.append(save_figure(fig, d / name, overwrite=True))
+            image = name
+        entries.append(_Entry(l.index, l.step.title, l.step.line, l.text, l.step.code, l.values(), image))
+        result.steps += 1
+        if isinstance(l.next(), str):
+            break
+    page = d / INDEX
+    page.write_text(_lesson_page(l, entries), encoding="utf-8")
+    result.files.append(page)
+    return l, entries
+
+
+def _lesson_page(l: Stepper, entries: list[_Entry]) -> str:
+    e = html.escape
+    parts = [
+        "<!doctype html><html lang='en'><meta charset='utf-8'>",
+        f"<title>Lesson {l.number}: {e(l.title)}</title><style>{_STYLE}</style>",
+        f"<p><a href='../{INDEX}'>← all lessons</a></p>",
+        f"<h1>Lesson {l.number}: {e(l.title)}</h1><p class='muted'>Deep Learning, {e(l.section)}. "
+        f"In a Python REPL: <code>import lessons; l = lessons.start({l.number})</code>, then "
+        f"<code>l.next()</code>.</p>",
+    ]
+    for en in entries:
+        parts.append(f"<div class='step' id='step{en.index}'><h2>Step {en.index}: {e(en.title)}</h2>")
+        if en.line:
+            parts.append(f"<pre class='book'>{e(en.line)}</pre>")
+        parts += [f"<p>{e(' '.join(p.split()))}</p>" for p in en.text.split("\n\n")]
+        if en.code:
+            parts.append(f"<p class='muted'>Code that ran:</p><pre>{e(en.code)}</pre>")
+        if en.values:
+            parts.append(f"<p class='muted'>Values now:</p><pre>{e(en.values)}</pre>")
+        if en.image:
+            parts.append(f"<p><a href='{e(en.image)}'><img src='{e(en.image)}' alt='{e(en.title)}'></a></p>")
+        parts.append("</div>")
+    return "\n".join(parts) + "\n</html>\n"
+
+
+def _flipbooks(out: Path, live: dict[int, Stepper], result: TourResult) -> list[tuple[str, str]]:
+    """viz.steps pages for the graphs of lessons 1, 2 and 6: (file name, one line of explanation)."""
+    import viz
+
+    pages = []
+    wanted = [(1, "z", "steps_lesson1.html", "Algorithms 6.1 and 6.2 frame by frame on lesson 1's z = tanh(x*y + 2*x)"),
+              (2, "z", "steps_lesson2.html", "Algorithms 6.1 and 6.2 frame by frame on lesson 2's z = tanh(x*y + x)"),
+              (6, "z", "steps_figure_6_10.html", "Algorithms 6.1 and 6.2 frame by frame on figure 6.10's "
+               "z = tanh(tanh(tanh(w)))")]  # fmt: skip
+    for n, attr, name, what in wanted:
+        l = live.get(n)  # noqa: E741
+        if l is None or attr not in l.objects():
+            continue
+        result.files.append(Path(viz.steps(getattr(l, attr), out / name, overwrite=True)))
+        pages.append((name, what))
+    return pages
+
+
+def _index(out: Path, runs: list[tuple[Stepper, list[_Entry]]], pages: list[tuple[str, str]], seconds: float) -> str:
+    e = html.escape
+    parts = [
+        "<!doctype html><html lang='en'><meta charset='utf-8'>",
+        f"<title>micrograph tour</title><style>{_STYLE}</style>",
+        "<h1>micrograph: the tour</h1>",
+        "<p>Back-propagation as section 6.5 of <i>Deep Learning</i> (Goodfellow, Bengio &amp; Courville, 2016) "
+        "writes it, run on live objects. Each lesson below has a page with every step's text, the book's line, "
+        "the code that ran and the values it produced; every number was computed during this run. The pictures "
+        "are linked one by one under each lesson.</p>",
+    ]
+    if pages:
+        parts.append("<h2>Step-through pages (use ← →)</h2><ul>")
+        parts += [f"<li><a href='{e(name)}'>{e(name)}</a>: {e(what)}</li>" for name, what in pages]
+        parts.append("</ul>")
+    for l, entries in runs:
+        module = lessons.load(l.number)
+        parts.append(
+            f"<h2>Lesson {l.number}: <a href='lesson{l.number}/{INDEX}'>{e(l.title)}</a></h2>"
+            f"<p class='muted'>{e(l.section)}. {e(module.SUMMARY)}</p><ul>"
+        )
+        for en in entries:
+            if en.image:
+                href = f"lesson{l.number}/{en.image}"
+                parts.append(
+                    f"<li><a href='{e(href)}'>{e(href)}</a>: step {en.index}, {e(en.title)}. "
+                    f"{e(_first_sentence(en.text))}</li>"
+                )
+        parts.append("</ul>")
+    parts.append(f"<p class='muted'>Written by <code>micrograph tour</code> in {seconds:.1f} s.</p></html>")
+    return "\n".join(parts) + "\n"
+
+
+def run(out: str | os.PathLike[str], *, progress: bool = True, only: list[int] | None = None) -> TourResult:
+    """Run every lesson (or those in ``only``), write every picture and page into ``out``; return what was written.
+
+    Args:
+        out: the output directory (created if missing; existing files of an earlier tour are replaced).
+        progress: show a tqdm progress bar on stderr.
+        only: lesson numbers to run, None for all.
+
+    Raises:
+        ValueError: an unknown lesson number in ``only``.
+        viz.GraphvizMissing: Graphviz's ``dot`` is not installed (the ``.dot`` sources are written).
+    """
+    from tqdm import tqdm
+
+    numbers = list(lessons.LESSONS) if only is None else list(only)
+    for n in numbers:
+        lessons.load(n)  # a clear error for an unknown number, before anything is written
+    root = Path(out)
+    root.mkdir(parents=True, exist_ok=True)
+    result = TourResult()
+    t0 = time.perf_counter()
+    runs = []
+    live: dict[int, Stepper] = {}
+    with tqdm(total=len(numbers), desc="tour", unit="lesson", disable=not progress) as bar:
+        for n in numbers:
+            t = time.perf_counter()
+            stepper, entries = _run_lesson(n, root, result, bar)
+            runs.append((stepper, entries))
+            live[n] = stepper
+            result.seconds[n] = time.perf_counter() - t
+            result.lessons += 1
+            bar.update()
+        bar.set_postfix_str("step-through pages")
+        pages = _flipbooks(root, live, result)
+    index = root / INDEX
+    index.write_text(_index(root, runs, pages, time.perf_counter() - t0), encoding="utf-8")
+    result.files.append(index)
+    return result

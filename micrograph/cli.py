@@ -1,0 +1,406 @@
+"""The ``micrograph`` command: ``tour``, ``lesson``, ``render``, ``blowup``, ``train``.
+
+::
+
+    micrograph tour --out out/                                   # every lesson, every picture, an index.html
+    micrograph lesson 2                                          # step through lesson 2 (Enter, b, q)
+    micrograph render "tanh(tanh(tanh(w)))" --at w=0.5 --wrt w --out fig_6_10.svg     # figure 6.10
+    micrograph blowup --family ladder --max-depth 24 --out blowup.png                  # figure 6.9's argument
+    micrograph train iris --hidden 8 --epochs 100 --out iris/                          # Algorithms 6.3/6.4
+
+Expressions are parsed by :mod:`micrograph.expr` (Python's ``ast`` and a whitelist; never ``eval``). Every
+mistake a user can make (a bad expression, a value outside an operation's domain, an output file that
+exists, a missing directory that cannot be created) exits with status 2 and one line on stderr that says
+what is wrong, never a traceback.
+
+This module sits above everything else: it is the only part of the ``micrograph`` package that imports
+``viz`` and ``lessons``, lazily, inside the commands, and nothing imports it but ``__main__.py``.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+__all__ = ["main", "build_parser", "UserError"]
+
+PROG = "micrograph"
+
+
+class UserError(Exception):
+    """A mistake in the command line: reported as one line on stderr, exit status 2.
+
+    Attributes:
+        detail: extra lines printed after the message (e.g. an expression with a caret), or "".
+    """
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr (with a pointer to --help) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+# --- output files ---------------------------------------------------------------------------------------
+
+
+def _output_file(path: str, force: bool, suffixes: Sequence[str]) -> Path:
+    """Check an output file: known suffix, not an existing file unless --force, its directory created."""
+    p = _check_output_file(path, force, suffixes)
+    _make_dir(p.parent)
+    return p
+
+
+def _check_output_file(path: str, force: bool, suffixes: Sequence[str]) -> Path:
+    """The checks of :func:`_output_file` without creating anything."""
+    p = Path(path)
+    if p.suffix.lower() not in suffixes:
+        raise UserError(f"cannot write {path!r}: the file name must end in {', '.join(suffixes)}")
+    if p.is_dir():
+        raise UserError(f"{path!r} is a directory; give a file name ending in {', '.join(suffixes)}")
+    if p.exists() and not force:
+        raise UserError(f"{path} exists; not overwriting it without --force")
+    return p
+
+
+def _make_dir(d: Path) -> None:
+    """Create a directory (and its parents) if missing, saying so; a clear error if it cannot be made."""
+    if d.is_dir():
+        return
+    if d.exists():
+        raise UserError(f"cannot write into {str(d)!r}: it exists and is not a directory")
+    try:
+        d.mkdir(parents=True)
+    except OSError as e:
+        raise UserError(f"cannot create the directory {str(d)!r}: {e.strerror or e}") from None
+    print(f"{PROG}: created directory {d}", file=sys.stderr)
+
+
+def _output_dir(path: str, force: bool, files: Sequence[str]) -> Path:
+    """Check an output directory: create it if missing; refuse to overwrite any of ``files`` without --force."""
+    d = Path(path)
+    if d.exists() and not d.is_dir():
+        raise UserError(f"{path!r} exists and is not a directory")
+    if d.is_dir() and not force:
+        clash = [f for f in files if (d / f).exists()]
+        if clash:
+            more = f" and {len(clash) - 1} more" if len(clash) > 1 else ""
+            raise UserError(f"{d / clash[0]}{more} exist(s); not overwriting without --force")
+    _make_dir(d)
+    return d
+
+
+# --- render ---------------------------------------------------------------------------------------------
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from micrograph.expr import build, parse_binding, variables
+
+    names = variables(args.expression)  # checks the whitelist before anything else
+    env: dict[str, float] = {}
+    for binding in args.at:
+        name, value = parse_binding(binding)
+        env[name] = value
+    missing = [n for n in names if n not in env]
+    if missing:
+        raise UserError(
+            f"no value for {', '.join(missing)}: give one with " + " ".join(f"--at {n}=NUMBER" for n in missing)
+        )
+    unused = [n for n in env if n not in names]
+    if unused:
+        raise UserError(f"--at {unused[0]}=...: the expression has no variable {unused[0]!r} (it uses "
+                        f"{', '.join(names) or 'none'})")  # fmt: skip
+    for name in args.wrt:
+        if name not in names:
+            raise UserError(f"--wrt {name}: the expression has no variable {name!r} (it uses "
+                            f"{', '.join(names) or 'none'})")  # fmt: skip
+    if args.out:
+        _check_output_file(args.out, args.force, (".svg", ".png", ".pdf", ".dot"))
+    z = build(args.expression, env)  # a DomainError (log(0), 1/0 ...) stops here, before anything is written
+    leaves = {v.label: v for v in _leaves(z)}
+
+    import viz
+
+    if args.wrt:
+        wrt = [leaves[n] for n in args.wrt]
+        dot = viz.draw_side_by_side(z, wrt, max_nodes=args.max_nodes)
+    else:
+        dot = viz.draw(z, max_nodes=args.max_nodes, title=args.expression)
+    out = _output_file(args.out, args.force, (".svg", ".png", ".pdf", ".dot")) if args.out else None
+    z.backward()  # Algorithm 6.2: the table below shows each node's gradient dz/du
+    print(viz.text(z))
+    for n in args.wrt:
+        print(f"dz/d{n} = {leaves[n].grad:.6g}   (Algorithm 6.2; the node of B that grad() built holds the same)")
+    if out is None:
+        print(f"{PROG}: nothing written (give --out FILE.svg to draw it)", file=sys.stderr)
+        return 0
+    written = viz.render(dot, out, overwrite=True)
+    print(f"wrote {written}")
+    return 0
+
+
+def _leaves(z: Any) -> list[Any]:
+    from micrograph import Graph
+
+    return Graph(z).variables
+
+
+# --- blowup ---------------------------------------------------------------------------------------------
+
+
+def _cmd_blowup(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from micrograph import families
+
+    if args.max_depth < 1 or args.max_depth > 60:
+        raise UserError(f"--max-depth must be between 1 and 60, got {args.max_depth}")
+    fams = list(families.FAMILIES) if args.family == "both" else [args.family]
+    out = _output_file(args.out, args.force, (".png", ".svg", ".pdf")) if args.out else None
+    rows: dict[str, list[dict[str, Any]]] = {}
+    with tqdm(total=len(fams) + (out is not None), desc="blowup", unit="stage", file=sys.stderr,
+              disable=args.quiet) as bar:  # fmt: skip
+        for fam in fams:
+            bar.set_postfix_str(f"counting {fam} (naive chain rule vs back-propagation)")
+            rows[fam] = families.blowup_rows(fam, args.max_depth, max_operations=args.budget)
+            bar.update()
+        if out is not None:
+            bar.set_postfix_str("plotting")
+            import viz
+
+            fig = viz.plot_blowup(args.max_depth, None, families=tuple(fams))
+            _save_plot(fig, out)
+            bar.update()
+    for fam in fams:
+        print(f"{fam}: depth, paths w->z, naive chain rule operations (eq. 6.53), back-propagation (eq. 6.52)")
+        for r in rows[fam]:
+            mark = "" if r["naive_complete"] else "  (closed form: the naive run was stopped by the budget)"
+            print(f"  {r['depth']:>3}  {r['paths']:>12}  {r['naive_ops']:>16}  {r['backprop_ops']:>6}{mark}")
+    if out is not None:
+        print(f"wrote {out}")
+    return 0
+
+
+def _save_plot(fig: Any, out: Path) -> None:
+    from lessons._core import save_figure
+
+    save_figure(fig, out, overwrite=True)
+
+
+# --- train ----------------------------------------------------------------------------------------------
+
+DATASETS = ("iris", "wine", "moons", "circles")
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from micrograph import datasets, nn
+
+    if args.hidden < 1 or args.epochs < 1:
+        raise UserError("--hidden and --epochs must be positive integers")
+    if not args.lr > 0:
+        raise UserError(f"--lr must be a positive number, got {args.lr}")
+    files = ["loss.png", "summary.json"] + (["boundary.png"] if args.data in ("moons", "circles") else [])
+    out = _output_dir(args.out, args.force, files) if args.out else None
+    X, y = getattr(datasets, args.data)()
+    train, test = datasets.split(X, y, test_fraction=0.3, seed=args.seed)
+    train, test = datasets.standardize(train, test)
+    classes = len(set(y))
+    model = nn.MLP(len(X[0]), [args.hidden, classes], activation="tanh", seed=args.seed)
+    t0 = time.perf_counter()
+    history = nn.train(model, train, loss="cross_entropy", lr=args.lr, epochs=args.epochs,
+                       batch_size=args.batch_size, l2=args.l2, seed=args.seed, test=test,
+                       progress=not args.quiet)  # fmt: skip
+    seconds = time.perf_counter() - t0
+    summary = {
+        "data": args.data,
+        "examples": {"train": len(train[0]), "test": len(test[0])},
+        "model": f"MLP({len(X[0])}, [{args.hidden}, {classes}]), tanh hidden layer, softmax cross-entropy",
+        "epochs": history.epochs,
+        "train_loss": history.loss[-1],
+        "train_accuracy": nn.accuracy(model, train),
+        "test_accuracy": nn.accuracy(model, test),
+        "seconds": round(seconds, 2),
+    }
+    print(f"{args.data}: {summary['model']}, {history.epochs} epochs in {seconds:.1f} s")
+    print(f"  final training loss {summary['train_loss']:.4f}, training accuracy "
+          f"{summary['train_accuracy']:.3f}, held-out accuracy {summary['test_accuracy']:.3f} "
+          f"({len(test[0])} examples never trained on)")  # fmt: skip
+    if out is None:
+        return 0
+    import viz
+
+    _save_plot(viz.plot_training(history, None, title=f"{args.data}: training"), out / "loss.png")
+    written = [out / "loss.png"]
+    if len(X[0]) == 2:
+        Xt, yt = test
+        _save_plot(viz.plot_decision_boundary(model, Xt, yt, None, title=f"{args.data}: decision boundary"),
+                   out / "boundary.png")  # fmt: skip
+        written.append(out / "boundary.png")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    written.append(out / "summary.json")
+    for p in written:
+        print(f"wrote {p}")
+    return 0
+
+
+# --- lessons and the tour -------------------------------------------------------------------------------
+
+
+def _cmd_lesson(args: argparse.Namespace) -> int:
+    import lessons
+    from lessons.__main__ import main as lessons_main
+
+    if args.number is None:
+        print(lessons.list())
+        return 0
+    if args.number not in lessons.LESSONS:
+        raise UserError(f"there is no lesson {args.number}; the lessons are {', '.join(map(str, lessons.LESSONS))}")
+    return lessons_main([str(args.number)])
+
+
+def _cmd_tour(args: argparse.Namespace) -> int:
+    from lessons import tour
+
+    out = _output_dir(args.out, args.force, [tour.INDEX])
+    t0 = time.perf_counter()
+    result = tour.run(out, progress=not args.quiet, only=args.lessons)
+    seconds = time.perf_counter() - t0
+    print(f"The tour ran {result.lessons} lessons, {result.steps} steps, in {seconds:.1f} s and wrote "
+          f"{len(result.files)} files to {out}/.")  # fmt: skip
+    print(f"Start here: {out / tour.INDEX}   (open it in a browser; every picture is linked from it)")
+    return 0
+
+
+# --- the parser -----------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``micrograph`` command (every subcommand has ``--help``)."""
+    p = _Parser(prog=PROG, description="micrograph: back-propagation as section 6.5 of Deep Learning "
+                "(Goodfellow, Bengio & Courville, 2016) writes it, on scalars, made visible.",  # fmt: skip
+                epilog="Start with: micrograph tour --out out/")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    t = sub.add_parser("tour", help="run every lesson and write all diagrams, plots and an index.html",
+                       description="Run every lesson's steps and write each diagram (SVG), the plots (PNG), "
+                       "the step-through HTML pages and an index.html that links them all.")  # fmt: skip
+    t.add_argument("--out", default="out", help="output directory (created if missing; default: out)")
+    t.add_argument("--force", action="store_true", help="overwrite the files of an earlier tour")
+    t.add_argument("--lessons", type=_lesson_list, default=None, metavar="N,N,...",
+                   help="only these lessons (default: all)")  # fmt: skip
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.set_defaults(func=_cmd_tour)
+
+    le = sub.add_parser("lesson", help="list the lessons, or step through one",
+                        description="Without N, list the lessons. With N, step through lesson N: Enter for the "
+                        "next step, b back, q quit; with stdin not a terminal, print every step.")  # fmt: skip
+    le.add_argument("number", type=int, nargs="?", metavar="N", help="the lesson number")
+    le.set_defaults(func=_cmd_lesson)
+
+    r = sub.add_parser("render", help="draw an expression's graph G, or G and B side by side (figure 6.10)",
+                       description="Parse an expression over named variables (numbers, names, + - * / ** and "
+                       "unary -, exp log tanh sigmoid relu sin cos sqrt; nothing else, never eval), print its "
+                       "node table, and draw it. With --wrt, draw G and the backward subgraph B side by side "
+                       "(figure 6.10).",
+                       epilog='example: micrograph render "tanh(tanh(tanh(w)))" --at w=0.5 --wrt w '
+                       "--out fig_6_10.svg")  # fmt: skip
+    r.add_argument("expression", help='e.g. "tanh(tanh(tanh(w)))" or "x*y + exp(x)"')
+    r.add_argument("--at", action="append", default=[], metavar="NAME=NUMBER",
+                   help="the value of a variable; repeat for each (e.g. --at w=0.5)")  # fmt: skip
+    r.add_argument("--wrt", action="append", default=[], metavar="NAME",
+                   help="differentiate with respect to this variable (repeatable): draws B beside G")  # fmt: skip
+    r.add_argument("--out", help="the file to write: .svg, .png, .pdf or .dot")
+    r.add_argument("--force", action="store_true", help="overwrite an existing file")
+    r.add_argument("--max-nodes", type=int, default=300, help="refuse to draw bigger graphs (default 300)")
+    r.set_defaults(func=_cmd_render)
+
+    b = sub.add_parser("blowup", help="count the naive chain rule against back-propagation, and plot it",
+                       description="Figure 6.9 and equations 6.50-6.53: the operations the naive chain rule "
+                       "needs against back-propagation, for the chain z = f(f(...f(w))) and the ladder where "
+                       "each level uses the previous one twice (2^depth paths).")  # fmt: skip
+    b.add_argument("--family", choices=["chain", "ladder", "both"], default="both",
+                   help="which family of graphs (default: both)")  # fmt: skip
+    b.add_argument("--max-depth", type=int, default=20, help="the deepest graph (default 20)")
+    b.add_argument("--budget", type=int, default=2_000_000,
+                   help="stop the naive rule after this many operations per depth; deeper points use the "
+                   "closed form (default 2000000)")  # fmt: skip
+    b.add_argument("--out", help="the plot to write: .png, .svg or .pdf")
+    b.add_argument("--force", action="store_true", help="overwrite an existing file")
+    b.add_argument("--quiet", action="store_true", help="no progress bar")
+    b.set_defaults(func=_cmd_blowup)
+
+    tr = sub.add_parser("train", help="train an MLP on a data set (Algorithms 6.3, 6.4) and plot the loss",
+                        description="Train a one-hidden-layer MLP with softmax cross-entropy by minibatch SGD on "
+                        "a shipped data set (70%% train, 30%% held out, standardized on the training part). "
+                        "Writes loss.png, summary.json and, for 2-D data, boundary.png.")  # fmt: skip
+    tr.add_argument("data", choices=DATASETS, help="the data set")
+    tr.add_argument("--hidden", type=int, default=8, help="hidden units (default 8)")
+    tr.add_argument("--epochs", type=int, default=100, help="epochs (default 100)")
+    tr.add_argument("--lr", type=float, default=0.1, help="learning rate (default 0.1)")
+    tr.add_argument("--batch-size", type=int, default=16, help="minibatch size (default 16)")
+    tr.add_argument("--l2", type=float, default=1e-4, help="weight decay lambda (default 1e-4)")
+    tr.add_argument("--seed", type=int, default=0, help="seed for the split, the weights and the shuffling")
+    tr.add_argument("--out", help="output directory (created if missing)")
+    tr.add_argument("--force", action="store_true", help="overwrite earlier results in --out")
+    tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    tr.set_defaults(func=_cmd_train)
+    return p
+
+
+def _lesson_list(text: str) -> list[int]:
+    try:
+        return [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected lesson numbers such as 1,2,6, got {text!r}") from None
+
+
+def _fail(message: str, detail: str = "") -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    if detail:
+        print(detail, file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``micrograph`` command with ``argv`` (``sys.argv[1:]`` by default); return the exit status.
+
+    User errors exit 2 with one line on stderr (``micrograph: error: ...``); a syntax error in an
+    expression adds the expression and a caret under the column.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    from micrograph.errors import DomainError
+    from micrograph.expr import ExprError
+
+    try:
+        return int(args.func(args))
+    except ExprError as e:
+        return _fail(str(e), e.caret())
+    except UserError as e:
+        return _fail(str(e), e.detail)
+    except DomainError as e:
+        return _fail(f"value outside the domain: {e}")
+    except FileExistsError as e:
+        return _fail(f"{e}; use --force to overwrite")
+    except KeyboardInterrupt:
+        return _fail("interrupted")
+    except Exception as e:  # errors of viz we know by name; anything else is a bug and keeps its traceback
+        name = type(e).__name__
+        if name in ("GraphTooLarge", "GraphvizMissing", "TrainingError"):
+            return _fail(str(e))
+        raise
