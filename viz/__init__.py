@@ -23,6 +23,7 @@ from micrograph.engine import Value
 from micrograph.graph import Graph
 from viz.dot import GraphTooLarge, draw, draw_side_by_side
 from viz.render import GraphvizMissing, pipe_svg, render
+from viz.steps import steps
 from viz.text import text
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "draw_side_by_side",
     "render",
     "text",
+    "steps",
     "GraphTooLarge",
     "GraphvizMissing",
     "register_ipython",

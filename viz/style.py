@@ -121,7 +121,7 @@ h1 { font-size: 1.3em; margin: 0 0 0.4em 0; }
 .algo .line { padding: 0 0.3em; }
 .algo .line.current { background: #ffe14d; font-weight: bold; }
 .algo .line.current::before { content: "\\25B6  "; }
-.algo .line:not(.current)::before { content: "    "; }
+.algo .line:not(.current)::before { content: "   "; }
 .explain { margin: 0.6em 0; font-size: 1.02em; max-width: 60em; }
 table.gt { border-collapse: collapse; margin-top: 0.6em; font-size: 0.95em; }
 table.gt th, table.gt td { border: 1px solid #cccccc; padding: 0.15em 0.6em; text-align: left; }
