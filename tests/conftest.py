@@ -1,0 +1,34 @@
+"""pytest configuration for micrograph's tests: import paths, the hypothesis profile, catalogue fixtures.
+
+* ``tests/`` is put on ``sys.path`` so that test files (ours and other agents') can write
+  ``from catalogue import CATALOGUE`` and ``from strategies import dag_cases`` under any import mode.
+* Hypothesis runs a modest number of examples with no deadline (the machine is small and shared); set
+  ``HYPOTHESIS_PROFILE=thorough`` for a longer run.
+* A test that takes an argument named ``catalogue_case`` runs once per catalogue case, with the case's
+  name as its id.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from hypothesis import settings
+
+_TESTS = str(Path(__file__).resolve().parent)
+_ROOT = str(Path(__file__).resolve().parent.parent)
+for _path in (_ROOT, _TESTS):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+from catalogue import CATALOGUE  # noqa: E402
+
+settings.register_profile("default", max_examples=30, deadline=None)
+settings.register_profile("thorough", max_examples=500, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def pytest_generate_tests(metafunc):  # type: ignore[no-untyped-def]
+    if "catalogue_case" in metafunc.fixturenames:
+        metafunc.parametrize("catalogue_case", CATALOGUE, ids=[c.name for c in CATALOGUE])
