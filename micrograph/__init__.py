@@ -10,6 +10,8 @@ The engine implements the book's algorithms and nothing else:
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, MIT Press, section 6.5.
 """
 
+from micrograph import datasets as datasets  # the submodules micrograph.datasets and micrograph.nn
+from micrograph import nn as nn
 from micrograph.backprop import GradTable, backprop, build_grad, grad, hessian_vector_product
 from micrograph.compile import CompiledGraph, compile_graph
 from micrograph.engine import Value

@@ -157,9 +157,9 @@ def cross_entropy(logits: Sequence[Value], target: int) -> Value:
 def binary_cross_entropy(logit: Value | Sequence[Value], target: float) -> Value:
     """Logistic loss -[y log sigma(z) + (1 - y) log(1 - sigma(z))] = softplus(z) - y z, from a logit z.
 
-    softplus(z) = log(1 + exp(z)) is built stably: ``log(1 + exp(z))`` for z <= 0 and
-    ``z + log(1 + exp(-z))`` for z > 0, so exp only sees a non-positive number (no overflow at
-    z = +-1000). Both forms have the derivative sigma(z), so the gradient is sigma(z) - y everywhere.
+    Built stably as ``log(1 + exp(z)) - y z`` for z <= 0 and ``log(1 + exp(-z)) + (1 - y) z`` for z > 0
+    (the same function): exp only sees a non-positive number, so z = +-1000 does not overflow, and no
+    large terms cancel. Both forms have the derivative sigma(z) - y.
 
     Args:
         logit: z, the model's single output (a Value, or a list holding one).
@@ -178,8 +178,12 @@ def binary_cross_entropy(logit: Value | Sequence[Value], target: float) -> Value
     y = _real(target, "binary_cross_entropy(logit, target)")
     if not 0.0 <= y <= 1.0:
         raise ValueError(f"binary_cross_entropy(logit, target): target must be in [0, 1], got {target!r}")
-    softplus = z + (1 + (-z).exp()).log() if z.data > 0 else (1 + z.exp()).log()
-    return softplus - y * z if y != 0.0 else softplus
+    # softplus(z) - y z, arranged so that no large term cancels: for z > 0 it is log(1 + exp(-z)) + (1 - y) z
+    if z.data > 0:
+        J = (1 + (-z).exp()).log()
+        return J + (1.0 - y) * z if y != 1.0 else J
+    J = (1 + z.exp()).log()
+    return J - y * z if y != 0.0 else J
 
 
 def _params(params: Iterable[Value], where: str) -> list[Value]:
