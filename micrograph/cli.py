@@ -221,7 +221,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     history = nn.train(model, train, loss="cross_entropy", lr=args.lr, epochs=args.epochs,
                        batch_size=args.batch_size, l2=args.l2, seed=args.seed, test=test,
-                       progress=not args.quiet)  # fmt: skip
+                       progress=not args.quiet, compile=not args.no_compile)  # fmt: skip
     seconds = time.perf_counter() - t0
     summary = {
         "data": args.data,
@@ -271,8 +271,12 @@ def _cmd_lesson(args: argparse.Namespace) -> int:
 
 
 def _cmd_tour(args: argparse.Namespace) -> int:
+    import lessons
     from lessons import tour
 
+    bad = [n for n in (args.lessons or []) if n not in lessons.LESSONS]
+    if bad:
+        raise UserError(f"--lessons: there is no lesson {bad[0]}; the lessons are {', '.join(map(str, lessons.LESSONS))}")
     out = _output_dir(args.out, args.force, [tour.INDEX])
     t0 = time.perf_counter()
     result = tour.run(out, progress=not args.quiet, only=args.lessons)
@@ -354,6 +358,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--seed", type=int, default=0, help="seed for the split, the weights and the shuffling")
     tr.add_argument("--out", help="output directory (created if missing)")
     tr.add_argument("--force", action="store_true", help="overwrite earlier results in --out")
+    tr.add_argument("--no-compile", action="store_true",
+                    help="back-propagate through the Value graph each step instead of the compiled replay "
+                    "(same numbers, slower)")  # fmt: skip
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(func=_cmd_train)
     return p

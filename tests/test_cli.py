@@ -1,0 +1,224 @@
+"""The ``micrograph`` command: each subcommand, --help everywhere, and every user error exits 2 with one line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from micrograph.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[1]
+SUBCOMMANDS = ["tour", "lesson", "render", "blowup", "train"]
+
+
+def _run(*args: str, stdin: str | None = "") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "micrograph", *args], capture_output=True, text=True,
+                          cwd=ROOT, env=env, input=stdin, timeout=120)  # fmt: skip
+
+
+def _user_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    """Run main(argv); assert exit status 2, a 'micrograph: error:' first line and no traceback."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("micrograph: error: "), err
+    assert "Traceback" not in err
+    return err
+
+
+# --- help ----------------------------------------------------------------------------------------------
+
+
+def test_help_on_the_command_and_every_subcommand():
+    done = _run("--help")
+    assert done.returncode == 0
+    for sub in SUBCOMMANDS:
+        assert sub in done.stdout
+    for sub in SUBCOMMANDS:
+        done = _run(sub, "--help")
+        assert done.returncode == 0, sub
+        assert f"usage: micrograph {sub}" in done.stdout
+
+
+def test_no_arguments_prints_help():
+    done = _run()
+    assert done.returncode == 0 and "tour" in done.stdout
+
+
+def test_bad_usage_is_one_line_and_status_2():
+    done = _run("render")
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and "error:" in done.stderr
+    done = _run("frobnicate")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_parser_has_the_five_subcommands():
+    parser = build_parser()
+    actions = [a for a in parser._actions if a.dest == "command"]
+    assert set(actions[0].choices) == set(SUBCOMMANDS)  # type: ignore[arg-type]
+
+
+# --- render --------------------------------------------------------------------------------------------
+
+
+def test_render_figure_6_10_side_by_side(tmp_path, capsys):
+    out = tmp_path / "fig_6_10.svg"
+    assert main(["render", "tanh(tanh(tanh(w)))", "--at", "w=0.5", "--wrt", "w", "--out", str(out)]) == 0
+    stdout = capsys.readouterr().out
+    assert f"wrote {out}" in stdout
+    assert "dz/dw = 0.533912" in stdout  # computed: d/dw tanh(tanh(tanh(w))) at 0.5
+    text = "".join(ET.parse(out).getroot().itertext())
+    assert "forward graph G" in text and "backward subgraph B" in text
+
+
+def test_render_without_wrt_draws_G_only(tmp_path, capsys):
+    out = tmp_path / "g.svg"
+    assert main(["render", "x*y + exp(x)", "--at", "x=1", "--at", "y=2", "--out", str(out)]) == 0
+    text = "".join(ET.parse(out).getroot().itertext())
+    assert "backward subgraph B" not in text and "exp" in text
+
+
+def test_render_creates_a_missing_directory_and_says_so(tmp_path, capsys):
+    out = tmp_path / "a" / "b" / "g.svg"
+    assert main(["render", "w*w", "--at", "w=3", "--out", str(out)]) == 0
+    assert out.exists()
+    assert "created directory" in capsys.readouterr().err
+
+
+def test_render_does_not_overwrite_without_force(tmp_path, capsys):
+    out = tmp_path / "g.svg"
+    out.write_text("keep me")
+    err = _user_error(capsys, ["render", "w*w", "--at", "w=3", "--out", str(out)])
+    assert "--force" in err and out.read_text() == "keep me"
+    assert main(["render", "w*w", "--at", "w=3", "--out", str(out), "--force"]) == 0
+    assert out.read_text().lstrip().startswith("<?xml") or "<svg" in out.read_text()
+
+
+def test_syntax_error_shows_position_and_caret(capsys):
+    err = _user_error(capsys, ["render", "tanh(w +)", "--at", "w=0.5"])
+    lines = err.splitlines()
+    assert "syntax error" in lines[0] and "column 9" in lines[0]
+    assert lines[1].strip() == "tanh(w +)"
+    assert lines[2].index("^") == lines[1].index(")")
+
+
+@pytest.mark.parametrize(
+    "expr, fragment",
+    [
+        ("__import__('os')", "calling __import__() is not allowed"),
+        ("w.__class__", "attribute access"),
+        ("(lambda: w)()", "only calls of plain function names"),
+        ("lambda: w", "lambda"),
+        ("[w for w in (1, 2)]", "comprehensions"),
+        ("w[0]", "subscripts"),
+        ("open('x')", "calling open() is not allowed"),
+    ],
+)
+def test_forbidden_constructs_are_refused_saying_what_is_allowed(capsys, expr, fragment):
+    err = _user_error(capsys, ["render", expr, "--at", "w=0.5"])
+    first = err.splitlines()[0]
+    assert fragment in first and "allowed:" in first and "tanh" in first
+
+
+def test_unknown_name_and_missing_or_unused_values(capsys):
+    err = _user_error(capsys, ["render", "w + q", "--at", "w=1"])
+    assert "q" in err and "--at q=NUMBER" in err
+    err = _user_error(capsys, ["render", "w + 1", "--at", "w=1", "--at", "v=2"])
+    assert "no variable 'v'" in err
+    err = _user_error(capsys, ["render", "w + 1", "--at", "w=1", "--wrt", "x"])
+    assert "--wrt x" in err
+    err = _user_error(capsys, ["render", "w + 1", "--at", "w=abc"])
+    assert "not a number" in err
+
+
+def test_domain_error_prints_its_message(capsys, tmp_path):
+    out = tmp_path / "never.svg"
+    err = _user_error(capsys, ["render", "log(w)", "--at", "w=-1", "--out", str(out)])
+    assert "outside the domain of log" in err and "x > 0" in err
+    assert not out.exists()
+    err = _user_error(capsys, ["render", "sqrt(w - 2)", "--at", "w=1"])
+    assert "sqrt" in err
+
+
+def test_bad_output_suffix_and_a_file_in_the_way(capsys, tmp_path):
+    err = _user_error(capsys, ["render", "w", "--at", "w=1", "--out", str(tmp_path / "g.txt")])
+    assert ".svg" in err
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    err = _user_error(capsys, ["render", "w", "--at", "w=1", "--out", str(blocker / "g.svg")])
+    assert "not a directory" in err
+
+
+def test_graph_too_large_is_a_user_error(capsys):
+    expr = "+".join(["w"] * 400)
+    err = _user_error(capsys, ["render", expr, "--at", "w=1", "--max-nodes", "50"])
+    assert "50" in err
+
+
+def test_user_errors_in_a_real_process_have_no_traceback():
+    done = _run("render", "__import__('os').system('echo hacked')", "--at", "w=1")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and "hacked" not in done.stdout
+    assert done.stderr.startswith("micrograph: error: ")
+
+
+# --- blowup, train, lesson, tour -------------------------------------------------------------------------
+
+
+def test_blowup_writes_the_plot_and_prints_counts(tmp_path, capsys):
+    out = tmp_path / "blowup.png"
+    assert main(["blowup", "--family", "ladder", "--max-depth", "8", "--out", str(out), "--quiet"]) == 0
+    stdout = capsys.readouterr().out
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "ladder" in stdout and "256" in stdout  # 2**8 paths at depth 8
+    err = _user_error(capsys, ["blowup", "--max-depth", "0"])
+    assert "--max-depth" in err
+    err = _user_error(capsys, ["blowup", "--max-depth", "4", "--out", str(out)])
+    assert "exists" in err
+
+
+def test_train_writes_loss_curve_and_summary(tmp_path, capsys):
+    out = tmp_path / "iris"
+    assert main(["train", "iris", "--hidden", "4", "--epochs", "3", "--out", str(out), "--quiet"]) == 0
+    assert (out / "loss.png").read_bytes()[:4] == b"\x89PNG"
+    import json
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["epochs"] == 3 and 0 <= summary["test_accuracy"] <= 1
+    err = _user_error(capsys, ["train", "iris", "--epochs", "1", "--out", str(out)])
+    assert "--force" in err
+    err = _user_error(capsys, ["train", "iris", "--lr", "-1"])
+    assert "--lr" in err
+
+
+def test_train_on_2d_data_draws_the_decision_boundary(tmp_path, capsys):
+    out = tmp_path / "moons"
+    assert main(["train", "moons", "--hidden", "4", "--epochs", "2", "--out", str(out), "--quiet"]) == 0
+    assert (out / "boundary.png").exists()
+
+
+def test_lesson_subcommand_lists_and_prints(capsys):
+    assert main(["lesson"]) == 0
+    assert "1. " in capsys.readouterr().out
+    err = _user_error(capsys, ["lesson", "99"])
+    assert "no lesson 99" in err
+    done = _run("lesson", "1", stdin="")
+    assert done.returncode == 0 and "End of lesson 1" in done.stdout
+
+
+def test_tour_refuses_to_overwrite_without_force(tmp_path, capsys):
+    (tmp_path / "index.html").write_text("an earlier tour")
+    err = _user_error(capsys, ["tour", "--out", str(tmp_path), "--lessons", "1"])
+    assert "--force" in err
+    assert (tmp_path / "index.html").read_text() == "an earlier tour"
+
+
+def test_tour_rejects_an_unknown_lesson(capsys, tmp_path):
+    err = _user_error(capsys, ["tour", "--out", str(tmp_path / "t"), "--lessons", "1,42"])
+    assert "42" in err

@@ -1,0 +1,217 @@
+"""The lessons: every step of every lesson runs, shows itself, moves, and prints numbers it computed."""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+
+import pytest
+from viz.text import fmt
+
+import lessons
+from lessons._core import Stepper
+from micrograph import Graph
+
+
+@pytest.fixture(autouse=True)
+def _short_training(monkeypatch):
+    """Lesson 5 trains for a few seconds; two epochs exercise the same code."""
+    import lessons.l5_mlp as l5
+
+    monkeypatch.setattr(l5, "EPOCHS", 2)
+
+
+def _walk(l: Stepper) -> list[str]:
+    """Every step's plain-text view, from the current step to the end."""
+    shown = [repr(l)]
+    while not isinstance(l.next(), str):
+        shown.append(repr(l))
+    return shown
+
+
+def test_list_names_seven_lessons_with_their_sections():
+    listing = lessons.list()
+    assert len(listing) >= 7
+    for n, line in enumerate(listing, 1):
+        assert line.startswith(f"{n}. ")
+        assert "section" in line
+    text = repr(listing)
+    assert "Algorithm 6.1" in text and "Algorithm 6.2" in text and "figure 6.10" in text
+    assert "lessons.start" in text
+
+
+@pytest.mark.parametrize("n", sorted(lessons.LESSONS))
+def test_every_step_runs_and_shows_text_code_and_book_line(n):
+    l = lessons.start(n)
+    views = _walk(l)
+    assert len(views) == len(l) >= 3
+    for k, view in enumerate(views, 1):
+        assert f"Lesson {n}: " in view and f"Step {k}: " in view
+        assert "Code that ran:" in view  # the code of every step is shown
+        assert "Book:" in view  # and the book's line or equation
+    # every step's code is the source of the function that ran, so it names the live objects it made
+    l.restart()
+    assert l.index == 1 and "l." in l.step.code
+
+
+@pytest.mark.parametrize("n", sorted(lessons.LESSONS))
+def test_moving_past_either_end_says_so_and_does_not_raise(n):
+    l = lessons.start(n)
+    msg = l.back()
+    assert isinstance(msg, str) and "first step" in msg
+    assert l.index == 1
+    last = len(l)
+    assert l.goto(last) is l and l.index == last
+    msg = l.next()
+    assert isinstance(msg, str) and "last step" in msg
+    assert l.index == last
+    for bad in (0, -1, last + 1):
+        msg = l.goto(bad)
+        assert isinstance(msg, str) and str(last) in msg
+        assert l.index == last
+    assert isinstance(l.goto("2"), str)  # type: ignore[arg-type]
+    assert l.restart().index == 1
+
+
+def test_back_replays_exactly():
+    l = lessons.start(2)
+    first = [repr(l)]
+    while not isinstance(l.next(), str):
+        first.append(repr(l))
+    for k in range(len(first), 0, -1):
+        l.goto(k)
+        assert repr(l) == first[k - 1]
+    l.goto(4)
+    assert l.back() is l and repr(l) == first[2]
+
+
+def test_lesson_1_numbers_are_computed_from_live_objects():
+    l = lessons.start(1)
+    l.goto(len(l))
+    assert l.result == l.u[-1] == l.z.data
+    x, y = l.x_new[l.x], l.x_new[l.y]
+    assert l.z.data == pytest.approx(math.tanh(x * y + 2 * x))
+    assert fmt(l.z.data) in l.text
+    assert "identical" in l.text
+
+
+def test_lesson_1_one_step_per_node_of_the_loop():
+    l = lessons.start(1)
+    g = l.graph
+    assert len(l) == 2 + (len(g.nodes) - g.n_inputs) + 1
+
+
+def test_lesson_2_grad_table_is_algorithm_6_2():
+    l = lessons.start(2)
+    n = len(l.graph.nodes)
+    assert len(l) == 2 + (n - 1) + 1  # one step per iteration j = n-1 .. 1
+    l.goto(2)
+    assert l.grad_table == {l.graph.output: 1.0}
+    l.goto(3)
+    assert len(l.grad_table) == 2
+    l.goto(len(l))
+    engine = Graph(l.z).backprop()
+    for node, g in engine.items():
+        assert l.grad_table[node] == g
+    assert fmt(engine[l.x]) in l.text and fmt(engine[l.y]) in l.text
+    assert str(l.graph.num_edges) in l.text
+    assert "equal for every node" in l.text
+
+
+def test_lesson_6_B_values_equal_algorithm_6_2():
+    l = lessons.start(6)
+    l.goto(len(l))
+    assert l.pairs and all(a == b for _, a, b in l.pairs)
+    assert l.dz_dw.in_backward
+    assert fmt(l.dz_dw.data) in l.text or "bit for bit" in l.text
+
+
+def test_lesson_7_higher_derivatives_match_sympy():
+    sp = pytest.importorskip("sympy")
+    w = sp.Symbol("w")
+    z = sp.tanh(sp.tanh(sp.tanh(w)))
+    l = lessons.start(7)
+    l.goto(2)
+    for node, k in ((l.d1, 1), (l.d2, 2), (l.d3, 3)):
+        assert node.data == pytest.approx(float(sp.diff(z, w, k).subs(w, 0.5)), rel=1e-9)
+    l.goto(3)
+    for a, b in zip(l.Hv, l.H_times_v):
+        assert a.data == pytest.approx(b, rel=1e-12)
+
+
+def test_lesson_3_counts_match_closed_forms():
+    l = lessons.start(3)
+    l.goto(3)
+    assert l.naive50.recomputed == 50 * 51 // 2
+    assert l.store50.local_derivatives == 50
+    assert str(l.naive50.recomputed) in l.text
+
+
+def test_lesson_5_algorithm_6_4_equals_6_2():
+    l = lessons.start(5)
+    l.goto(3)
+    assert l.worst < 1e-12
+    l.goto(len(l))
+    assert 0.0 <= l.test_accuracy <= 1.0
+    assert f"{l.test_accuracy:.3f}" in l.text
+
+
+def test_svg_of_a_step_is_the_diagram(tmp_path):
+    l = lessons.start(2)
+    l.goto(4)
+    out = l.svg(tmp_path / "step.svg")
+    root = ET.parse(out).getroot()
+    assert root.tag.endswith("svg")
+    text = "".join(root.itertext())
+    assert "grad" in text and "u1" in text
+    with pytest.raises(FileExistsError):
+        l.svg(tmp_path / "step.svg", overwrite=False)
+
+
+def test_svg_of_a_step_without_a_picture_is_a_message():
+    l = lessons.start(7)
+    l.goto(len(l))
+    assert l.figure() is None
+    msg = l.svg("never-written.svg")
+    assert isinstance(msg, str) and "no picture" in msg
+
+
+def test_repr_html_inlines_the_svg():
+    l = lessons.start(6)
+    l.goto(3)
+    page = l._repr_html_()
+    assert "<svg" in page and "Step 3" in page and "backward subgraph B" in page
+
+
+def test_live_objects_are_attributes_and_unknown_ones_say_what_is_live():
+    l = lessons.start(2)
+    assert "graph" in l.objects() and "graph" in dir(l)
+    with pytest.raises(AttributeError, match="live now: .*graph"):
+        _ = l.grad_table  # made by step 2
+    l.next()
+    assert l.grad_table[l.z] == 1.0
+
+
+def test_unknown_lesson_is_a_clear_error():
+    with pytest.raises(ValueError, match="numbered 1 to"):
+        lessons.start(99)
+
+
+def test_python_m_lessons_without_a_terminal_prints_every_step(capsys):
+    from lessons.__main__ import main
+
+    assert main(["6"]) == 0
+    out = capsys.readouterr().out
+    steps = len(lessons.start(6))
+    assert out.count("Lesson 6: ") == steps
+    assert f"End of lesson 6: {steps} steps." in out
+
+
+def test_python_m_lessons_lists_and_refuses_bad_numbers(capsys):
+    from lessons.__main__ import main
+
+    assert main([]) == 0
+    assert "1. " in capsys.readouterr().out
+    assert main(["42"]) == 2
+    err = capsys.readouterr().err
+    assert "no lesson" in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,117 @@
+"""The tour: every lesson run, every diagram (SVG) and plot (PNG) written, an index.html linking them all."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+import lessons
+from lessons import tour
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.images: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "a" and a.get("href"):
+            self.links.append(a["href"] or "")
+        if tag == "img" and a.get("src"):
+            self.images.append(a["src"] or "")
+
+
+def _links(page: Path) -> _Links:
+    p = _Links()
+    p.feed(page.read_text(encoding="utf-8"))
+    return p
+
+
+@pytest.fixture(scope="module")
+def toured(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tour.TourResult]:
+    import lessons.l5_mlp as l5
+
+    saved = l5.EPOCHS
+    l5.EPOCHS = 3  # the tour's code path, with a short training run
+    try:
+        out = tmp_path_factory.mktemp("tour")
+        result = tour.run(out, progress=False)
+    finally:
+        l5.EPOCHS = saved
+    return out, result
+
+
+def test_every_lesson_and_step_ran(toured):
+    out, result = toured
+    assert result.lessons == len(lessons.LESSONS)
+    shown = 0
+    for n in lessons.LESSONS:
+        page = (out / f"lesson{n}" / tour.INDEX).read_text(encoding="utf-8")
+        count = page.count("<div class='step'")
+        assert count >= 3
+        shown += count
+    assert shown == result.steps
+    assert len(lessons.start(1)) == (out / "lesson1" / tour.INDEX).read_text().count("<div class='step'")
+
+
+def test_every_file_written_is_linked_from_the_index(toured):
+    out, result = toured
+    index = out / tour.INDEX
+    linked = set(_links(index).links)
+    for f in result.files:
+        rel = f.relative_to(out).as_posix()
+        if rel == tour.INDEX:
+            continue
+        assert rel in linked, rel
+    for href in linked:
+        assert (out / href).exists(), href
+
+
+def test_each_link_has_one_line_of_explanation(toured):
+    out, _ = toured
+    html = (out / tour.INDEX).read_text(encoding="utf-8")
+    items = re.findall(r"<li>(.*?)</li>", html)
+    assert items
+    for item in items:
+        text = re.sub(r"<[^>]+>", "", item)
+        assert ": " in text and len(text.split(": ", 1)[1]) > 10, item
+
+
+def test_diagrams_are_svg_and_plots_are_png(toured):
+    out, result = toured
+    svgs = [f for f in result.files if f.suffix == ".svg"]
+    pngs = [f for f in result.files if f.suffix == ".png"]
+    assert len(svgs) >= 20 and len(pngs) >= 3
+    for f in svgs:
+        assert ET.parse(f).getroot().tag.endswith("svg")
+    for f in pngs:
+        assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the blowup, memory and training plots
+    assert any(f.parent.name == "lesson3" for f in pngs)
+    assert any(f.parent.name == "lesson4" for f in pngs)
+    assert any(f.parent.name == "lesson5" for f in pngs)
+
+
+def test_step_through_pages_are_written_and_self_contained(toured):
+    out, _ = toured
+    pages = sorted(out.glob("steps_*.html"))
+    assert len(pages) == 3
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert "<svg" in text
+        assert not re.search(r"(src|href)=[\"']https?://", text)  # no network needed
+
+
+def test_lesson_pages_show_text_code_and_images(toured):
+    out, _ = toured
+    page = out / "lesson2" / tour.INDEX
+    html = page.read_text(encoding="utf-8")
+    assert "Code that ran" in html and "grad_table" in html
+    for src in _links(page).images:
+        assert (page.parent / src).exists()
