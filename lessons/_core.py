@@ -334,15 +334,11 @@ def save_figure(fig: Any, path: Path, *, overwrite: bool = True) -> Path:
         import viz
 
         return Path(viz.render(fig, path, overwrite=overwrite))
-    if path.exists() and not overwrite:
-        raise FileExistsError(f"{path} exists; pass overwrite=True (--force) to replace it")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
+    from viz.plots import save_figure as save_plot  # viz's style, written atomically
+
     try:
-        fig.savefig(tmp, dpi=110, bbox_inches="tight")
-        tmp.replace(path)
+        save_plot(fig, path, overwrite=overwrite)
     finally:
-        tmp.unlink(missing_ok=True)
         _close(fig)
     return path
 

@@ -135,7 +135,7 @@ def _rows_text(l: Any) -> str:
 
 
 def _plot(l: Any) -> None:
-    l.plot = viz.plot_blowup(DEPTH)  # both families, log scale
+    l.plot = viz.plot_blowup(DEPTH, max_operations=BUDGET)  # both families, log scale
 
 
 def _plot_text(l: Any) -> str:

@@ -180,7 +180,7 @@ def _cmd_blowup(args: argparse.Namespace) -> int:
             bar.set_postfix_str("plotting")
             import viz
 
-            fig = viz.plot_blowup(args.max_depth, None, families=tuple(fams))
+            fig = viz.plot_blowup(args.max_depth, None, families=tuple(fams), max_operations=args.budget)
             _save_plot(fig, out)
             bar.update()
     for fam in fams:

@@ -115,3 +115,22 @@ def test_lesson_pages_show_text_code_and_images(toured):
     assert "Code that ran" in html and "grad_table" in html
     for src in _links(page).images:
         assert (page.parent / src).exists()
+
+
+def test_readme_keeps_the_make_commands_and_its_example_runs():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text(encoding="utf-8")
+    assert "make demo" in readme and "make test" in readme
+    assert "\ndemo:" in makefile and "\ntest:" in makefile and "tour --out" in makefile
+    assert "docs/fig_6_10.svg" in readme
+    assert (Path(__file__).resolve().parents[1] / "docs" / "fig_6_10.svg").exists()
+    assert "## Performance" in readme and "See docs/performance.md" in readme
+    example = readme.split("## Ten lines", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    assert 8 <= len(example.strip().splitlines()) <= 12
+    namespace: dict[str, object] = {}
+    exec(compile(example.replace("print(", "_ = ("), "README.md", "exec"), namespace)  # the README's own code
+    w, d2z = namespace["w"], namespace["d2z"]
+    assert abs(w.grad - 0.5339122920544043) < 1e-12  # type: ignore[attr-defined]
+    assert d2z.data != 0.0  # type: ignore[attr-defined]
+    for n in lessons.LESSONS:
+        assert f"| {n} | " in readme
