@@ -53,7 +53,7 @@ def test_loaders_take_a_path(tmp_path):
     f = tmp_path / "tiny.csv"
     f.write_text("2,2,a,b\n1.0,2.0,0\n3,4,1\n")
     assert datasets.iris(path=f) == ([[1.0, 2.0], [3.0, 4.0]], [0, 1])
-    (X, y), names = datasets.load_csv(f)
+    (_, y), names = datasets.load_csv(f)
     assert names == ["a", "b"] and y == [0, 1]
 
 

@@ -1,4 +1,4 @@
-"""Losses and regularizers: values against closed forms, gradients through the engine, stability, bad input."""
+"""Losses and regularizers: values against closed forms, gradients through the engine, stability."""
 
 from __future__ import annotations
 
@@ -224,7 +224,9 @@ def test_losses_are_differentiable_symbol_to_symbol():
 
     def f(vals):
         vs = [Value(v) for v in vals]
-        return (cross_entropy(vs, 1) + 0.1 * l2(vs) + mse(vs, [0.0, 1.0, 0.5])).data + 0.05 * sum(map(abs, vals))
+        return (cross_entropy(vs, 1) + 0.1 * l2(vs) + mse(vs, [0.0, 1.0, 0.5])).data + 0.05 * sum(
+            map(abs, vals)
+        )
 
     assert [table[x] for x in xs] == pytest.approx(central(f, [x.data for x in xs]), rel=1e-6)
 
