@@ -175,7 +175,7 @@ def test_catalogue_covers_every_operation() -> None:
         z, _ = case.build_values()
         seen.update(v.op.name for v in Graph(z).nodes if v.op is not None)
     assert set(OPS) - {"step"} <= seen, sorted(set(OPS) - seen)
-    exponents = set()
+    exponents: set[float] = set()
     for case in CATALOGUE:
         z, _ = case.build_values()
         exponents.update(v.op.param for v in Graph(z).nodes if v.op is not None and v.op.param is not None)
