@@ -45,7 +45,7 @@ from micrograph.backprop import consumer_program
 from micrograph.engine import Value
 from micrograph.errors import DomainError
 from micrograph.forward import input_values, program
-from micrograph.graph import Graph, paused_gc
+from micrograph.graph import Graph, SubGraph, paused_gc
 
 __all__ = ["NaiveResult", "naive_grad", "store_grad", "checkpoint_grad", "naive_cost"]
 
@@ -255,7 +255,9 @@ def naive_grad(
         w: the node to differentiate with respect to (usually a leaf; any node of z's graph works).
         max_operations: stop once this many operations (``local_derivatives + recomputed``) are done;
             None for no limit. The default keeps a call under about ten seconds.
-        max_seconds: stop after this much wall-clock time, in seconds; None for no limit.
+        max_seconds: stop after this much wall-clock time from the call, in seconds; None for no
+            limit. Building the graph (linear in its size, a few seconds for a million nodes) is not
+            interrupted; the sum is checked every 4,096 operations.
 
     Returns:
         A :class:`NaiveResult` with ``method="naive"``. If the budget stops the sum, ``value`` is None,
@@ -286,9 +288,9 @@ def naive_grad(
             raise TypeError(f"naive_grad: max_seconds must be a number or None, got {max_seconds!r}")
         if not max_seconds > 0:
             raise ValueError(f"naive_grad: max_seconds must be positive, got {max_seconds!r}")
+    run = _Naive(None if max_operations is None else int(max_operations), max_seconds)  # the clock starts
     graph = Graph(z)
     G_prime = graph.prune([w])  # the nodes that depend on w: only their edges carry paths from w
-    run = _Naive(None if max_operations is None else int(max_operations), max_seconds)
     total = 0.0
     paths_done = 0
     stack: list[tuple[Value, float]] = [(z, 1.0)] if z in G_prime else []
@@ -307,8 +309,8 @@ def naive_grad(
                 stack.extend(branches)
         except _Stop as stop:
             ops = run.local_derivatives + run.recomputed
-            cost = naive_cost(z, w)
-            paths = cost["paths"]
+            # counted in floats: exact integers would have as many bits as the graph has levels
+            cost = _naive_cost(graph, _pruned(graph, w, G_prime), w, zero=0.0)
             if stop.args[0] == "max_operations":
                 why = f"stopped by max_operations={max_operations:,} after {ops:,} operations"
             else:
@@ -316,8 +318,8 @@ def naive_grad(
             whole = cost["local_derivatives"] + cost["recomputed"]
             message = (
                 f"{why} ({run.local_derivatives:,} local derivatives, {run.recomputed:,} recomputations), "
-                f"{100 * ops / whole:.3g}% of the {whole:,} operations the whole sum needs; "
-                f"{paths_done:,} of the {paths:,} paths from w to z summed"
+                f"{100 * ops / whole:.3g}% of the {_number(whole)} operations the whole sum needs; "
+                f"{paths_done:,} of the {_number(cost['paths'])} paths from w to z summed"
             )
             return NaiveResult("naive", None, run.local_derivatives, run.recomputed, run.peak, False, message)
     return NaiveResult("naive", total, run.local_derivatives, run.recomputed, run.peak, True, None)
@@ -335,8 +337,10 @@ def naive_cost(z: Value, w: Value) -> dict[str, int]:
     * ``recomputed`` = sum N(u) * T(u): each evaluation recomputes u's inputs and u from the leaves;
     * ``edges`` = the number of edges of G': back-propagation's count.
 
-    The numbers are exact Python integers (they grow exponentially where subexpressions are shared).
-    These tables count; they are not used to compute any derivative.
+    The numbers are exact Python integers. They grow exponentially where subexpressions are shared
+    (2**d paths for the ladder of depth d), so on graphs with millions of such levels the arithmetic on
+    huge integers gets slow; :func:`naive_grad` counts in floats for its stop message. These tables
+    count; they are not used to compute any derivative.
 
     Args:
         z: the output node.
@@ -353,18 +357,33 @@ def naive_cost(z: Value, w: Value) -> dict[str, int]:
     """
     _check_nodes("naive_cost", z, w)
     graph = Graph(z)
+    return _naive_cost(graph, _pruned(graph, w), w)
+
+
+def _number(x: float) -> str:
+    """A count computed in floats, for a message: exact with commas while it can be, else rounded."""
+    if x < 1e15:
+        return f"{int(x):,}"
+    return f"~{x:.3g}" if math.isfinite(x) else ">1e308"
+
+
+def _naive_cost(graph: Graph, in_G: list[bool], w: Value, zero: Any = 0) -> dict[str, Any]:
+    """:func:`naive_cost` on a graph already built, with G' as flags aligned with ``graph.nodes``.
+
+    ``zero`` sets the arithmetic: 0 for exact integers, 0.0 for floats (fast on huge graphs, inf when
+    a count overflows; the edges are always an int).
+    """
     parents = graph.parents
     n = len(graph.nodes)
-    in_G = [False] * n
-    for v in graph.prune([w]).nodes:
-        in_G[graph.index[v]] = True
-    tree = [0] * n  # T(u): operation nodes in u's expression tree
+    one = zero + 1
+    tree = [zero] * n  # T(u): operation nodes in u's expression tree
     for i in range(graph.n_inputs, n):
-        tree[i] = 1 + sum(tree[j] for j in parents[i])
-    paths = [0] * n  # N(u): paths from u to z
+        tree[i] = one + sum((tree[j] for j in parents[i]), zero)
+    paths = [zero] * n  # N(u): paths from u to z
     if in_G[n - 1]:
-        paths[n - 1] = 1
-    local = recomputed = edges = 0
+        paths[n - 1] = one
+    local = recomputed = zero
+    edges = 0
     for i in range(n - 1, -1, -1):
         if not in_G[i] or graph.nodes[i] is w:
             continue
@@ -374,19 +393,21 @@ def naive_cost(z: Value, w: Value) -> dict[str, int]:
                 local += paths[i]
                 recomputed += paths[i] * tree[i]
                 edges += 1
-    w_paths = paths[graph.index[w]] if w in graph.index else 0
+    w_paths = paths[graph.index[w]] if w in graph.index else zero
     return {"paths": w_paths, "local_derivatives": local, "recomputed": recomputed, "edges": edges}
+
+
+def _pruned(graph: Graph, w: Value, G_prime: SubGraph | None = None) -> list[bool]:
+    """G' (the nodes that depend on w) as flags aligned with ``graph.nodes``."""
+    in_G = [False] * len(graph.nodes)
+    index = graph.index
+    for v in (G_prime if G_prime is not None else graph.prune([w])).nodes:
+        in_G[index[v]] = True
+    return in_G
 
 
 # -------------------------------------------------------------------------------------------------
 # Equation 6.52: store every forward value (back-propagation).
-
-
-def _pruned(graph: Graph, w: Value) -> list[bool]:
-    in_G = [False] * len(graph.nodes)
-    for v in graph.prune([w]).nodes:
-        in_G[graph.index[v]] = True
-    return in_G
 
 
 def store_grad(z: Value, w: Value) -> NaiveResult:
