@@ -20,10 +20,12 @@ text) never goes into the code. Each statement computes one node, so no expressi
 one operation; a graph of more than ``part_size`` statements is split into several functions (parts), each
 compiled separately, so a chain of a million nodes compiles in bounded memory.
 
-Errors are those of the interpreter, exactly: the generated code adds up every computed value, and if an
-operation raises, or a value is not finite, the call re-runs Algorithms 6.1 and 6.2 on the graph, which
-raise the same :class:`~micrograph.DomainError` naming the node (or return their numbers when the
-failure was only an overflow of that check sum).
+Errors are those of the interpreter. Algorithm 6.1 rejects an operation outside its domain and any value
+of G that is not finite; the generated code adds G's values up (one inf or nan makes the sum inf or nan)
+and, when that sum is not finite or an operation raises (in G or in B), the call re-runs Algorithms 6.1
+and 6.2 on the graph, which raise the same :class:`~micrograph.DomainError` naming the node (or return
+their own numbers when only the check sum overflowed). B's values are not checked, just as Algorithm 6.2
+does not check its grad_table: a gradient that overflows is inf in both.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 (Algorithms 6.1, 6.2),
 6.5.5 (symbol-to-symbol derivatives), 6.5.6 (Algorithms 6.5, 6.6).
@@ -311,8 +313,12 @@ class _Generator:
 
     def _leaf(self, v: Value) -> str:
         j = self.g.index[v]
+        return f"u{j + 1} = x[{j}]  # {self._leaf_comment(v)}"
+
+    def _leaf_comment(self, v: Value) -> str:
+        j = self.g.index[v]
         what = f"constant {_number(v.data)}" if v.is_constant else "variable"
-        return f"u{j + 1} = x[{j}]  # u({j + 1}) <- x_{j + 1}, an input ({what})"
+        return f"u({j + 1}) <- x_{j + 1}, an input ({what})"
 
     # --- the source ---------------------------------------------------------------------------------
     def generate(self, part_size: int) -> tuple[str, list[str], int, dict[str, Any]]:
@@ -358,7 +364,11 @@ class _Generator:
         texts: list[str] = []
         for k, chunk in enumerate(chunks):
             body: list[str] = []
-            if single:
+            if single and len(leaves[k].keys() | leaves[main].keys()) == n_i:
+                # Algorithm 6.1, lines 1-3: u(i) <- x_i for i = 1..n_i, as one unpacking (one line per input)
+                unpack = [f"    {names[v]},  # {self._leaf_comment(v)}" for v in g.nodes[:n_i]]
+                body += ["(", *unpack, ") = x"]
+            elif single:
                 body += [self._leaf(g.nodes[j]) for j in sorted(leaves[k].keys() | leaves[main].keys())]
             else:
                 body += [self._leaf(g.nodes[j]) for j in sorted(leaves[k])]
@@ -371,8 +381,9 @@ class _Generator:
                         "written by the same generator"
                     )
                 body.append(lines[s])
-            sums = [names[computed[s]] for s in chunk]
-            body.append("# every computed value is added up: an inf or nan anywhere makes the sum inf or nan")
+            sums = [names[computed[s]] for s in chunk if s < n_forward]
+            if sums:
+                body.append("# the values of G added up: one inf or nan among them makes the sum inf or nan")
             for t in range(0, len(sums), _CHECK_TERMS):
                 body.append("check = check + " + " + ".join(sums[t : t + _CHECK_TERMS]))
             if single:

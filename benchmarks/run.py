@@ -1,0 +1,476 @@
+"""micrograph's benchmark: deep chains, bytes per node, and micrograd's demo training step, as ratios.
+
+Run from the repository root::
+
+    python benchmarks/run.py            # the full run (a few minutes; the 1e6 chain takes ~30 s)
+    python benchmarks/run.py --quick    # a smoke run: small sizes, two steps (what the test suite calls)
+    make bench                          # the full run in the project's virtual environment
+
+Every measurement runs in a fresh subprocess (``--worker ...``), so no run inherits another's heap or
+garbage-collector state, and every ratio compares figures measured in the same run of this script:
+
+1. **Chain**: ``u = relu(u * 0.999 + 0.1)`` with N operations (N / 3 steps), N = 1e3 ... 1e6. Building
+   the nodes, ``z.backward()`` (Algorithm 6.2 from the node), then the replay of the built graph:
+   ``Graph(z)``, ``Graph.forward`` (Algorithm 6.1), ``Graph.backprop`` (Algorithm 6.2), and (N <= 1e5)
+   ``compile_graph`` and one compiled call. Nanoseconds per operation, and the growth against N = 1e3.
+2. **Memory**: bytes per node of a live chain of 1e5 operations (tracemalloc: every Python allocation),
+   micrograph against micrograd.
+3. **micrograd's demo step**: ``MLP(2, [16, 16, 1])`` on 100 two-moons points, hinge loss + 1e-4 L2 over
+   every parameter, SGD with micrograd's schedule, the same initial weights everywhere. Variants:
+   micrograd 0.1.0 (PyPI), micrograph eager (micrograd's code with micrograph's imports), micrograph
+   replay (one graph of the whole batch, ``Graph.forward`` + ``Graph.backprop`` per step), micrograph
+   compiled (one per-example loss graph compiled once, replayed per example), and plain floats
+   (forward and backward derived by hand, ``benchmarks/plain_mlp.py``). Two protocols: *gc auto*, the
+   mean step time with the garbage collector left on as a user has it (micrograd's graphs, which sit in
+   reference cycles, are freed whenever the collector runs; the cost is spread over steps), and
+   *+ collect*, each step followed by ``gc.collect()``, timed until the graph is gone (after
+   ``gc.freeze()`` of what existed before the timed steps, so a collection walks only the step's objects).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from itertools import pairwise
+from operator import add
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+for _p in (str(ROOT), str(HERE)):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+ALPHA = 1e-4
+SIZES = [2, 16, 16, 1]
+VARIANTS = ["micrograd", "eager", "replay", "compiled", "plain", "plain_skip"]
+LABELS = {
+    "micrograd": "micrograd 0.1.0",
+    "eager": "micrograph eager",
+    "replay": "micrograph replay",
+    "compiled": "micrograph compiled",
+    "plain": "plain floats, by hand",
+    "plain_skip": "plain floats, skipping zeros",
+}
+
+
+# -------------------------------------------------------------------------------------------------
+# Workers: each runs in its own process and prints one JSON object.
+
+
+def chain_worker(n_ops: int, compile_max: int) -> dict[str, Any]:
+    """Build, backward, replay and (small N) compile the chain u = relu(u * 0.999 + 0.1), N operations."""
+    from micrograph import Graph, Value, compile_graph
+
+    steps = n_ops // 3
+    ops = 3 * steps
+    t0 = time.perf_counter()
+    x = Value(0.5)
+    u = x
+    for _ in range(steps):
+        u = (u * 0.999 + 0.1).relu()
+    t1 = time.perf_counter()
+    u.backward()
+    t2 = time.perf_counter()
+    g = Graph(u)
+    t3 = time.perf_counter()
+    g.forward()
+    t4 = time.perf_counter()
+    g.backprop()
+    t5 = time.perf_counter()
+    out: dict[str, Any] = {
+        "ops": ops, "nodes": len(g.nodes), "build": t1 - t0, "backward": t2 - t1, "graph": t3 - t2,
+        "forward": t4 - t3, "backprop": t5 - t4,
+    }  # fmt: skip
+    if ops <= compile_max:
+        t6 = time.perf_counter()
+        f = compile_graph(g, [x])
+        t7 = time.perf_counter()
+        f()
+        t8 = time.perf_counter()
+        out.update(compile=t7 - t6, compiled_call=t8 - t7, parts=f.parts)
+        del f
+    del g
+    t9 = time.perf_counter()
+    del u, x
+    out["free"] = time.perf_counter() - t9
+    return out
+
+
+def memory_worker(engine: str, n_ops: int) -> dict[str, Any]:
+    """Bytes per node of a live chain of n_ops operations, by tracemalloc (every Python allocation)."""
+    if engine == "micrograd":
+        from micrograd.engine import Value as V
+    else:
+        from micrograph.engine import Value as V  # type: ignore[assignment]
+    steps = n_ops // 3
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    x = V(0.5)
+    u = x
+    for _ in range(steps):
+        u = (u * 0.999 + 0.1).relu()
+    live = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    nodes = 1 + 5 * steps  # per step: the constant 0.999, the product, the constant 0.1, the sum, the relu
+    assert u is not None
+    return {"engine": engine, "nodes": nodes, "bytes": live, "bytes_per_node": live / nodes}
+
+
+def _demo_data(n: int) -> tuple[list[list[float]], list[float]]:
+    from micrograph import datasets
+
+    X, y = datasets.moons(n=n, noise=0.1, seed=0)
+    return [list(map(float, row)) for row in X], [2.0 * t - 1.0 for t in y]
+
+
+def _initial_parameters() -> list[float]:
+    """micrograd's initialisation (w ~ U(-1, 1), b = 0) from a fixed seed, in ``parameters()`` order."""
+    rng = random.Random(1337)
+    params = []
+    for nin, nout in pairwise(SIZES):
+        for _ in range(nout):
+            params += [rng.uniform(-1, 1) for _ in range(nin)] + [0.0]
+    return params
+
+
+def _micrograd_style_step(
+    Value: Any, model: Any, X: list[list[float]], Y: list[float]
+) -> Callable[[int], float]:
+    """micrograd's demo step, verbatim but for the imports (``Value`` and ``model`` come from the engine)."""
+
+    def step(k: int) -> float:
+        inputs = [list(map(Value, xrow)) for xrow in X]
+        scores = list(map(model, inputs))
+        losses = [(1 + -yi * scorei).relu() for yi, scorei in zip(Y, scores)]
+        data_loss = sum(losses) * (1.0 / len(losses))
+        reg_loss = ALPHA * sum(p * p for p in model.parameters())
+        total_loss = data_loss + reg_loss
+        model.zero_grad()
+        total_loss.backward()
+        learning_rate = 1.0 - 0.9 * k / 100
+        for p in model.parameters():
+            p.data -= learning_rate * p.grad
+        return float(total_loss.data)
+
+    return step
+
+
+def demo_worker(variant: str, steps: int, collect: bool, n_points: int) -> dict[str, Any]:
+    """Time micrograd's demo training step for one variant; returns step times, setup time, losses."""
+    X, Y = _demo_data(n_points)
+    init = _initial_parameters()
+    setup = 0.0
+    if variant == "micrograd":
+        import micrograd.engine
+        import micrograd.nn
+
+        model = micrograd.nn.MLP(2, [16, 16, 1])
+        for p, v in zip(model.parameters(), init):
+            p.data = v
+        step = _micrograd_style_step(micrograd.engine.Value, model, X, Y)
+    elif variant == "eager":
+        from micrograph.engine import Value
+        from micrograph.nn import MLP
+
+        model = MLP(2, [16, 16, 1])
+        for p, v in zip(model.parameters(), init):
+            p.data = v
+        step = _micrograd_style_step(Value, model, X, Y)
+    elif variant == "replay":
+        step, setup = _replay_step(X, Y, init)
+    elif variant == "compiled":
+        step, setup = _compiled_step(X, Y, init)
+    elif variant in ("plain", "plain_skip"):
+        from plain_mlp import PlainMLP
+
+        plain = PlainMLP(init, SIZES)
+        skip = variant == "plain_skip"
+
+        def step(k: int) -> float:
+            return plain.step(X, Y, 1.0 - 0.9 * k / 100, ALPHA, skip_zero=skip)[0]
+    else:
+        raise ValueError(f"unknown variant {variant!r}")
+    losses = [step(0)]  # warm-up step, not timed
+    if collect:
+        # Everything alive now (modules, the model, a replayed or compiled graph) moves to the permanent
+        # generation: gc.collect() then scans only what the timed steps create, so its cost is that of
+        # freeing the step's graph, not of walking the interpreter's own objects.
+        gc.collect()
+        gc.freeze()
+    times = []
+    for k in range(1, steps + 1):
+        t0 = time.perf_counter()
+        losses.append(step(k))
+        if collect:
+            gc.collect()
+        times.append(time.perf_counter() - t0)
+    return {"variant": variant, "collect": collect, "times": times, "setup": setup, "losses": losses}
+
+
+def _replay_step(
+    X: list[list[float]], Y: list[float], init: list[float]
+) -> tuple[Callable[[int], float], float]:
+    """The whole batch's graph built once (micrograd's loss); each step replays Algorithms 6.1 and 6.2."""
+    from micrograph import Graph
+    from micrograph.engine import Value
+    from micrograph.nn import MLP
+
+    t0 = time.perf_counter()
+    model = MLP(2, [16, 16, 1])
+    params = model.parameters()
+    for p, v in zip(params, init):
+        p.data = v
+    inputs = [list(map(Value, xrow)) for xrow in X]
+    scores: list[Any] = list(map(model, inputs))
+    losses = [(1 + -yi * scorei).relu() for yi, scorei in zip(Y, scores)]
+    total_loss: Any = sum(losses) * (1.0 / len(losses)) + ALPHA * sum(p * p for p in params)
+    g = Graph(total_loss)
+    setup = time.perf_counter() - t0
+
+    def step(k: int) -> float:
+        J = g.forward()  # Algorithm 6.1 with the parameters' current .data
+        table = g.backprop()  # Algorithm 6.2
+        learning_rate = 1.0 - 0.9 * k / 100
+        for p in params:
+            p.data -= learning_rate * table[p]
+        return J
+
+    return step, setup
+
+
+def _compiled_step(
+    X: list[list[float]], Y: list[float], init: list[float]
+) -> tuple[Callable[[int], float], float]:
+    """One example's loss graph (features, target, parameters as leaves) compiled once, replayed per example.
+
+    The L2 term is a second compiled graph of the parameters alone. The setup time (building both graphs
+    and compiling them) is the compile time reported.
+    """
+    from micrograph import Graph, compile_graph
+    from micrograph.engine import Value
+    from micrograph.nn import MLP
+
+    t0 = time.perf_counter()
+    model = MLP(2, [16, 16, 1])
+    params = model.parameters()
+    for p, v in zip(params, init):
+        p.data = v
+    x0, x1, y = Value(0.0, label="x0"), Value(0.0, label="x1"), Value(1.0, label="y")
+    loss = (1 + -y * model([x0, x1])).relu()
+    g = Graph(loss)
+    f = compile_graph(g, params)
+    penalty: Any = ALPHA * sum(p * p for p in params)
+    reg = compile_graph(Graph(penalty), params)
+    setup = time.perf_counter() - t0
+    i0, i1, iy = g.index[x0], g.index[x1], g.index[y]
+    leaves, reg_leaves = g.inputs, reg.graph.inputs
+    inv = 1.0 / len(X)
+    evaluate, evaluate_reg = f.evaluate, reg.evaluate
+
+    def step(k: int) -> float:
+        u = [v.data for v in leaves]
+        total = 0.0
+        grads = [0.0] * len(params)
+        for (a, b), t in zip(X, Y):
+            u[i0] = a
+            u[i1] = b
+            u[iy] = t
+            value, g_example = evaluate(u)
+            total += value
+            grads = list(map(add, grads, g_example))
+        r, g_reg = evaluate_reg([v.data for v in reg_leaves])
+        learning_rate = 1.0 - 0.9 * k / 100
+        for p, gp, gr in zip(params, grads, g_reg):
+            p.data -= learning_rate * (gp * inv + gr)
+        return total * inv + r
+
+    return step, setup
+
+
+# -------------------------------------------------------------------------------------------------
+# The driver.
+
+
+def run_worker(args: list[str], timeout: float = 1800) -> dict[str, Any]:
+    """Run ``run.py --worker ...`` in a fresh interpreter; return its JSON result."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", *args]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    if out.returncode != 0:
+        raise RuntimeError(f"worker {' '.join(args)} failed:\n{out.stderr[-4000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |"
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = ["| " + " | ".join(str(c).rjust(w) for c, w in zip(r, widths)) + " |" for r in rows]
+    return "\n".join([line, sep, *body])
+
+
+def chain_section(sizes: list[int], compile_max: int) -> tuple[str, dict[str, Any]]:
+    results = []
+    for n in sizes:
+        print(f"  chain N = {n:.0e} ...", file=sys.stderr, flush=True)
+        results.append(run_worker(["chain", str(n), str(compile_max)]))
+    base = results[0]
+    per = lambda r, key: r[key] / r["ops"] * 1e9
+    rows = []
+    for r in results:
+        total = r["build"] + r["backward"]
+        base_total = base["build"] + base["backward"]
+        rows.append([
+            f"{r['ops']:.0e}", f"{r['nodes']:,}",
+            f"{per(r, 'build'):.0f}", f"{per(r, 'backward'):.0f}", f"{total / r['ops'] * 1e9:.0f}",
+            f"{(total / r['ops']) / (base_total / base['ops']):.2f}x",
+            f"{per(r, 'graph'):.0f}", f"{per(r, 'forward'):.0f}", f"{per(r, 'backprop'):.0f}",
+            f"{per(r, 'compile'):.0f}" if "compile" in r else "-",
+            f"{per(r, 'compiled_call'):.0f}" if "compile" in r else "-",
+        ])  # fmt: skip
+    header = [
+        "N ops", "nodes", "build ns/op", "backward ns/op", "total ns/op", "total vs 1e3",
+        "Graph() ns/op", "forward ns/op", "backprop ns/op", "compile ns/op", "compiled call ns/op",
+    ]  # fmt: skip
+    last = results[-1]
+    per_op = lambda r: (r["build"] + r["backward"]) / r["ops"]
+    growth = per_op(last) / per_op(base)
+    return table(rows, header), {"chain_growth": growth, "chain_max": last["ops"], "chain": results}
+
+
+def memory_section(n_ops: int) -> tuple[str, dict[str, Any]]:
+    print(f"  memory, chain of {n_ops:.0e} ops ...", file=sys.stderr, flush=True)
+    ours = run_worker(["memory", "micrograph", str(n_ops)])
+    theirs = run_worker(["memory", "micrograd", str(n_ops)])
+    ratio = ours["bytes_per_node"] / theirs["bytes_per_node"]
+    rows = [
+        [name, f"{r['nodes']:,}", f"{r['bytes'] / 2**20:.1f}", f"{r['bytes_per_node']:.0f}", f"{rel:.2f}"]
+        for name, r, rel in (("micrograd 0.1.0", theirs, 1.0), ("micrograph", ours, ratio))
+    ]
+    return table(rows, ["engine", "nodes", "MiB", "bytes/node", "vs micrograd"]), {"memory_ratio": ratio}
+
+
+def demo_section(steps: int, n_points: int) -> tuple[str, dict[str, Any]]:
+    runs: dict[tuple[str, bool], dict[str, Any]] = {}
+    for collect in (False, True):
+        for v in VARIANTS:
+            print(f"  demo step: {v}{' + gc.collect()' if collect else ''} ...", file=sys.stderr, flush=True)
+            runs[v, collect] = run_worker(["demo", v, str(steps), "1" if collect else "0", str(n_points)])
+    t = {key: mean(r["times"]) for key, r in runs.items()}
+    ref_losses = runs["micrograd", False]["losses"]
+    rows = []
+    for v in VARIANTS:
+        auto, coll = t[v, False], t[v, True]
+        losses = runs[v, False]["losses"]
+        diff = max(abs(a - b) / abs(b) for a, b in zip(losses, ref_losses))
+        setup = runs[v, False]["setup"]
+        rows.append([
+            LABELS[v], f"{auto * 1e3:.2f}", f"{t['micrograd', False] / auto:.1f}x",
+            f"{auto / t['plain', False]:.2f}x",
+            f"{coll * 1e3:.2f}", f"{t['micrograd', True] / coll:.1f}x", f"{coll / t['plain', True]:.2f}x",
+            f"{setup * 1e3:.0f}" if setup else "-", f"{diff:.0e}",
+        ])  # fmt: skip
+    header = [
+        "variant", "step ms (gc auto)", "vs micrograd", "vs plain", "step+collect ms", "vs micrograd",
+        "vs plain", "setup/compile ms", "loss rel. diff",
+    ]  # fmt: skip
+    compile_time = runs["compiled", False]["setup"]
+    facts = {
+        "eager_speedup": min(t["micrograd", c] / t["eager", c] for c in (False, True)),
+        "compiled_speedup": min(t["micrograd", c] / t["compiled", c] for c in (False, True)),
+        "compiled_vs_plain": max(t["compiled", c] / t["plain", c] for c in (False, True)),
+        "compiled_vs_plain_skip": max(t["compiled", c] / t["plain_skip", c] for c in (False, True)),
+        "compile_in_eager_steps": compile_time / t["eager", False],
+        "compile_ms": compile_time * 1e3,
+        "losses_agree": max(
+            max(abs(a - b) / abs(b) for a, b in zip(runs[v, False]["losses"], ref_losses)) for v in VARIANTS
+        ),
+    }
+    return table(rows, header), facts
+
+
+def targets(f: dict[str, Any]) -> str:
+    rows = [
+        ["eager step vs micrograd (both protocols)", ">= 6x", f"{f['eager_speedup']:.1f}x",
+         f["eager_speedup"] >= 6],
+        [f"chain total ns/op growth, 1e3 -> {f['chain_max']:.0e}", "<= 1.5x", f"{f['chain_growth']:.2f}x",
+         f["chain_growth"] <= 1.5],
+        ["bytes per node vs micrograd", "<= 0.33", f"{f['memory_ratio']:.2f}", f["memory_ratio"] <= 1 / 3],
+        ["compiled step vs micrograd (both protocols)", ">= 50x", f"{f['compiled_speedup']:.1f}x",
+         f["compiled_speedup"] >= 50],
+        ["compiled step vs plain floats (worst protocol)", "<= 3x", f"{f['compiled_vs_plain']:.2f}x",
+         f["compiled_vs_plain"] <= 3],
+        ["  ... vs plain floats skipping zeros (worst protocol)", "<= 3x",
+         f"{f['compiled_vs_plain_skip']:.2f}x", f["compiled_vs_plain_skip"] <= 3],
+        ["compile time, in eager steps", "< 5",
+         f"{f['compile_in_eager_steps']:.2f} ({f['compile_ms']:.0f} ms)", f["compile_in_eager_steps"] < 5],
+        ["losses of every variant vs micrograd's (max rel. diff)", "<= 1e-9", f"{f['losses_agree']:.0e}",
+         f["losses_agree"] <= 1e-9],
+    ]  # fmt: skip
+    marked = [[a, b, c, "met" if d else "NOT met"] for a, b, c, d in rows]
+    return table(marked, ["target", "goal", "measured", ""])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="small sizes and two steps: a smoke run")
+    parser.add_argument("--steps", type=int, default=None, help="timed demo steps per variant (default 10)")
+    parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        kind, *rest = args.worker
+        if kind == "chain":
+            result = chain_worker(int(rest[0]), int(rest[1]))
+        elif kind == "memory":
+            result = memory_worker(rest[0], int(rest[1]))
+        else:
+            result = demo_worker(rest[0], int(rest[1]), rest[2] == "1", int(rest[3]))
+        print(json.dumps(result))
+        return 0
+
+    sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000, 1_000_000]
+    steps = args.steps or (1 if args.quick else 10)
+    n_mem = 10_000 if args.quick else 100_000
+    import micrograd
+
+    print(f"micrograph benchmark{' (quick)' if args.quick else ''}: Python {sys.version.split()[0]}, "
+          f"micrograd {getattr(micrograd, '__version__', '0.1.0')}, {os.cpu_count()} CPUs, "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")  # fmt: skip
+    facts: dict[str, Any] = {}
+    text, more = chain_section(sizes, compile_max=100_000)
+    facts.update(more)
+    print("1. Chain u = relu(u * 0.999 + 0.1): ns per operation (build = making the nodes, backward =")
+    print("   z.backward(); replay: Graph(z), Graph.forward, Graph.backprop; compile: compile_graph)\n")
+    print(text + "\n")
+    text, more = memory_section(n_mem)
+    facts.update(more)
+    print(f"2. Memory of a live chain of {n_mem:.0e} operations (tracemalloc)\n")
+    print(text + "\n")
+    n_points = 30 if args.quick else 100
+    text, more = demo_section(steps, n_points)
+    facts.update(more)
+    print(f"3. micrograd's demo step: MLP(2, [16, 16, 1]), {n_points} two-moons points, hinge + 1e-4 L2,")
+    print(f"   SGD; mean of {steps} step(s) after one warm-up\n")
+    print(text + "\n")
+    print("Targets\n")
+    print(targets(facts))
+    return 0 if math.isfinite(facts["chain_growth"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
