@@ -248,6 +248,15 @@ def test_naive_cost_of_a_deep_ladder_without_running_it() -> None:
     assert cost["edges"] == 160
 
 
+def test_budget_message_for_astronomical_counts() -> None:
+    z, w = ladder(300)  # 2**300 paths: counted in floats for the message
+    r = naive_grad(z, w, max_operations=10_000)
+    assert r.stopped is not None and "of the ~2.04e+90 paths" in r.stopped
+    z, w = ladder(1_100)  # 2**1100 overflows a float
+    r = naive_grad(z, w, max_operations=10_000)
+    assert r.stopped is not None and "of the >1e308 paths" in r.stopped
+
+
 def test_time_budget_stops() -> None:
     z, w = ladder(40)
     r = naive_grad(z, w, max_operations=None, max_seconds=0.05)
