@@ -130,8 +130,13 @@ def check_case(case: Case) -> None:
         assert store.local_derivatives == edges
         assert store.recomputed == 0
         assert store.peak_values == len(Graph(z).nodes)
+        graph = Graph(z)
         for r in results[2:]:
             assert r.local_derivatives == edges
+            # never more memory than storing everything, never more than one extra forward pass
+            assert r.peak_values <= len(graph.nodes)
+            assert r.recomputed <= len(graph.nodes) - graph.n_inputs
+        assert results[-1].recomputed == 0 and results[-1].peak_values == len(graph.nodes)  # k >= n: store
         value, local, recomputed = recursive_naive(z, w)
         naive = results[0]
         assert close(naive.value, value)  # type: ignore[arg-type]
