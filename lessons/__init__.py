@@ -3,7 +3,7 @@
 >>> import lessons
 >>> lessons.list()                  # numbered titles with the book section each covers
 >>> l = lessons.start(2)            # Algorithm 6.2, one step per iteration of its loop
->>> l                               # the current step: text, the book's line, the code that ran, the values now
+>>> l                               # the current step: the book's line, the text, the code, the values
 >>> l.next(); l.back(); l.goto(5)   # move; l.graph, l.grad_table ... are the live objects to poke at
 >>> l.svg("step.svg")               # the diagram of this step
 
@@ -43,7 +43,9 @@ def load(n: int) -> ModuleType:
         ValueError: if there is no lesson ``n`` (the message lists the lessons).
     """
     if isinstance(n, bool) or not isinstance(n, int) or n not in LESSONS:
-        raise ValueError(f"there is no lesson {n!r}; the lessons are numbered {min(LESSONS)} to {max(LESSONS)}")
+        raise ValueError(
+            f"there is no lesson {n!r}; the lessons are numbered {min(LESSONS)} to {max(LESSONS)}"
+        )
     return importlib.import_module(LESSONS[n])
 
 

@@ -16,9 +16,9 @@ __all__ = ["main", "interact", "print_all"]
 PROMPT = "[Enter] next  b back  q quit > "
 
 
-def print_all(stepper: Stepper, out: object = None) -> int:
+def print_all(stepper: Stepper) -> int:
     """Print every step of the lesson, in order, separated by rules. Returns the number of steps."""
-    write = print if out is None else (lambda s="": print(s, file=out))  # type: ignore[arg-type]
+    write = print
     count = 0
     while True:
         count += 1
@@ -67,8 +67,11 @@ def main(argv: list[str] | None = None) -> int:
         print(lessons.list())
         return 0
     if len(args) != 1 or not args[0].isdigit() or int(args[0]) not in lessons.LESSONS:
-        print(f"python -m lessons: no lesson {' '.join(args)!r}; choose one of "
-              f"{', '.join(map(str, lessons.LESSONS))} (python -m lessons lists them)", file=sys.stderr)  # fmt: skip
+        print(
+            f"python -m lessons: no lesson {' '.join(args)!r}; choose one of "
+            f"{', '.join(map(str, lessons.LESSONS))} (python -m lessons lists them)",
+            file=sys.stderr,
+        )
         return 2
     stepper = lessons.start(int(args[0]))
     if sys.stdin.isatty() and sys.stdout.isatty():

@@ -195,7 +195,10 @@ class Stepper:
         if not isinstance(k, int) or isinstance(k, bool):
             return f"goto takes a step number, got {k!r}"
         if k < 1 or (k > len(self._steps) and k > len(self)):
-            return f"Lesson {self.number} has steps 1 to {len(self)}; there is no step {k}. You are at step {self.index}."
+            return (
+                f"Lesson {self.number} has steps 1 to {len(self)}; there is no step {k}. "
+                f"You are at step {self.index}."
+            )
         while len(self._steps) < k and self._advance():
             pass
         return self._replay(k - 1)
@@ -260,10 +263,15 @@ class Stepper:
         head = f"Lesson {self.number}: {self.title} ({self.section})"
         out = [head, f"Step {self.index}: {step.title}", ""]
         if step.line:
-            out += ["  Book:  " + ln if i == 0 else "         " + ln for i, ln in enumerate(step.line.splitlines())]
+            out += [
+                "  Book:  " + ln if i == 0 else "         " + ln
+                for i, ln in enumerate(step.line.splitlines())
+            ]
             out.append("")
         for para in self.text.split("\n\n"):
-            out.append(textwrap.fill(" ".join(para.split()), width=width) if not para.startswith("  ") else para)
+            out.append(
+                textwrap.fill(" ".join(para.split()), width=width) if not para.startswith("  ") else para
+            )
             out.append("")
         if step.code:
             out.append("  Code that ran:")
@@ -356,7 +364,7 @@ def table(rows: list[list[str]], header: list[str]) -> str:
     """A plain-text table with right-aligned columns (for the "values now" of a step)."""
     cols = [header, *rows]
     widths = [max(len(r[c]) for r in cols) for c in range(len(header))]
-    fmt = "  ".join("{:>%d}" % w for w in widths)
+    fmt = "  ".join(f"{{:>{w}}}" for w in widths)
     lines = [fmt.format(*header), "  ".join("-" * w for w in widths)]
     lines += [fmt.format(*r) for r in rows]
     return "\n".join(lines)

@@ -23,9 +23,12 @@ __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 NUMBER = 1
 TITLE = "Forward propagation over u(1)..u(n)"
 SECTION = "section 6.5.3, Algorithm 6.1"
-SUMMARY = "A graph is an ordered node list; Algorithm 6.1 computes each u(i) from its parents Pa(u(i)), in order."
+SUMMARY = (
+    "A graph is an ordered node list; Algorithm 6.1 computes each u(i) from its parents Pa(u(i)), in order."
+)
 
 LINES = {
+    "list": "u(1), ..., u(n_i) are the inputs; u(n) is the output",
     "inputs": "for i = 1, ..., n_i do\n    u(i) <- x_i",
     "loop": "for i = n_i + 1, ..., n do\n    A(i) <- {u(j) | j in Pa(u(i))}\n    u(i) <- f(i)(A(i))",
     "return": "return u(n)",
@@ -86,7 +89,8 @@ def _compute_text(l: Any) -> str:
     args = ", ".join(fmt(a) for a in l.A)
     done = sum(v is not None for v in l.u)
     return (
-        f"i = {i + 1}: node u{i + 1} = {formula(node, names)}. Its parents Pa(u{i + 1}) = {{{', '.join(pa)}}} "
+        f"i = {i + 1}: node u{i + 1} = {formula(node, names)}. Its parents Pa(u{i + 1}) = "
+        f"{{{', '.join(pa)}}} "
         f"come earlier in the list, so their values are known: A({i + 1}) = ({args}). Applying f({i + 1}) = "
         f"{node.op.name} gives u{i + 1} = {fmt(l.u[i])}. {done} of {len(g.nodes)} values are now known."
     )
@@ -100,7 +104,8 @@ def _finish_text(l: Any) -> str:
     same = l.result == l.u[-1]
     return (
         f"The loop returns u(n) = u{len(l.u)} = {fmt(l.u[-1])}. micrograph's Graph.forward, the same "
-        f"algorithm in micrograph/forward.py, returns {fmt(l.result)} ({'identical' if same else 'different!'}) "
+        f"algorithm in micrograph/forward.py, returns {fmt(l.result)} "
+        f"({'identical' if same else 'different!'}) "
         f"and stores the new values in the nodes: z.data is now {fmt(l.z.data)}. Re-running Algorithm 6.1 "
         f"with other inputs reuses the list; no node is built again."
     )
@@ -129,10 +134,18 @@ def _figure(l: Any) -> Any:
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 1 (see :mod:`lessons._core`)."""
-    yield Step("The graph G as the ordered list u(1)..u(n)", "u(1), ..., u(n_i) are the inputs; u(n) is the output",
-               _build, _build_text, _values, _figure)  # fmt: skip
+    yield Step(
+        "The graph G as the ordered list u(1)..u(n)", LINES["list"], _build, _build_text, _values, _figure
+    )
     yield Step("Lines 1-3: the inputs", LINES["inputs"], _inputs, _inputs_text, _values, _figure)
     for i in range(l.graph.n_inputs, len(l.graph.nodes)):
-        yield Step(f"Loop, i = {i + 1}: compute u({i + 1})", LINES["loop"], _compute, _compute_text, _values,
-                   _figure, params={"i": i})  # fmt: skip
+        yield Step(
+            f"Loop, i = {i + 1}: compute u({i + 1})",
+            LINES["loop"],
+            _compute,
+            _compute_text,
+            _values,
+            _figure,
+            params={"i": i},
+        )
     yield Step("Return u(n); the engine agrees", LINES["return"], _finish, _finish_text, _values, _figure)

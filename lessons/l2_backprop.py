@@ -85,16 +85,12 @@ def _iteration_text(l: Any) -> str:
     who = f"u{j + 1}" + (f" ({node.label})" if node.label else "")
     if not l.terms:
         return f"j = {j + 1}: {who} has no consumers, so grad_table[u{j + 1}] = 0."
-    parts = [
-        f"grad_table[u{i + 1}] × ∂u{i + 1}/∂u{j + 1} = {fmt(gi)} × {fmt(d)}" for i, gi, d in l.terms
-    ]
+    parts = [f"grad_table[u{i + 1}] × ∂u{i + 1}/∂u{j + 1} = {fmt(gi)} × {fmt(d)}" for i, gi, d in l.terms]
     rules = "; ".join(
         f"u{i + 1} = {formula(g.nodes[i], names)} so ∂u{i + 1}/∂u{j + 1} = {fmt(d)}" for i, _, d in l.terms
     )
     many = (
-        f" {who} has {len(l.terms)} consumers, so the gradients from both add up."
-        if len(l.terms) > 1
-        else ""
+        f" {who} has {len(l.terms)} consumers, so the gradients from both add up." if len(l.terms) > 1 else ""
     )
     return (
         f"j = {j + 1}: {who}. The sum runs over the nodes that take u{j + 1} as an argument: "
@@ -141,6 +137,15 @@ def steps(l: Any) -> Iterator[Step]:
     yield Step("The forward pass has run", LINES["forward"], _forward, _forward_text, _values, _figure)
     yield Step("Start the table at the output", LINES["init"], _init, _init_text, _values, _figure)
     for j in range(len(l.graph.nodes) - 2, -1, -1):
-        yield Step(f"Loop, j = {j + 1}", LINES["loop"], _iteration, _iteration_text, _values, _figure,
-                   params={"j": j})  # fmt: skip
-    yield Step("Return the table; the engine agrees", LINES["return"], _finish, _finish_text, _values, _figure)
+        yield Step(
+            f"Loop, j = {j + 1}",
+            LINES["loop"],
+            _iteration,
+            _iteration_text,
+            _values,
+            _figure,
+            params={"j": j},
+        )
+    yield Step(
+        "Return the table; the engine agrees", LINES["return"], _finish, _finish_text, _values, _figure
+    )

@@ -15,19 +15,20 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from viz.text import fmt
-
 from lessons._core import Step, table
 from micrograph import Graph
 from micrograph.families import blowup_rows, chain, expected_counts, ladder
 from micrograph.naive import naive_grad, store_grad
+from viz.text import fmt
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
 NUMBER = 3
 TITLE = "Repeated subexpressions: the naive chain rule against back-propagation"
 SECTION = "sections 6.5.2-6.5.3, figure 6.9, equations 6.50-6.53"
-SUMMARY = "Summing over paths recomputes shared subexpressions: quadratic on a chain, exponential on a ladder."
+SUMMARY = (
+    "Summing over paths recomputes shared subexpressions: quadratic on a chain, exponential on a ladder."
+)
 
 LINES = {
     "chain": "dz/dw = dz/dy dy/dx dx/dw                      (6.50-6.51)\n"
@@ -56,7 +57,8 @@ def _chain_text(l: Any) -> str:
     a, b, c = l.f_prime
     return (
         f"Figure 6.9's chain at w = {fmt(l.w.data)}: x = {fmt(l.x.data)}, y = {fmt(l.y.data)}, z = "
-        f"{fmt(l.z.data)}. By the chain rule dz/dw = f'(y) f'(x) f'(w). With f = tanh, f'(a) = 1 - tanh(a)^2, "
+        f"{fmt(l.z.data)}. By the chain rule dz/dw = f'(y) f'(x) f'(w). With f = tanh, f'(a) = 1 - "
+        "tanh(a)^2, "
         f"so each factor reuses a stored value: f'(y) = 1 - z^2 = {fmt(a)}, f'(x) = 1 - y^2 = {fmt(b)}, "
         f"f'(w) = 1 - x^2 = {fmt(c)}; the product is {fmt(a * b * c)}. Equation 6.53 writes the same "
         f"product without the names x and y: f'(f(f(w))) f'(f(w)) f'(w), recomputing f(w) and f(f(w))."
@@ -75,7 +77,8 @@ def _naive_text(l: Any) -> str:
         f"{n.local_derivatives} local derivatives and recomputed {n.recomputed} forward values: 3 + 2 + 1, "
         f"because the derivative at each level recomputes everything below it. Back-propagation evaluated "
         f"{s.local_derivatives} local derivatives and recomputed {s.recomputed}: it reads x, y, z from the "
-        f"forward pass. Memory goes the other way: the naive rule held at most {n.peak_values} values at once, "
+        f"forward pass. Memory goes the other way: the naive rule held at most {n.peak_values} "
+        "values at once, "
         f"back-propagation {s.peak_values}."
     )
 
@@ -92,7 +95,8 @@ def _long_text(l: Any) -> str:
     return (
         f"A chain of depth d = 50: the naive rule recomputes {n.recomputed} values, d(d+1)/2 = "
         f"{50 * 51 // 2} as the closed form says ({l.expected50['naive_recomputed']}), for "
-        f"{n.local_derivatives} local derivatives. Back-propagation: {s.local_derivatives} local derivatives, "
+        f"{n.local_derivatives} local derivatives. Back-propagation: {s.local_derivatives} local "
+        "derivatives, "
         f"one per edge, nothing recomputed. Quadratic against linear, on a graph with a single path."
     )
 
@@ -165,9 +169,18 @@ def _values(l: Any) -> str:
     if hasattr(l, "stopped"):
         return ""
     if hasattr(l, "rows"):
-        rows = [[str(r["depth"]), str(r["paths"]), str(r["naive_ops"]) + ("" if r["naive_complete"] else " *"),
-                 str(r["backprop_ops"])] for r in l.rows]  # fmt: skip
-        return table(rows, ["depth", "paths", "naive ops", "backprop ops"]) + "\n* closed form (budget reached)"
+        rows = [
+            [
+                str(r["depth"]),
+                str(r["paths"]),
+                str(r["naive_ops"]) + ("" if r["naive_complete"] else " *"),
+                str(r["backprop_ops"]),
+            ]
+            for r in l.rows
+        ]
+        return (
+            table(rows, ["depth", "paths", "naive ops", "backprop ops"]) + "\n* closed form (budget reached)"
+        )
     results = [("naive (6.53)", l.naive), ("store (6.52)", l.store)] if hasattr(l, "naive") else []
     if hasattr(l, "naive50"):
         results += [("naive, d = 50", l.naive50), ("store, d = 50", l.store50)]
@@ -175,8 +188,10 @@ def _values(l: Any) -> str:
         results += [("naive, ladder 4", l.naive_l), ("store, ladder 4", l.store_l)]
     if not results:
         return ""
-    rows = [[name, fmt(r.value), str(r.local_derivatives), str(r.recomputed), str(r.peak_values)]
-            for name, r in results]  # fmt: skip
+    rows = [
+        [name, fmt(r.value), str(r.local_derivatives), str(r.recomputed), str(r.peak_values)]
+        for name, r in results
+    ]
     return table(rows, ["method", "dz/dw", "local derivs", "recomputed", "peak values"])
 
 
@@ -195,7 +210,9 @@ def steps(l: Any) -> Iterator[Step]:
     yield Step("Figure 6.9: the chain rule on a chain", LINES["chain"], _chain, _chain_text, _values, _figure)
     yield Step("Naive (6.53) against stored (6.52)", LINES["naive"], _naive, _naive_text, _values, _figure)
     yield Step("A longer chain: quadratic", LINES["long"], _long, _long_text, _values, _figure)
-    yield Step("A ladder: the paths double per level", LINES["ladder"], _ladder, _ladder_text, _values, _figure)
+    yield Step(
+        "A ladder: the paths double per level", LINES["ladder"], _ladder, _ladder_text, _values, _figure
+    )
     yield Step("Counting depth by depth", LINES["rows"], _rows, _rows_text, _values, _figure)
     yield Step("The blowup plot", LINES["rows"], _plot, _plot_text, _values, _figure)
     yield Step("A budget for the naive rule", LINES["budget"], _budget, _budget_text, _values, _figure)

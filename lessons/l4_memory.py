@@ -16,11 +16,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from viz.text import fmt
-
 from lessons._core import Step, table
 from micrograph.families import chain, memory_rows
 from micrograph.naive import checkpoint_grad, naive_grad, store_grad
+from viz.text import fmt
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
@@ -49,9 +48,11 @@ def _two(l: Any) -> None:
 def _two_text(l: Any) -> str:
     s, r = l.store, l.recompute
     return (
-        f"On a chain of n = {N} operations, back-propagation (6.52) holds {s.peak_values} values at its peak, "
+        f"On a chain of n = {N} operations, back-propagation (6.52) holds {s.peak_values} values "
+        "at its peak, "
         f"every forward value, for {s.operations} operations. The naive rule (6.53) holds {r.peak_values} "
-        f"values but needs {r.operations} operations: {r.operations / s.operations:.1f} times as many. Both give "
+        f"values but needs {r.operations} operations: {r.operations / s.operations:.1f} times as "
+        "many. Both give "
         f"dz/dw = {fmt(s.value)}. Section 6.5.2 of the book: storing is faster when memory allows it; "
         f"recomputing is an option when memory is limited."
     )
@@ -79,8 +80,10 @@ def _sweep(l: Any) -> None:
 def _sweep_text(l: Any) -> str:
     best = min(l.sweep, key=lambda kr: kr[1].peak_values)
     return (
-        f"The segment length k sets the trade. k = 1 stores everything ({l.sweep[0][1].peak_values} values, no "
-        f"recomputation); k = {l.sweep[-1][0]} (one segment) is back-propagation again. The fewest values held "
+        "The segment length k sets the trade. k = 1 stores everything "
+        f"({l.sweep[0][1].peak_values} values, no "
+        f"recomputation); k = {l.sweep[-1][0]} (one segment) is back-propagation again. The fewest "
+        "values held "
         f"is {best[1].peak_values}, at k = {best[0]}, near sqrt({N + 1}) = {math.sqrt(N + 1):.1f}: memory "
         f"of order sqrt(n) for about twice the operations."
     )
@@ -95,7 +98,8 @@ def _rows_text(l: Any) -> str:
     r = l.rows[-1]
     return (
         f"Over chains of n = 1 to {N}: at n = {r['n']}, store holds {r['store_peak']} values for "
-        f"{r['store_ops']} operations, recompute {r['recompute_peak']} for {r['recompute_ops']}, checkpointing "
+        f"{r['store_ops']} operations, recompute {r['recompute_peak']} for {r['recompute_ops']}, "
+        "checkpointing "
         f"{r['checkpoint_peak']} for {r['checkpoint_ops']}. The plot shows memory growing like n, 1 and "
         f"sqrt(n), and time like n, n^2 and n."
     )
@@ -104,9 +108,21 @@ def _rows_text(l: Any) -> str:
 def _values(l: Any) -> str:
     if hasattr(l, "rows"):
         pick = [r for r in l.rows if r["n"] in (1, 2, 4, 8, 16, 32, 64)]
-        rows = [[str(r["n"]), str(r["store_peak"]), str(r["store_ops"]), str(r["recompute_peak"]),
-                 str(r["recompute_ops"]), str(r["checkpoint_peak"]), str(r["checkpoint_ops"])] for r in pick]  # fmt: skip
-        return table(rows, ["n", "store mem", "store ops", "recompute mem", "recompute ops", "ckpt mem", "ckpt ops"])
+        rows = [
+            [
+                str(r["n"]),
+                str(r["store_peak"]),
+                str(r["store_ops"]),
+                str(r["recompute_peak"]),
+                str(r["recompute_ops"]),
+                str(r["checkpoint_peak"]),
+                str(r["checkpoint_ops"]),
+            ]
+            for r in pick
+        ]
+        return table(
+            rows, ["n", "store mem", "store ops", "recompute mem", "recompute ops", "ckpt mem", "ckpt ops"]
+        )
     if hasattr(l, "sweep"):
         rows = [[str(k), str(r.peak_values), str(r.recomputed), str(r.operations)] for k, r in l.sweep]
         return table(rows, ["k", "peak values", "recomputed", "operations"])
@@ -124,7 +140,13 @@ def _figure(l: Any) -> Any:
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 4 (see :mod:`lessons._core`)."""
     yield Step("Store (6.52) or recompute (6.53)", LINES["two"], _two, _two_text, _values, _figure)
-    yield Step("Checkpointing: keep every k-th value", LINES["checkpoint"], _checkpoint, _checkpoint_text,
-               _values, _figure)  # fmt: skip
+    yield Step(
+        "Checkpointing: keep every k-th value",
+        LINES["checkpoint"],
+        _checkpoint,
+        _checkpoint_text,
+        _values,
+        _figure,
+    )
     yield Step("The segment length sets the trade", LINES["k"], _sweep, _sweep_text, _values, _figure)
     yield Step("Memory and time against n", LINES["rows"], _rows, _rows_text, _values, _figure)

@@ -15,17 +15,18 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from viz.text import fmt
-
 from lessons._core import Step, table
 from micrograph import Graph, datasets, nn
+from viz.text import fmt
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
 NUMBER = 5
 TITLE = "The MLP: Algorithms 6.3 and 6.4, then training on Iris"
 SECTION = "section 6.5.4, Algorithms 6.3 and 6.4"
-SUMMARY = "A network is a graph: Algorithm 6.4's layer-by-layer gradients equal Algorithm 6.2's; then we train."
+SUMMARY = (
+    "A network is a graph: Algorithm 6.4's layer-by-layer gradients equal Algorithm 6.2's; then we train."
+)
 
 LINES = {
     "data": "x: 4 measurements of a flower (cm); y: its species, 0, 1 or 2",
@@ -34,7 +35,8 @@ LINES = {
     "backward": "g <- grad_{y_hat} J = grad_{y_hat} L(y_hat, y)\nfor k = l, l-1, ..., 1 do\n"
     "    g <- grad_{a(k)} J = g * f'(a(k))\n    grad_{b(k)} J = g + lambda grad_{b(k)} Omega(theta)\n"
     "    grad_{W(k)} J = g h(k-1)^T + lambda grad_{W(k)} Omega(theta)\n    g <- grad_{h(k-1)} J = W(k)^T g",
-    "train": "repeat: sample a minibatch, J = mean L + lambda Omega, back-propagate, theta <- theta - eps grad J",
+    "train": "repeat: sample a minibatch, J = mean L + lambda Omega, back-propagate,\n"
+    "        theta <- theta - eps grad J",
 }
 
 HIDDEN, LAMBDA, EPOCHS, LR, BATCH = 8, 1e-3, 60, 0.1, 16
@@ -51,7 +53,8 @@ def _data(l: Any) -> None:
 def _data_text(l: Any) -> str:
     return (
         f"Iris: {len(l.train[0])} flowers to train on, {len(l.test[0])} held out, each 4 measurements "
-        f"(standardized) and a species. The network is MLP(4, [{HIDDEN}, 3]): l = 2 layers, tanh in the hidden "
+        f"(standardized) and a species. The network is MLP(4, [{HIDDEN}, 3]): l = 2 layers, tanh "
+        "in the hidden "
         f"layer, a linear output giving 3 scores; {len(l.model.parameters())} parameters. Our example: "
         f"x = ({', '.join(fmt(v) for v in l.x)}), species y = {l.y}."
     )
@@ -74,7 +77,8 @@ def _forward_text(l: Any) -> str:
         f"h(1) = tanh(a(1)) (first {fmt(fw.h[1][0].data)}), and y_hat = h(2) = a(2) = "
         f"({', '.join(fmt(s) for s in scores)}), scores whose softmax gives probabilities "
         f"({', '.join(fmt(q) for q in p)}) for the species. L = {fmt(fw.loss.data)} (cross-entropy: "
-        f"-log of the probability of y = {l.y}), lambda Omega = {fmt(fw.penalty.data if fw.penalty else 0.0)} "
+        f"-log of the probability of y = {l.y}), lambda Omega = "
+        f"{fmt(fw.penalty.data if fw.penalty else 0.0)} "
         f"(lambda = {LAMBDA} times the sum of squared weights), J = {fmt(l.J.data)}. As a graph: "
         f"{len(l.graph.nodes)} scalar nodes, {l.graph.num_edges} edges."
     )
@@ -92,7 +96,8 @@ def _backward_text(l: Any) -> str:
     return (
         f"Algorithm 6.4 walks the layers from k = 2 down to 1 with a vector g, and gives the gradient on "
         f"every weight and bias: for instance dJ/dW(1)[0,0] = {fmt(l.grads_6_4[w11])} and dJ/db(2)[0] = "
-        f"{fmt(l.grads_6_4[b2])}. Algorithm 6.2 on the scalar graph of J, knowing nothing about layers, gives "
+        f"{fmt(l.grads_6_4[b2])}. Algorithm 6.2 on the scalar graph of J, knowing nothing about "
+        "layers, gives "
         f"{fmt(l.grad_table[w11])} and {fmt(l.grad_table[b2])}. Over all {len(l.grads_6_4)} parameters the "
         f"largest difference is {l.worst:.1e}: rounding. Algorithm 6.4 is Algorithm 6.2 specialised to a "
         f"chain of layers."
@@ -102,8 +107,19 @@ def _backward_text(l: Any) -> str:
 def _train(l: Any) -> None:
     if "history" not in l.memo:  # training is kept across l.back() replays: it takes a few seconds
         model = nn.MLP(4, [HIDDEN, 3], activation="tanh", seed=0)
-        history = nn.train(model, l.train, loss="cross_entropy", lr=LR, epochs=EPOCHS, batch_size=BATCH,
-                           l2=1e-4, seed=0, test=l.test, progress=False, compile=True)  # fmt: skip
+        history = nn.train(
+            model,
+            l.train,
+            loss="cross_entropy",
+            lr=LR,
+            epochs=EPOCHS,
+            batch_size=BATCH,
+            l2=1e-4,
+            seed=0,
+            test=l.test,
+            progress=False,
+            compile=True,
+        )
         l.memo["history"], l.memo["trained"] = history, model
     l.history, l.trained = l.memo["history"], l.memo["trained"]
     l.plot = viz.plot_training(l.history, title="Iris: MLP(4, [8, 3]), softmax cross-entropy")
@@ -113,7 +129,8 @@ def _train_text(l: Any) -> str:
     h = l.history
     return (
         f"Minibatch SGD: {h.epochs} epochs of batches of {BATCH}, learning rate {LR}, {h.steps} steps, each "
-        f"evaluating J and back-propagating it (Algorithm 6.2; compile=True replays each graph as straight-line "
+        "evaluating J and back-propagating it (Algorithm 6.2; compile=True replays each graph as "
+        "straight-line "
         f"Python from micrograph/compile.py, the same numbers, faster). The training loss fell "
         f"from {fmt(h.loss[0])} in the first epoch to {fmt(h.loss[-1])} in the last; training accuracy "
         f"{h.accuracy[-1]:.3f}."
@@ -137,9 +154,15 @@ def _test_text(l: Any) -> str:
 def _values(l: Any) -> str:
     if hasattr(l, "history"):
         h = l.history
-        rows = [[str(e + 1), fmt(h.loss[e]), f"{h.accuracy[e]:.3f}",
-                 f"{h.test_accuracy[e]:.3f}" if h.test_accuracy else ""]
-                for e in sorted({0, 1, 2, len(h.loss) // 2, len(h.loss) - 1})]  # fmt: skip
+        rows = [
+            [
+                str(e + 1),
+                fmt(h.loss[e]),
+                f"{h.accuracy[e]:.3f}",
+                f"{h.test_accuracy[e]:.3f}" if h.test_accuracy else "",
+            ]
+            for e in sorted({0, 1, 2, len(h.loss) // 2, len(h.loss) - 1} & set(range(len(h.loss))))
+        ]
         return table(rows, ["epoch", "train loss", "train acc", "held-out acc"])
     if hasattr(l, "grads_6_4"):
         rows = []
@@ -149,7 +172,7 @@ def _values(l: Any) -> str:
         return table(rows, ["parameter", "value", "Algorithm 6.4", "Algorithm 6.2"])
     if hasattr(l, "fw"):
         rows = [[f"y_hat[{m}]", fmt(v.data)] for m, v in enumerate(l.fw.y_hat)]
-        return table(rows + [["L", fmt(l.fw.loss.data)], ["J", fmt(l.J.data)]], ["node", "value"])
+        return table([*rows, ["L", fmt(l.fw.loss.data)], ["J", fmt(l.J.data)]], ["node", "value"])
     return ""
 
 
@@ -160,8 +183,13 @@ def _figure(l: Any) -> Any:
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 5 (see :mod:`lessons._core`)."""
     yield Step("Iris and a small MLP", LINES["data"], _data, _data_text, _values, _figure)
-    yield Step("Algorithm 6.3: forward to the cost J", LINES["forward"], _forward, _forward_text, _values, _figure)
-    yield Step("Algorithm 6.4: back, layer by layer", LINES["backward"], _backward, _backward_text, _values,
-               _figure)  # fmt: skip
+    yield Step(
+        "Algorithm 6.3: forward to the cost J", LINES["forward"], _forward, _forward_text, _values, _figure
+    )
+    yield Step(
+        "Algorithm 6.4: back, layer by layer", LINES["backward"], _backward, _backward_text, _values, _figure
+    )
     yield Step("Training on Iris", LINES["train"], _train, _train_text, _values, _figure)
-    yield Step("Held-out accuracy", "accuracy on examples never trained on", _test, _test_text, _values, _figure)
+    yield Step(
+        "Held-out accuracy", "accuracy on examples never trained on", _test, _test_text, _values, _figure
+    )

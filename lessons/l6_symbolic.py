@@ -25,14 +25,15 @@ __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 NUMBER = 6
 TITLE = "Symbol-to-symbol derivatives: G and B side by side"
 SECTION = "sections 6.5.5-6.5.6, figure 6.10, Algorithms 6.5 and 6.6"
-SUMMARY = "grad(z, w) adds the derivative to the graph as new nodes B, which can be evaluated, drawn and differentiated."
+SUMMARY = "grad(z, w) adds the derivative to the graph as new nodes B: evaluate, draw, differentiate them."
 
 LINES = {
     "G": "figure 6.10 (left): x = f(w), y = f(x), z = f(y)",
     "prune": "Let G' be G pruned to contain only nodes that are ancestors of z and descendents of nodes in T",
     "grad": "grad_table[z] <- 1\nfor V in T do\n    build_grad(V, G, G', grad_table)\nend for\n"
     "Return grad_table restricted to T",
-    "build": "for C in get_consumers(V, G') do\n    op <- get_operation(C)\n    D <- build_grad(C, G, G', grad_table)\n"
+    "build": "for C in get_consumers(V, G') do\n    op <- get_operation(C)\n"
+    "    D <- build_grad(C, G, G', grad_table)\n"
     "    G(i) <- op.bprop(get_inputs(C, G'), V, D)\n...\nG <- sum_i G(i); grad_table[V] = G",
     "reuse": "section 6.5.5: the derivatives are just another computational graph",
     "same": "section 6.5.5: the symbol-to-number approach performs exactly the same computations",
@@ -136,7 +137,8 @@ def _same_text(l: Any) -> str:
     return (
         f"Section 6.5.5: both approaches perform exactly the same computations. Here literally: for each of "
         f"the {len(l.pairs)} grad_table entries, the node of B holds the same float as Algorithm 6.2's "
-        f"table ({'all equal, bit for bit' if equal else 'NOT all equal'}), because both ran tanh's one rule, "
+        f"table ({'all equal, bit for bit' if equal else 'NOT all equal'}), because both ran "
+        "tanh's one rule, "
         f"once on floats and once on nodes."
     )
 
@@ -148,14 +150,24 @@ def _values(l: Any) -> str:
     if hasattr(l, "B_nodes"):
         names = node_names(l.graph)  # G is u1..un; B's nodes are numbered on, as in the picture
         names.update({v: f"u{len(names) + k}" for k, v in enumerate(l.B_nodes, 1)})
-        rows = [[names[v], formula(v, names), fmt(v.data), (v.grad_of.label if v.grad_of else "")]
-                for v in l.B_nodes]  # fmt: skip
+        rows = [
+            [names[v], formula(v, names), fmt(v.data), (v.grad_of.label if v.grad_of else "")]
+            for v in l.B_nodes
+        ]
         return table(rows, ["node", "computes", "value", "grad of"])
     g = l.graph2 if hasattr(l, "graph2") else l.graph
     names = node_names(g)
     keep = getattr(l, "G_prime", None)
-    rows = [[names[v], v.label, formula(v, names), fmt(v.data), "" if keep is None else ("yes" if v in keep else "no")]
-            for v in g.nodes]  # fmt: skip
+    rows = [
+        [
+            names[v],
+            v.label,
+            formula(v, names),
+            fmt(v.data),
+            "" if keep is None else ("yes" if v in keep else "no"),
+        ]
+        for v in g.nodes
+    ]
     return table(rows, ["u(i)", "label", "computes", "value", "in G'"])
 
 
@@ -172,6 +184,8 @@ def steps(l: Any) -> Iterator[Step]:
     yield Step("The forward graph G of figure 6.10", LINES["G"], _G, _G_text, _values, _figure)
     yield Step("Algorithm 6.5: prune G to G'", LINES["prune"], _prune, _prune_text, _values, _figure)
     yield Step("Algorithm 6.5: grad(z, w) builds B", LINES["grad"], _grad, _grad_text, _values, _figure)
-    yield Step("Algorithm 6.6: build_grad and op.bprop", LINES["build"], _build, _build_text, _values, _figure)
+    yield Step(
+        "Algorithm 6.6: build_grad and op.bprop", LINES["build"], _build, _build_text, _values, _figure
+    )
     yield Step("B is a graph: evaluate it again", LINES["reuse"], _reuse, _reuse_text, _values, _figure)
     yield Step("The same computations as Algorithm 6.2", LINES["same"], _same, _same_text, _values, _figure)

@@ -48,7 +48,8 @@ def _derivatives_text(l: Any) -> str:
     return (
         f"z = tanh(tanh(tanh(w))) at w = {fmt(l.w.data)}. grad(z, w) returns a node d1 = {fmt(l.d1.data)}. "
         f"Because d1 is an ordinary node, grad(d1, w) differentiates the backward graph itself: "
-        f"d2 = {fmt(l.d2.data)}, and grad(d2, w) gives d3 = {fmt(l.d3.data)}. The graphs grow with the order: "
+        f"d2 = {fmt(l.d2.data)}, and grad(d2, w) gives d3 = {fmt(l.d3.data)}. The graphs grow with "
+        "the order: "
         f"z is computed from {l.sizes[0]} nodes, d1 from {l.sizes[1]}, d2 from {l.sizes[2]}, d3 from "
         f"{l.sizes[3]}. The picture shows the graph of d1 (G with B) and, on the right, the B of d2."
     )
@@ -87,7 +88,8 @@ def _hvp_text(l: Any) -> str:
     hv = ", ".join(fmt(h.data) for h in l.Hv)
     hv2 = ", ".join(fmt(h) for h in l.H_times_v)
     return (
-        f"f(x, y) = x^2 y + sin(xy) at x = {fmt(l.x.data)}, y = {fmt(l.y.data)}, v = ({', '.join(map(fmt, l.v))})"
+        f"f(x, y) = x^2 y + sin(xy) at x = {fmt(l.x.data)}, y = {fmt(l.y.data)}, v = "
+        f"({', '.join(map(fmt, l.v))})"
         f". hessian_vector_product differentiates the scalar (grad f)^T v once more (equation 6.59) and "
         f"returns H v = ({hv}). Forming H row by row, H = [[{fmt(l.H[0][0])}, {fmt(l.H[0][1])}], "
         f"[{fmt(l.H[1][0])}, {fmt(l.H[1][1])}]], and multiplying by v gives ({hv2}). H is symmetric: "
@@ -109,23 +111,29 @@ def _cost(l: Any) -> None:
 
 def _cost_text(l: Any) -> str:
     return (
-        f"Why not form H? For f = sum_k tanh(x_k x_(k+1)) over n = {l.n} variables, H has n^2 = {l.n ** 2} "
+        f"Why not form H? For f = sum_k tanh(x_k x_(k+1)) over n = {l.n} variables, H has n^2 = {l.n**2} "
         f"entries and costs n + 1 gradients: {l.hessian_nodes} new nodes. H v costs two gradients: "
-        f"{l.hvp_nodes} new nodes, {l.hessian_nodes / l.hvp_nodes:.1f} times fewer, and the ratio grows with n. "
+        f"{l.hvp_nodes} new nodes, {l.hessian_nodes / l.hvp_nodes:.1f} times fewer, and the ratio "
+        "grows with n. "
         f"This is what Krylov methods (conjugate gradient) need: products H v, never H itself."
     )
 
 
 def _values(l: Any) -> str:
     if hasattr(l, "hvp_nodes"):
-        return table([["H v (two gradients)", str(l.hvp_nodes)], ["all of H (n + 1 gradients)", str(l.hessian_nodes)]],
-                     ["what", "nodes built"])  # fmt: skip
+        return table(
+            [["H v (two gradients)", str(l.hvp_nodes)], ["all of H (n + 1 gradients)", str(l.hessian_nodes)]],
+            ["what", "nodes built"],
+        )
     if hasattr(l, "Hv"):
         rows = [[str(k + 1), fmt(a.data), fmt(b)] for k, (a, b) in enumerate(zip(l.Hv, l.H_times_v))]
         return table(rows, ["row", "hessian_vector_product", "H @ v"])
-    rows = [["z", fmt(l.z.data), str(l.sizes[0]), ""], ["dz/dw", fmt(l.d1.data), str(l.sizes[1]), ""],
-            ["d2z/dw2", fmt(l.d2.data), str(l.sizes[2]), fmt(getattr(l, "fd2", None))],
-            ["d3z/dw3", fmt(l.d3.data), str(l.sizes[3]), fmt(getattr(l, "fd3", None))]]  # fmt: skip
+    rows = [
+        ["z", fmt(l.z.data), str(l.sizes[0]), ""],
+        ["dz/dw", fmt(l.d1.data), str(l.sizes[1]), ""],
+        ["d2z/dw2", fmt(l.d2.data), str(l.sizes[2]), fmt(getattr(l, "fd2", None))],
+        ["d3z/dw3", fmt(l.d3.data), str(l.sizes[3]), fmt(getattr(l, "fd3", None))],
+    ]
     return table(rows, ["node", "value", "graph size", "central difference"])
 
 
@@ -139,7 +147,9 @@ def _figure(l: Any) -> Any:
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 7 (see :mod:`lessons._core`)."""
-    yield Step("Second and third derivatives", LINES["second"], _derivatives, _derivatives_text, _values, _figure)
+    yield Step(
+        "Second and third derivatives", LINES["second"], _derivatives, _derivatives_text, _values, _figure
+    )
     yield Step("Check them by finite differences", LINES["fd"], _check, _check_text, _values, _figure)
     yield Step("Hessian-vector product", LINES["hvp"], _hvp, _hvp_text, _values, _figure)
     yield Step("H v costs two gradients; H costs n", LINES["cost"], _cost, _cost_text, _values, _figure)

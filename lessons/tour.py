@@ -9,6 +9,9 @@ step-through pages of :func:`viz.steps` (Algorithms 6.1 and 6.2, frame by frame)
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
 
+# `l` is a lesson's stepper, the name the README and the lessons give it (l = lessons.start(n)).
+# ruff: noqa: E741
+
 from __future__ import annotations
 
 import html
@@ -68,7 +71,7 @@ def _first_sentence(text: str, limit: int = 160) -> str:
 
 
 def _run_lesson(n: int, out: Path, result: TourResult, bar: Any) -> tuple[Stepper, list[_Entry]]:
-    l = lessons.start(n)  # noqa: E741 - the stepper's name in every lesson
+    l = lessons.start(n)
     d = out / f"lesson{n}"
     d.mkdir(parents=True, exist_ok=True)
     entries = []
@@ -121,12 +124,28 @@ def _flipbooks(out: Path, live: dict[int, Stepper], result: TourResult) -> list[
     import viz
 
     pages = []
-    wanted = [(1, "z", "steps_lesson1.html", "Algorithms 6.1 and 6.2 frame by frame on lesson 1's z = tanh(x*y + 2*x)"),
-              (2, "z", "steps_lesson2.html", "Algorithms 6.1 and 6.2 frame by frame on lesson 2's z = tanh(x*y + x)"),
-              (6, "z", "steps_figure_6_10.html", "Algorithms 6.1 and 6.2 frame by frame on figure 6.10's "
-               "z = tanh(tanh(tanh(w)))")]  # fmt: skip
+    wanted = [
+        (
+            1,
+            "z",
+            "steps_lesson1.html",
+            "Algorithms 6.1 and 6.2 frame by frame on lesson 1's z = tanh(x*y + 2*x)",
+        ),
+        (
+            2,
+            "z",
+            "steps_lesson2.html",
+            "Algorithms 6.1 and 6.2 frame by frame on lesson 2's z = tanh(x*y + x)",
+        ),
+        (
+            6,
+            "z",
+            "steps_figure_6_10.html",
+            "Algorithms 6.1 and 6.2 frame by frame on figure 6.10's z = tanh(tanh(tanh(w)))",
+        ),
+    ]
     for n, attr, name, what in wanted:
-        l = live.get(n)  # noqa: E741
+        l = live.get(n)
         if l is None or attr not in l.objects():
             continue
         result.files.append(Path(viz.steps(getattr(l, attr), out / name, overwrite=True)))
@@ -134,15 +153,20 @@ def _flipbooks(out: Path, live: dict[int, Stepper], result: TourResult) -> list[
     return pages
 
 
-def _index(out: Path, runs: list[tuple[Stepper, list[_Entry]]], pages: list[tuple[str, str]], seconds: float) -> str:
+def _index(
+    out: Path, runs: list[tuple[Stepper, list[_Entry]]], pages: list[tuple[str, str]], seconds: float
+) -> str:
     e = html.escape
     parts = [
         "<!doctype html><html lang='en'><meta charset='utf-8'>",
         f"<title>micrograph tour</title><style>{_STYLE}</style>",
         "<h1>micrograph: the tour</h1>",
-        "<p>Back-propagation as section 6.5 of <i>Deep Learning</i> (Goodfellow, Bengio &amp; Courville, 2016) "
-        "writes it, run on live objects. Each lesson below has a page with every step's text, the book's line, "
-        "the code that ran and the values it produced; every number was computed during this run. The pictures "
+        "<p>Back-propagation as section 6.5 of <i>Deep Learning</i> (Goodfellow, Bengio &amp; "
+        "Courville, 2016) "
+        "writes it, run on live objects. Each lesson below has a page with every step's text, the "
+        "book's line, "
+        "the code that ran and the values it produced; every number was computed during this run. "
+        "The pictures "
         "are linked one by one under each lesson.</p>",
     ]
     if pages:
@@ -168,7 +192,7 @@ def _index(out: Path, runs: list[tuple[Stepper, list[_Entry]]], pages: list[tupl
 
 
 def run(out: str | os.PathLike[str], *, progress: bool = True, only: list[int] | None = None) -> TourResult:
-    """Run every lesson (or those in ``only``), write every picture and page into ``out``; return what was written.
+    """Run every lesson (or those in ``only``), write every picture and page into ``out``.
 
     Args:
         out: the output directory (created if missing; existing files of an earlier tour are replaced).

@@ -89,7 +89,7 @@ def _make_dir(d: Path) -> None:
 
 
 def _output_dir(path: str, force: bool, files: Sequence[str]) -> Path:
-    """Check an output directory: create it if missing; refuse to overwrite any of ``files`` without --force."""
+    """Check an output directory: create it if missing; refuse to overwrite ``files`` without --force."""
     d = Path(path)
     if d.exists() and not d.is_dir():
         raise UserError(f"{path!r} exists and is not a directory")
@@ -116,16 +116,21 @@ def _cmd_render(args: argparse.Namespace) -> int:
     missing = [n for n in names if n not in env]
     if missing:
         raise UserError(
-            f"no value for {', '.join(missing)}: give one with " + " ".join(f"--at {n}=NUMBER" for n in missing)
+            f"no value for {', '.join(missing)}: give one with "
+            + " ".join(f"--at {n}=NUMBER" for n in missing)
         )
     unused = [n for n in env if n not in names]
     if unused:
-        raise UserError(f"--at {unused[0]}=...: the expression has no variable {unused[0]!r} (it uses "
-                        f"{', '.join(names) or 'none'})")  # fmt: skip
+        raise UserError(
+            f"--at {unused[0]}=...: the expression has no variable {unused[0]!r} (it uses "
+            f"{', '.join(names) or 'none'})"
+        )
     for name in args.wrt:
         if name not in names:
-            raise UserError(f"--wrt {name}: the expression has no variable {name!r} (it uses "
-                            f"{', '.join(names) or 'none'})")  # fmt: skip
+            raise UserError(
+                f"--wrt {name}: the expression has no variable {name!r} (it uses "
+                f"{', '.join(names) or 'none'})"
+            )
     if args.out:
         _check_output_file(args.out, args.force, (".svg", ".png", ".pdf", ".dot"))
     z = build(args.expression, env)  # a DomainError (log(0), 1/0 ...) stops here, before anything is written
@@ -142,7 +147,10 @@ def _cmd_render(args: argparse.Namespace) -> int:
     z.backward()  # Algorithm 6.2: the table below shows each node's gradient dz/du
     print(viz.text(z))
     for n in args.wrt:
-        print(f"dz/d{n} = {leaves[n].grad:.6g}   (Algorithm 6.2; the node of B that grad() built holds the same)")
+        print(
+            f"dz/d{n} = {leaves[n].grad:.6g}   (Algorithm 6.2; the node of B that grad() built "
+            "holds the same)"
+        )
     if out is None:
         print(f"{PROG}: nothing written (give --out FILE.svg to draw it)", file=sys.stderr)
         return 0
@@ -170,8 +178,9 @@ def _cmd_blowup(args: argparse.Namespace) -> int:
     fams = list(families.FAMILIES) if args.family == "both" else [args.family]
     out = _output_file(args.out, args.force, (".png", ".svg", ".pdf")) if args.out else None
     rows: dict[str, list[dict[str, Any]]] = {}
-    with tqdm(total=len(fams) + (out is not None), desc="blowup", unit="stage", file=sys.stderr,
-              disable=args.quiet) as bar:  # fmt: skip
+    with tqdm(
+        total=len(fams) + (out is not None), desc="blowup", unit="stage", file=sys.stderr, disable=args.quiet
+    ) as bar:
         for fam in fams:
             bar.set_postfix_str(f"counting {fam} (naive chain rule vs back-propagation)")
             rows[fam] = families.blowup_rows(fam, args.max_depth, max_operations=args.budget)
@@ -184,7 +193,9 @@ def _cmd_blowup(args: argparse.Namespace) -> int:
             _save_plot(fig, out)
             bar.update()
     for fam in fams:
-        print(f"{fam}: depth, paths w->z, naive chain rule operations (eq. 6.53), back-propagation (eq. 6.52)")
+        print(
+            f"{fam}: depth, paths w->z, naive chain rule operations (eq. 6.53), back-propagation (eq. 6.52)"
+        )
         for r in rows[fam]:
             mark = "" if r["naive_complete"] else "  (closed form: the naive run was stopped by the budget)"
             print(f"  {r['depth']:>3}  {r['paths']:>12}  {r['naive_ops']:>16}  {r['backprop_ops']:>6}{mark}")
@@ -219,9 +230,19 @@ def _cmd_train(args: argparse.Namespace) -> int:
     classes = len(set(y))
     model = nn.MLP(len(X[0]), [args.hidden, classes], activation="tanh", seed=args.seed)
     t0 = time.perf_counter()
-    history = nn.train(model, train, loss="cross_entropy", lr=args.lr, epochs=args.epochs,
-                       batch_size=args.batch_size, l2=args.l2, seed=args.seed, test=test,
-                       progress=not args.quiet, compile=not args.no_compile)  # fmt: skip
+    history = nn.train(
+        model,
+        train,
+        loss="cross_entropy",
+        lr=args.lr,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        l2=args.l2,
+        seed=args.seed,
+        test=test,
+        progress=not args.quiet,
+        compile=not args.no_compile,
+    )
     seconds = time.perf_counter() - t0
     summary = {
         "data": args.data,
@@ -234,9 +255,11 @@ def _cmd_train(args: argparse.Namespace) -> int:
         "seconds": round(seconds, 2),
     }
     print(f"{args.data}: {summary['model']}, {history.epochs} epochs in {seconds:.1f} s")
-    print(f"  final training loss {summary['train_loss']:.4f}, training accuracy "
-          f"{summary['train_accuracy']:.3f}, held-out accuracy {summary['test_accuracy']:.3f} "
-          f"({len(test[0])} examples never trained on)")  # fmt: skip
+    print(
+        f"  final training loss {summary['train_loss']:.4f}, training accuracy "
+        f"{summary['train_accuracy']:.3f}, held-out accuracy {summary['test_accuracy']:.3f} "
+        f"({len(test[0])} examples never trained on)"
+    )
     if out is None:
         return 0
     import viz
@@ -245,8 +268,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     written = [out / "loss.png"]
     if len(X[0]) == 2:
         Xt, yt = test
-        _save_plot(viz.plot_decision_boundary(model, Xt, yt, None, title=f"{args.data}: decision boundary"),
-                   out / "boundary.png")  # fmt: skip
+        _save_plot(
+            viz.plot_decision_boundary(model, Xt, yt, None, title=f"{args.data}: decision boundary"),
+            out / "boundary.png",
+        )
         written.append(out / "boundary.png")
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     written.append(out / "summary.json")
@@ -266,7 +291,9 @@ def _cmd_lesson(args: argparse.Namespace) -> int:
         print(lessons.list())
         return 0
     if args.number not in lessons.LESSONS:
-        raise UserError(f"there is no lesson {args.number}; the lessons are {', '.join(map(str, lessons.LESSONS))}")
+        raise UserError(
+            f"there is no lesson {args.number}; the lessons are {', '.join(map(str, lessons.LESSONS))}"
+        )
     return lessons_main([str(args.number)])
 
 
@@ -276,13 +303,17 @@ def _cmd_tour(args: argparse.Namespace) -> int:
 
     bad = [n for n in (args.lessons or []) if n not in lessons.LESSONS]
     if bad:
-        raise UserError(f"--lessons: there is no lesson {bad[0]}; the lessons are {', '.join(map(str, lessons.LESSONS))}")
+        raise UserError(
+            f"--lessons: there is no lesson {bad[0]}; the lessons are {', '.join(map(str, lessons.LESSONS))}"
+        )
     out = _output_dir(args.out, args.force, [tour.INDEX])
     t0 = time.perf_counter()
     result = tour.run(out, progress=not args.quiet, only=args.lessons)
     seconds = time.perf_counter() - t0
-    print(f"The tour ran {result.lessons} lessons, {result.steps} steps, in {seconds:.1f} s and wrote "
-          f"{len(result.files)} files to {out}/.")  # fmt: skip
+    print(
+        f"The tour ran {result.lessons} lessons, {result.steps} steps, in {seconds:.1f} s and wrote "
+        f"{len(result.files)} files to {out}/."
+    )
     print(f"Start here: {out / tour.INDEX}   (open it in a browser; every picture is linked from it)")
     return 0
 
@@ -292,63 +323,105 @@ def _cmd_tour(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``micrograph`` command (every subcommand has ``--help``)."""
-    p = _Parser(prog=PROG, description="micrograph: back-propagation as section 6.5 of Deep Learning "
-                "(Goodfellow, Bengio & Courville, 2016) writes it, on scalars, made visible.",  # fmt: skip
-                epilog="Start with: micrograph tour --out out/")
+    p = _Parser(
+        prog=PROG,
+        description="micrograph: back-propagation as section 6.5 of Deep Learning "
+        "(Goodfellow, Bengio & Courville, 2016) writes it, on scalars, made visible.",
+        epilog="Start with: micrograph tour --out out/",
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    t = sub.add_parser("tour", help="run every lesson and write all diagrams, plots and an index.html",
-                       description="Run every lesson's steps and write each diagram (SVG), the plots (PNG), "
-                       "the step-through HTML pages and an index.html that links them all.")  # fmt: skip
+    t = sub.add_parser(
+        "tour",
+        help="run every lesson and write all diagrams, plots and an index.html",
+        description="Run every lesson's steps and write each diagram (SVG), the plots (PNG), "
+        "the step-through HTML pages and an index.html that links them all.",
+    )
     t.add_argument("--out", default="out", help="output directory (created if missing; default: out)")
     t.add_argument("--force", action="store_true", help="overwrite the files of an earlier tour")
-    t.add_argument("--lessons", type=_lesson_list, default=None, metavar="N,N,...",
-                   help="only these lessons (default: all)")  # fmt: skip
+    t.add_argument(
+        "--lessons",
+        type=_lesson_list,
+        default=None,
+        metavar="N,N,...",
+        help="only these lessons (default: all)",
+    )
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.set_defaults(func=_cmd_tour)
 
-    le = sub.add_parser("lesson", help="list the lessons, or step through one",
-                        description="Without N, list the lessons. With N, step through lesson N: Enter for the "
-                        "next step, b back, q quit; with stdin not a terminal, print every step.")  # fmt: skip
+    le = sub.add_parser(
+        "lesson",
+        help="list the lessons, or step through one",
+        description="Without N, list the lessons. With N, step through lesson N: Enter for the "
+        "next step, b back, q quit; with stdin not a terminal, print every "
+        "step.",
+    )
     le.add_argument("number", type=int, nargs="?", metavar="N", help="the lesson number")
     le.set_defaults(func=_cmd_lesson)
 
-    r = sub.add_parser("render", help="draw an expression's graph G, or G and B side by side (figure 6.10)",
-                       description="Parse an expression over named variables (numbers, names, + - * / ** and "
-                       "unary -, exp log tanh sigmoid relu sin cos sqrt; nothing else, never eval), print its "
-                       "node table, and draw it. With --wrt, draw G and the backward subgraph B side by side "
-                       "(figure 6.10).",
-                       epilog='example: micrograph render "tanh(tanh(tanh(w)))" --at w=0.5 --wrt w '
-                       "--out fig_6_10.svg")  # fmt: skip
+    r = sub.add_parser(
+        "render",
+        help="draw an expression's graph G, or G and B side by side (figure 6.10)",
+        description="Parse an expression over named variables (numbers, names, + - * / ** and "
+        "unary -, exp log tanh sigmoid relu sin cos sqrt; nothing else, never "
+        "eval), print its "
+        "node table, and draw it. With --wrt, draw G and the backward subgraph B side by side "
+        "(figure 6.10).",
+        epilog='example: micrograph render "tanh(tanh(tanh(w)))" --at w=0.5 --wrt w --out fig_6_10.svg',
+    )
     r.add_argument("expression", help='e.g. "tanh(tanh(tanh(w)))" or "x*y + exp(x)"')
-    r.add_argument("--at", action="append", default=[], metavar="NAME=NUMBER",
-                   help="the value of a variable; repeat for each (e.g. --at w=0.5)")  # fmt: skip
-    r.add_argument("--wrt", action="append", default=[], metavar="NAME",
-                   help="differentiate with respect to this variable (repeatable): draws B beside G")  # fmt: skip
+    r.add_argument(
+        "--at",
+        action="append",
+        default=[],
+        metavar="NAME=NUMBER",
+        help="the value of a variable; repeat for each (e.g. --at w=0.5)",
+    )
+    r.add_argument(
+        "--wrt",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="differentiate with respect to this variable (repeatable): draws B beside G",
+    )
     r.add_argument("--out", help="the file to write: .svg, .png, .pdf or .dot")
     r.add_argument("--force", action="store_true", help="overwrite an existing file")
     r.add_argument("--max-nodes", type=int, default=300, help="refuse to draw bigger graphs (default 300)")
     r.set_defaults(func=_cmd_render)
 
-    b = sub.add_parser("blowup", help="count the naive chain rule against back-propagation, and plot it",
-                       description="Figure 6.9 and equations 6.50-6.53: the operations the naive chain rule "
-                       "needs against back-propagation, for the chain z = f(f(...f(w))) and the ladder where "
-                       "each level uses the previous one twice (2^depth paths).")  # fmt: skip
-    b.add_argument("--family", choices=["chain", "ladder", "both"], default="both",
-                   help="which family of graphs (default: both)")  # fmt: skip
+    b = sub.add_parser(
+        "blowup",
+        help="count the naive chain rule against back-propagation, and plot it",
+        description="Figure 6.9 and equations 6.50-6.53: the operations the naive chain rule "
+        "needs against back-propagation, for the chain z = f(f(...f(w))) and the ladder where "
+        "each level uses the previous one twice (2^depth paths).",
+    )
+    b.add_argument(
+        "--family",
+        choices=["chain", "ladder", "both"],
+        default="both",
+        help="which family of graphs (default: both)",
+    )
     b.add_argument("--max-depth", type=int, default=20, help="the deepest graph (default 20)")
-    b.add_argument("--budget", type=int, default=2_000_000,
-                   help="stop the naive rule after this many operations per depth; deeper points use the "
-                   "closed form (default 2000000)")  # fmt: skip
+    b.add_argument(
+        "--budget",
+        type=int,
+        default=2_000_000,
+        help="stop the naive rule after this many operations per depth; deeper points use the "
+        "closed form (default 2000000)",
+    )
     b.add_argument("--out", help="the plot to write: .png, .svg or .pdf")
     b.add_argument("--force", action="store_true", help="overwrite an existing file")
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=_cmd_blowup)
 
-    tr = sub.add_parser("train", help="train an MLP on a data set (Algorithms 6.3, 6.4) and plot the loss",
-                        description="Train a one-hidden-layer MLP with softmax cross-entropy by minibatch SGD on "
-                        "a shipped data set (70%% train, 30%% held out, standardized on the training part). "
-                        "Writes loss.png, summary.json and, for 2-D data, boundary.png.")  # fmt: skip
+    tr = sub.add_parser(
+        "train",
+        help="train an MLP on a data set (Algorithms 6.3, 6.4) and plot the loss",
+        description="Train a one-hidden-layer MLP with softmax cross-entropy by minibatch SGD on "
+        "a shipped data set (70%% train, 30%% held out, standardized on the training part). "
+        "Writes loss.png, summary.json and, for 2-D data, boundary.png.",
+    )
     tr.add_argument("data", choices=DATASETS, help="the data set")
     tr.add_argument("--hidden", type=int, default=8, help="hidden units (default 8)")
     tr.add_argument("--epochs", type=int, default=100, help="epochs (default 100)")
@@ -358,9 +431,12 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--seed", type=int, default=0, help="seed for the split, the weights and the shuffling")
     tr.add_argument("--out", help="output directory (created if missing)")
     tr.add_argument("--force", action="store_true", help="overwrite earlier results in --out")
-    tr.add_argument("--no-compile", action="store_true",
-                    help="back-propagate through the Value graph each step instead of the compiled replay "
-                    "(same numbers, slower)")  # fmt: skip
+    tr.add_argument(
+        "--no-compile",
+        action="store_true",
+        help="back-propagate through the Value graph each step instead of the compiled replay "
+        "(same numbers, slower)",
+    )
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(func=_cmd_train)
     return p

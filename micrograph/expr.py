@@ -195,9 +195,18 @@ def _check(node: ast.AST, text: str, lead: int) -> None:
 
 
 def _op_text(op: ast.AST) -> str:
-    return {ast.FloorDiv: "//", ast.Mod: "%", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
-            ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>", ast.Invert: "~", ast.Not: "not"}.get(
-        type(op), type(op).__name__)  # fmt: skip
+    return {
+        ast.FloorDiv: "//",
+        ast.Mod: "%",
+        ast.MatMult: "@",
+        ast.BitAnd: "&",
+        ast.BitOr: "|",
+        ast.BitXor: "^",
+        ast.LShift: "<<",
+        ast.RShift: ">>",
+        ast.Invert: "~",
+        ast.Not: "not",
+    }.get(type(op), type(op).__name__)
 
 
 def variables(text: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""The ``micrograph`` command: each subcommand, --help everywhere, and every user error exits 2 with one line."""
+"""The ``micrograph`` command: each subcommand, --help everywhere; every user error exits 2 with one line."""
 
 from __future__ import annotations
 
@@ -18,12 +18,20 @@ SUBCOMMANDS = ["tour", "lesson", "render", "blowup", "train"]
 
 def _run(*args: str, stdin: str | None = "") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "micrograph", *args], capture_output=True, text=True,
-                          cwd=ROOT, env=env, input=stdin, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "micrograph", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        input=stdin,
+        timeout=120,
+    )
 
 
 def _user_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     """Run main(argv); assert exit status 2, a 'micrograph: error:' first line and no traceback."""
+    capsys.readouterr()  # forget what earlier calls printed
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("micrograph: error: "), err

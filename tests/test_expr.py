@@ -168,9 +168,17 @@ def test_deep_but_parseable_expression_builds_without_recursion():
 
 @pytest.mark.parametrize(
     "text, ok",
-    [("w=0.5", ("w", 0.5)), (" x = -2e3 ", ("x", -2000.0)), ("w", None), ("2=1", None), ("w=abc", None),
-     ("w=nan", None), ("w=inf", None), ("tanh=1", None)],
-)  # fmt: skip
+    [
+        ("w=0.5", ("w", 0.5)),
+        (" x = -2e3 ", ("x", -2000.0)),
+        ("w", None),
+        ("2=1", None),
+        ("w=abc", None),
+        ("w=nan", None),
+        ("w=inf", None),
+        ("tanh=1", None),
+    ],
+)
 def test_parse_binding(text, ok):
     if ok is None:
         with pytest.raises(ExprError):
@@ -201,7 +209,14 @@ def _expressions(draw, depth=0):
 def test_random_expressions_match_python_math(text, x, y):
     import math as m
 
-    ns = {"x": x, "y": y, "tanh": m.tanh, "sin": m.sin, "cos": m.cos, "exp": m.exp,
-          "sigmoid": lambda t: 1 / (1 + m.exp(-t))}  # fmt: skip
+    ns = {
+        "x": x,
+        "y": y,
+        "tanh": m.tanh,
+        "sin": m.sin,
+        "cos": m.cos,
+        "exp": m.exp,
+        "sigmoid": lambda t: 1 / (1 + m.exp(-t)),
+    }
     expected = eval(text, {"__builtins__": {}}, ns)  # the oracle only; micrograph never evals
     assert build(text, {"x": x, "y": y}).data == pytest.approx(expected, rel=1e-9, abs=1e-12)

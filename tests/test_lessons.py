@@ -1,16 +1,19 @@
 """The lessons: every step of every lesson runs, shows itself, moves, and prints numbers it computed."""
 
+# `l` is a lesson's stepper, the name the README and the lessons give it (l = lessons.start(n)).
+# ruff: noqa: E741
+
 from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
 
 import pytest
-from viz.text import fmt
 
 import lessons
 from lessons._core import Stepper
 from micrograph import Graph
+from viz.text import fmt
 
 
 @pytest.fixture(autouse=True)
@@ -186,7 +189,7 @@ def test_repr_html_inlines_the_svg():
 def test_live_objects_are_attributes_and_unknown_ones_say_what_is_live():
     l = lessons.start(2)
     assert "graph" in l.objects() and "graph" in dir(l)
-    with pytest.raises(AttributeError, match="live now: .*graph"):
+    with pytest.raises(AttributeError, match=r"live now: .*graph"):
         _ = l.grad_table  # made by step 2
     l.next()
     assert l.grad_table[l.z] == 1.0

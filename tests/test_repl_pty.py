@@ -20,8 +20,9 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "dumb", "PYTHON_COLORS": "
 
 
 def _spawn(*args: str) -> pexpect.spawn:
-    child = pexpect.spawn(sys.executable, list(args), cwd=str(ROOT), env=ENV, encoding="utf-8", timeout=60,
-                          dimensions=(50, 160))  # fmt: skip
+    child = pexpect.spawn(
+        sys.executable, list(args), cwd=str(ROOT), env=ENV, encoding="utf-8", timeout=60, dimensions=(50, 160)
+    )
     return child
 
 
@@ -96,8 +97,15 @@ def test_in_the_python_repl():
 
 
 def test_without_a_terminal_every_step_is_printed():
-    done = subprocess.run([sys.executable, "-m", "lessons", "2"], cwd=ROOT, env=ENV, input="",
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "lessons", "2"],
+        cwd=ROOT,
+        env=ENV,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0
     assert "Step 1: " in done.stdout and "End of lesson 2" in done.stdout
     assert "[Enter]" not in done.stdout

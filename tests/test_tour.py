@@ -84,7 +84,7 @@ def test_each_link_has_one_line_of_explanation(toured):
 
 
 def test_diagrams_are_svg_and_plots_are_png(toured):
-    out, result = toured
+    _, result = toured
     svgs = [f for f in result.files if f.suffix == ".svg"]
     pngs = [f for f in result.files if f.suffix == ".png"]
     assert len(svgs) >= 20 and len(pngs) >= 3
