@@ -22,6 +22,7 @@ from typing import Any
 from micrograph.engine import Value
 from micrograph.graph import Graph
 from viz.dot import GraphTooLarge, draw, draw_side_by_side
+from viz.plots import plot_blowup, plot_decision_boundary, plot_memory, plot_training
 from viz.render import GraphvizMissing, pipe_svg, render
 from viz.steps import steps
 from viz.text import text
@@ -32,6 +33,10 @@ __all__ = [
     "render",
     "text",
     "steps",
+    "plot_blowup",
+    "plot_memory",
+    "plot_training",
+    "plot_decision_boundary",
     "GraphTooLarge",
     "GraphvizMissing",
     "register_ipython",
