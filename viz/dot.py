@@ -28,7 +28,15 @@ from micrograph.graph import Graph, topological_order
 from viz import style
 from viz.text import as_graph, clean, fmt, formula, kind, node_names
 
-__all__ = ["GraphTooLarge", "draw", "draw_side_by_side", "escape_record", "escape_text", "DEFAULT_MAX_NODES"]
+__all__ = [
+    "GraphTooLarge",
+    "draw",
+    "draw_side_by_side",
+    "digraph",
+    "escape_record",
+    "escape_text",
+    "DEFAULT_MAX_NODES",
+]
 
 DEFAULT_MAX_NODES = 300
 

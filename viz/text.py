@@ -20,7 +20,7 @@ from micrograph.engine import Value
 from micrograph.graph import Graph
 from viz import style
 
-__all__ = ["text", "fmt", "formula", "clean", "kind", "as_graph"]
+__all__ = ["text", "fmt", "formula", "clean", "kind", "as_graph", "node_names", "graph_name"]
 
 
 def as_graph(target: Value | Graph) -> Graph:
