@@ -28,9 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Step", "Live", "Stepper", "LessonModule"]
+__all__ = ["LessonModule", "Live", "Note", "Step", "Stepper"]
 
 WIDTH = 100
+
+
+class Note(str):
+    """A message from the stepper (past the last step, before the first): shows as plain text in a REPL."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 class Live(types.SimpleNamespace):
@@ -175,27 +182,29 @@ class Stepper:
         return self._pos == len(self._steps) - 1 and not self._has_next()
 
     # --- moving -------------------------------------------------------------------------------------
-    def next(self) -> Stepper | str:
+    def next(self) -> Stepper | Note:
         """Go to the next step and show it; at the last step, say so and stay."""
         if self._pos < len(self._steps) - 1:
             self._pos += 1
             return self
         if self._advance():
             return self
-        return f"That was the last step ({self.index}) of lesson {self.number}. l.restart() starts again."
+        return Note(
+            f"That was the last step ({self.index}) of lesson {self.number}. l.restart() starts again."
+        )
 
-    def back(self) -> Stepper | str:
+    def back(self) -> Stepper | Note:
         """Go to the previous step (replaying the lesson up to it); at the first step, say so and stay."""
         if self._pos == 0:
-            return f"This is the first step of lesson {self.number}; l.next() moves on."
+            return Note(f"This is the first step of lesson {self.number}; l.next() moves on.")
         return self._replay(self._pos - 1)
 
-    def goto(self, k: int) -> Stepper | str:
+    def goto(self, k: int) -> Stepper | Note:
         """Go to step k (1-based); a k outside the lesson gets a message saying how many steps there are."""
         if not isinstance(k, int) or isinstance(k, bool):
-            return f"goto takes a step number, got {k!r}"
+            return Note(f"goto takes a step number, got {k!r}")
         if k < 1 or (k > len(self._steps) and k > len(self)):
-            return (
+            return Note(
                 f"Lesson {self.number} has steps 1 to {len(self)}; there is no step {k}. "
                 f"You are at step {self.index}."
             )
@@ -321,7 +330,7 @@ class Stepper:
         _close(fig)
         return buf.getvalue()
 
-    def svg(self, path: str | Path = "step.svg", *, overwrite: bool = True) -> Path | str:
+    def svg(self, path: str | Path = "step.svg", *, overwrite: bool = True) -> Path | Note:
         """Write the current step's picture to ``path`` (.svg, .png, .pdf; a diagram also .dot).
 
         Returns:
@@ -332,7 +341,7 @@ class Stepper:
         """
         fig = self.figure()
         if fig is None:
-            return f"Step {self.index} of lesson {self.number} has no picture."
+            return Note(f"Step {self.index} of lesson {self.number} has no picture.")
         return save_figure(fig, Path(path), overwrite=overwrite)
 
 

@@ -42,6 +42,7 @@ LINES = {
     "budget": "naive_grad(z, w, max_operations=...): stop, and say how far it got",
 }
 
+LONG, LADDER, HOPELESS = 50, 4, 30  # depths of the long chain, the small ladder, the ladder too deep
 BUDGET = 200_000  # the naive rule's budget per depth in this lesson (operations)
 DEPTH = 14
 
@@ -74,7 +75,8 @@ def _naive_text(l: Any) -> str:
     n, s = l.naive, l.store
     return (
         f"Both give dz/dw = {fmt(n.value)} (naive) and {fmt(s.value)} (store). The naive rule evaluated "
-        f"{n.local_derivatives} local derivatives and recomputed {n.recomputed} forward values: 3 + 2 + 1, "
+        f"{n.local_derivatives} local derivatives and recomputed {n.recomputed} forward values: "
+        f"{' + '.join(str(k) for k in range(len(l.graph.nodes) - 1, 0, -1))}, "
         f"because the derivative at each level recomputes everything below it. Back-propagation evaluated "
         f"{s.local_derivatives} local derivatives and recomputed {s.recomputed}: it reads x, y, z from the "
         f"forward pass. Memory goes the other way: the naive rule held at most {n.peak_values} "
@@ -84,17 +86,17 @@ def _naive_text(l: Any) -> str:
 
 
 def _long(l: Any) -> None:
-    l.z50, l.w50 = chain(50)
+    l.z50, l.w50 = chain(LONG)
     l.naive50 = naive_grad(l.z50, l.w50)
     l.store50 = store_grad(l.z50, l.w50)
-    l.expected50 = expected_counts("chain", 50)  # the closed forms
+    l.expected50 = expected_counts("chain", LONG)  # the closed forms
 
 
 def _long_text(l: Any) -> str:
     n, s = l.naive50, l.store50
     return (
-        f"A chain of depth d = 50: the naive rule recomputes {n.recomputed} values, d(d+1)/2 = "
-        f"{50 * 51 // 2} as the closed form says ({l.expected50['naive_recomputed']}), for "
+        f"A chain of depth d = {LONG}: the naive rule recomputes {n.recomputed} values, d(d+1)/2 = "
+        f"{LONG * (LONG + 1) // 2} as the closed form says ({l.expected50['naive_recomputed']}), for "
         f"{n.local_derivatives} local derivatives. Back-propagation: {s.local_derivatives} local "
         "derivatives, "
         f"one per edge, nothing recomputed. Quadratic against linear, on a graph with a single path."
@@ -102,9 +104,9 @@ def _long_text(l: Any) -> str:
 
 
 def _ladder(l: Any) -> None:
-    l.zl, l.wl = ladder(4)  # each level uses the previous one twice: u = sin(u) + cos(u)
+    l.zl, l.wl = ladder(LADDER)  # each level uses the previous one twice: u = sin(u) + cos(u)
     l.ladder_graph = Graph(l.zl)
-    l.ladder_counts = expected_counts("ladder", 4)
+    l.ladder_counts = expected_counts("ladder", LADDER)
     l.naive_l = naive_grad(l.zl, l.wl)
     l.store_l = store_grad(l.zl, l.wl)
 
@@ -113,7 +115,8 @@ def _ladder_text(l: Any) -> str:
     c, n, s = l.ladder_counts, l.naive_l, l.store_l
     return (
         f"Now a ladder: each level computes sin(u) + cos(u) from the level below, so u is used twice and the "
-        f"number of paths from w to z doubles per level: {c['paths']} paths at depth 4, over a graph of "
+        f"number of paths from w to z doubles per level: {c['paths']} paths at depth {LADDER}, "
+        "over a graph of "
         f"{len(l.ladder_graph.nodes)} nodes and {l.ladder_graph.num_edges} edges. The naive rule sums over "
         f"every path: {n.operations} operations ({n.local_derivatives} local derivatives, {n.recomputed} "
         f"recomputations). Back-propagation: {s.operations}. Same answer, {fmt(n.value)} and {fmt(s.value)}."
@@ -152,14 +155,15 @@ def _plot_text(l: Any) -> str:
 
 
 def _budget(l: Any) -> None:
-    l.z30, l.w30 = ladder(30)
+    l.z30, l.w30 = ladder(HOPELESS)
     l.stopped = naive_grad(l.z30, l.w30, max_operations=100_000)  # 2**30 paths: it would never finish
     l.store30 = store_grad(l.z30, l.w30)
 
 
 def _budget_text(l: Any) -> str:
     return (
-        f"On a ladder of depth 30 ({expected_counts('ladder', 30)['paths']} paths) the naive rule cannot "
+        f"On a ladder of depth {HOPELESS} ({expected_counts('ladder', HOPELESS)['paths']} paths) "
+        "the naive rule cannot "
         f"finish, so it is given a budget: complete = {l.stopped.complete}; it says: {l.stopped.stopped}. "
         f"Back-propagation finishes with {l.store30.operations} operations: dz/dw = {fmt(l.store30.value)}."
     )
@@ -183,9 +187,9 @@ def _values(l: Any) -> str:
         )
     results = [("naive (6.53)", l.naive), ("store (6.52)", l.store)] if hasattr(l, "naive") else []
     if hasattr(l, "naive50"):
-        results += [("naive, d = 50", l.naive50), ("store, d = 50", l.store50)]
+        results += [(f"naive, d = {LONG}", l.naive50), (f"store, d = {LONG}", l.store50)]
     if hasattr(l, "naive_l"):
-        results += [("naive, ladder 4", l.naive_l), ("store, ladder 4", l.store_l)]
+        results += [(f"naive, ladder {LADDER}", l.naive_l), (f"store, ladder {LADDER}", l.store_l)]
     if not results:
         return ""
     rows = [
@@ -201,7 +205,9 @@ def _figure(l: Any) -> Any:
     if hasattr(l, "plot"):
         return l.plot
     if hasattr(l, "ladder_graph"):
-        return viz.draw(l.ladder_graph, title="ladder of depth 4: 16 paths from w to z")
+        return viz.draw(
+            l.ladder_graph, title=f"ladder of depth {LADDER}: {l.ladder_counts['paths']} paths from w to z"
+        )
     return viz.draw(l.graph, title="figure 6.9: z = f(f(f(w)))")
 
 

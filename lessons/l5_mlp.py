@@ -53,7 +53,8 @@ def _data(l: Any) -> None:
 def _data_text(l: Any) -> str:
     return (
         f"Iris: {len(l.train[0])} flowers to train on, {len(l.test[0])} held out, each 4 measurements "
-        f"(standardized) and a species. The network is MLP(4, [{HIDDEN}, 3]): l = 2 layers, tanh "
+        f"(standardized) and a species. The network is MLP(4, [{HIDDEN}, 3]): l = "
+        f"{len(l.model.layers)} layers, tanh "
         "in the hidden "
         f"layer, a linear output giving 3 scores; {len(l.model.parameters())} parameters. Our example: "
         f"x = ({', '.join(fmt(v) for v in l.x)}), species y = {l.y}."
@@ -94,7 +95,8 @@ def _backward_text(l: Any) -> str:
     w11 = l.model.layers[0].neurons[0].w[0]
     b2 = l.model.layers[1].neurons[0].b
     return (
-        f"Algorithm 6.4 walks the layers from k = 2 down to 1 with a vector g, and gives the gradient on "
+        f"Algorithm 6.4 walks the layers from k = {len(l.model.layers)} down to 1 with a vector g, "
+        "and gives the gradient on "
         f"every weight and bias: for instance dJ/dW(1)[0,0] = {fmt(l.grads_6_4[w11])} and dJ/db(2)[0] = "
         f"{fmt(l.grads_6_4[b2])}. Algorithm 6.2 on the scalar graph of J, knowing nothing about "
         "layers, gives "

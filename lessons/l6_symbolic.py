@@ -104,10 +104,14 @@ def _build(l: Any) -> None:
 
 def _build_text(l: Any) -> str:
     names = node_names(l.graph)
+    order = list(reversed(l.graph.nodes[:-1]))  # the nodes of G' below z, consumers first
+    visited = [v.label or names[v] for v in order]
+    consumers = [len(l.graph.get_consumers(v)) for v in order]
     parts = [f"dz/d{u.label or names.get(u, '?')} = {fmt(b.data)}" for u, b in l.grad_nodes]
     return (
-        f"build_grad (Algorithm 6.6) visits V = y, x, w. For each it asks get_consumers(V, G') (one each "
-        f"here), takes the consumer's gradient D from the grad_table, and calls op.bprop: tanh's one "
+        f"build_grad (Algorithm 6.6) visits V = {', '.join(visited)}. For each it asks get_consumers(V, G') "
+        f"({', '.join(str(c) for c in consumers)} consumer(s) respectively), takes the consumer's "
+        "gradient D from the grad_table, and calls op.bprop: tanh's one "
         f"derivative rule from micrograph/ops.py, applied to nodes, so it builds nodes. The grad_table "
         f"entries are nodes of B: {'; '.join(parts)}. Each is drawn dark orange and captioned."
     )
