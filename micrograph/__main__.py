@@ -9,7 +9,13 @@ def main(argv: list[str] | None = None) -> int:
     """Run the ``micrograph`` command (see :mod:`micrograph.cli`)."""
     from micrograph.cli import main as cli_main
 
-    return cli_main(argv)
+    try:
+        return cli_main(argv)
+    except BrokenPipeError:  # the reader went away (micrograph render ... | head): stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":
