@@ -117,7 +117,7 @@ h1 { font-size: 1.3em; margin: 0 0 0.4em 0; }
 .cols { display: flex; gap: 1.5em; align-items: flex-start; flex-wrap: wrap; }
 .graph svg { max-width: 62vw; height: auto; }
 .algo { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.92em; white-space: pre;
-        background: #f7f7f7; border: 1px solid #dddddd; padding: 0.6em; }
+        line-height: 1.5; background: #f7f7f7; border: 1px solid #dddddd; padding: 0.6em; }
 .algo .line { padding: 0 0.3em; }
 .algo .line.current { background: #ffe14d; font-weight: bold; }
 .algo .line.current::before { content: "\\25B6  "; }

@@ -149,7 +149,8 @@ def text(target: Value | Graph, *, max_rows: int = 200) -> str:
         rows.append((names[v], clean(v.label), what, fmt(v.data), fmt(v.grad), note))
     header = ("node", "label", "computation", "data", "grad", "")
     widths = [max(len(r[c]) for r in [header, *rows]) for c in range(6)]
-    lines = [f"G: {n} nodes (n_i = {graph.n_inputs} inputs), {graph.num_edges} edges"]
+    inputs, edges = _count(graph.n_inputs, "input"), _count(graph.num_edges, "edge")
+    lines = [f"G: {_count(n, 'node')} (n_i = {inputs}), {edges}"]
     for r in [header, *rows]:
         cells = [
             r[0].ljust(widths[0]),
@@ -161,6 +162,10 @@ def text(target: Value | Graph, *, max_rows: int = 200) -> str:
         ]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
+
+
+def _count(k: int, noun: str) -> str:
+    return f"{k} {noun}" if k == 1 else f"{k} {noun}s"
 
 
 def graph_name(node: Value, names: Mapping[Value, str]) -> str:
