@@ -20,7 +20,7 @@ import random
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 __all__ = ["DataFileError", "circles", "iris", "load_csv", "moons", "split", "standardize", "wine"]
 
@@ -303,10 +303,15 @@ def split(
     )
 
 
-def standardize(
-    train: tuple[Sequence[Sequence[float]], Sequence[Any]],
-    test: tuple[Sequence[Sequence[float]], Sequence[Any]] | None = None,
-) -> Any:
+Pair = tuple[Sequence[Sequence[float]], Sequence[Any]]
+Split = tuple[list[list[float]], list[Any]]
+
+
+@overload
+def standardize(train: Pair, test: Pair) -> tuple[Split, Split]: ...
+@overload
+def standardize(train: Pair, test: None = None) -> Split: ...
+def standardize(train: Pair, test: Pair | None = None) -> tuple[Split, Split] | Split:
     """Rescale every feature to mean 0 and standard deviation 1 using the training set's statistics only.
 
     x' = (x - mean_train) / std_train for both sets, so nothing about the test set leaks into training.
@@ -334,7 +339,7 @@ def standardize(
     def scale(rows: list[list[float]]) -> list[list[float]]:
         return [[(r[j] - mean[j]) / std[j] for j in range(d)] for r in rows]
 
-    out_train = (scale(X), y)
+    out_train: Split = (scale(X), y)
     if test is None:
         return out_train
     Xt, yt = _check_xy(*test, "standardize(test)")
