@@ -281,6 +281,8 @@ class MLP(Module):
         if not widths:
             raise ValueError("MLP(nin, nouts): nouts must list at least one layer width, got []")
         self.activation = _check_activation(activation, "MLP(activation=...)")
+        if init not in INITS:
+            raise ValueError(f"MLP(init=...): init must be one of {list(INITS)}, got {init!r}")
         self.init = init
         self.nin, self.nouts = nin, widths
         draw = _make_rng(seed, rng, "MLP()")

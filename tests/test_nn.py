@@ -128,7 +128,7 @@ def test_zero_grad():
         (lambda: nn.MLP(2, [3, 0]), r"every width in nouts must be a positive integer, got 0"),
         (lambda: nn.MLP(2, 3), r"nouts must be a list of layer widths, got 3"),
         (lambda: nn.MLP(2, [3], activation="gelu"), r"activation must be one of .*, got 'gelu'"),
-        (lambda: nn.MLP(2, [3], init="normal"), r"init must be one of .*, got 'normal'"),
+        (lambda: nn.MLP(2, [3], init="normal"), r"MLP\(init=...\): init must be one of .*, got 'normal'"),
         (lambda: nn.MLP(2, [3], seed=1, rng=random.Random(1)), "give seed= or rng=, not both"),
         (lambda: nn.Layer(2, 0), r"nout must be a positive integer, got 0"),
         (lambda: nn.Neuron(2.5), r"nin must be a positive integer, got 2.5"),
