@@ -6,6 +6,8 @@ import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from micrograph import Graph, Value, grad, nn
 
@@ -277,3 +279,28 @@ def test_forward_and_backward_mlp_bad_input(kw, message):
         nn.forward_mlp(model, x, y, **kw)
     with pytest.raises(ValueError, match=message):
         nn.backward_mlp(model, x, y, **kw)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    nin=st.integers(1, 4),
+    hidden=st.lists(st.integers(1, 4), min_size=0, max_size=2),
+    act=st.sampled_from(ACTS),
+    loss=st.sampled_from(["cross_entropy", "mse", "hinge", "binary_cross_entropy"]),
+    lam=st.sampled_from([0.0, 0.1]),
+    seed=st.integers(0, 1000),
+)
+def test_algorithm_6_4_equals_algorithm_6_2_on_random_networks(nin, hidden, act, loss, lam, seed):
+    rng = random.Random(seed)
+    nout = 1 if loss in ("hinge", "binary_cross_entropy") else rng.randint(1, 3)
+    model = nn.MLP(nin, [*hidden, nout], activation=act, init=rng.choice(nn.INITS), rng=rng)
+    for p in model.parameters():  # non-zero biases too
+        p.data = rng.uniform(-1.5, 1.5)
+    x = [rng.uniform(-2, 2) for _ in range(nin)]
+    y = {
+        "cross_entropy": rng.randrange(nout),
+        "mse": [rng.uniform(-1, 1) for _ in range(nout)],
+        "hinge": rng.choice([0, 1]),
+        "binary_cross_entropy": rng.choice([0, 1]),
+    }[loss]
+    assert_same_gradients(model, x, y, loss=loss, l2=lam, l1=lam / 2, decay_biases=bool(seed % 2))
