@@ -169,12 +169,14 @@ class Stepper:
 
     def __len__(self) -> int:
         """The number of steps (runs the lesson to its end in a separate copy to count them)."""
-        if self._done:
+        if self._done or (self._pos == len(self._steps) - 1 and not self._has_next()):
             return len(self._steps)
-        probe = Stepper(self._module, memo=self._memo)
-        while probe._advance():
-            pass
-        return len(probe._steps)
+        if "_steps" not in self._memo:  # the count is the same on every run of a lesson: count it once
+            probe = Stepper(self._module, memo=self._memo)
+            while probe._advance():
+                pass
+            self._memo["_steps"] = len(probe._steps)
+        return int(self._memo["_steps"])
 
     @property
     def at_end(self) -> bool:
