@@ -315,7 +315,11 @@ class Stepper:
         vals = self.values()
         if vals:
             parts.append(f"<pre>{e(vals)}</pre>")
-        svg = self.svg_text()
+        try:
+            svg = self.svg_text()
+        except (ValueError, RuntimeError) as problem:  # too large to draw (GraphTooLarge), or no Graphviz
+            svg = ""
+            parts.append(f"<p><i>{e(str(problem))}</i></p>")
         if svg:
             parts.append(f"<div>{svg[svg.find('<svg') :]}</div>")
         return "\n".join(parts)
