@@ -179,7 +179,14 @@ def _values(l: Any) -> str:
 
 
 def _figure(l: Any) -> Any:
-    return getattr(l, "plot", None)
+    if hasattr(l, "plot"):
+        return l.plot
+    if hasattr(l, "fw"):  # the whole graph of J is too big to read: draw hidden unit h(1)[0] and its inputs
+        unit = l.fw.h[1][0]
+        table = getattr(l, "grad_table", None)
+        what = "dJ/du from Algorithm 6.2" if table is not None else "Algorithm 6.3"
+        return viz.draw(unit, grad_table=table, title=f"hidden unit h1[0] = tanh(b + W(1)[0] x): {what}")
+    return None
 
 
 def steps(l: Any) -> Iterator[Step]:
