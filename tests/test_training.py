@@ -217,13 +217,15 @@ def test_progress_bar_on_stderr_and_off(capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_divergence_names_the_epoch_and_step():
+@pytest.mark.parametrize("compiled", [False, True])
+def test_divergence_names_the_epoch_and_step(compiled):
     X, y = tiny()
     model = nn.MLP(2, [8, 8, 1], seed=0)
     with pytest.raises(
         nn.TrainingError, match=r"diverged at epoch 1 of 5, step 2 \(batch 2 of this epoch\)"
     ) as info:
-        nn.train(model, (X, y), loss="mse", lr=1e200, epochs=5, batch_size=12, shuffle=False, progress=False)
+        nn.train(model, (X, y), loss="mse", lr=1e200, epochs=5, batch_size=12, shuffle=False, progress=False,
+                 compile=compiled)  # fmt: skip
     assert (info.value.epoch, info.value.step, info.value.batch) == (1, 2, 2)
 
 
