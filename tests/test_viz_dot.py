@@ -29,7 +29,14 @@ def nodes(source: str) -> dict[str, tuple[str, str]]:
 
 def edges(source: str) -> list[tuple[str, str, str]]:
     """(tail, head, attributes) of every edge statement, in order."""
-    return [(m.group(1), m.group(2), m.group(3) or "") for m in EDGE_LINE.finditer(source)]
+    found = [(m.group(1), m.group(2), m.group(3) or "") for m in EDGE_LINE.finditer(source)]
+    return [e for e in found if "style=invis" not in e[2]]
+
+
+def invisible_edges(source: str) -> list[tuple[str, str]]:
+    """The layout-only edges (style=invis) that keep B to the right of G."""
+    found = EDGE_LINE.finditer(source)
+    return [(m.group(1), m.group(2)) for m in found if "style=invis" in (m.group(3) or "")]
 
 
 def chain3() -> tuple[Value, Value]:
@@ -245,6 +252,9 @@ def test_side_by_side_clusters_cross_edges_and_captions():
     assert not [e for e in es if e[0] in b_set and e[1] in g_set]  # B never feeds G
     # tanh's rule 1 - out*out uses out = u4 twice: two dashed edges u4 -> B
     assert sum(1 for t, _, _ in cross if t == "u4") == 2
+    # layout: invisible edges from z to each node of B without a parent in B (so B sits right of G)
+    heads_in_b = {h for t, h, _ in es if t in b_set}
+    assert invisible_edges(src) == [("u4", n) for n in b_names if n not in heads_in_b]
 
 
 def test_side_by_side_edge_count_equals_both_graphs():

@@ -220,6 +220,9 @@ def draw_side_by_side(
     * solid arrows: argument edges (numbered where the operation is not commutative);
     * dashed orange arrows: from a node of G into a node of B that consumes its value.
 
+    B is kept to the right of G by invisible edges (``style=invis``) from z to B's first nodes; they carry
+    no meaning and are not drawn.
+
     Args:
         z: the output, a Value.
         wrt: the target(s) T, a Value or a sequence of Values.
@@ -277,6 +280,12 @@ def draw_side_by_side(
     in_G = G.index
     for v in B_nodes:
         _edges(dot, v, names, cross=[p for p in v.inputs if p in in_G])
+    # Keep B to the right of G, as figure 6.10 draws it: an invisible edge from z to every node of B
+    # that has no parent in B puts all of B in later ranks than G's output.
+    B_set = set(B_nodes)
+    for v in B_nodes:
+        if not any(p in B_set for p in v.inputs):
+            dot.edge(names[z], names[v], style="invis")
     dot.attr(label=_legend_html(), labelloc="b", labeljust="l")
     return dot
 
