@@ -68,16 +68,17 @@ LABELS = {
 # Workers: each runs in its own process and prints one JSON object.
 
 
-def chain_worker(n_ops: int, compile_max: int) -> dict[str, Any]:
+def chain_worker(n_ops: int, compile_max: int, repeats: int) -> dict[str, Any]:
     """Build, backward, replay and (small N) compile the chain u = relu(u * 0.999 + 0.1), N operations.
 
     A 1,000-operation chain is built and differentiated first (warm-up, not timed). Chains of up to 1e4
-    operations are measured 5 times and each phase keeps its fastest time (small timings are noisy).
+    operations are measured ``repeats`` times and each phase keeps its fastest time (small timings are
+    noisy); larger ones once.
     """
     from micrograph import Graph, Value, compile_graph
 
     steps = n_ops // 3
-    repeats = 5 if n_ops <= 10_000 else 1
+    repeats = repeats if n_ops <= 10_000 else 1
 
     def once(steps: int, compiled: bool) -> dict[str, Any]:
         t0 = time.perf_counter()
@@ -330,11 +331,11 @@ def table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join([line, sep, *body])
 
 
-def chain_section(sizes: list[int], compile_max: int) -> tuple[str, dict[str, Any]]:
+def chain_section(sizes: list[int], compile_max: int, repeats: int) -> tuple[str, dict[str, Any]]:
     results = []
     for n in sizes:
         print(f"  chain N = {n:.0e} ...", file=sys.stderr, flush=True)
-        results.append(run_worker(["chain", str(n), str(compile_max)]))
+        results.append(run_worker(["chain", str(n), str(compile_max), str(repeats)]))
     base = results[0]
     per = lambda r, key: r[key] / r["ops"] * 1e9
     rows = []
@@ -441,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         kind, *rest = args.worker
         if kind == "chain":
-            result = chain_worker(int(rest[0]), int(rest[1]))
+            result = chain_worker(int(rest[0]), int(rest[1]), int(rest[2]))
         elif kind == "memory":
             result = memory_worker(rest[0], int(rest[1]))
         else:
@@ -458,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
           f"micrograd {getattr(micrograd, '__version__', '0.1.0')}, {os.cpu_count()} CPUs, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")  # fmt: skip
     facts: dict[str, Any] = {}
-    text, more = chain_section(sizes, compile_max=100_000)
+    text, more = chain_section(sizes, compile_max=100_000, repeats=1 if args.quick else 5)
     facts.update(more)
     print("1. Chain u = relu(u * 0.999 + 0.1): ns per operation (build = making the nodes, backward =")
     print("   z.backward(); replay: Graph(z), Graph.forward, Graph.backprop; compile: compile_graph)\n")
