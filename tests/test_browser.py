@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,7 +49,12 @@ def browser():
 def open_page(browser, path: Path):
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     events: dict[str, list[str]] = {"dialogs": [], "requests": [], "errors": [], "console": []}
-    page.on("dialog", lambda d: (events["dialogs"].append(d.message), d.dismiss()))
+
+    def on_dialog(d: Any) -> None:  # a script that ran would open one: record it and close it
+        events["dialogs"].append(d.message)
+        d.dismiss()
+
+    page.on("dialog", on_dialog)
     page.on("request", lambda r: events["requests"].append(r.url))
     page.on("pageerror", lambda e: events["errors"].append(str(e)))
     page.on("console", lambda m: events["console"].append(m.text) if m.type == "error" else None)

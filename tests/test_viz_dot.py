@@ -323,7 +323,7 @@ try:
     from hypothesis import given
     from strategies import DAG_SETTINGS, dag_cases
 except ImportError:  # pragma: no cover - hypothesis or the shared strategies are missing
-    dag_cases = None
+    dag_cases = None  # type: ignore[assignment]
 
 
 if dag_cases is not None:

@@ -10,6 +10,7 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,13 +20,22 @@ from micrograph.nn import MLP, History
 from viz.plots import OPERATIONS
 
 
+def suptitle(fig: Any) -> str:
+    return str(fig._suptitle.get_text())
+
+
+def ys(line: Any) -> list[float]:
+    return [float(v) for v in line.get_ydata()]
+
+
 def png_size(path: Path) -> tuple[int, int]:
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    return struct.unpack(">II", data[16:24])
+    w, h = struct.unpack(">II", data[16:24])
+    return int(w), int(h)
 
 
-def lines_by_label(ax) -> dict[str, object]:
+def lines_by_label(ax: Any) -> dict[str, Any]:
     return {line.get_label(): line for line in ax.get_lines()}
 
 
@@ -41,18 +51,18 @@ def test_blowup_draws_measured_and_extrapolated_counts(tmp_path):
         assert name in ax.get_title()
         found = lines_by_label(ax)
         bp = found["back-propagation (Algorithm 6.2)"]
-        assert list(bp.get_ydata()) == [r["backprop_ops"] for r in rows[name]]
+        assert ys(bp) == [r["backprop_ops"] for r in rows[name]]
         measured = found["naive chain rule (eq. 6.53), measured"]
         done = [r for r in rows[name] if r["naive_complete"]]
-        assert list(measured.get_ydata()) == [r["naive_ops"] for r in done]
+        assert ys(measured) == [r["naive_ops"] for r in done]
     ladder = lines_by_label(axes[1])
     extrapolated = ladder["naive, extrapolated by the closed form"]
     rest = [r for r in rows["ladder"] if not r["naive_complete"]]
-    assert rest and list(extrapolated.get_xdata()) == [r["depth"] for r in rest]
+    assert rest and [int(v) for v in extrapolated.get_xdata()] == [r["depth"] for r in rest]
     assert any(line.get_linestyle() == "--" for line in axes[1].get_lines())
     closed = [families.expected_counts("ladder", r["depth"])["naive_operations"] for r in rest]
     assert [r["naive_ops"] for r in rest] == closed
-    assert "back-propagation" in fig._suptitle.get_text()
+    assert "back-propagation" in suptitle(fig)
     w, h = png_size(tmp_path / "blowup.png")
     assert (w, h) == (round(fig.get_figwidth() * 150), round(fig.get_figheight() * 150))
 
@@ -73,10 +83,10 @@ def test_memory_plots_memory_rows(tmp_path):
     assert left.get_ylabel() == "values held at peak"
     assert right.get_ylabel() == OPERATIONS
     assert "chain length n" in left.get_xlabel()
-    ys = [list(line.get_ydata()) for line in left.get_lines()]
-    assert ys == [[r[f"{k}_peak"] for r in rows] for k in ("store", "recompute", "checkpoint")]
-    ys = [list(line.get_ydata()) for line in right.get_lines()]
-    assert ys == [[r[f"{k}_ops"] for r in rows] for k in ("store", "recompute", "checkpoint")]
+    drawn = [ys(line) for line in left.get_lines()]
+    assert drawn == [[r[f"{k}_peak"] for r in rows] for k in ("store", "recompute", "checkpoint")]
+    drawn = [ys(line) for line in right.get_lines()]
+    assert drawn == [[r[f"{k}_ops"] for r in rows] for k in ("store", "recompute", "checkpoint")]
     assert (tmp_path / "memory.svg").read_text().lstrip().startswith("<?xml")
 
 
@@ -85,11 +95,11 @@ def test_training_curves(tmp_path):
                 test_accuracy=[0.4, 0.6, 0.9], epochs=3)  # fmt: skip
     fig = viz.plot_training(h, tmp_path / "t.pdf", title="moons")
     left, right = fig.get_axes()
-    assert [list(line.get_ydata()) for line in left.get_lines()] == [h.loss, h.test_loss]
-    assert [list(line.get_ydata()) for line in right.get_lines()] == [h.accuracy, h.test_accuracy]
+    assert [ys(line) for line in left.get_lines()] == [h.loss, h.test_loss]
+    assert [ys(line) for line in right.get_lines()] == [h.accuracy, h.test_accuracy]
     assert left.get_xlabel() == "epoch" and "loss" in left.get_ylabel()
     assert "accuracy" in right.get_ylabel()
-    assert fig._suptitle.get_text() == "moons"
+    assert suptitle(fig) == "moons"
     assert (tmp_path / "t.pdf").read_bytes().startswith(b"%PDF")
     only_train = viz.plot_training(History(loss=[2.0, 1.0], accuracy=[0.1, 0.2], epochs=2))
     assert len(only_train.get_axes()[0].get_lines()) == 1
@@ -97,13 +107,13 @@ def test_training_curves(tmp_path):
         viz.plot_training(History())
 
 
-def _boundary_points(fig) -> list[tuple[float, float]]:
+def _boundary_points(fig: Any) -> list[tuple[float, float]]:
     ax = fig.get_axes()[0]
-    pts = []
+    pts: list[tuple[float, float]] = []
     for coll in ax.collections:
         if coll.__class__.__name__ in ("QuadContourSet", "ContourSet") and not getattr(coll, "filled", True):
             for path in coll.get_paths():
-                pts.extend(map(tuple, path.vertices))
+                pts.extend((float(a), float(b)) for a, b in path.vertices)
     return pts
 
 
@@ -115,10 +125,11 @@ def test_decision_boundary_of_a_known_model(model, tmp_path):
     ax = fig.get_axes()[0]
     pts = _boundary_points(fig)
     assert pts and all(abs(a - b) < 0.2 for a, b in pts)  # the boundary is the line x1 = x2
-    scattered = [c for c in ax.collections if c.__class__.__name__ == "PathCollection"]
+    scattered: list[Any] = [c for c in ax.collections if c.__class__.__name__ == "PathCollection"]
     assert sum(len(c.get_offsets()) for c in scattered) == len(X)
     assert ax.get_xlabel().startswith("x₁") and ax.get_ylabel().startswith("x₂")
-    assert "decision boundary" in [t.get_text() for t in ax.get_legend().get_texts()]
+    legend: Any = ax.get_legend()
+    assert "decision boundary" in [t.get_text() for t in legend.get_texts()]
     assert png_size(tmp_path / "b.png")[0] > 500
 
 

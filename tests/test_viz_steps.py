@@ -40,6 +40,7 @@ def test_frames_follow_the_algorithms_and_agree_with_the_engine():
     assert all(f.lines == (0, 1) for f in f61[:n_i]) and all(f.lines == (4, 5) for f in f61[n_i:n])
     for f in f61[:n]:
         k = f.node
+        assert k is not None
         assert f.values[: k + 1] == [v.data for v in g.nodes[: k + 1]]
         assert all(x is None for x in f.values[k + 1 :])
     assert f61[-1].lines == (7,) and ALGORITHM_6_1[7] == "return u(n)"
@@ -107,7 +108,9 @@ def test_page_is_self_contained_and_escaped(tmp_path):
     urls = set(re.findall(r"https?://[^\s\"'<>]+", page))
     assert urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
     # the Content-Security-Policy admits exactly the page's own script
-    script = re.search(r"<script>(.*?)</script>", page, re.S).group(1)
+    found = re.search(r"<script>(.*?)</script>", page, re.S)
+    assert found is not None
+    script = found.group(1)
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     assert f"script-src 'sha256-{digest}'" in page and "default-src 'none'" in page
     assert 'id="f1_graph0"' in page and 'id="f2_graph0"' in page  # ids unique per frame
