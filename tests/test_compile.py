@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from catalogue import CATALOGUE, Case
 from hypothesis import given
+from hypothesis import strategies as st
 from strategies import DAG_SETTINGS, dag_cases
 
 from micrograph import DomainError, Graph, Value, compile_graph, grad
@@ -330,3 +331,27 @@ def test_compiled_graph_keeps_requested_values() -> None:
     assert kept == [h.data, 0.5] and value == z.data
     with pytest.raises(ValueError, match="keep"):
         compile_graph(g, [x], keep=[Value(1.0)])
+
+
+@DAG_SETTINGS
+@given(
+    st.sampled_from(CATALOGUE),
+    st.lists(st.floats(-3.0, 3.0, allow_nan=False, allow_infinity=False), min_size=4, max_size=4),
+)
+def test_anywhere_the_compiled_function_raises_exactly_when_the_interpreter_does(
+    case: Case, point: list[float]
+) -> None:
+    z, xs = case.build_values()
+    g = Graph(z)
+    f = compile_graph(g, xs)
+    values = dict(zip(xs, point))
+    try:
+        expected = interpreted(g, xs, [values.get(v, v.data) for v in g.variables])
+    except DomainError as e:
+        with pytest.raises(DomainError) as compiled:
+            f(values)
+        assert str(compiled.value) == str(e)
+        return
+    value, grads = f(values)
+    assert close(value, expected[0])
+    assert all(close(a, b) or (math.isnan(a) and math.isnan(b)) for a, b in zip(grads, expected[1]))
