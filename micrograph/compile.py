@@ -171,7 +171,7 @@ class CompiledGraph:
 
 
 def compile_graph(
-    g: Graph, wrt: Sequence[Value], *, keep: Sequence[Value] = (), part_size: int = 5000
+    g: Graph, wrt: Value | Sequence[Value], *, keep: Sequence[Value] = (), part_size: int = 5000
 ) -> CompiledGraph:
     """Compile G and its backward subgraph B to one Python function: ``f(values) -> (z, grads)``.
 
@@ -180,7 +180,8 @@ def compile_graph(
 
     Args:
         g: the graph G (its output is z).
-        wrt: the nodes to differentiate with respect to (usually leaves of G: variables, parameters).
+        wrt: the nodes to differentiate with respect to (usually leaves of G: variables, parameters), or
+            one node.
             A node z does not depend on gets a gradient of 0.
         keep: nodes of G whose values :meth:`CompiledGraph.evaluate_all` also returns (e.g. a model's
             output inside a loss graph).
@@ -200,12 +201,17 @@ def compile_graph(
     """
     start = time.perf_counter()
     if not isinstance(g, Graph):
-        raise TypeError(f"compile_graph takes a Graph, got {type(g).__name__} {g!r}")
+        raise TypeError(f"compile_graph takes a Graph (e.g. Graph(z)), got {type(g).__name__} {g!r}")
     if isinstance(wrt, Value):
         wrt = [wrt]
     if part_size < 1:
         raise ValueError(f"compile_graph: part_size must be at least 1, got {part_size!r}")
     targets = list(wrt)
+    if not targets:
+        raise ValueError("compile_graph: wrt is empty; give the nodes to differentiate with respect to")
+    for k, v in enumerate(targets):
+        if not isinstance(v, Value):
+            raise TypeError(f"compile_graph: wrt[{k}] must be a Value, got {type(v).__name__} {v!r}")
     kept = list(keep)
     for v in kept:
         if v not in g.index:

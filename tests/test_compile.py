@@ -355,3 +355,17 @@ def test_anywhere_the_compiled_function_raises_exactly_when_the_interpreter_does
     value, grads = f(values)
     assert close(value, expected[0])
     assert all(close(a, b) or (math.isnan(a) and math.isnan(b)) for a, b in zip(grads, expected[1]))
+
+
+def test_bad_arguments_are_clear_errors() -> None:
+    x, w, z, g = _example()
+    with pytest.raises(TypeError, match="Graph"):
+        compile_graph(z, [x])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="empty"):
+        compile_graph(g, [])
+    with pytest.raises(TypeError, match=r"wrt\[1\]"):
+        compile_graph(g, [x, 2.0])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="part_size"):
+        compile_graph(g, [x], part_size=0)
+    single = compile_graph(g, w)  # a single Value is one target
+    assert len(single({x: 1.0})[1]) == 1
