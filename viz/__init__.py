@@ -6,7 +6,7 @@
 * :func:`text` -- a terminal drawing that needs no Graphviz;
 * :func:`steps` -- Algorithms 6.1 and 6.2 step by step, one self-contained HTML page;
 * :func:`plot_blowup`, :func:`plot_memory`, :func:`plot_training`, :func:`plot_decision_boundary` --
-  matplotlib figures.
+  matplotlib figures (matplotlib is imported on first use of a plot).
 
 Imported inside IPython/Jupyter, viz registers ``image/svg+xml`` formatters so that a ``Value`` or a
 ``Graph`` displays inline as its drawing (a ``graphviz.Digraph`` already does).
@@ -17,15 +17,19 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from micrograph.engine import Value
 from micrograph.graph import Graph
 from viz.dot import GraphTooLarge, draw, draw_side_by_side
-from viz.plots import plot_blowup, plot_decision_boundary, plot_memory, plot_training
 from viz.render import GraphvizMissing, pipe_svg, render
 from viz.steps import steps
 from viz.text import text
+
+if TYPE_CHECKING:
+    from viz.plots import plot_blowup, plot_decision_boundary, plot_memory, plot_training
+
+_PLOTS = ("plot_blowup", "plot_memory", "plot_training", "plot_decision_boundary")
 
 __all__ = [
     "draw",
@@ -74,6 +78,15 @@ def register_ipython(ip: Any = None) -> bool:
     formatter.for_type(Value, _svg)
     formatter.for_type(Graph, _svg)
     return True
+
+
+def __getattr__(name: str) -> Any:
+    """The plots load on first use: matplotlib takes about a second to import; drawings need none of it."""
+    if name in _PLOTS:
+        from viz import plots
+
+        return getattr(plots, name)
+    raise AttributeError(f"module 'viz' has no attribute {name!r}")
 
 
 register_ipython()
