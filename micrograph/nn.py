@@ -707,7 +707,9 @@ def _compiled_batch_fn(model: MLP, spec: _LossSpec, lam2: float, lam1: float, de
 
     The graph of L(model(x), y) has the features x and the parameters as input leaves. The target y fixes
     its shape (the sign in the hinge loss, the logit cross-entropy picks), so one graph is compiled per
-    distinct target and replayed for every example with that target. The penalty lambda Omega(theta) is
+    distinct target and replayed for every example with that target (up to 16 targets; examples with
+    further targets, such as many real-valued mse targets, build their graph as the eager step does and
+    run Algorithm 6.2 on it). The penalty lambda Omega(theta) is
     built afresh at every step (its size is the parameter count, and L1's sign(w) constants follow the
     weights). J and dJ/dp equal :func:`_graph_batch_fn`'s up to rounding. See
     :func:`micrograph.compile_graph`.
@@ -720,9 +722,11 @@ def _compiled_batch_fn(model: MLP, spec: _LossSpec, lam2: float, lam1: float, de
     features = [Value(0.0, label=f"x{i + 1}") for i in range(model.nin)]
     per_target: dict[Any, tuple[CompiledGraph, list[int]]] = {}
 
-    def compiled(y: Any) -> tuple[CompiledGraph, list[int]]:
+    def compiled(y: Any) -> tuple[CompiledGraph, list[int]] | None:
         key = tuple(y) if isinstance(y, list) else y
         if key not in per_target:
+            if len(per_target) >= 16:
+                return None
             out = model(features)
             outs = [out] if isinstance(out, Value) else out
             g = Graph(spec.fn(outs, y))
@@ -734,14 +738,22 @@ def _compiled_batch_fn(model: MLP, spec: _LossSpec, lam2: float, lam1: float, de
         grads = [0.0] * len(params)
         inputs: dict[int, list[float]] = {}  # per compiled graph: u(1)..u(n_i) with this step's parameters
         for x, y in zip(X, Y, strict=True):
-            f, positions = compiled(y)
-            u = inputs.get(id(f))
-            if u is None:
-                u = inputs[id(f)] = [v.data for v in f.graph.inputs]
-            for j, xj in zip(positions, x):
-                if j >= 0:
-                    u[j] = xj
-            value, g_example, outs = f.evaluate_all(u)
+            entry = compiled(y)
+            if entry is None:  # no compiled graph for this target: build this example's graph
+                out = model(x)
+                nodes = [out] if isinstance(out, Value) else out
+                L = spec.fn(nodes, y)
+                table = Graph(L).backprop()
+                value, g_example, outs = L.data, [table.get(p, 0.0) for p in params], [o.data for o in nodes]
+            else:
+                f, positions = entry
+                u = inputs.get(id(f))
+                if u is None:
+                    u = inputs[id(f)] = [v.data for v in f.graph.inputs]
+                for j, xj in zip(positions, x):
+                    if j >= 0:
+                        u[j] = xj
+                value, g_example, outs = f.evaluate_all(u)
             total += value
             grads = list(map(add, grads, g_example))
             correct += spec.correct(outs, y)

@@ -369,3 +369,14 @@ def test_bad_arguments_are_clear_errors() -> None:
         compile_graph(g, [x], part_size=0)
     single = compile_graph(g, w)  # a single Value is one target
     assert len(single({x: 1.0})[1]) == 1
+
+
+def test_train_compiled_equals_eager_with_many_real_valued_mse_targets() -> None:
+    from micrograph import nn
+
+    X = [[0.1 * i, 0.05 * i * i - 0.3] for i in range(24)]
+    y = [0.5 * x0 - x1 + 0.01 * i for i, (x0, x1) in enumerate(X)]  # 24 distinct targets: some compiled
+    _train_both(
+        lambda: nn.MLP(2, [5, 1], activation="tanh", seed=3), (X, y), loss="mse", lr=0.05, epochs=2,
+        batch_size=8, l2=1e-3,
+    )  # fmt: skip
