@@ -147,3 +147,25 @@ def test_domain_error_names_the_edge():
     z = x.sqrt()
     with pytest.raises(DomainError, match="u2"):
         frames(z)
+
+
+try:
+    from hypothesis import given
+    from strategies import DAG_SETTINGS, dag_cases
+except ImportError:  # pragma: no cover - hypothesis or the shared strategies are missing
+    dag_cases = None  # type: ignore[assignment]
+
+
+if dag_cases is not None:
+
+    @DAG_SETTINGS
+    @given(dag_cases())
+    def test_random_dags_frames_replay_algorithms_6_1_and_6_2(case):
+        z, _ = case.build_values()
+        g = Graph(z)
+        fs = frames(z)
+        f61 = [f for f in fs if f.algorithm == "6.1"]
+        assert f61[-1].values == [v.data for v in g.nodes]  # Algorithm 6.1 recomputes every node exactly
+        final = fs[-1].grads
+        assert final == pytest.approx(g.backprop_list(), rel=1e-12, abs=1e-12)  # Algorithm 6.2's grad_table
+        assert sum(len(f.terms) for f in fs) == g.num_edges  # one local derivative per edge
