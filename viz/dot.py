@@ -16,6 +16,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 a
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -292,14 +293,11 @@ def draw_side_by_side(
 
 def _legend_html() -> str:
     """The legend as a Graphviz HTML-like label: one swatch per node kind, then the two edge kinds."""
-    import html
-
     cells = []
     for text, attrs in style.LEGEND:
-        dashed = "dashed" in attrs.get("style", "")
+        dashed = ' STYLE="dashed"' if "dashed" in attrs.get("style", "") else ""
         cells.append(
-            f'<TD BGCOLOR="{attrs["fillcolor"]}" COLOR="{attrs["color"]}" BORDER="1"'
-            f"{' STYLE=' + chr(34) + 'dashed' + chr(34) if dashed else ''}>"
+            f'<TD BGCOLOR="{attrs["fillcolor"]}" COLOR="{attrs["color"]}" BORDER="1"{dashed}>'
             f'<FONT COLOR="{attrs["fontcolor"]}" POINT-SIZE="10">{html.escape(text)}</FONT></TD>'
         )
     cells.append('<TD BORDER="0"><FONT POINT-SIZE="10">→ argument (1, 2: position)</FONT></TD>')
