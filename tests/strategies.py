@@ -26,11 +26,11 @@ from hypothesis import strategies as st
 __all__ = ["DAG_SETTINGS", "OPERATIONS", "dag_cases", "recipes"]
 
 DAG_SETTINGS = settings(
-    max_examples=30,
+    max_examples=settings.default.max_examples,  # the profile loaded by conftest.py: 30, or 500 "thorough"
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
-"""Modest: the machine has 2 shared cores and the whole suite should stay fast."""
+"""Modest: 2 shared cores. ``HYPOTHESIS_PROFILE=thorough`` (see conftest.py) runs 500 examples."""
 
 # name -> (arity, function of (ns, x[, y])), each inside its domain for every real input
 OPERATIONS: dict[str, tuple[int, Callable[..., Any]]] = {
