@@ -103,9 +103,11 @@ def backprop_list(graph: Graph, seed: float = 1.0) -> tuple[list[float], int]:
             for i, du_i_du_j, a, b in consumers[j]:
                 total += grad_table[i] * (du_i_du_j(u[a], u[i]) if b < 0 else du_i_du_j(u[a], u[b], u[i]))
             evaluations += len(consumers[j])
+            if total - total != 0.0:  # inf or nan: a local derivative or a product overflowed
+                raise OverflowError("not finite")
             grad_table[j] = total
     except (ArithmeticError, ValueError) as e:
-        raise _local_derivative_error(graph, u, i, j, e) from None
+        raise _local_derivative_error(graph, u, grad_table, i, j, e) from None
     return grad_table, evaluations  # return {grad_table[u(j)] | j = 1, ..., n}
 
 
@@ -130,15 +132,34 @@ def backprop(graph: Graph, seed: float = 1.0) -> GradTable:
     return GradTable(graph, table, evaluations)
 
 
-def _local_derivative_error(graph: Graph, u: list[float], i: int, j: int, e: Exception) -> DomainError:
-    node = graph.nodes[i]
+def _local_derivative_error(
+    graph: Graph, u: list[float], grad_table: list[float], i: int, j: int, e: Exception
+) -> DomainError:
+    nodes, parents = graph.nodes, graph.parents
+    if str(e) == "not finite":  # find the edge u(j) -> u(i) whose term overflowed
+        d = grad_table_i = 0.0
+        for i, rule, a, b in consumer_program(graph)[j]:
+            d = rule(u[a], u[i]) if b < 0 else rule(u[a], u[b], u[i])
+            grad_table_i = grad_table[i]
+            term = grad_table_i * d
+            if term - term != 0.0:
+                break
+        node = nodes[i]
+        pa = parents[i]
+        message = (
+            f"Algorithm 6.2: grad_table[u{j + 1}] is not finite: the term "
+            f"grad_table[u{i + 1}] × du{i + 1}/du{j + 1} = {grad_table_i!r} × {d!r} overflows "
+            f"at {node.op.name}({', '.join(repr(u[p]) for p in pa)})"
+        )
+        return DomainError(node.op, [nodes[p] for p in pa], message=message, names=[f"u{p + 1}" for p in pa])
+    node = nodes[i]
     reason = "" if isinstance(e, DomainError) else str(e)
     where = f"Algorithm 6.2: the local derivative du{i + 1}/du{j + 1} does not exist at u{i + 1}" + (
         f" (label {node.label!r})" if node.label else ""
     )
-    pa = graph.parents[i]
+    pa = parents[i]
     return DomainError(
-        node.op, [graph.nodes[p] for p in pa], reason=reason, where=where, names=[f"u{p + 1}" for p in pa]
+        node.op, [nodes[p] for p in pa], reason=reason, where=where, names=[f"u{p + 1}" for p in pa]
     )
 
 
@@ -151,9 +172,10 @@ _calls = itertools.count(1)
 def build_grad(V: Value, G: Graph, G_prime: SubGraph, grad_table: dict[Value, Value]) -> Value:
     """Algorithm 6.6: the node dz/dV, built from the gradients of V's consumers in G'.
 
-    Written as the book writes it, recursive call included. :func:`grad` calls it for the nodes of G'
-    in reverse topological order, so that every consumer's gradient is already in the grad_table and
-    the recursive call is a table lookup: the recursion never goes deeper than one level.
+    Written as the book writes it, recursive call included, but the recursion is unrolled: when a
+    consumer's gradient is missing, the nodes of G' between z and V are built first in reverse topological
+    order (each finding its consumers done), so the recursive call is a table lookup and the Python stack
+    never grows with the depth of G. It may be called directly with only grad_table[z] seeded.
 
     Args:
         V: the variable whose gradient is to be added to G and grad_table.
@@ -168,17 +190,34 @@ def build_grad(V: Value, G: Graph, G_prime: SubGraph, grad_table: dict[Value, Va
     """
     if V in grad_table:
         return grad_table[V]
+    consumers = get_consumers(V, G_prime)
+    if any(C not in grad_table for C in consumers):
+        _build_consumers_first(V, G, G_prime, grad_table)
     terms = []
-    for C in get_consumers(V, G_prime):
+    for C in consumers:
         op = get_operation(C)
         assert op is not None  # a consumer is computed by an operation; only inputs have none
-        D = build_grad(C, G, G_prime, grad_table)
+        D = build_grad(C, G, G_prime, grad_table)  # a grad_table lookup: every consumer is built first
         G_i = op.bprop(get_inputs(C, G_prime), V, D, C)
         if G_i is not None:  # None: every local derivative is exactly 0 (a step function's)
             terms.append(G_i)
     G_V = _sum(terms)  # G <- sum_i G(i)
     grad_table[V] = G_V
     return G_V  # "insert G and the operations creating it into G": the new nodes consume G's nodes
+
+
+def _build_consumers_first(V: Value, G: Graph, G_prime: SubGraph, grad_table: dict[Value, Value]) -> None:
+    """The recursion of Algorithm 6.6 unrolled: build_grad for the nodes of G' after V, from z down.
+
+    In reverse topological order every node's consumers come before it, so each of these calls finds its
+    consumers' gradients in the grad_table and recurses no deeper than a lookup, however deep G is.
+    """
+    position = G.index[V]
+    for U in reversed(G_prime.nodes):
+        if G.index[U] <= position:
+            break
+        if U not in grad_table:
+            build_grad(U, G, G_prime, grad_table)
 
 
 def _sum(terms: list[Value]) -> Value:

@@ -43,6 +43,14 @@ class DomainError(ValueError):
         values: the input values (floats), in argument order.
         nodes: the input nodes (Values), or None when the operation was applied to plain numbers.
         result: the non-finite result, when that was the problem; else None.
+
+    Args:
+        op: the operation; args: its inputs (Values or numbers), in argument order.
+        reason: what the numeric function said, added when it tells more than the domain does.
+        result: the non-finite result, when that was the problem.
+        where: where it happened (``"Algorithm 6.1 at u5"``), put in front of the message.
+        names: the inputs' book names (``"u3"``), for the message.
+        message: a whole message that replaces the standard one (the inputs are still listed).
     """
 
     def __init__(
@@ -54,6 +62,7 @@ class DomainError(ValueError):
         result: float | None = None,
         where: str | None = None,
         names: Sequence[str | None] | None = None,
+        message: str | None = None,
     ) -> None:
         from micrograph.engine import Value
 
@@ -71,7 +80,9 @@ class DomainError(ValueError):
             msg = f"{call} is outside the domain of {op.name} ({op.domain})"
             if reason and reason not in _GENERIC_REASONS and reason not in op.domain:
                 msg += f": {reason}"
-        if where:
+        if message:
+            msg = message
+        elif where:
             msg = f"{where}: {msg}"
         if self.nodes is not None:
             names = names or [None] * len(self.nodes)

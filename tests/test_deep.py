@@ -91,12 +91,6 @@ def test_second_derivative_of_a_10000_node_chain(recursion_limit_unchanged: None
     assert math.isclose(d2.data, b, rel_tol=1e-9)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RecursionError,
-    reason="engine bug: build_grad called as the book calls it (only grad_table[z] seeded) recurses once per "
-    "level of the graph (micrograph/backprop.py, build_grad's `D = build_grad(C, ...)`); grad() avoids it",
-)
 def test_build_grad_called_directly_on_a_deep_chain(recursion_limit_unchanged: None) -> None:
     n = 5_000
     w = Value(0.5, label="w")
