@@ -21,11 +21,13 @@ one operation; a graph of more than ``part_size`` statements is split into sever
 compiled separately, so a chain of a million nodes compiles in bounded memory.
 
 Errors are those of the interpreter. Algorithm 6.1 rejects an operation outside its domain and any value
-of G that is not finite; the generated code adds G's values up (one inf or nan makes the sum inf or nan)
-and, when that sum is not finite or an operation raises (in G or in B), the call re-runs Algorithms 6.1
-and 6.2 on the graph, which raise the same :class:`~micrograph.DomainError` naming the node (or return
-their own numbers when only the check sum overflowed). B's values are not checked, just as Algorithm 6.2
-does not check its grad_table: a gradient that overflows is inf in both.
+of G that is not finite; the generated code adds G's values up (one inf or nan makes the sum inf or nan),
+and the call adds the returned gradients to that sum: B's operations pass an inf or nan on (products,
+sums, differences, and divisions whose divisor is a value of G), so a non-finite value anywhere in B
+reaches a gradient. When the sum is not finite or an operation raises (in G or in B), the call re-runs
+Algorithms 6.1 and 6.2 on the graph, which raise the same :class:`~micrograph.DomainError` naming the node,
+or return their own numbers (when only the check sum overflowed, or the interpreter lets an infinite
+gradient through).
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 (Algorithms 6.1, 6.2),
 6.5.5 (symbol-to-symbol derivatives), 6.5.6 (Algorithms 6.5, 6.6).
@@ -144,6 +146,7 @@ class CompiledGraph:
             )
         try:
             value, grads, kept, check = self._fn(x)
+            check += sum(grads)  # a non-finite value in B reaches a gradient (see the module's docstring)
         except (ArithmeticError, ValueError):  # an operation outside its domain
             check = math.nan
         # some value is inf or nan (or the check sum overflowed): the interpreter decides

@@ -380,3 +380,22 @@ def test_train_compiled_equals_eager_with_many_real_valued_mse_targets() -> None
         lambda: nn.MLP(2, [5, 1], activation="tanh", seed=3), (X, y), loss="mse", lr=0.05, epochs=2,
         batch_size=8, l2=1e-3,
     )  # fmt: skip
+
+
+def test_an_overflowing_local_derivative_behaves_as_in_algorithm_6_2() -> None:
+    # d(x/y)/dy = -out / y = -1e300 / 1e-100 overflows in B: the compiled call hands the case to the
+    # interpreter, so it returns (or raises) exactly what Algorithms 6.1 and 6.2 do
+    x = Value(1e200, label="x")
+    y = Value(1e-100, label="y")
+    z = x / y
+    g = Graph(z)
+    f = compile_graph(g, [x, y])
+    try:
+        expected = interpreted(g, [x, y], [1e200, 1e-100])
+    except DomainError as e:
+        with pytest.raises(DomainError) as compiled:
+            f({x: 1e200, y: 1e-100})
+        assert str(compiled.value) == str(e)
+    else:
+        assert f({x: 1e200, y: 1e-100}) == expected
+        assert expected[1][1] == -math.inf
