@@ -189,7 +189,9 @@ def _cmd_blowup(args: argparse.Namespace) -> int:
             bar.set_postfix_str("plotting")
             import viz
 
-            fig = viz.plot_blowup(args.max_depth, None, families=tuple(fams), max_operations=args.budget)
+            fig = viz.plot_blowup(
+                args.max_depth, None, families=tuple(fams), max_operations=args.budget, rows=rows
+            )
             _save_plot(fig, out)
             bar.update()
     for fam in fams:

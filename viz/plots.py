@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,7 @@ def plot_blowup(
     *,
     families: Sequence[str] = ("chain", "ladder"),
     max_operations: int = 2_000_000,
+    rows: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
 ) -> Figure:
     """Operations to compute dz/dw against depth: the naive chain rule (eq. 6.53) vs back-propagation.
 
@@ -105,6 +106,8 @@ def plot_blowup(
         path: a file to write (``.png``, ``.svg``, ``.pdf``), or None.
         families: the families to draw, names in ``micrograph.families.FAMILIES``.
         max_operations: the naive rule's budget per depth (see ``families.blowup_rows``).
+        rows: already computed ``families.blowup_rows`` tables by family name (for example, printed
+            first by the CLI); families missing from it are computed.
 
     Returns:
         The matplotlib Figure.
@@ -119,18 +122,22 @@ def plot_blowup(
     families = list(families)
     if not families:
         raise ValueError("plot_blowup: give at least one family, e.g. families=('chain', 'ladder')")
-    tables = {name: fam.blowup_rows(name, max_depth, max_operations=max_operations) for name in families}
+    given = rows or {}
+    tables = {
+        name: given.get(name) or fam.blowup_rows(name, max_depth, max_operations=max_operations)
+        for name in families
+    }  # fmt: skip
     c = style.PLOT_COLORS
     with _styled():
-        fig = _figure(5.2 * len(families), 4.4)
+        fig = _figure(max(6.4, 5.2 * len(families)), 5.6)
         axes = fig.subplots(1, len(families), squeeze=False)[0]
         for ax, name in zip(axes, families):
-            rows = tables[name]
-            d = [r["depth"] for r in rows]
-            ax.plot(d, [r["backprop_ops"] for r in rows], "o-", color=c["backprop"], ms=4,
+            table = tables[name]
+            d = [r["depth"] for r in table]
+            ax.plot(d, [r["backprop_ops"] for r in table], "o-", color=c["backprop"], ms=4,
                     label="back-propagation (Algorithm 6.2)")  # fmt: skip
-            done = [r for r in rows if r["naive_complete"]]
-            rest = [r for r in rows if not r["naive_complete"]]
+            done = [r for r in table if r["naive_complete"]]
+            rest = [r for r in table if not r["naive_complete"]]
             ax.plot([r["depth"] for r in done], [r["naive_ops"] for r in done], "s-", color=c["naive"], ms=4,
                     label="naive chain rule (eq. 6.53), measured")  # fmt: skip
             if rest:
@@ -140,17 +147,16 @@ def plot_blowup(
                 )
                 ax.plot([r["depth"] for r in rest], [r["naive_ops"] for r in rest], "s", mfc="white",
                         color=c["naive"], ms=4, label="naive, extrapolated by the closed form")  # fmt: skip
-                ax.axhline(max_operations, color="#888888", lw=0.8, ls=":")
-                ax.annotate(f"budget {max_operations:,} operations", (d[0], max_operations), fontsize=8,
-                            color="#666666", xytext=(2, 3), textcoords="offset points")  # fmt: skip
+                ax.axhline(max_operations, color="#888888", lw=0.8, ls=":",
+                           label=f"naive rule's budget ({max_operations:,} operations)")  # fmt: skip
             ax.set_yscale("log")
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_xlabel("depth d (nodes)")
             ax.set_ylabel(OPERATIONS)
             ax.set_title(_family_title(name))
-            ax.legend(loc="upper left")
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize="small", frameon=False)
         fig.suptitle(
-            "Operations to compute dz/dw: the naive chain rule blows up, back-propagation stays linear"
+            "Operations to compute dz/dw:\nthe naive chain rule blows up, back-propagation stays linear"
         )
     save_figure(fig, path)
     return fig
