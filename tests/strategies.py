@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 __all__ = ["DAG_SETTINGS", "OPERATIONS", "dag_cases", "recipes"]
 
 DAG_SETTINGS = settings(
-    max_examples=settings.default.max_examples,  # the profile loaded by conftest.py: 30, or 500 "thorough"
+    max_examples=settings().max_examples,  # the profile loaded by conftest.py: 30, or 500 "thorough"
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

@@ -58,6 +58,7 @@ def check_backprop(case: Case) -> None:
     z, xs = case.build_values()
     graph = Graph(z)
     table = graph.backprop()
+    assert table.graph is graph
     n_nodes, n_edges = count_edges(z)
     assert len(graph.nodes) == n_nodes
     assert graph.num_edges == n_edges
