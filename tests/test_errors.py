@@ -250,5 +250,22 @@ def test_symbolic_grad_failure_is_a_domain_error() -> None:
 def test_backprop_overflow_is_a_domain_error() -> None:
     x, y = Value(1.0, label="x"), Value(1e-200, label="y")
     z = x / y  # 1e200: finite
-    with pytest.raises(DomainError, match="div"):
+    with pytest.raises(DomainError, match="div") as info:
         Graph(z).backprop()  # dz/dy = -1e400 is not finite
+    msg = str(info.value)
+    assert "Algorithm 6.2" in msg and "u2" in msg and "du3/du2" in msg and "'y'" in msg, msg
+
+
+def test_backprop_overflowing_sum_is_a_domain_error() -> None:
+    """Each term 1e308 is finite; their sum in grad_table[x] is not."""
+    x = Value(1e-10, label="x")
+    z = x * 1e308 + x * 1e308
+    g = Graph(z)
+    with pytest.raises(DomainError) as info:
+        g.backprop()
+    msg = str(info.value)
+    assert "Algorithm 6.2" in msg and "grad_table[u1]" in msg and "'x'" in msg, msg
+    x.grad = 0.0
+    with pytest.raises(DomainError):
+        z.backward()
+    assert x.grad == 0.0
