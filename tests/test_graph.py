@@ -222,15 +222,25 @@ def test_forward_accepts_numpy_and_int() -> None:
     assert type(x.data) is float
 
 
-def test_forward_builds_no_nodes() -> None:
+def test_forward_builds_no_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    import micrograph.engine as engine
+
     x, y = Value(0.4, label="x"), Value(1.3, label="y")
-    z = ((x * y).tanh() + (x / y).exp() - y.log()) ** 2
+    z = ((x * y).tanh() + (x / y).exp() - y.log()).relu() ** 2 + x.sigmoid()
     g = Graph(z)
     g.forward({x: 0.5})  # caches built on first use are not nodes, but warm them up anyway
     before_nodes = list(g.nodes)
     before = live_values()
+    made: list[str] = []
+    new, init = engine._new, Value.__init__
+    monkeypatch.setattr(engine, "_new", lambda cls: made.append("_new") or new(cls))
+    monkeypatch.setattr(
+        Value, "__init__", lambda self, *a, **k: made.append("__init__") or init(self, *a, **k)
+    )
     for k in range(20):
         g.forward({x: 0.1 * k, y: 1.0 + 0.1 * k})
+    assert made == []  # not even a temporary node
+    monkeypatch.undo()
     assert live_values() == before
     assert g.nodes == before_nodes and all(a is b for a, b in zip(g.nodes, before_nodes))
 
