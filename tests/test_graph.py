@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import math
+from typing import Any
 
 import pytest
 from catalogue import Case, count_edges
@@ -233,10 +234,17 @@ def test_forward_builds_no_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
     before = live_values()
     made: list[str] = []
     new, init = engine._new, Value.__init__
-    monkeypatch.setattr(engine, "_new", lambda cls: made.append("_new") or new(cls))
-    monkeypatch.setattr(
-        Value, "__init__", lambda self, *a, **k: made.append("__init__") or init(self, *a, **k)
-    )
+
+    def counting_new(cls: type) -> Any:
+        made.append("_new")
+        return new(cls)
+
+    def counting_init(self: Value, *args: Any, **kwargs: Any) -> None:
+        made.append("__init__")
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "_new", counting_new)
+    monkeypatch.setattr(Value, "__init__", counting_init)
     for k in range(20):
         g.forward({x: 0.1 * k, y: 1.0 + 0.1 * k})
     assert made == []  # not even a temporary node
