@@ -214,6 +214,23 @@ def test_build_grad_as_the_book_calls_it() -> None:
     assert set(grad_table) <= set(G_prime.nodes)
 
 
+@DAG_SETTINGS
+@given(dag_cases())
+def test_build_grad_called_directly_on_random_dags(case: Case) -> None:
+    """Only grad_table[z] seeded, targets asked for in any order: Algorithm 6.2's numbers every time."""
+    z, xs = case.build_values()
+    G = Graph(z)
+    numbers = G.backprop()
+    G_prime = G.prune(xs)
+    grad_table = {z: Value(1.0)}
+    for x in reversed(xs):
+        dx = build_grad(x, G, G_prime, grad_table)
+        assert math.isclose(dx.data, numbers[x], rel_tol=1e-12, abs_tol=1e-15)
+    for V, node in grad_table.items():
+        assert V in G_prime or V is z
+        assert math.isclose(node.data, numbers[V], rel_tol=1e-12, abs_tol=1e-15)
+
+
 # ---------------------------------------------------------------------------------------------
 # higher order
 
