@@ -7,7 +7,7 @@ learning rate, NumPy arrays as inputs). scikit-learn is not a dependency: ``make
 runs by :func:`micrograph.datasets.moons` (seeded from NumPy's generator, as scikit-learn's is).
 
 micrograd is slow (seconds per demo step on a shared machine), so the demo is compared for the first
-``MICROGRAPH_COMPAT_STEPS`` steps (3 by default; set it to 100 for the whole run).
+``MICROGRAPH_COMPAT_STEPS`` steps (2 by default; set it to 100 for the whole run, about 10 minutes).
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ for k in range(100):
         print(f"step {k} loss {total_loss.data}, accuracy {acc*100}%")
 """
 
-STEPS = int(os.environ.get("MICROGRAPH_COMPAT_STEPS", "3"))
+STEPS = int(os.environ.get("MICROGRAPH_COMPAT_STEPS", "2"))
 
 
 def make_moons(n_samples: int = 100, noise: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
