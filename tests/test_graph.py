@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from catalogue import Case, count_edges
-from hypothesis import given
+from hypothesis import find, given, settings
 from strategies import DAG_SETTINGS, dag_cases
 
 from micrograph import DomainError, Graph, SubGraph, Value
@@ -61,6 +61,21 @@ def test_order_on_random_dags(case: Case) -> None:
     z, xs = case.build_values()
     g = check_order(z)
     assert set(g.variables) == set(xs)
+
+
+def _max_consumers(case: Case) -> tuple[int, bool]:
+    z, _ = case.build_values()
+    g = Graph(z)
+    repeated = any(len(set(v.inputs)) < len(v.inputs) for v in g.nodes)
+    return max(len(g.get_consumers(v)) for v in g.nodes), repeated
+
+
+def test_random_dags_share_nodes() -> None:
+    """The strategy does make fan-out: a node with 3 consumers, and a node taking one parent twice."""
+    fanout = find(dag_cases(), lambda c: _max_consumers(c)[0] >= 3, settings=settings(database=None))
+    assert _max_consumers(fanout)[0] >= 3
+    twice = find(dag_cases(), lambda c: _max_consumers(c)[1], settings=settings(database=None))
+    assert _max_consumers(twice)[1]
 
 
 def test_inputs_variables_and_counts() -> None:
