@@ -241,10 +241,14 @@ def test_power_at_zero_with_an_existing_derivative(c: float) -> None:
     assert Graph(z).backprop()[x] == 0.0  # c * 0 ** (c - 1) = 0
 
 
-def test_symbolic_grad_failure_is_a_domain_error() -> None:
+def test_symbolic_grad_failure_is_a_domain_error_and_leaves_G_alone() -> None:
     x = Value(0.0, label="x")
-    with pytest.raises(DomainError):
-        grad(x.sqrt(), x)
+    z = x.sqrt() * 2.0 + x
+    before = snapshot(z)
+    with pytest.raises(DomainError, match="div"):  # 0.5 / sqrt(0)
+        grad(z, x)
+    assert snapshot(z) == before
+    assert not any(v.in_backward for v in Graph(z).nodes)
 
 
 def test_backprop_overflow_is_a_domain_error() -> None:
