@@ -399,3 +399,15 @@ def test_an_overflowing_local_derivative_behaves_as_in_algorithm_6_2() -> None:
     else:
         assert f({x: 1e200, y: 1e-100}) == expected
         assert expected[1][1] == -math.inf
+
+
+def test_no_derivative_into_a_constant_is_evaluated() -> None:
+    # B is built on G' (Algorithm 6.5 prunes G to the nodes between wrt and z), so the local derivative
+    # into a constant leaf, d(x ** y)/dy = out * log(x) with no real value at x < 0, is never computed
+    from micrograph.ops import POW
+
+    x = Value(-3.0, label="x")
+    z = POW(x, 2.0)  # the exponent is a constant leaf
+    f = compile_graph(Graph(z), [x])
+    assert f({x: -3.0}) == (9.0, [-6.0])
+    assert f({x: -0.5}) == (0.25, [-1.0])
