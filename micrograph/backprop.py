@@ -11,6 +11,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3,
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, overload
 
@@ -84,8 +85,9 @@ def backprop_list(graph: Graph, seed: float = 1.0) -> tuple[list[float], int]:
         derivatives evaluated (one per edge of G).
 
     Raises:
-        DomainError: a local derivative does not exist at these values (sqrt or x ** 0.5 at 0 ...); the
-            message names the edge u(j) -> u(i), the operation and the values.
+        DomainError: a local derivative does not exist at these values (sqrt or x ** 0.5 at 0 ...), or a
+            gradient overflows; the message names the edge u(j) -> u(i), the operation and the values.
+            For a constant leaf (a number wrapped by an operator) no error is raised: its entry is NaN.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
     """
@@ -95,19 +97,23 @@ def backprop_list(graph: Graph, seed: float = 1.0) -> tuple[list[float], int]:
     grad_table = [0.0] * n
     grad_table[n - 1] = seed  # grad_table[u(n)] <- 1
     evaluations = 0
-    j = i = -1
-    try:
-        for j in range(n - 2, -1, -1):  # for j = n - 1 down to 1
-            # grad_table[u(j)] <- sum_{i : j in Pa(u(i))} grad_table[u(i)] * du(i)/du(j)
-            total = 0.0
+    i = -1
+    for j in range(n - 2, -1, -1):  # for j = n - 1 down to 1
+        # grad_table[u(j)] <- sum_{i : j in Pa(u(i))} grad_table[u(i)] * du(i)/du(j)
+        total = 0.0
+        try:
             for i, du_i_du_j, a, b in consumers[j]:
                 total += grad_table[i] * (du_i_du_j(u[a], u[i]) if b < 0 else du_i_du_j(u[a], u[b], u[i]))
-            evaluations += len(consumers[j])
-            if total - total != 0.0:  # inf or nan: a local derivative or a product overflowed
+            if total - total != 0.0:  # inf or nan: a local derivative, a term or the sum overflowed
                 raise OverflowError("not finite")
-            grad_table[j] = total
-    except (ArithmeticError, ValueError) as e:
-        raise _local_derivative_error(graph, u, grad_table, i, j, e) from None
+        except (ArithmeticError, ValueError) as e:
+            if not graph.nodes[j].is_constant:
+                raise _local_derivative_error(graph, u, grad_table, i, j, e) from None
+            # A constant is not a variable: nothing depends on its derivative, which may not exist
+            # (d(x ** y)/dy at x < 0 for a constant y). Its entry is NaN rather than an error.
+            total = math.nan
+        evaluations += len(consumers[j])
+        grad_table[j] = total
     return grad_table, evaluations  # return {grad_table[u(j)] | j = 1, ..., n}
 
 
@@ -136,19 +142,25 @@ def _local_derivative_error(
     graph: Graph, u: list[float], grad_table: list[float], i: int, j: int, e: Exception
 ) -> DomainError:
     nodes, parents = graph.nodes, graph.parents
-    if str(e) == "not finite":  # find the edge u(j) -> u(i) whose term overflowed
+    if str(e) == "not finite":  # find the edge u(j) -> u(i) whose term overflowed, if one did
         d = grad_table_i = 0.0
+        overflowed = False
         for i, rule, a, b in consumer_program(graph)[j]:
             d = rule(u[a], u[i]) if b < 0 else rule(u[a], u[b], u[i])
             grad_table_i = grad_table[i]
             term = grad_table_i * d
             if term - term != 0.0:
+                overflowed = True
                 break
         node = nodes[i]
         pa = parents[i]
+        what = (
+            f"the term grad_table[u{i + 1}] × du{i + 1}/du{j + 1} = {grad_table_i!r} × {d!r} overflows"
+            if overflowed
+            else f"the sum of its {len(consumer_program(graph)[j])} terms overflows; the last is"
+        )
         message = (
-            f"Algorithm 6.2: grad_table[u{j + 1}] is not finite: the term "
-            f"grad_table[u{i + 1}] × du{i + 1}/du{j + 1} = {grad_table_i!r} × {d!r} overflows "
+            f"Algorithm 6.2: grad_table[u{j + 1}] is not finite: {what} "
             f"at {node.op.name}({', '.join(repr(u[p]) for p in pa)})"
         )
         return DomainError(node.op, [nodes[p] for p in pa], message=message, names=[f"u{p + 1}" for p in pa])
@@ -275,16 +287,19 @@ def grad(z: Value, T: Value | Sequence[Value]) -> Value | list[Value]:
         for k, V in enumerate(targets):
             if not isinstance(V, Value):
                 raise TypeError(f"grad(z, T): T[{k}] must be a Value, got {type(V).__name__} {V!r}")
-    G = Graph(z)
-    G_prime = G.prune(targets)  # G' <- G pruned to ancestors of z and descendants of nodes in T
-    grad_table: dict[Value, Value] = {}
-    grad_table[z] = as_value(1.0)  # grad_table[z] <- 1
-    for V in reversed(G_prime.nodes):  # every node of G', consumers first: no deep recursion
-        build_grad(V, G, G_prime, grad_table)
-    for V in targets:
-        if V not in grad_table:  # z does not depend on V
-            grad_table[V] = as_value(0.0)
-    _mark_backward(G, grad_table, next(_calls))
+    with paused_gc():  # building B allocates many nodes that cannot form cycles
+        G = Graph(z)
+        G_prime = G.prune(targets)  # G' <- G pruned to ancestors of z and descendants of nodes in T
+        grad_table: dict[Value, Value] = {}
+        grad_table[z] = as_value(1.0)  # grad_table[z] <- 1
+        for U in reversed(G_prime.nodes):  # build_grad's recursion unrolled once: consumers first
+            build_grad(U, G, G_prime, grad_table)
+        for V in targets:
+            if V in G_prime:
+                build_grad(V, G, G_prime, grad_table)
+            else:  # z does not depend on V
+                grad_table[V] = as_value(0.0)
+        _mark_backward(G, grad_table, next(_calls))
     result = [grad_table[V] for V in targets]  # return grad_table restricted to T
     return result[0] if single else result
 
@@ -311,6 +326,16 @@ def _mark_backward(G: Graph, grad_table: dict[Value, Value], call: int) -> None:
                 stack.append(p)
 
 
+def _number(x: Any, k: int) -> float:
+    if isinstance(x, Value):
+        return x.data
+    if isinstance(x, (int, float)) or (hasattr(x, "__float__") and not isinstance(x, (str, bytes))):
+        return float(x)
+    raise TypeError(
+        f"hessian_vector_product: v[{k}] must be a number or a Value, got {type(x).__name__} {x!r}"
+    )
+
+
 def hessian_vector_product(z: Value, wrt: Sequence[Value], v: Sequence[Any]) -> list[Value]:
     """H v, the Hessian of z with respect to ``wrt`` times the vector v, without forming H.
 
@@ -320,19 +345,20 @@ def hessian_vector_product(z: Value, wrt: Sequence[Value], v: Sequence[Any]) -> 
     Args:
         z: the scalar output, a Value.
         wrt: the variables x_1..x_n, Values.
-        v: the vector, n numbers or Values.
+        v: the vector, n numbers (a Value is read for its current ``.data``: v is a constant of the
+            product, not differentiated, even if it was computed from the variables).
 
     Returns:
         n nodes (Values); their ``.data`` are the components of H v.
 
     Raises:
         ValueError: if ``v`` and ``wrt`` differ in length or are empty.
-        TypeError: as :func:`grad`.
+        TypeError: as :func:`grad`, or a component of v that is not a number or a Value.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.10, equation 6.59.
     """
     wrt = list(wrt)
-    v = list(v)
+    v = [_number(vi, k) for k, vi in enumerate(v)]  # v is a fixed vector: a Value gives its current value
     if len(v) != len(wrt):
         raise ValueError(
             f"hessian_vector_product: v has {len(v)} components but wrt has {len(wrt)} variables"

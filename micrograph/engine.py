@@ -203,7 +203,7 @@ class Value:
     def __pow__(self, other: Any) -> Value:
         if isinstance(other, Value):
             return apply(POW, (self, other))
-        if isinstance(other, numbers.Real) and not isinstance(other, bool):
+        if isinstance(other, numbers.Real):
             return apply(pow_const(float(other)), (self,))
         return NotImplemented
 

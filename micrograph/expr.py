@@ -27,6 +27,7 @@ import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from micrograph import ops
 from micrograph.engine import Value
 
 __all__ = ["ALLOWED", "FUNCTIONS", "ExprError", "build", "parse", "parse_binding", "variables"]
@@ -292,16 +293,22 @@ def build(text: str, env: Mapping[str, Any]) -> Value:
         else:
             assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             arg = results.pop()
-            x = arg if isinstance(arg, Value) else Value(arg)
-            results.append(FUNCTIONS[node.func.id](x))
+            if isinstance(arg, Value):
+                results.append(FUNCTIONS[node.func.id](arg))
+            else:  # a function of a number is a number: exp(1) folds like 2*1
+                results.append(ops.OPS[node.func.id](arg))
     out = results.pop()
     return out if isinstance(out, Value) else Value(out, label=text.strip())
 
 
+_FOLD = {ast.Add: ops.ADD, ast.Sub: ops.SUB, ast.Mult: ops.MUL, ast.Div: ops.DIV, ast.Pow: ops.POW}
+
+
 def _binary(node: ast.BinOp, a: Any, b: Any) -> Any:
     if not isinstance(a, Value) and not isinstance(b, Value):
-        # Both numbers: fold with micrograph's own operation on leaves, so domain errors read the same.
-        a = Value(a)
+        # Both numbers: fold to a number with the operation table's numeric path (domain errors read the
+        # same as for nodes), so that x ** (2*1) is x ** 2.0, one node, as written x ** 2.
+        return _FOLD[type(node.op)](a, b)
     return _BINARY[type(node.op)](a, b)
 
 

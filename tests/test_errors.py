@@ -275,13 +275,6 @@ def test_backprop_overflowing_sum_is_a_domain_error() -> None:
     assert x.grad == 0.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=DomainError,
-    reason="engine bug: Algorithm 6.2 also evaluates the local derivative into a constant leaf; for the "
-    "binary pow with a constant exponent, d/dy = out * log(x) does not exist at x < 0, so backward() "
-    "fails although dz/dx = 2x does (micrograph/backprop.py backprop_list; micrograph/ops.py POW)",
-)
 def test_binary_pow_with_a_constant_exponent_at_a_negative_base() -> None:
     from micrograph.ops import POW
 

@@ -290,12 +290,6 @@ def test_hessian_vector_product_equals_hessian_rows() -> None:
             assert math.isclose(a.data, c.data, rel_tol=1e-13, abs_tol=1e-15)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: hessian_vector_product differentiates g . v with v's Values as live nodes, so a v "
-    "that depends on wrt adds J_v^T g to H v (micrograph/backprop.py, hessian_vector_product: "
-    "`gv = _sum([gi * vi ...]); return grad(gv, wrt)`)",
-)
 def test_hessian_vector_product_with_v_made_of_the_variables() -> None:
     """z = x^2 y: H = [[2y, 2x], [2x, 0]]; at (2, 3) with v = (x, y) = (2, 3), H v = (24, 8)."""
     x, y = Value(2.0, label="x"), Value(3.0, label="y")
