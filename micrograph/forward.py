@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from micrograph.engine import Value
 from micrograph.errors import DomainError
+from micrograph.graph import paused_gc
 
 if TYPE_CHECKING:
     from micrograph.graph import Graph, Inputs
@@ -26,12 +27,12 @@ def program(graph: Graph) -> Program:
     Built once per graph and cached on it.
     """
     if graph._program is None:
-        nodes = graph.nodes
-        steps: Program = []
-        for i in range(graph.n_inputs, len(nodes)):
-            pa = graph.parents[i]
-            steps.append((i, nodes[i].op.f, pa[0], pa[1] if len(pa) > 1 else -1))
-        graph._program = steps
+        nodes, parents = graph.nodes, graph.parents
+        with paused_gc():  # one tuple per node, no cycles: the collector would only re-walk the graph
+            graph._program = [
+                (i, nodes[i].op.f, parents[i][0], parents[i][1] if len(parents[i]) > 1 else -1)
+                for i in range(graph.n_inputs, len(nodes))
+            ]
     return graph._program
 
 
