@@ -709,7 +709,9 @@ def _compiled_batch_fn(model: MLP, spec: _LossSpec, lam2: float, lam1: float, de
     its shape (the sign in the hinge loss, the logit cross-entropy picks), so one graph is compiled per
     distinct target and replayed for every example with that target (up to 16 targets; examples with
     further targets, such as many real-valued mse targets, build their graph as the eager step does and
-    run Algorithm 6.2 on it). The penalty lambda Omega(theta) is
+    run Algorithm 6.2 on it; so does an example whose compiled graph meets a DomainError, since a loss may
+    pick its formula from the values it was built at, e.g. the softplus branch of binary cross-entropy).
+    The penalty lambda Omega(theta) is
     built afresh at every step (its size is the parameter count, and L1's sign(w) constants follow the
     weights). J and dJ/dp equal :func:`_graph_batch_fn`'s up to rounding. See
     :func:`micrograph.compile_graph`.
@@ -733,18 +735,22 @@ def _compiled_batch_fn(model: MLP, spec: _LossSpec, lam2: float, lam1: float, de
             per_target[key] = (compile_graph(g, params, keep=outs), [g.index.get(x, -1) for x in features])
         return per_target[key]
 
+    def eager(x: list[float], y: Any) -> tuple[float, list[float], list[float]]:
+        """One example's loss graph built and back-propagated (Algorithm 6.2), as the eager step does."""
+        out = model(x)
+        nodes = [out] if isinstance(out, Value) else out
+        L = spec.fn(nodes, y)
+        table = Graph(L).backprop()
+        return L.data, [table.get(p, 0.0) for p in params], [o.data for o in nodes]
+
     def run(X: list[list[float]], Y: list[Any]) -> tuple[float, int]:
         total, correct = 0.0, 0
         grads = [0.0] * len(params)
         inputs: dict[int, list[float]] = {}  # per compiled graph: u(1)..u(n_i) with this step's parameters
         for x, y in zip(X, Y, strict=True):
             entry = compiled(y)
-            if entry is None:  # no compiled graph for this target: build this example's graph
-                out = model(x)
-                nodes = [out] if isinstance(out, Value) else out
-                L = spec.fn(nodes, y)
-                table = Graph(L).backprop()
-                value, g_example, outs = L.data, [table.get(p, 0.0) for p in params], [o.data for o in nodes]
+            if entry is None:  # no compiled graph for this target
+                value, g_example, outs = eager(x, y)
             else:
                 f, positions = entry
                 u = inputs.get(id(f))
@@ -753,7 +759,10 @@ def _compiled_batch_fn(model: MLP, spec: _LossSpec, lam2: float, lam1: float, de
                 for j, xj in zip(positions, x):
                     if j >= 0:
                         u[j] = xj
-                value, g_example, outs = f.evaluate_all(u)
+                try:
+                    value, g_example, outs = f.evaluate_all(u)
+                except DomainError:  # the graph's shape may suit other values: do what the eager step does
+                    value, g_example, outs = eager(x, y)
             total += value
             grads = list(map(add, grads, g_example))
             correct += spec.correct(outs, y)

@@ -411,3 +411,20 @@ def test_no_derivative_into_a_constant_is_evaluated() -> None:
     f = compile_graph(Graph(z), [x])
     assert f({x: -3.0}) == (9.0, [-6.0])
     assert f({x: -0.5}) == (0.25, [-1.0])
+
+
+def test_train_compiled_equals_eager_when_the_loss_picks_its_formula_from_values() -> None:
+    # binary cross-entropy builds softplus(z) as log(1 + exp(z)) when z <= 0 and z + log(1 + exp(-z))
+    # otherwise: a graph compiled at z <= 0 overflows at z = 800, where the eager step is fine
+    from micrograph import nn
+
+    X = [[800.0], [-800.0], [0.5], [-0.25]]
+    y = [1, 0, 1, 0]
+
+    def make() -> nn.MLP:
+        model = nn.MLP(1, [1], seed=0)
+        model.layers[0].neurons[0].w[0].data = 1.0
+        model.layers[0].neurons[0].b.data = 0.0
+        return model
+
+    _train_both(make, (X, y), loss="binary_cross_entropy", lr=1e-3, epochs=2, shuffle=False)
