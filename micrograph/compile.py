@@ -7,9 +7,8 @@ writes the same loop out as Python source, one assignment per node, and lets Pyt
 
 * **Forward** (Algorithm 6.1): the inputs u(1)..u(n_i) taken from the list ``x`` (``(u1, u2, ...) = x``,
   one line each), then ``u5 = u3 * u4`` for every u(i), i = n_i+1..n, in the stored order, each from the
-  operation's code
-  template (:attr:`micrograph.ops.Op.code`), or a call of the operation's own numeric function ``f``
-  where it has no template.
+  operation's code template (:attr:`micrograph.ops.Op.code`), or a call of the operation's own numeric
+  function ``f`` where it has no template.
 * **Backward**: not a second set of derivative templates. :func:`micrograph.grad` (Algorithms 6.5/6.6)
   builds the backward subgraph B from the operation table's derivative rules; B is an ordinary graph of
   ordinary nodes, so the *same* generator writes it out, after G. The gradient nodes of B are named
