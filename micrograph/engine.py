@@ -276,11 +276,14 @@ class Value:
         """
         from micrograph.graph import Graph, paused_gc
 
-        graph = Graph(self)
-        grad_table = graph.backprop_list(gradient)
+        # The collector stays paused until the graph's tables are freed: resumed earlier, it would walk
+        # every one of them once (they hold no cycles), a cost that grows with the graph.
         with paused_gc():
+            graph = Graph(self)
+            grad_table = graph.backprop_list(gradient)
             for node, g in zip(graph.nodes, grad_table):
                 node.grad += g
+            del graph, grad_table
 
 
 def _to_float(x: Any, where: str) -> float:
