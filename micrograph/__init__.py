@@ -16,7 +16,7 @@ from micrograph.backprop import GradTable, backprop, build_grad, grad, hessian_v
 from micrograph.compile import CompiledGraph, compile_graph
 from micrograph.engine import Value
 from micrograph.errors import DomainError
-from micrograph.graph import Graph, SubGraph
+from micrograph.graph import Graph, SubGraph, paused_gc
 from micrograph.naive import naive_grad, store_grad
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "store_grad",
     "compile_graph",
     "CompiledGraph",
+    "paused_gc",
 ]
 
 __version__ = "0.1.0"
