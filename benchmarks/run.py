@@ -295,7 +295,7 @@ def _compiled_step(
     reg = compile_graph(Graph(penalty), params)
     setup = time.perf_counter() - t0
     i0, i1, iy = g.index[x0], g.index[x1], g.index[y]
-    leaves, reg_leaves = g.inputs, reg.graph.inputs
+    leaves, reg_leaves = g.leaves, reg.graph.leaves
     inv = 1.0 / len(X)
     evaluate, evaluate_reg = f.evaluate, reg.evaluate
 
@@ -433,7 +433,7 @@ def demo_section(steps: int, n_points: int) -> tuple[str, dict[str, Any]]:
 
 
 def targets(f: dict[str, Any]) -> str:
-    """The targets of issues 2 and 7 against this run's figures (rows whose part did not run are left out)."""
+    """The performance targets against this run's figures (rows whose part did not run are left out)."""
     rows = []
     if "eager_speedup" in f:
         rows += [

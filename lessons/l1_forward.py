@@ -45,7 +45,7 @@ def _build(l: Any) -> None:
 def _build_text(l: Any) -> str:
     g = l.graph
     names = node_names(g)
-    consts = [names[v] for v in g.inputs if v.is_constant]
+    consts = [names[v] for v in g.leaves if v.is_constant]
     return (
         f"We build z = tanh(x*y + 2*x) at x = {fmt(l.x.data)}, y = {fmt(l.y.data)}. micrograph orders the "
         f"graph G as the book does: a list u(1)..u(n) with n = {len(g.nodes)} nodes, each after its parents. "
@@ -60,14 +60,14 @@ def _build_text(l: Any) -> str:
 def _inputs(l: Any) -> None:
     l.x_new = {l.x: 0.5, l.y: -1.5}  # the new input vector: x = 0.5, y = -1.5
     l.u = [None] * len(l.graph.nodes)  # the values of u(1)..u(n); None = not computed yet
-    for i, node in enumerate(l.graph.inputs):  # for i = 1, ..., n_i
+    for i, node in enumerate(l.graph.leaves):  # for i = 1, ..., n_i
         l.u[i] = l.x_new.get(node, node.data)  # u(i) <- x_i (a constant keeps its value)
 
 
 def _inputs_text(l: Any) -> str:
     g = l.graph
     names = node_names(g)
-    shown = ", ".join(f"{names[v]} = {fmt(l.u[i])}" for i, v in enumerate(g.inputs))
+    shown = ", ".join(f"{names[v]} = {fmt(l.u[i])}" for i, v in enumerate(g.leaves))
     return (
         f"Lines 1-3 copy the input vector into the first n_i = {g.n_inputs} nodes: {shown}. The other "
         f"{len(g.nodes) - g.n_inputs} values are unknown (shown as ?) until the loop reaches them."
@@ -128,7 +128,7 @@ def _figure(l: Any) -> Any:
     if u is None:
         return viz.draw(g, title="G: z = tanh(x*y + 2*x)")
     i = getattr(l, "i", None)
-    mark = [g.nodes[i]] if i is not None else g.inputs
+    mark = [g.nodes[i]] if i is not None else g.leaves
     return digraph(g, data=u, grads=[None] * len(u), highlight=mark, title="Algorithm 6.1")
 
 

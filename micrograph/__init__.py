@@ -12,12 +12,15 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, MIT Press, sect
 
 from micrograph import datasets as datasets  # the submodules micrograph.datasets and micrograph.nn
 from micrograph import nn as nn
-from micrograph.backprop import GradTable, backprop, build_grad, grad, hessian_vector_product
+from micrograph.backprop import BackpropStep, GradTable, Term, backprop
 from micrograph.compile import CompiledGraph, compile_graph
 from micrograph.engine import Value
 from micrograph.errors import DomainError
-from micrograph.graph import Graph, SubGraph, paused_gc
-from micrograph.naive import naive_grad, store_grad
+from micrograph.forward import forward
+from micrograph.graph import Graph, SubGraph
+from micrograph.memory import paused_gc
+from micrograph.naive import checkpoint_grad, naive_grad, store_grad
+from micrograph.symbolic import BuildGradCall, build_grad, grad, hessian_vector_product
 
 __all__ = [
     "Value",
@@ -25,12 +28,17 @@ __all__ = [
     "SubGraph",
     "DomainError",
     "GradTable",
+    "Term",
+    "BackpropStep",
+    "BuildGradCall",
+    "forward",
     "backprop",
     "grad",
     "build_grad",
     "hessian_vector_product",
     "naive_grad",
     "store_grad",
+    "checkpoint_grad",
     "compile_graph",
     "CompiledGraph",
     "paused_gc",

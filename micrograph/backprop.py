@@ -1,33 +1,66 @@
-"""Back-propagation: Algorithm 6.2 (symbol-to-number) and Algorithms 6.5/6.6 (symbol-to-symbol).
+"""Algorithm 6.2: back-propagation over the ordered node list, with the grad_table (symbol-to-number).
 
-Both run the same derivative rules, those of the operation table :mod:`micrograph.ops`. Algorithm 6.2
-evaluates them on floats and fills a grad_table of numbers. Algorithm 6.5 evaluates them on Value nodes
-and fills a grad_table of nodes: the backward subgraph B, an ordinary graph that can be re-evaluated for
-new inputs, drawn, and differentiated again (section 6.5.10).
+This module holds the loop of Algorithm 6.2 once. :meth:`Graph.backprop` runs it over G; the
+store-versus-recompute comparison (:func:`micrograph.naive.store_grad`) runs it over G'; views (the
+step-through pages, lessons, the exercise checker) watch it through an ``observe`` callback that receives
+each iteration's terms. The derivative rules are those of the operation table :mod:`micrograph.ops`;
+Algorithms 6.5/6.6 run the same rules on nodes (:mod:`micrograph.symbolic`).
 
-Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3, 6.5.5, 6.5.6, 6.5.10.
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 and 6.5.6, Algorithm 6.2.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, overload
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from micrograph.engine import NodeMeta, Value, as_value
 from micrograph.errors import DomainError
-from micrograph.graph import Graph, SubGraph, get_consumers, get_inputs, get_operation, paused_gc
+from micrograph.memory import paused_gc
 
-__all__ = [
-    "GradTable",
-    "backprop",
-    "backprop_list",
-    "consumer_program",
-    "grad",
-    "build_grad",
-    "hessian_vector_product",
-]
+if TYPE_CHECKING:
+    from micrograph.graph import Graph
+
+__all__ = ["GradTable", "Term", "BackpropStep", "BackpropObserver", "backprop", "grad_table_list"]
+
+
+@dataclass(frozen=True)
+class Term:
+    """One term of Algorithm 6.2's sum for grad_table[u(j)]: grad_table[u(i)] × du(i)/du(j).
+
+    Attributes:
+        i: the consumer u(i+1) (0-based position in ``graph.nodes``).
+        k: the argument position at which u(i+1) takes u(j+1) (``a * a`` gives two terms, k = 0 and 1).
+        grad_i: grad_table[u(i)], dz/du(i), a float.
+        derivative: the local derivative du(i)/du(j), from the operation table's rule.
+        product: ``grad_i * derivative``, the term as it was added.
+    """
+
+    i: int
+    k: int
+    grad_i: float
+    derivative: float
+    product: float
+
+
+@dataclass(frozen=True)
+class BackpropStep:
+    """One iteration j of Algorithm 6.2's loop: grad_table[u(j)] ← Σ_i grad_table[u(i)] ∂u(i)/∂u(j).
+
+    Attributes:
+        j: the node u(j+1) whose entry was computed (0-based position in ``graph.nodes``).
+        terms: the terms of the sum, one per edge out of u(j), in the order they were added.
+        total: the sum, the new grad_table[u(j)].
+    """
+
+    j: int
+    terms: tuple[Term, ...]
+    total: float
+
+
+BackpropObserver = Callable[[BackpropStep], Any]
+"""Called by Algorithm 6.2 once per iteration, from j = n-1 down to 1, with a :class:`BackpropStep`."""
 
 
 class GradTable(dict):  # type: ignore[type-arg]
@@ -45,44 +78,33 @@ class GradTable(dict):  # type: ignore[type-arg]
         self.evaluations = evaluations
 
 
-EdgeProgram = list[list[tuple[int, Callable[..., Any], int, int]]]
+def run_algorithm_6_2(
+    graph: Graph,
+    seed: float = 1.0,
+    *,
+    values: Sequence[float] | None = None,
+    members: Sequence[bool] | None = None,
+    observe: BackpropObserver | None = None,
+    where: str = "Algorithm 6.2",
+) -> tuple[list[float], int]:
+    """Algorithm 6.2's loop over ``graph.nodes``: the grad_table as a list and the count of evaluations.
 
-
-def consumer_program(graph: Graph) -> EdgeProgram:
-    """For every node u(j), its edges to consumers u(i): (i, rule for du(i)/du(j), a, b), Pa(u(i)) = (a[, b]).
-
-    ``b`` is -1 for a one-argument operation. Built once per graph and cached on it, so replaying
-    Algorithm 6.2 on the same graph (new numbers, same structure) builds nothing.
-    """
-    if graph._edges is None:
-        nodes, parents = graph.nodes, graph.parents
-        with paused_gc():
-            consumers: EdgeProgram = [[] for _ in nodes]
-            for i in range(graph.n_inputs, len(nodes)):
-                pa = parents[i]
-                derivs = nodes[i].op.derivs
-                if len(pa) == 2:
-                    a, b = pa
-                    consumers[a].append((i, derivs[0], a, b))
-                    consumers[b].append((i, derivs[1], a, b))
-                else:
-                    consumers[pa[0]].append((i, derivs[0], pa[0], -1))
-        graph._edges = consumers
-    return graph._edges  # type: ignore[no-any-return]
-
-
-def backprop_list(graph: Graph, seed: float = 1.0) -> tuple[list[float], int]:
-    """Algorithm 6.2 over ``graph.nodes``: the grad_table as a list aligned with the nodes, and the count.
-
-    This is the loop of Algorithm 6.2 line by line; :func:`backprop` wraps its result in a dict.
+    The loop of the book, line by line. :func:`backprop` wraps its result in a dict; the other parameters
+    let the comparisons and views run this same loop rather than a copy of it.
 
     Args:
         graph: G, whose values (``.data``) are those of a forward pass (Algorithm 6.1 or node building).
         seed: grad_table[u(n)], 1.0 for dz/dz.
+        values: the forward values u(1)..u(n) to use instead of the nodes' ``.data`` (a list aligned with
+            ``graph.nodes``, as :func:`micrograph.forward.evaluate` returns).
+        members: restrict the loop to a subgraph such as G' (flags aligned with ``graph.nodes``): the other
+            entries stay 0.0 and their edges are not evaluated. The consumers of a node of G' are in G'.
+        observe: called once per iteration with a :class:`BackpropStep` (the terms of the sum).
+        where: the name put in front of an error message.
 
     Returns:
         ``(grad_table, evaluations)``: ``grad_table[j]`` is dz/du(j+1); ``evaluations`` the number of local
-        derivatives evaluated (one per edge of G).
+        derivatives evaluated (one per edge of G, or of the subgraph).
 
     Raises:
         DomainError: a local derivative does not exist at these values (sqrt or x ** 0.5 at 0 ...), or a
@@ -91,33 +113,55 @@ def backprop_list(graph: Graph, seed: float = 1.0) -> tuple[list[float], int]:
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
     """
-    u = [v.data for v in graph.nodes]  # the values of a forward pass (Algorithm 6.1)
+    u = [v.data for v in graph.nodes] if values is None else values  # the values of a forward pass
     n = len(u)
-    consumers = consumer_program(graph)
+    consumers = graph.consumers()
     grad_table = [0.0] * n
     grad_table[n - 1] = seed  # grad_table[u(n)] <- 1
     evaluations = 0
+    terms: list[Term] = []
     i = -1
-    for j in range(n - 2, -1, -1):  # for j = n - 1 down to 1
-        # grad_table[u(j)] <- sum_{i : j in Pa(u(i))} grad_table[u(i)] * du(i)/du(j)
-        total = 0.0
-        try:
-            for i, du_i_du_j, a, b in consumers[j]:
-                total += grad_table[i] * (du_i_du_j(u[a], u[i]) if b < 0 else du_i_du_j(u[a], u[b], u[i]))
-            if total - total != 0.0:  # inf or nan: a local derivative, a term or the sum overflowed
-                raise OverflowError("not finite")
-        except (ArithmeticError, ValueError) as e:
-            if not graph.nodes[j].is_constant:
-                raise _local_derivative_error(graph, u, grad_table, i, j, e) from None
-            # A constant is not a variable: nothing depends on its derivative, which may not exist
-            # (d(x ** y)/dy at x < 0 for a constant y). Its entry is NaN rather than an error.
-            total = math.nan
-        evaluations += len(consumers[j])
-        grad_table[j] = total
-    return grad_table, evaluations  # return {grad_table[u(j)] | j = 1, ..., n}
+    with paused_gc():
+        for j in range(n - 2, -1, -1):  # for j = n - 1 down to 1
+            if members is not None and not members[j]:
+                continue
+            # grad_table[u(j)] <- sum_{i : j in Pa(u(i))} grad_table[u(i)] * du(i)/du(j)
+            total = 0.0
+            try:
+                for i, k, du_i_du_j, a, b in consumers[j]:
+                    # the local derivative by the operation's rule: Op.local_derivative, inlined for speed
+                    d = du_i_du_j(u[a], u[i]) if b < 0 else du_i_du_j(u[a], u[b], u[i])
+                    total += grad_table[i] * d
+                    if observe is not None:
+                        terms.append(Term(i, k, grad_table[i], d, grad_table[i] * d))
+                if total - total != 0.0:  # inf or nan: a local derivative, a term or the sum overflowed
+                    raise OverflowError("not finite")
+            except (ArithmeticError, ValueError) as e:
+                if not graph.nodes[j].is_constant:
+                    raise _local_derivative_error(graph, u, grad_table, i, j, e, where) from None
+                # A constant is not a variable: nothing depends on its derivative, which may not exist
+                # (d(x ** y)/dy at x < 0 for a constant y). Its entry is NaN rather than an error.
+                total = math.nan
+            evaluations += len(consumers[j])
+            grad_table[j] = total
+            if observe is not None:
+                observe(BackpropStep(j, tuple(terms), total))
+                terms.clear()
+    return grad_table, evaluations  # return {grad_table[u(i)] | i = 1, ..., n_i} (and every other entry)
 
 
-def backprop(graph: Graph, seed: float = 1.0) -> GradTable:
+def grad_table_list(graph: Graph, seed: float = 1.0) -> list[float]:
+    """Algorithm 6.2 over G, the grad_table as a list aligned with ``graph.nodes`` (the fast form).
+
+    Raises:
+        DomainError: as :func:`run_algorithm_6_2`.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
+    """
+    return run_algorithm_6_2(graph, seed)[0]
+
+
+def backprop(graph: Graph, seed: float = 1.0, *, observe: BackpropObserver | None = None) -> GradTable:
     """Algorithm 6.2: back-propagation from u(n); the grad_table {node: dz/dnode} for every node of G.
 
     Touches no node's ``.grad`` (:meth:`Value.backward` adds this table into them).
@@ -125,6 +169,8 @@ def backprop(graph: Graph, seed: float = 1.0) -> GradTable:
     Args:
         graph: G, holding the values of a forward pass.
         seed: grad_table[u(n)], 1.0 for dz/dz.
+        observe: called once per iteration j = n-1..1 with a :class:`BackpropStep`: the terms of the sum
+            grad_table[u(j)] = Σ grad_table[u(i)] ∂u(i)/∂u(j) and its total.
 
     Returns:
         A :class:`GradTable`; its ``evaluations`` equals ``graph.num_edges``.
@@ -134,19 +180,21 @@ def backprop(graph: Graph, seed: float = 1.0) -> GradTable:
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
     """
-    table, evaluations = backprop_list(graph, seed)
+    table, evaluations = run_algorithm_6_2(graph, seed, observe=observe)
     return GradTable(graph, table, evaluations)
 
 
 def _local_derivative_error(
-    graph: Graph, u: list[float], grad_table: list[float], i: int, j: int, e: Exception
+    graph: Graph, u: Sequence[float], grad_table: list[float], i: int, j: int, e: Exception, where: str
 ) -> DomainError:
     nodes, parents = graph.nodes, graph.parents
+    edges = graph.consumers()[j]
     if str(e) == "not finite":  # find the edge u(j) -> u(i) whose term overflowed, if one did
         d = grad_table_i = 0.0
         overflowed = False
-        for i, rule, a, b in consumer_program(graph)[j]:
-            d = rule(u[a], u[i]) if b < 0 else rule(u[a], u[b], u[i])
+        for i, k, _, _, _ in edges:
+            op = nodes[i].op
+            d = op.local_derivative(k, tuple(u[p] for p in parents[i]), u[i])
             grad_table_i = grad_table[i]
             term = grad_table_i * d
             if term - term != 0.0:
@@ -157,212 +205,19 @@ def _local_derivative_error(
         what = (
             f"the term grad_table[u{i + 1}] × du{i + 1}/du{j + 1} = {grad_table_i!r} × {d!r} overflows"
             if overflowed
-            else f"the sum of its {len(consumer_program(graph)[j])} terms overflows; the last is"
+            else f"the sum of its {len(edges)} terms overflows; the last is"
         )
         message = (
-            f"Algorithm 6.2: grad_table[u{j + 1}] is not finite: {what} "
+            f"{where}: grad_table[u{j + 1}] is not finite: {what} "
             f"at {node.op.name}({', '.join(repr(u[p]) for p in pa)})"
         )
         return DomainError(node.op, [nodes[p] for p in pa], message=message, names=[f"u{p + 1}" for p in pa])
     node = nodes[i]
     reason = "" if isinstance(e, DomainError) else str(e)
-    where = f"Algorithm 6.2: the local derivative du{i + 1}/du{j + 1} does not exist at u{i + 1}" + (
+    at = f"{where}: the local derivative du{i + 1}/du{j + 1} does not exist at u{i + 1}" + (
         f" (label {node.label!r})" if node.label else ""
     )
     pa = parents[i]
     return DomainError(
-        node.op, [nodes[p] for p in pa], reason=reason, where=where, names=[f"u{p + 1}" for p in pa]
+        node.op, [nodes[p] for p in pa], reason=reason, where=at, names=[f"u{p + 1}" for p in pa]
     )
-
-
-# -------------------------------------------------------------------------------------------------
-# Symbol-to-symbol back-propagation: Algorithms 6.5 and 6.6.
-
-_calls = itertools.count(1)
-
-
-def build_grad(V: Value, G: Graph, G_prime: SubGraph, grad_table: dict[Value, Value]) -> Value:
-    """Algorithm 6.6: the node dz/dV, built from the gradients of V's consumers in G'.
-
-    Written as the book writes it, recursive call included, but the recursion is unrolled: when a
-    consumer's gradient is missing, the nodes of G' between z and V are built first in reverse topological
-    order (each finding its consumers done), so the recursive call is a table lookup and the Python stack
-    never grows with the depth of G. It may be called directly with only grad_table[z] seeded.
-
-    Args:
-        V: the variable whose gradient is to be added to G and grad_table.
-        G: the graph to modify (micrograph's graph is implicit: new nodes simply consume G's nodes).
-        G_prime: G', the restriction of G to nodes that participate in the gradient.
-        grad_table: a dict mapping nodes to their gradients (nodes of B).
-
-    Returns:
-        The node of B holding dz/dV.
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithm 6.6.
-    """
-    if V in grad_table:
-        return grad_table[V]
-    consumers = get_consumers(V, G_prime)
-    if any(C not in grad_table for C in consumers):
-        _build_consumers_first(V, G, G_prime, grad_table)
-    terms = []
-    for C in consumers:
-        op = get_operation(C)
-        assert op is not None  # a consumer is computed by an operation; only inputs have none
-        D = build_grad(C, G, G_prime, grad_table)  # a grad_table lookup: every consumer is built first
-        G_i = op.bprop(get_inputs(C, G_prime), V, D, C)
-        if G_i is not None:  # None: every local derivative is exactly 0 (a step function's)
-            terms.append(G_i)
-    G_V = _sum(terms)  # G <- sum_i G(i)
-    grad_table[V] = G_V
-    return G_V  # "insert G and the operations creating it into G": the new nodes consume G's nodes
-
-
-def _build_consumers_first(V: Value, G: Graph, G_prime: SubGraph, grad_table: dict[Value, Value]) -> None:
-    """The recursion of Algorithm 6.6 unrolled: build_grad for the nodes of G' after V, from z down.
-
-    In reverse topological order every node's consumers come before it, so each of these calls finds its
-    consumers' gradients in the grad_table and recurses no deeper than a lookup, however deep G is.
-    """
-    position = G.index[V]
-    for U in reversed(G_prime.nodes):
-        if G.index[U] <= position:
-            break
-        if U not in grad_table:
-            build_grad(U, G, G_prime, grad_table)
-
-
-def _sum(terms: list[Value]) -> Value:
-    if not terms:
-        return as_value(0.0)
-    total = terms[0]
-    for t in terms[1:]:
-        total = total + t
-    return total
-
-
-@overload
-def grad(z: Value, T: Value) -> Value: ...
-@overload
-def grad(z: Value, T: Sequence[Value]) -> list[Value]: ...
-def grad(z: Value, T: Value | Sequence[Value]) -> Value | list[Value]:
-    """Algorithm 6.5: dz/dV for each V in T, as new nodes of the backward subgraph B.
-
-    Prunes G to G' (nodes that are ancestors of z and descendants of T), sets grad_table[z] to the
-    constant node 1, calls :func:`build_grad` for every node of G' (from z down), and returns the
-    grad_table restricted to T. Every node built is marked as part of B (:attr:`Value.in_backward`), and
-    each gradient node knows the forward node it is the gradient of (:attr:`Value.grad_of`). Nothing in
-    G is changed. B is an ordinary graph: ``Graph(dz_dw).forward({w: 0.9})`` re-evaluates it for new
-    inputs (Algorithm 6.1), and ``grad(dz_dw, w)`` differentiates it again (section 6.5.10).
-
-    Args:
-        z: the variable to be differentiated, a Value.
-        T: a target node, or a sequence of them.
-
-    Returns:
-        The gradient node for a single target, a list of them (in T's order) for a sequence. A target that
-        z does not depend on gets a constant 0 node.
-
-    Raises:
-        TypeError: if z or a target is not a Value.
-        ValueError: if T is an empty sequence.
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithms 6.5 and 6.6.
-    """
-    if not isinstance(z, Value):
-        raise TypeError(f"grad(z, T): z must be a Value, got {type(z).__name__} {z!r}")
-    single = isinstance(T, Value)
-    if single:
-        targets: list[Value] = [T]  # type: ignore[list-item]
-    elif isinstance(T, (str, bytes)) or not isinstance(T, Iterable):
-        raise TypeError(
-            f"grad(z, T): T must be a Value or a sequence of Values, got {type(T).__name__} {T!r}"
-        )
-    else:
-        targets = list(T)
-        if not targets:
-            raise ValueError(
-                "grad(z, T): T is empty; give at least one Value to differentiate with respect to"
-            )
-        for k, V in enumerate(targets):
-            if not isinstance(V, Value):
-                raise TypeError(f"grad(z, T): T[{k}] must be a Value, got {type(V).__name__} {V!r}")
-    with paused_gc():  # building B allocates many nodes that cannot form cycles
-        G = Graph(z)
-        G_prime = G.prune(targets)  # G' <- G pruned to ancestors of z and descendants of nodes in T
-        grad_table: dict[Value, Value] = {}
-        grad_table[z] = as_value(1.0)  # grad_table[z] <- 1
-        for U in reversed(G_prime.nodes):  # build_grad's recursion unrolled once: consumers first
-            build_grad(U, G, G_prime, grad_table)
-        for V in targets:
-            if V in G_prime:
-                build_grad(V, G, G_prime, grad_table)
-            else:  # z does not depend on V
-                grad_table[V] = as_value(0.0)
-        _mark_backward(G, grad_table, next(_calls))
-    result = [grad_table[V] for V in targets]  # return grad_table restricted to T
-    return result[0] if single else result
-
-
-def _mark_backward(G: Graph, grad_table: dict[Value, Value], call: int) -> None:
-    """Mark every node built by this call (those reachable from the grad_table and not in G) as part of B."""
-    grad_of: dict[Value, list[Value]] = {}
-    for V, node in grad_table.items():
-        grad_of.setdefault(node, []).append(V)
-    plain, constant = NodeMeta(call=call), NodeMeta(constant=True, call=call)
-    stack = [node for node in grad_of if node not in G.index]
-    seen = set(stack)
-    while stack:
-        node = stack.pop()
-        was_constant = node.is_constant
-        of = grad_of.get(node)
-        if of:
-            node.meta = NodeMeta(constant=was_constant, call=call, grad_of=tuple(of))
-        else:
-            node.meta = constant if was_constant else plain
-        for p in node.inputs:
-            if p not in seen and p not in G.index:
-                seen.add(p)
-                stack.append(p)
-
-
-def _number(x: Any, k: int) -> float:
-    if isinstance(x, Value):
-        return x.data
-    if isinstance(x, (int, float)) or (hasattr(x, "__float__") and not isinstance(x, (str, bytes))):
-        return float(x)
-    raise TypeError(
-        f"hessian_vector_product: v[{k}] must be a number or a Value, got {type(x).__name__} {x!r}"
-    )
-
-
-def hessian_vector_product(z: Value, wrt: Sequence[Value], v: Sequence[Any]) -> list[Value]:
-    """H v, the Hessian of z with respect to ``wrt`` times the vector v, without forming H.
-
-    Computes the gradient g = grad(z, wrt) as nodes of B, then differentiates the scalar g · v again:
-    H v = grad((grad z)^T v, wrt). The cost is about twice a gradient's, not n times.
-
-    Args:
-        z: the scalar output, a Value.
-        wrt: the variables x_1..x_n, Values.
-        v: the vector, n numbers (a Value is read for its current ``.data``: v is a constant of the
-            product, not differentiated, even if it was computed from the variables).
-
-    Returns:
-        n nodes (Values); their ``.data`` are the components of H v.
-
-    Raises:
-        ValueError: if ``v`` and ``wrt`` differ in length or are empty.
-        TypeError: as :func:`grad`, or a component of v that is not a number or a Value.
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.10, equation 6.59.
-    """
-    wrt = list(wrt)
-    v = [_number(vi, k) for k, vi in enumerate(v)]  # v is a fixed vector: a Value gives its current value
-    if len(v) != len(wrt):
-        raise ValueError(
-            f"hessian_vector_product: v has {len(v)} components but wrt has {len(wrt)} variables"
-        )
-    g = grad(z, wrt)
-    gv = _sum([gi * vi for gi, vi in zip(g, v)])
-    return grad(gv, wrt)

@@ -41,11 +41,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from micrograph.backprop import backprop_list, grad
+from micrograph.backprop import grad_table_list
 from micrograph.engine import Value
 from micrograph.forward import input_values
-from micrograph.graph import Graph, Inputs, paused_gc, topological_order
+from micrograph.graph import Graph, Inputs, topological_order
+from micrograph.memory import paused_gc
 from micrograph.ops import OPS, Op, pow_const
+from micrograph.symbolic import grad
 
 __all__ = ["CompiledGraph", "compile_graph"]
 
@@ -105,7 +107,7 @@ class CompiledGraph:
         Args:
             values: what :meth:`Graph.forward` takes: ``{leaf: number}`` (leaves not named keep their
                 current ``.data``, so parameters updated in place are seen), a sequence of numbers in
-                ``graph.inputs`` order or in ``graph.variables`` order, or None for the current values.
+                ``graph.leaves`` order or in ``graph.variables`` order, or None for the current values.
 
         Returns:
             ``(value, grads)``: z = u(n) as a float, and dz/dw for every w in ``wrt`` (a list of floats).
@@ -117,10 +119,10 @@ class CompiledGraph:
         return self.evaluate(input_values(self.graph, values)[: self.graph.n_inputs])
 
     def evaluate(self, x: Sequence[float]) -> tuple[float, list[float]]:
-        """The fast path of ``f(values)``: ``x`` holds u(1)..u(n_i) as floats, in ``graph.inputs`` order.
+        """The fast path of ``f(values)``: ``x`` holds u(1)..u(n_i) as floats, in ``graph.leaves`` order.
 
         No parsing and no checks of the numbers: this is what a training loop calls once it has the
-        input list (e.g. ``[v.data for v in graph.inputs]`` with an example's features written in).
+        input list (e.g. ``[v.data for v in graph.leaves]`` with an example's features written in).
 
         Args:
             x: the values of u(1)..u(n_i), floats, ``len(x) == graph.n_inputs``.
@@ -165,7 +167,7 @@ class CompiledGraph:
         try:
             value = g.forward(list(x))
             kept = [v.data for v in self.keep]
-            table, _ = backprop_list(g)
+            table = grad_table_list(g)
         finally:
             with paused_gc():
                 for v, d in zip(g.nodes, saved):
@@ -233,7 +235,7 @@ def compile_graph(
 # The code generator: one statement per node, for G and for B alike.
 
 
-def _number(x: float) -> str:
+def _literal(x: float) -> str:
     """A float as Python source: ``repr`` for a finite number, a namespace name for inf and nan."""
     if math.isfinite(x):
         return f"({x!r})" if x < 0.0 or (x == 0.0 and math.copysign(1.0, x) < 0.0) else repr(x)
@@ -275,7 +277,7 @@ class _Generator:
         computed = []
         for v in order:
             if v.op is None:  # a constant of B (the seed 1, a rule's 1.0 ...): written as a number
-                self.names[v] = self.book[v] = _number(v.data)
+                self.names[v] = self.book[v] = _literal(v.data)
                 continue
             of = v.grad_of
             if of is not None and of in index:  # a grad_table entry: dz/du(k)
@@ -327,7 +329,7 @@ class _Generator:
 
     def _leaf_comment(self, v: Value) -> str:
         j = self.g.index[v]
-        what = f"constant {_number(v.data)}" if v.is_constant else "variable"
+        what = f"constant {_literal(v.data)}" if v.is_constant else "variable"
         return f"u({j + 1}) <- x_{j + 1}, an input ({what})"
 
     # --- the source ---------------------------------------------------------------------------------

@@ -14,9 +14,11 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 (
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from typing import Any, Union
 
 from micrograph.errors import DomainError
+from micrograph.memory import paused_gc
 from micrograph.ops import (
     ADD,
     COS,
@@ -35,7 +37,7 @@ from micrograph.ops import (
     pow_const,
 )
 
-__all__ = ["Value", "NodeMeta", "apply", "as_value"]
+__all__ = ["Value", "NodeMeta", "apply", "as_value", "sum_nodes"]
 
 Number = Union[int, float]
 
@@ -258,6 +260,11 @@ class Value:
         """cos(x), x in radians."""
         return apply(COS, (self,))
 
+    @staticmethod
+    def apply_op(op: Any, args: tuple[Any, ...]) -> Value:
+        """How an :class:`~micrograph.ops.Op` called on Values builds its node: :func:`apply`."""
+        return apply(op, args)
+
     # --- back-propagation ----------------------------------------------------------------------
     def backward(self, gradient: float = 1.0) -> None:
         """Back-propagate from this node (Algorithm 6.2) and add the results into every node's ``.grad``.
@@ -274,7 +281,9 @@ class Value:
 
         Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
         """
-        from micrograph.graph import Graph, paused_gc
+        # The one import against the layers (graph.py is built on this module): micrograd's surface puts
+        # back-propagation on the node, while the algorithm lives with the graph it walks.
+        from micrograph.graph import Graph
 
         # The collector stays paused until the graph's tables are freed: resumed earlier, it would walk
         # every one of them once (they hold no cycles), a cost that grows with the graph.
@@ -352,3 +361,20 @@ def apply(op: Any, args: tuple[Any, ...]) -> Value:
     out.label = ""
     out.meta = None
     return out
+
+
+def sum_nodes(terms: Sequence[Value]) -> Value:
+    """t1 + t2 + ... + tk as a left-leaning chain of additions, with no constant 0 node in front.
+
+    An empty sum is a new constant 0 leaf. Used wherever the book writes a sum of nodes (Algorithm 6.6's
+    G <- sum_i G(i), a loss over examples).
+
+    Raises:
+        TypeError: if a term is neither a Value nor a real number.
+    """
+    if not terms:
+        return as_value(0.0)
+    total = as_value(terms[0])
+    for t in terms[1:]:
+        total = total + t
+    return total

@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from micrograph.ops import Op
 
-__all__ = ["DomainError", "describe"]
+__all__ = ["DomainError", "describe", "is_node"]
+
+
+def is_node(x: Any) -> bool:
+    """True for a node of a graph (a :class:`~micrograph.engine.Value` or a stand-in with its fields).
+
+    The errors are the engine's lowest layer, below the node class, so a node is recognised by its fields
+    (``data``, ``op``, ``inputs``) rather than by its class.
+    """
+    return hasattr(x, "data") and hasattr(x, "op") and hasattr(x, "inputs")
 
 
 def describe(node: Any, name: str | None = None) -> str:
@@ -20,9 +29,7 @@ def describe(node: Any, name: str | None = None) -> str:
         node: a :class:`~micrograph.engine.Value` or a plain number.
         name: the node's book name in a graph (``"u5"``), if known.
     """
-    from micrograph.engine import Value
-
-    if not isinstance(node, Value):
+    if not is_node(node):
         return f"the number {node!r}"
     kind = "constant" if node.is_constant else ("leaf" if node.op is None else f"{node.op.name} node")
     text = kind + (f" {node.label!r}" if node.label else "")
@@ -64,11 +71,9 @@ class DomainError(ValueError):
         names: Sequence[str | None] | None = None,
         message: str | None = None,
     ) -> None:
-        from micrograph.engine import Value
-
         self.op = op
-        self.nodes: tuple[Any, ...] | None = tuple(args) if any(isinstance(a, Value) for a in args) else None
-        self.values = tuple(a.data if isinstance(a, Value) else a for a in args)
+        self.nodes: tuple[Any, ...] | None = tuple(args) if any(is_node(a) for a in args) else None
+        self.values = tuple(a.data if is_node(a) else a for a in args)
         self.result = result
         shown = ", ".join(repr(float(v)) for v in self.values)
         if op.param is not None:  # x ** c: show the constant exponent as a second argument

@@ -5,8 +5,8 @@ Two families, each a function of a depth d returning ``(z, w)``:
 * :func:`chain`, figure 6.9 of the book: z = f(f(...f(w))), d operations. One path from w to z, but the
   naive chain rule (equation 6.53) recomputes f(w), f(f(w)), ... at every step: d(d + 1)/2
   recomputations against back-propagation's d local derivatives (equation 6.52). Quadratic.
-* :func:`ladder`: each level uses the previous one twice, u(i) = sin(u(i-1)) + cos(u(i-1)) (the issue's
-  "f(u) + g(u)"). 2**d paths from w to z: the naive rule's cost is exponential, back-propagation's is
+* :func:`ladder`: each level uses the previous one twice, u(i) = sin(u(i-1)) + cos(u(i-1)) (a node used
+  twice, "f(u) + g(u)"). 2**d paths from w to z: the naive rule's cost is exponential, back-propagation's is
   4d local derivatives.
 
 :func:`expected_counts` gives the closed forms, :func:`blowup_rows` and :func:`memory_rows` the measured

@@ -1,39 +1,31 @@
 """Algorithm 6.1: forward propagation over the ordered node list u(1)..u(n).
 
+This module holds the algorithm once. :func:`forward` runs it and writes the new values into the nodes;
+:func:`evaluate` runs the same loop and only returns the values (the store-versus-recompute comparison
+keeps them, the step-through pages read them); an ``observe`` callback sees every iteration of the loop.
+
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from micrograph.engine import Value
 from micrograph.errors import DomainError
-from micrograph.graph import paused_gc
+from micrograph.memory import paused_gc
 
 if TYPE_CHECKING:
     from micrograph.graph import Graph, Inputs
 
-__all__ = ["forward", "program", "input_values"]
+__all__ = ["forward", "evaluate", "input_values", "ForwardObserver"]
 
-Program = list[tuple[int, Callable[..., float], int, int]]
-
-
-def program(graph: Graph) -> Program:
-    """The steps i = n_i+1..n of Algorithm 6.1 as (i, f(i), a, b): u(i) = f(i)(u(a)[, u(b)]); b = -1 if unary.
-
-    Built once per graph and cached on it.
-    """
-    if graph._program is None:
-        nodes, parents = graph.nodes, graph.parents
-        with paused_gc():  # one tuple per node, no cycles: the collector would only re-walk the graph
-            graph._program = [
-                (i, nodes[i].op.f, parents[i][0], parents[i][1] if len(parents[i]) > 1 else -1)
-                for i in range(graph.n_inputs, len(nodes))
-            ]
-    return graph._program
+ForwardObserver = Callable[[int, float], Any]
+"""Called by Algorithm 6.1 once per computed node, ``observe(i, value)``: u(i+1) (0-based i) was just
+set to ``value``. Its return value is ignored."""
 
 
 def input_values(graph: Graph, values: Inputs | None) -> list[float]:
@@ -42,15 +34,15 @@ def input_values(graph: Graph, values: Inputs | None) -> list[float]:
     Args:
         graph: the graph G.
         values: ``{leaf: number}`` (leaves not named keep their ``.data``), or a sequence of numbers, one per
-            input u(1)..u(n_i) in ``graph.inputs`` order, or one per variable in ``graph.variables`` order
+            input u(1)..u(n_i) in ``graph.leaves`` order, or one per variable in ``graph.variables`` order
             (constants keep their value); or None to keep every input's ``.data``.
 
     Returns:
         A list of floats aligned with ``graph.nodes`` (non-inputs hold their current ``.data``).
 
     Raises:
-        ValueError: a node that is not in the graph, a node that is not an input, or a sequence of the
-            wrong length.
+        ValueError: a node that is not in the graph, a node that is not an input, a sequence of the
+            wrong length, or a value that is not finite (inf, nan).
         TypeError: a value that is not a real number.
     """
     vals = [v.data for v in graph.nodes]
@@ -63,14 +55,14 @@ def input_values(graph: Graph, values: Inputs | None) -> list[float]:
             if j is None:
                 raise ValueError(
                     f"forward: {node!r} is not a node of this graph ({graph!r}); "
-                    f"its inputs are {_names(graph, graph.inputs)}"
+                    f"its inputs are {_names(graph, graph.leaves)}"
                 )
             if j >= n_i:
                 raise ValueError(
                     f"forward: u{j + 1} ({node!r}) is not an input: it is computed by "
                     f"{node.op.name}; only u1..u{n_i} can be set"
                 )
-            vals[j] = _number(x, f"the value for u{j + 1}")
+            vals[j] = _input_number(x, f"the value for u{j + 1}")
         return vals
     if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
         raise TypeError(f"forward: values must be a mapping {{leaf: number}} or a sequence, got {values!r}")
@@ -83,14 +75,57 @@ def input_values(graph: Graph, values: Inputs | None) -> list[float]:
     else:
         raise ValueError(
             f"forward: got {len(xs)} values, but the graph has {n_i} inputs "
-            f"{_names(graph, graph.inputs)} of which {len(variables)} are variables"
+            f"{_names(graph, graph.leaves)} of which {len(variables)} are variables"
         )
     for j, x in zip(targets, xs):
-        vals[j] = _number(x, f"the value for u{j + 1}")
+        vals[j] = _input_number(x, f"the value for u{j + 1}")
     return vals
 
 
-def forward(graph: Graph, values: Inputs | None = None) -> float:
+def evaluate(
+    graph: Graph,
+    values: Inputs | None = None,
+    *,
+    observe: ForwardObserver | None = None,
+    where: str = "Algorithm 6.1",
+) -> list[float]:
+    """Algorithm 6.1 without writing into the nodes: the values of u(1)..u(n) as a list aligned with them.
+
+    Args:
+        graph: the graph G.
+        values: see :func:`input_values`; None evaluates with the current inputs.
+        observe: called as ``observe(i, value)`` after each node u(i+1) is computed (i is 0-based), in order.
+        where: the name put in front of an error message (``"store_grad"`` for the comparison that uses it).
+
+    Returns:
+        A list of floats: ``result[i]`` is the value of u(i+1); ``result[-1]`` is u(n).
+
+    Raises:
+        ValueError: bad ``values`` (see :func:`input_values`), or a leaf holding a non-finite value.
+        DomainError: an operation met an input outside its domain or produced a non-finite value; the
+            message names the node u(i), its operation, its input values and labels.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
+    """
+    u = input_values(graph, values)  # lines 1-3: u(i) <- x_i for i = 1..n_i
+    _check_leaves(graph, u, where)
+    steps = graph.program()
+    i = a = b = -1
+    try:
+        with paused_gc():
+            for i, f, a, b in steps:  # for i = n_i + 1, ..., n
+                x = f(u[a]) if b < 0 else f(u[a], u[b])  # u(i) <- f(i)(A(i)), A(i) = {u(j) | j in Pa(u(i))}
+                if x - x != 0.0:
+                    raise OverflowError("not finite")
+                u[i] = x
+                if observe is not None:
+                    observe(i, x)
+    except (ArithmeticError, ValueError) as e:
+        raise _domain_error(graph, u, i, a, b, e, where) from None
+    return u  # u(n) is u[-1]
+
+
+def forward(graph: Graph, values: Inputs | None = None, *, observe: ForwardObserver | None = None) -> float:
     """Algorithm 6.1: set the inputs u(1)..u(n_i), compute u(i) = f(i)(A(i)) for i = n_i+1..n, return u(n).
 
     Every node's ``.data`` is updated, but only once all of them have been computed: if an operation
@@ -99,38 +134,44 @@ def forward(graph: Graph, values: Inputs | None = None) -> float:
     Args:
         graph: the graph G.
         values: see :func:`input_values`; None re-evaluates with the current inputs.
+        observe: called as ``observe(i, value)`` after each node is computed (see :func:`evaluate`).
 
     Returns:
         The value of u(n), a float.
 
     Raises:
-        ValueError: bad ``values`` (see :func:`input_values`).
+        ValueError: bad ``values`` (see :func:`input_values`), or a leaf holding a non-finite value.
         DomainError: an operation met an input outside its domain or produced a non-finite value; the
             message names the node u(i), its operation, its input values and labels.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
     """
-    u = input_values(graph, values)  # lines 1-3: u(i) <- x_i for i = 1..n_i
-    i = a = b = -1
-    try:
-        for i, f, a, b in program(graph):  # for i = n_i + 1, ..., n
-            x = f(u[a]) if b < 0 else f(u[a], u[b])  # u(i) <- f(i)(A(i)), A(i) = {u(j) | j in Pa(u(i))}
-            if x - x != 0.0:
-                raise OverflowError("not finite")
-            u[i] = x
-    except (ArithmeticError, ValueError) as e:
-        raise _domain_error(graph, u, i, a, b, e) from None
+    u = evaluate(graph, values, observe=observe)
     for node, x in zip(graph.nodes, u):  # commit: every node now holds its new value
         node.data = x
     return u[-1]  # return u(n)
 
 
-def _domain_error(graph: Graph, u: list[float], i: int, a: int, b: int, e: Exception) -> DomainError:
+def _check_leaves(graph: Graph, u: list[float], where: str) -> None:
+    """Leaves may hold inf or nan (``Value(math.inf)``); no operation takes them: refused before the loop."""
+    for j in range(graph.n_inputs):
+        x = u[j]
+        if x - x != 0.0 and graph.consumers()[j]:
+            node = graph.nodes[j]
+            label = f" (label {node.label!r})" if node.label else ""
+            raise ValueError(
+                f"{where}: the input u{j + 1}{label} is {x!r}; operations take finite numbers only"
+            )
+
+
+def _domain_error(
+    graph: Graph, u: list[float], i: int, a: int, b: int, e: Exception, where: str = "Algorithm 6.1"
+) -> DomainError:
     nodes = graph.nodes
     node = nodes[i]
     pa = [a] if b < 0 else [a, b]
     args = [_Shown(nodes[j], u[j]) for j in pa]
-    where = f"Algorithm 6.1 at u{i + 1}" + (f" (label {node.label!r})" if node.label else "")
+    where = f"{where} at u{i + 1}" + (f" (label {node.label!r})" if node.label else "")
     result = None
     if str(e) == "not finite":
         result = node.op.f(*[u[j] for j in pa])
@@ -150,9 +191,15 @@ class _Shown(Value):
         self.meta = node.meta
 
 
-def _number(x: Any, what: str) -> float:
+def _input_number(x: Any, what: str) -> float:
     if isinstance(x, numbers.Real) and not isinstance(x, bool):
-        return float(x)
+        try:
+            value = float(x)
+        except OverflowError:
+            raise ValueError(f"forward: {what} is too large for a float: {x!r}") from None
+        if not math.isfinite(value):
+            raise ValueError(f"forward: {what} must be finite, got {value!r}")
+        return value
     raise TypeError(f"forward: {what} must be a real number, got {type(x).__name__} {x!r}")
 
 

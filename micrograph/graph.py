@@ -13,20 +13,17 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.1-
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Union
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Union
 
+from micrograph.backprop import BackpropObserver, GradTable, backprop, grad_table_list
 from micrograph.engine import Value
+from micrograph.forward import ForwardObserver, forward
+from micrograph.memory import paused_gc
 from micrograph.ops import Op
-
-if TYPE_CHECKING:
-    from micrograph.backprop import GradTable
 
 __all__ = [
     "Graph",
-    "paused_gc",
     "SubGraph",
     "topological_order",
     "get_operation",
@@ -35,27 +32,14 @@ __all__ = [
 ]
 
 Inputs = Union[Mapping[Value, Any], Sequence[Any]]
-"""What Algorithm 6.1 takes: ``{leaf: number}`` or a sequence of numbers in ``Graph.inputs`` order."""
+"""What Algorithm 6.1 takes: ``{leaf: number}`` or a sequence of numbers in ``Graph.leaves`` order."""
 
+Step = tuple[int, Callable[..., float], int, int]
+"""One step of Algorithm 6.1, ``(i, f(i), a, b)``: u(i) = f(i)(u(a)) or f(i)(u(a), u(b)); b = -1 if unary."""
 
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a graph is built or an algorithm allocates its tables.
-
-    Nodes and the tables built here hold no reference cycles, so the collector has nothing to free;
-    left running, it would traverse the whole (large, live) graph again and again, making the cost per
-    node grow with the graph's size. micrograph's algorithms use it internally. A user building a very
-    large graph may too: ``with micrograph.paused_gc(): z = build_a_million_nodes()`` keeps the building
-    cost per node flat (see docs/performance.md). Its previous state is restored on exit, even on error;
-    nested uses are fine.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+ConsumerEdge = tuple[int, int, Callable[..., Any], int, int]
+"""An edge out of u(j) to a consumer, ``(i, k, rule, a, b)``: u(i) takes u(j) as its argument k, ``rule`` is
+du(i)/du(j) from the operation table, and Pa(u(i)) = (u(a)[, u(b)]) (b = -1 if unary)."""
 
 
 def topological_order(outputs: Iterable[Value]) -> list[Value]:
@@ -120,7 +104,7 @@ class Graph:
     """
 
     __slots__ = (
-        "nodes", "n_inputs", "output", "num_edges", "index", "_parents", "_consumers", "_program", "_edges",
+        "nodes", "n_inputs", "output", "num_edges", "index", "_parents", "_consumers", "_program",
     )  # fmt: skip
 
     def __init__(self, output: Value) -> None:
@@ -153,14 +137,14 @@ class Graph:
                 append(tuple([index[p] for p in ins]))
         self._parents = parents
         self.num_edges: int = sum(map(len, parents))
-        self._consumers: list[list[tuple[int, int]]] | None = None
-        self._program: list[tuple[int, Callable[..., float], int, int]] | None = None
-        self._edges: Any = None  # Algorithm 6.2's per-node consumer edges, built on first use
+        self._consumers: list[list[ConsumerEdge]] | None = None  # built on first use by consumers()
+        self._program: list[Step] | None = None  # built on first use by program()
 
     # --- the book's names -----------------------------------------------------------------------
     @property
-    def inputs(self) -> list[Value]:
-        """u(1)..u(n_i): the leaves, variables and constants, in the order Algorithm 6.1 sets them."""
+    def leaves(self) -> list[Value]:
+        """u(1)..u(n_i): the graph's inputs (the book's x_1..x_{n_i}), variables and constants, in the order
+        Algorithm 6.1 sets them. (A node's own parents are ``Value.inputs``, the book's ``get_inputs``.)"""
         return self.nodes[: self.n_inputs]
 
     @property
@@ -220,23 +204,54 @@ class Graph:
         """
         j = self._position(node)
         nodes = self.nodes
-        return [nodes[i] for i in dict.fromkeys(i for i, _ in self.consumer_edges[j])]
+        return [nodes[i] for i in dict.fromkeys(edge[0] for edge in self.consumers()[j])]
 
     @property
     def consumer_edges(self) -> list[list[tuple[int, int]]]:
-        """For every node j, the edges out of it: (i, k) for each u(i) that takes u(j) as argument k."""
-        if self._consumers is None:
-            consumers: list[list[tuple[int, int]]] = [[] for _ in self.nodes]
-            for i, pa in enumerate(self._parents):
-                for k, j in enumerate(pa):
-                    consumers[j].append((i, k))
-            self._consumers = consumers
-        return self._consumers
+        """For every node j, the edges out of it: (i, k) for each u(i) that takes u(j) as argument k.
+
+        A view of :meth:`consumers` (the one consumer index), in the same order.
+        """
+        return [[(edge[0], edge[1]) for edge in edges] for edges in self.consumers()]
 
     @property
     def parents(self) -> list[tuple[int, ...]]:
         """For every node i, the positions of its parents Pa(u(i)) in argument order."""
         return self._parents
+
+    def consumers(self) -> list[list[ConsumerEdge]]:
+        """The consumer index: for every node u(j), its edges to consumers, as :data:`ConsumerEdge` tuples.
+
+        Algorithm 6.2 sums over exactly these edges (``i: j in Pa(u(i))``). Ordered by consumer position i,
+        then argument k. Built once and cached, so replaying Algorithm 6.2 on new numbers builds nothing.
+        """
+        if self._consumers is None:
+            nodes = self.nodes
+            with paused_gc():  # one small tuple per edge, no cycles
+                consumers: list[list[ConsumerEdge]] = [[] for _ in nodes]
+                for i, pa in enumerate(self._parents):
+                    if not pa:
+                        continue
+                    derivs = nodes[i].op.derivs
+                    if len(pa) == 2:
+                        a, b = pa
+                        consumers[a].append((i, 0, derivs[0], a, b))
+                        consumers[b].append((i, 1, derivs[1], a, b))
+                    else:
+                        consumers[pa[0]].append((i, 0, derivs[0], pa[0], -1))
+                self._consumers = consumers
+        return self._consumers
+
+    def program(self) -> list[Step]:
+        """Algorithm 6.1's steps i = n_i+1..n as :data:`Step` tuples ``(i, f(i), a, b)``, cached."""
+        if self._program is None:
+            nodes, parents = self.nodes, self._parents
+            with paused_gc():  # one tuple per node, no cycles
+                self._program = [
+                    (i, nodes[i].op.f, parents[i][0], parents[i][1] if len(parents[i]) > 1 else -1)
+                    for i in range(self.n_inputs, len(nodes))
+                ]
+        return self._program
 
     # --- pruning ---------------------------------------------------------------------------------
     def prune(self, targets: Iterable[Value]) -> SubGraph:
@@ -261,29 +276,26 @@ class Graph:
         return SubGraph(self, [v for v, d in zip(self.nodes, descendant) if d])
 
     # --- the algorithms --------------------------------------------------------------------------
-    def forward(self, values: Inputs | None = None) -> float:
+    def forward(self, values: Inputs | None = None, *, observe: ForwardObserver | None = None) -> float:
         """Algorithm 6.1: set the inputs, recompute every node in order, return u(n)'s value.
 
         See :func:`micrograph.forward.forward`.
         """
-        from micrograph.forward import forward
+        return forward(self, values, observe=observe)
 
-        return forward(self, values)
-
-    def backprop(self, seed: float = 1.0) -> GradTable:
+    def backprop(self, seed: float = 1.0, *, observe: BackpropObserver | None = None) -> GradTable:
         """Algorithm 6.2: the grad_table {node: dz/dnode} for every node; touches no ``.grad``.
 
         See :func:`micrograph.backprop.backprop`.
         """
-        from micrograph.backprop import backprop
-
-        return backprop(self, seed)
+        return backprop(self, seed, observe=observe)
 
     def backprop_list(self, seed: float = 1.0) -> list[float]:
-        """Algorithm 6.2 with the grad_table as a list aligned with ``nodes`` (the fast form)."""
-        from micrograph.backprop import backprop_list
+        """Algorithm 6.2 with the grad_table as a list aligned with ``nodes`` (the fast form).
 
-        return backprop_list(self, seed)[0]
+        See :func:`micrograph.backprop.grad_table_list`.
+        """
+        return grad_table_list(self, seed)
 
 
 class SubGraph:

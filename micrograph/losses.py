@@ -16,11 +16,13 @@ cost functions), 6.5.4 (Algorithm 6.3) and 7.1 (parameter norm penalties).
 
 from __future__ import annotations
 
+import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from micrograph.engine import Value, as_value
+from micrograph.engine import Value, as_value, sum_nodes
 
 __all__ = ["binary_cross_entropy", "cross_entropy", "hinge", "l1", "l2", "mse"]
 
@@ -54,14 +56,6 @@ def _real(x: Any, where: str) -> float:
     raise TypeError(f"{where}: expected a real number, got {type(x).__name__} {x!r}")
 
 
-def _sum(terms: Sequence[Value]) -> Value:
-    """t1 + t2 + ... + tk as a left-leaning chain of additions (no constant 0 node in front)."""
-    total = terms[0]
-    for t in terms[1:]:
-        total = total + t
-    return total
-
-
 def mse(pred: Value | Sequence[Value], target: float | Sequence[float]) -> Value:
     """Mean squared error (1/k) sum_i (y_hat_i - y_i)^2 over the k outputs of one example.
 
@@ -88,7 +82,7 @@ def mse(pred: Value | Sequence[Value], target: float | Sequence[float]) -> Value
             f"mse(pred, target): target has {len(ys)} components, the prediction has {len(outs)}"
         )
     terms = [(p - t) ** 2 for p, t in zip(outs, ys, strict=True)]
-    return terms[0] if len(terms) == 1 else _sum(terms) * (1.0 / len(terms))
+    return terms[0] if len(terms) == 1 else sum_nodes(terms) * (1.0 / len(terms))
 
 
 def _sign_label(target: Any, where: str) -> float:
@@ -150,7 +144,7 @@ def cross_entropy(logits: Sequence[Value], target: int) -> Value:
             f"cross_entropy(logits, target): target must be a class index in 0..{len(z) - 1}, got {target!r}"
         )
     m = max(v.data for v in z)  # a constant: the log-sum-exp shift
-    log_sum_exp = _sum([(v - m).exp() for v in z]).log() + m
+    log_sum_exp = sum_nodes([(v - m).exp() for v in z]).log() + m
     return log_sum_exp - z[int(target)]
 
 
@@ -216,7 +210,7 @@ def l2(params: Iterable[Value]) -> Value:
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 7.1.1, Algorithm 6.3.
     """
     ps = _params(params, "l2(params)")
-    return _sum([p * p for p in ps])
+    return sum_nodes([p * p for p in ps])
 
 
 def l1(params: Iterable[Value]) -> Value:
@@ -238,4 +232,78 @@ def l1(params: Iterable[Value]) -> Value:
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 7.1.2, Algorithm 6.3.
     """
     ps = _params(params, "l1(params)")
-    return _sum([p * (1.0 if p.data > 0 else -1.0 if p.data < 0 else 0.0) for p in ps])
+    return sum_nodes([p * (1.0 if p.data > 0 else -1.0 if p.data < 0 else 0.0) for p in ps])
+
+
+# -------------------------------------------------------------------------------------------------------
+# Losses by name: how each reads its target and decides whether a prediction is right.
+
+
+@dataclass(frozen=True)
+class LossSpec:
+    """A loss by name: its function, whether it needs one output, how it reads a target and a prediction."""
+
+    name: str
+    fn: Callable[[list[Value], Any], Value]
+    one_output: bool
+
+    def check_target(self, y: Any, nout: int, where: str) -> Any:
+        """The target as the loss takes it; ValueError naming ``where`` if it is out of range."""
+        if self.name == "cross_entropy":
+            if not isinstance(y, numbers.Integral) or isinstance(y, bool) or not 0 <= int(y) < nout:
+                raise ValueError(
+                    f"{where}: labels must be class indices 0..{nout - 1} for {nout} outputs, got {y!r}"
+                )
+            return int(y)
+        if self.name in ("hinge", "binary_cross_entropy"):
+            allowed = (0.0, 1.0, -1.0) if self.name == "hinge" else (0.0, 1.0)
+            if not isinstance(y, numbers.Real) or isinstance(y, bool) or float(y) not in allowed:
+                raise ValueError(
+                    f"{where}: labels for {self.name} must be in {sorted(set(allowed))}, got {y!r}"
+                )
+            return float(y)
+        # mse: a number per output, or a class index one-hot encoded when there are several outputs
+        if nout > 1 and isinstance(y, numbers.Integral) and not isinstance(y, bool):
+            if not 0 <= int(y) < nout:
+                raise ValueError(
+                    f"{where}: labels must be class indices 0..{nout - 1} for {nout} outputs, got {y!r}"
+                )
+            return [1.0 if i == int(y) else 0.0 for i in range(nout)]
+        ys = list(y) if isinstance(y, Iterable) and not isinstance(y, (str, bytes)) else [y]
+        if len(ys) != nout or not all(isinstance(t, numbers.Real) and math.isfinite(t) for t in ys):
+            raise ValueError(f"{where}: mse targets must be {nout} finite number(s) per example, got {y!r}")
+        return [float(t) for t in ys]
+
+    def correct(self, out: list[float], y: Any) -> bool:
+        """Whether the prediction is right: argmax for several outputs, the sign of a single score."""
+        if len(out) > 1:
+            guess = max(range(len(out)), key=out.__getitem__)
+            truth = y if isinstance(y, int) else max(range(len(y)), key=y.__getitem__)
+            return bool(guess == truth)
+        if self.name == "mse":  # a regression-style output against an integer label: nearest label
+            target = y[0] if isinstance(y, list) else y
+            return abs(out[0] - target) < 0.5
+        return (out[0] > 0) == (y > 0)
+
+
+LOSSES: dict[str, LossSpec] = {
+    "cross_entropy": LossSpec("cross_entropy", cross_entropy, one_output=False),
+    "mse": LossSpec("mse", mse, one_output=False),
+    "hinge": LossSpec("hinge", hinge, one_output=True),
+    "binary_cross_entropy": LossSpec("binary_cross_entropy", binary_cross_entropy, one_output=True),
+}
+"""The losses :func:`train`, :func:`forward_mlp` and :func:`backward_mlp` know by name."""
+
+
+def loss_spec(loss: Any, nout: int, where: str) -> LossSpec:
+    """The loss named ``loss`` for a model with ``nout`` outputs.
+
+    Raises:
+        ValueError: an unknown name, or a one-output loss (hinge, binary cross-entropy) for ``nout`` > 1.
+    """
+    if loss not in LOSSES:
+        raise ValueError(f"{where}: loss must be one of {sorted(LOSSES)}, got {loss!r}")
+    spec = LOSSES[loss]
+    if spec.one_output and nout != 1:
+        raise ValueError(f"{where}: loss {loss!r} needs a model with one output, this one has {nout}")
+    return spec

@@ -18,7 +18,7 @@ temporal and spatial complexity in reverse automatic differentiation"; the ``rev
 Griewank & Walther 2000), brought to deep networks by Chen, Xu, Zhang & Guestrin (2016), "Training deep
 nets with sublinear memory cost".
 
-Every method returns a :class:`NaiveResult`: the derivative and what it cost. The counts mean:
+Every method returns a :class:`CountedGradient`: the derivative and what it cost. The counts mean:
 
 * ``local_derivatives``: evaluations of a local derivative du(i)/du(j), one operation table rule
   ``op.derivs[k](*inputs, out)`` each. Only edges of G' count (the edges out of the nodes that depend on
@@ -41,17 +41,18 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from micrograph.backprop import consumer_program
+from micrograph.backprop import run_algorithm_6_2
 from micrograph.engine import Value
 from micrograph.errors import DomainError
-from micrograph.forward import input_values, program
-from micrograph.graph import Graph, SubGraph, paused_gc
+from micrograph.forward import evaluate
+from micrograph.graph import Graph, SubGraph
+from micrograph.memory import paused_gc
 
-__all__ = ["NaiveResult", "naive_grad", "store_grad", "checkpoint_grad", "naive_cost"]
+__all__ = ["CountedGradient", "naive_grad", "store_grad", "checkpoint_grad", "naive_cost"]
 
 
 @dataclass(frozen=True)
-class NaiveResult:
+class CountedGradient:
     """A derivative dz/dw and what it cost: operations and memory.
 
     Attributes:
@@ -212,7 +213,7 @@ class _Naive:
         if self.recomputed + self.local_derivatives >= self.next_check:
             self.check()
         try:
-            d = u.op.derivs[k](*args, out)
+            d = u.op.local_derivative(k, tuple(args), out)
         except (ArithmeticError, ValueError) as e:
             raise _edge_error(u, k, args, e, "naive_grad") from None
         self.local_derivatives += 1
@@ -222,7 +223,7 @@ class _Naive:
 
 def naive_grad(
     z: Value, w: Value, *, max_operations: int | None = 10_000_000, max_seconds: float | None = None
-) -> NaiveResult:
+) -> CountedGradient:
     """dz/dw by the naive chain rule of equation 6.53: a sum over paths, every subexpression recomputed.
 
     The recursive definition, on the expression, with no table:
@@ -260,7 +261,7 @@ def naive_grad(
             interrupted; the sum is checked every 4,096 operations.
 
     Returns:
-        A :class:`NaiveResult` with ``method="naive"``. If the budget stops the sum, ``value`` is None,
+        A :class:`CountedGradient` with ``method="naive"``. If the budget stops the sum, ``value`` is None,
         ``complete`` is False and ``stopped`` says how far it got, e.g. ``"stopped by max_operations=2,000,000
         after 2,000,000 operations (0 local derivatives, 2,000,000 recomputations), 1.1% of the
         182,452,230 operations the whole sum needs; 0 of the 1,048,576 paths from w to z summed"``
@@ -318,11 +319,13 @@ def naive_grad(
             whole = cost["local_derivatives"] + cost["recomputed"]
             message = (
                 f"{why} ({run.local_derivatives:,} local derivatives, {run.recomputed:,} recomputations), "
-                f"{100 * ops / whole:.3g}% of the {_number(whole)} operations the whole sum needs; "
-                f"{paths_done:,} of the {_number(cost['paths'])} paths from w to z summed"
+                f"{100 * ops / whole:.3g}% of the {_count_text(whole)} operations the whole sum needs; "
+                f"{paths_done:,} of the {_count_text(cost['paths'])} paths from w to z summed"
             )
-            return NaiveResult("naive", None, run.local_derivatives, run.recomputed, run.peak, False, message)
-    return NaiveResult("naive", total, run.local_derivatives, run.recomputed, run.peak, True, None)
+            return CountedGradient(
+                "naive", None, run.local_derivatives, run.recomputed, run.peak, False, message
+            )
+    return CountedGradient("naive", total, run.local_derivatives, run.recomputed, run.peak, True, None)
 
 
 def naive_cost(z: Value, w: Value) -> dict[str, int]:
@@ -360,7 +363,7 @@ def naive_cost(z: Value, w: Value) -> dict[str, int]:
     return _naive_cost(graph, _pruned(graph, w), w)
 
 
-def _number(x: float) -> str:
+def _count_text(x: float) -> str:
     """A count computed in floats, for a message: exact with commas while it can be, else rounded."""
     if x < 1e15:
         return f"{int(x):,}"
@@ -410,7 +413,7 @@ def _pruned(graph: Graph, w: Value, G_prime: SubGraph | None = None) -> list[boo
 # Equation 6.52: store every forward value (back-propagation).
 
 
-def store_grad(z: Value, w: Value) -> NaiveResult:
+def store_grad(z: Value, w: Value) -> CountedGradient:
     """dz/dw the back-propagation way (equation 6.52): one stored forward pass, one local derivative per edge.
 
     Algorithm 6.1 computes every value u(1)..u(n) from the leaves' ``.data`` and keeps all of them; then
@@ -427,7 +430,7 @@ def store_grad(z: Value, w: Value) -> NaiveResult:
         w: the node to differentiate with respect to.
 
     Returns:
-        A :class:`NaiveResult` with ``method="store"``, always complete. 0.0 if z does not depend on w.
+        A :class:`CountedGradient` with ``method="store"``, always complete. 0.0 if z does not depend on w.
 
     Raises:
         TypeError: if z or w is not a Value.
@@ -438,51 +441,19 @@ def store_grad(z: Value, w: Value) -> NaiveResult:
     """
     _check_nodes("store_grad", z, w)
     graph = Graph(z)
-    nodes = graph.nodes
-    n = len(nodes)
     in_G = _pruned(graph, w)
-    with paused_gc():
-        u = _stored_forward(graph)  # every forward value, kept
-        consumers = consumer_program(graph)
-        grad_table = [0.0] * n
-        grad_table[n - 1] = 1.0  # grad_table[z] <- 1
-        evaluations = 0
-        for j in range(n - 2, -1, -1):  # for j = n - 1 down to 1, over G' only
-            if not in_G[j]:
-                continue
-            total = 0.0
-            for i, du_i_du_j, a, b in consumers[j]:  # consumers of a node of G' are in G'
-                try:
-                    d = du_i_du_j(u[a], u[i]) if b < 0 else du_i_du_j(u[a], u[b], u[i])
-                except (ArithmeticError, ValueError) as e:
-                    k = 0 if nodes[i].inputs[0] is nodes[j] else 1
-                    args = [u[p] for p in graph.parents[i]]
-                    raise _edge_error(nodes[i], k, args, e, "store_grad") from None
-                total += grad_table[i] * d
-                evaluations += 1
-            grad_table[j] = total
-    value = grad_table[graph.index[w]] if in_G[n - 1] else 0.0
-    return NaiveResult("store", value, evaluations, 0, n, True, None)
-
-
-def _stored_forward(graph: Graph) -> list[float]:
-    """Algorithm 6.1 from the leaves' ``.data``, every value kept, no node changed."""
-    u = input_values(graph, None)
-    i = a = b = -1
-    try:
-        for i, f, a, b in program(graph):  # u(i) <- f(i)(A(i))
-            u[i] = f(u[a]) if b < 0 else f(u[a], u[b])
-    except (ArithmeticError, ValueError) as e:
-        node = graph.nodes[i]
-        raise _forward_error(node, [u[p] for p in graph.parents[i]], e, "store_grad") from None
-    return u
+    u = evaluate(graph, where="store_grad")  # Algorithm 6.1: every forward value, kept
+    # Algorithm 6.2 over G' (the nodes that depend on w), on the stored values
+    grad_table, evaluations = run_algorithm_6_2(graph, values=u, members=in_G, where="store_grad")
+    value = grad_table[graph.index[w]] if in_G[-1] else 0.0
+    return CountedGradient("store", value, evaluations, 0, len(u), True, None)
 
 
 # -------------------------------------------------------------------------------------------------
 # Checkpointing: store every k-th value, recompute the segments in between.
 
 
-def checkpoint_grad(z: Value, w: Value, k: int | None = None) -> NaiveResult:
+def checkpoint_grad(z: Value, w: Value, k: int | None = None) -> CountedGradient:
     """dz/dw storing about every k-th forward value and recomputing the rest during the backward pass.
 
     The nodes u(1)..u(n), in topological order, are cut into segments of k nodes. The forward pass
@@ -516,7 +487,7 @@ def checkpoint_grad(z: Value, w: Value, k: int | None = None) -> NaiveResult:
         k: the segment length, a positive int; None for ceil(sqrt(n)), n the number of nodes of G.
 
     Returns:
-        A :class:`NaiveResult` with ``method="checkpoint"``, always complete; the value equals
+        A :class:`CountedGradient` with ``method="checkpoint"``, always complete; the value equals
         :func:`store_grad`'s up to rounding (the same products, summed in another order).
 
     Raises:
@@ -588,11 +559,11 @@ def checkpoint_grad(z: Value, w: Value, k: int | None = None) -> NaiveResult:
                 pa = parents[i]
                 args = [held[j] for j in pa]
                 out = held[i]
-                derivs = nodes[i].op.derivs
+                op = nodes[i].op
                 for kk, j in enumerate(pa):
                     if in_G[j]:
                         try:
-                            d = derivs[kk](*args, out)
+                            d = op.local_derivative(kk, tuple(args), out)
                         except (ArithmeticError, ValueError) as e:
                             raise _edge_error(nodes[i], kk, args, e, "checkpoint_grad") from None
                         grad_table[j] = grad_table.get(j, 0.0) + g * d
@@ -600,4 +571,4 @@ def checkpoint_grad(z: Value, w: Value, k: int | None = None) -> NaiveResult:
             for p in range(lo, hi):  # the segment is done: its values (checkpoints included) go
                 held.pop(p, None)
     value = grad_table.get(graph.index[w], 0.0) if w in graph.index else 0.0
-    return NaiveResult("checkpoint", value, evaluations, recomputed, peak, True, None)
+    return CountedGradient("checkpoint", value, evaluations, recomputed, peak, True, None)

@@ -31,11 +31,14 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Union
 
+from micrograph.errors import DomainError
+
 if TYPE_CHECKING:
     from micrograph.engine import Value
 
 __all__ = [
     "Op",
+    "local_derivative",
     "OPS",
     "ADD",
     "SUB",
@@ -116,33 +119,44 @@ class Op:
         return f"<op {self.name}>" if self.param is None else f"<op {self.name} {self.param!r}>"
 
     def __call__(self, *args: Any) -> Any:
-        """Apply the operation: a float on numbers, a new node on Values (section 6.5.5)."""
+        """Apply the operation: a float on numbers, a new node on Values (section 6.5.5).
+
+        A node is built by the argument's own class (its ``apply_op``), so this table needs no knowledge
+        of :class:`~micrograph.engine.Value`, which is built on top of it.
+        """
         if len(args) != self.arity:
             raise TypeError(f"{self.name} takes {self.arity} argument(s), got {len(args)}")
-        if any(type(a) is not float for a in args):
-            from micrograph.engine import Value, apply
-
-            if any(isinstance(a, Value) for a in args):
-                return apply(self, args)
+        for a in args:
+            if type(a) is not float:
+                build = getattr(type(a), "apply_op", None)
+                if build is not None:
+                    return build(self, args)
         try:
             out = self.f(*args)
         except (ArithmeticError, ValueError) as e:
-            from micrograph.errors import DomainError
-
             raise DomainError(self, args, reason=str(e)) from None
         if out - out != 0.0:
-            from micrograph.errors import DomainError
-
             raise DomainError(self, args, result=out)
         return out
 
     def local_derivative(self, k: int, args: tuple[Any, ...], out: Any) -> Any:
         """du/dx_k, the local derivative of this operation's output u with respect to argument k.
 
+        The one way a derivative rule is called: Algorithm 6.2's loop, ``op.bprop``, the naive chain rule,
+        checkpointing and Algorithm 6.4 all come here (the rule's table is ``derivs``).
+
         Args:
             k: the argument position, 0-based.
-            args: the arguments (floats, or Values for the symbolic case).
+            args: the arguments (floats, or Values for the symbolic case), in argument order.
             out: the node's output u (a float or the Value itself).
+
+        Returns:
+            The local derivative: a float for float arguments, a node of B for Values.
+
+        Raises:
+            ArithmeticError, ValueError: where the derivative does not exist (the caller names the node).
+
+        Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6 (``op.bprop``).
         """
         return self.derivs[k](*args, out)
 
@@ -166,7 +180,7 @@ class Op:
         total = None
         for k, x in enumerate(inputs):
             if x is X:
-                term = scale(G, self.derivs[k](*inputs, out))
+                term = scale(G, self.local_derivative(k, inputs, out))
                 if term is not None:
                     total = term if total is None else total + term
         return total
@@ -320,3 +334,11 @@ OPS: dict[str, Op] = {
     op.name: op for op in (ADD, SUB, MUL, DIV, NEG, POW, EXP, LOG, TANH, SIGMOID, RELU, STEP, SIN, COS, SQRT)
 }
 """Every fixed operation by name (``pow_const(c)`` makes the x ** c family on demand)."""
+
+
+def local_derivative(op: Op, k: int, args: tuple[Any, ...], out: Any) -> Any:
+    """du/dx_k of the node u = op(args): :meth:`Op.local_derivative` as a function (the same code).
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6 (``op.bprop``).
+    """
+    return op.local_derivative(k, args, out)

@@ -11,7 +11,7 @@ operations. The same function builds:
 Arithmetic (``+ - * / **``, unary ``-``, reflected forms) is written with Python's operators, which all
 three kinds of objects support; functions (``ns.tanh(x)`` ...) come from the namespace.
 
-Other test files (and other agents' tests, e.g. the compiler's) use::
+Other test files (the compiler's, for example) use::
 
     from catalogue import CATALOGUE, Case
     z, xs = case.build_values()            # output z and the variables, in order

@@ -1,6 +1,6 @@
 """pytest configuration for micrograph's tests: import paths, the hypothesis profile, catalogue fixtures.
 
-* ``tests/`` is put on ``sys.path`` so that test files (ours and other agents') can write
+* ``tests/`` is put on ``sys.path`` so that test files (any of them) can write
   ``from catalogue import CATALOGUE`` and ``from strategies import dag_cases`` under any import mode.
 * Hypothesis runs a modest number of examples with no deadline (the machine is small and shared); set
   ``HYPOTHESIS_PROFILE=thorough`` for a longer run.

@@ -38,6 +38,9 @@ pytestmark = [
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 
+pytestmark = pytest.mark.slow  # a real chromium
+
+
 @pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as p:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from strategies import DAG_SETTINGS, dag_cases
 
 from micrograph import DomainError, Graph, Value, compile_graph, grad
-from micrograph.compile import CompiledGraph, _number
+from micrograph.compile import CompiledGraph, _literal
 from micrograph.engine import as_value
 from micrograph.graph import topological_order
 from micrograph.ops import STEP, Op
@@ -112,7 +112,7 @@ def _example() -> tuple[Value, Value, Value, Graph]:
 def test_inputs_as_mapping_sequence_or_variables_and_defaults_from_data() -> None:
     x, w, _, g = _example()
     f = compile_graph(g, [x, w])
-    full = [v.data for v in g.inputs]
+    full = [v.data for v in g.leaves]
     full[g.index[x]] = 0.5
     by_map = f({x: 0.5})
     assert by_map == f(full)
@@ -205,8 +205,8 @@ def test_an_operation_outside_the_table_is_called_not_templated() -> None:
 
 
 def test_numbers_are_written_with_repr_and_non_finite_ones_by_name() -> None:
-    assert _number(0.1) == "0.1" and _number(-2.5) == "(-2.5)" and _number(-0.0) == "(-0.0)"
-    assert _number(math.inf) == "INF" and _number(-math.inf) == "(-INF)" and _number(math.nan) == "NAN"
+    assert _literal(0.1) == "0.1" and _literal(-2.5) == "(-2.5)" and _literal(-0.0) == "(-0.0)"
+    assert _literal(math.inf) == "INF" and _literal(-math.inf) == "(-INF)" and _literal(math.nan) == "NAN"
     c = as_value(math.inf)  # a constant leaf holding inf: step(inf) = 1 is finite
     x = Value(0.5)
     z = STEP(c) * x
@@ -257,6 +257,7 @@ def test_non_finite_intermediate_is_caught_even_when_masked() -> None:
 # --- deep graphs -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_100000_node_chain_compiles_in_parts() -> None:
     x = Value(0.5, label="x")
     u = x
@@ -271,6 +272,7 @@ def test_a_100000_node_chain_compiles_in_parts() -> None:
     assert close(value, z) and close(grads[0], expected[0])
 
 
+@pytest.mark.slow
 def test_benchmark_script_runs_quick() -> None:
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick"],
@@ -326,7 +328,7 @@ def test_compiled_graph_keeps_requested_values() -> None:
     z = h * h
     g = Graph(z)
     f = compile_graph(g, [x], keep=[h, x])
-    value, grads, kept = f.evaluate_all([v.data for v in g.inputs])
+    value, grads, kept = f.evaluate_all([v.data for v in g.leaves])
     assert close(grads[0], g.backprop()[x])
     assert kept == [h.data, 0.5] and value == z.data
     with pytest.raises(ValueError, match="keep"):

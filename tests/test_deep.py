@@ -1,8 +1,8 @@
 """Deep graphs: no recursion over the graph, at Python's default recursion limit.
 
-micrograd's recursive topological sort crashes at about 330 steps of ``relu(u * 0.999 + 0.1)``; issue 2
-asks for a chain of 1,000,000 operations to build, run forward and backward, and issue 3 for ``grad`` on a
-chain of 100,000 nodes. The numbers are checked against plain-float loops, not just "no exception".
+micrograd's recursive topological sort crashes at about 330 steps of ``relu(u * 0.999 + 0.1)``; here a
+chain of 1,000,000 operations builds, runs forward and backward, and ``grad`` works on a chain of 100,000
+nodes. The numbers are checked against plain-float loops, not just "no exception".
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ def recursion_limit_unchanged() -> Iterator[None]:
     assert sys.getrecursionlimit() == limit, "the recursion limit was changed"
 
 
+@pytest.mark.slow
 def test_million_operation_relu_chain(recursion_limit_unchanged: None) -> None:
     x = Value(0.5, label="x")
     u = x
@@ -51,6 +52,7 @@ def test_million_operation_relu_chain(recursion_limit_unchanged: None) -> None:
     del g, u, x  # freeing a million-node chain (by reference counting) must not overflow the C stack
 
 
+@pytest.mark.slow
 def test_grad_on_a_100000_node_chain(recursion_limit_unchanged: None) -> None:
     n = 100_000
     w = Value(0.5, label="w")
@@ -71,6 +73,7 @@ def test_grad_on_a_100000_node_chain(recursion_limit_unchanged: None) -> None:
     assert math.isclose(Graph(dz).forward({w: 0.7}), closed_form(0.7), rel_tol=1e-9)
 
 
+@pytest.mark.slow
 def test_second_derivative_of_a_10000_node_chain(recursion_limit_unchanged: None) -> None:
     """grad(grad(z, w), w) on z = tanh^n(w), against a recurrence on plain floats.
 

@@ -1,4 +1,4 @@
-"""Bad input (issue 2, item 7): DomainError names the operation, the input values and the node labels.
+"""Bad input: DomainError names the operation, the input values and the node labels.
 
 Nothing is half-built: a failed operation returns no node and leaves the user's graph as it was.
 Algorithm 6.1's failures name the node u(i); Algorithm 6.2's name the edge u(j) -> u(i).

@@ -17,7 +17,7 @@ def test_builds_figure_6_10_chain():
     assert z.data == pytest.approx(math.tanh(math.tanh(math.tanh(0.5))), rel=1e-15)
     g = Graph(z)
     assert [v.op.name for v in g.nodes[g.n_inputs :]] == ["tanh", "tanh", "tanh"]
-    assert g.inputs[0].label == "w"
+    assert g.leaves[0].label == "w"
 
 
 def test_a_name_used_twice_is_one_leaf_with_two_edges():

@@ -37,7 +37,7 @@ def check_order(z: Value) -> Graph:
     assert g.output is z and nodes[-1] is z
     assert all(v.op is None for v in nodes[: g.n_inputs])
     assert all(v.op is not None for v in nodes[g.n_inputs :])
-    assert g.inputs == nodes[: g.n_inputs]
+    assert g.leaves == nodes[: g.n_inputs]
     position = {v: i for i, v in enumerate(nodes)}
     for i, v in enumerate(nodes):
         assert g.index[v] == i
@@ -51,7 +51,7 @@ def check_order(z: Value) -> Graph:
 def test_order_on_catalogue(catalogue_case: Case) -> None:
     z, xs = catalogue_case.build_values()
     g = check_order(z)
-    assert g.variables == [v for v in g.inputs if not v.is_constant]
+    assert g.variables == [v for v in g.leaves if not v.is_constant]
     assert set(xs) <= set(g.variables)
 
 
@@ -87,7 +87,7 @@ def test_inputs_variables_and_counts() -> None:
     two = a.inputs[1]
     assert two.is_constant and two.data == 2.0
     assert g.n_inputs == 3
-    assert g.inputs == [x, two, y]  # depth-first, parents in argument order
+    assert g.leaves == [x, two, y]  # depth-first, parents in argument order
     assert g.variables == [x, y]
     assert g.num_edges == 6
     assert len(g) == 6 and x in g and Value(1.5) not in g
@@ -220,11 +220,11 @@ def test_forward_with_sequences() -> None:
     x, y = Value(1.0, label="x"), Value(2.0, label="y")
     z = x * 3.0 + y * y
     g = Graph(z)
-    assert g.inputs == [x, g.inputs[1], y] and g.inputs[1].is_constant
+    assert g.leaves == [x, g.leaves[1], y] and g.leaves[1].is_constant
     assert g.forward([2.0, 3.0]) == 2.0 * 3.0 + 9.0  # variables only: constants keep their value
     assert (x.data, y.data) == (2.0, 3.0)
     assert g.forward([1.0, 5.0, 4.0]) == 1.0 * 5.0 + 16.0  # every input, constants included
-    assert g.inputs[1].data == 5.0
+    assert g.leaves[1].data == 5.0
     assert g.forward() == 21.0  # no values: recompute with the current inputs
     assert g.forward({y: 1.0}) == 1.0 * 5.0 + 1.0  # leaves not named keep their value
 

@@ -173,6 +173,7 @@ def parse(printed: list[str]) -> tuple[list[str], float, list[tuple[int, float, 
     return printed[:2], initial, steps
 
 
+@pytest.mark.slow
 def test_demo_training_loop_matches_micrograd_step_by_step():
     mg_printed, mg_ns = run(DEMO, steps=STEPS)
     ours_printed, ours_ns = run(with_micrograph(DEMO), steps=STEPS)

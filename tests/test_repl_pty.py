@@ -19,6 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "dumb", "PYTHON_COLORS": "0", "NO_COLOR": "1"}
 
 
+pytestmark = pytest.mark.slow  # real terminals
+
+
 def _spawn(*args: str) -> pexpect.spawn:
     child = pexpect.spawn(
         sys.executable, list(args), cwd=str(ROOT), env=ENV, encoding="utf-8", timeout=60, dimensions=(50, 160)

@@ -27,6 +27,9 @@ class _Links(HTMLParser):
             self.images.append(a["src"] or "")
 
 
+pytestmark = pytest.mark.slow  # runs every lesson: the tour
+
+
 def _links(page: Path) -> _Links:
     p = _Links()
     p.feed(page.read_text(encoding="utf-8"))

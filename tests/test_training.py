@@ -11,10 +11,12 @@ import random
 import pytest
 
 from micrograph import Value, datasets, nn
+from micrograph import train as train_module
 
 # --- real results ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_iris_held_out_accuracy():
     X, y = datasets.iris()
     train, test = datasets.split(X, y, test_fraction=0.3, seed=0)
@@ -49,6 +51,7 @@ def demo_loop(model: nn.MLP, X: list[list[float]], y: list[int], steps: int) -> 
     return out
 
 
+@pytest.mark.slow
 def test_two_moons_reaches_training_accuracy_1_with_micrograds_demo_recipe():
     # micrograd's demo: MLP(2, [16, 16, 1]) with the global generator seeded 1337, max-margin loss, 1e-4 L2
     # on every parameter, full-batch SGD for 100 steps with lr = 1.0 - 0.9 k / 100. The 100 steps replay the
@@ -66,6 +69,7 @@ def test_two_moons_reaches_training_accuracy_1_with_micrograds_demo_recipe():
     assert history.loss[-1] < 0.02 and history.loss[0] > 0.5
 
 
+@pytest.mark.slow
 def test_train_is_micrograds_demo_loop():
     X, y = datasets.moons(100, noise=0.1, seed=1)
     random.seed(1337)
@@ -79,6 +83,7 @@ def test_train_is_micrograds_demo_loop():
     assert params(model) == pytest.approx(params(twin), rel=1e-12, abs=1e-15)
 
 
+@pytest.mark.slow
 def test_wine_held_out_accuracy_after_standardisation():
     X, y = datasets.wine()
     train, test = datasets.split(X, y, test_fraction=0.3, seed=0)
@@ -106,7 +111,7 @@ def test_one_step_is_plain_sgd():
     model = nn.MLP(2, [3, 1], seed=1)
     before = params(model)
     ref = nn.MLP(2, [3, 1], seed=1)
-    J, _ = nn._objective(ref, X, y, nn.LOSSES["mse"], 0.0, 0.0, False)
+    J, _ = train_module._objective(ref, X, y, nn.LOSSES["mse"], 0.0, 0.0, False)
     J.backward()
     nn.train(model, (X, y), loss="mse", lr=0.05, epochs=1, shuffle=False, progress=False)
     assert params(model) == pytest.approx(

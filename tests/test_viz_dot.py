@@ -199,6 +199,7 @@ def test_graph_too_large_says_size_and_limit():
         viz.draw(long_chain(3), max_nodes=0)
 
 
+@pytest.mark.slow
 def test_huge_graph_refused_quickly_without_graphviz():
     # a 200 000-node chain: refused before any DOT is built (this would take Graphviz hours)
     with pytest.raises(viz.GraphTooLarge, match="200000 nodes"):

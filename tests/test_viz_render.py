@@ -192,6 +192,7 @@ def test_engine_never_imports_viz():
     run_python(code)
 
 
+@pytest.mark.slow
 def test_registered_in_a_real_ipython_shell():
     pytest.importorskip("IPython")
     code = (

@@ -1,9 +1,9 @@
 """Algorithms 6.1 and 6.2 step by step: frames of the forward and backward passes, in one HTML page.
 
-Every frame is computed by running the book's algorithms on the engine's own data: Algorithm 6.1 replays
-the graph's program (``micrograph.forward.program``: for i = n_i+1..n, u(i) = f(i)(A(i))), and Algorithm
-6.2 walks the consumer edges of ``micrograph.backprop.consumer_program``, evaluating each local
-derivative du(i)/du(j) with the operation's own rule ``op.derivs[k]``. Nothing here knows a derivative.
+Every frame observes the engine's own algorithms as they run: :func:`micrograph.forward.evaluate`
+(Algorithm 6.1) reports each u(i) it computes, and :func:`micrograph.backprop.run_algorithm_6_2`
+(Algorithm 6.2) reports each iteration j with the terms of its sum. Nothing here computes a value or
+knows a derivative.
 The frame's local-derivative formula (``∂u4/∂u3 = 1 − u4 × u4``) is that same rule called on placeholder
 nodes named after the arguments, so it shows what the rule computes, not a second table of derivatives.
 
@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from micrograph.backprop import consumer_program
+from micrograph.backprop import BackpropStep, run_algorithm_6_2
 from micrograph.engine import Value
-from micrograph.forward import input_values, program
+from micrograph.forward import evaluate, input_values
 from micrograph.graph import Graph
 from viz import style
 from viz.dot import _check_size, digraph
@@ -164,51 +164,42 @@ def frames(z: Value | Graph) -> list[Frame]:
         if v.label:
             what += f" ({clean(v.label)})"
         out.append(Frame("6.1", (0, 1), i, list(u), [None] * n, f"u{i + 1} ← x_{i + 1}: u{i + 1} is {what}."))
-    try:
-        for i, f, a, b in program(graph):  # for i = n_i + 1, ..., n
-            A = [a] if b < 0 else [a, b]  # A(i) <- {u(j) | j in Pa(u(i))}
-            value = f(u[a]) if b < 0 else f(u[a], u[b])  # u(i) <- f(i)(A(i))
-            u[i] = value
-            v = nodes[i]
-            A_text = ", ".join(f"u{j + 1} = {fmt(u[j])}" for j in dict.fromkeys(A))
-            numbers = formula(v, {p: _num(u[graph.index[p]]) for p in v.inputs})
-            label = f" ({clean(v.label)})" if v.label else ""
-            say = (
-                f"i = {i + 1}: A({i + 1}) = {{{A_text}}}; u{i + 1}{label} ← f({i + 1})(A({i + 1})) = "
-                f"{formula(v, names)} = {numbers} = {fmt(value)}."
-            )
-            out.append(Frame("6.1", (4, 5), i, list(u), [None] * n, say))
-    except (ArithmeticError, ValueError):
-        graph.forward()  # raises the engine's DomainError naming the node (and changes nothing)
-        raise
+    parents = graph.parents
+
+    def forward_step(i: int, value: float) -> None:  # observes Algorithm 6.1: u(i) <- f(i)(A(i))
+        u[i] = value
+        v = nodes[i]
+        A_text = ", ".join(f"u{j + 1} = {fmt(u[j])}" for j in dict.fromkeys(parents[i]))
+        numbers = formula(v, {p: _num(u[graph.index[p]]) for p in v.inputs})
+        label = f" ({clean(v.label)})" if v.label else ""
+        say = (
+            f"i = {i + 1}: A({i + 1}) = {{{A_text}}}; u{i + 1}{label} ← f({i + 1})(A({i + 1})) = "
+            f"{formula(v, names)} = {numbers} = {fmt(value)}."
+        )
+        out.append(Frame("6.1", (4, 5), i, list(u), [None] * n, say))
+
+    values = evaluate(graph, observe=forward_step)  # the engine's Algorithm 6.1, watched
     out.append(Frame("6.1", (7,), n - 1, list(u), [None] * n, f"return u(n) = u{n} = {fmt(u[n - 1])}."))
 
     # --- Algorithm 6.2 -------------------------------------------------------------------------
-    values: list[float] = [float(x) for x in u]  # type: ignore[arg-type]
-    consumers = consumer_program(graph)
     table: list[float | None] = [None] * n
     table[n - 1] = 1.0  # grad_table[u(n)] <- 1
     say = f"Forward propagation has computed every u(i). grad_table[u{n}] ← 1: ∂u{n}/∂u{n} = 1."
     out.append(Frame("6.2", (0, 1, 2, 3), n - 1, list(values), list(table), say))
-    for j in range(n - 2, -1, -1):  # for j = n - 1 down to 1
-        terms = []
-        total = 0.0
-        # consumer_edges[j] lists the same edges (i, k) in the same order: k is u(j)'s argument position
-        for (i, k), (i2, rule, a, b) in zip(graph.consumer_edges[j], consumers[j]):
-            assert i == i2
-            try:
-                d = rule(values[a], values[i]) if b < 0 else rule(values[a], values[b], values[i])
-            except (ArithmeticError, ValueError):
-                graph.backprop_list()  # raises the engine's DomainError naming the edge
-                raise
-            g = table[i]
-            assert g is not None  # u(i) comes after u(j): its entry is filled
-            terms.append((i, k, g, d, derivative_formula(nodes[i], k, names)))
-            total += g * d
-        table[j] = total
+
+    def backward_step(step: BackpropStep) -> None:  # observes one iteration j of Algorithm 6.2
+        j = step.j
+        terms = [
+            (t.i, t.k, t.grad_i, t.derivative, derivative_formula(nodes[t.i], t.k, names)) for t in step.terms
+        ]
+        table[j] = step.total
         out.append(
-            Frame("6.2", (4, 7), j, list(values), list(table), _explain_62(j, total, terms, nodes), terms)
+            Frame(
+                "6.2", (4, 7), j, list(values), list(table), _explain_62(j, step.total, terms, nodes), terms
+            )
         )
+
+    run_algorithm_6_2(graph, values=values, observe=backward_step)  # the engine's Algorithm 6.2, watched
     out.append(Frame("6.2", (9,), None, list(values), list(table),
                      "return the grad_table: ∂u(n)/∂u(i) for every node, as the table shows."))  # fmt: skip
     return out

@@ -1,0 +1,533 @@
+"""Neural networks on scalar Values: micrograd's Module, Neuron, Layer, MLP; the book's Algorithms 6.3, 6.4.
+
+The classes keep micrograd's signatures and behaviour, so micrograd code runs by changing the import:
+``Neuron(nin, nonlin=True)``, ``Layer(nin, nout, **kw)``, ``MLP(nin, nouts)`` (ReLU on every layer but the
+last), weights drawn from ``random.uniform(-1, 1)`` in micrograd's order (neuron by neuron, weight by
+weight) and biases 0, ``parameters()``, ``zero_grad()``, and the same ``repr``. A neuron's forward pass
+builds micrograd's graph, ``sum((wi * xi for wi, xi in zip(w, x)), b)``, then the activation.
+
+Added: an ``activation`` choice (relu, tanh, sigmoid, identity), an ``init`` choice (micrograd's uniform,
+Glorot and He uniform), ``seed=`` or ``rng=`` for reproducible weights; the book's Algorithm 6.3
+(:func:`forward_mlp`, keeping a(k) and h(k)) and Algorithm 6.4 (:func:`backward_mlp`, the layer-by-layer
+backward pass on floats). Training is in :mod:`micrograph.train`; :mod:`micrograph.nn` gathers both.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.1-6.5 (Algorithms 6.3, 6.4).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+from micrograph.engine import Value
+from micrograph.graph import Graph
+from micrograph.losses import LOSSES, LossSpec, l1, l2, loss_spec
+from micrograph.ops import RELU, SIGMOID, TANH, Op
+
+__all__ = [
+    "ACTIVATIONS",
+    "INITS",
+    "MLP",
+    "Layer",
+    "MLPForward",
+    "Module",
+    "Neuron",
+    "backward_mlp",
+    "forward_mlp",
+    "weights",
+]
+
+Number = Union[int, float]
+
+ACTIVATIONS: dict[str, Op | None] = {"relu": RELU, "tanh": TANH, "sigmoid": SIGMOID, "identity": None}
+"""The activation functions f by name: the operation of the engine's table (None for the identity).
+
+Algorithm 6.4 takes f'(a) from the same table (``op.derivs[0]``): no second definition of a derivative.
+"""
+
+_APPLY: dict[str, Callable[[Value], Value]] = {
+    "relu": Value.relu,
+    "tanh": Value.tanh,
+    "sigmoid": Value.sigmoid,
+}
+_REPR = {"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid", "identity": "Linear"}
+
+INITS = ("uniform", "glorot", "he")
+"""Weight initialisations: micrograd's U(-1, 1); Glorot (Xavier) uniform U(-sqrt(6/(nin+nout)), ...);
+He uniform U(-sqrt(6/nin), ...)."""
+
+
+def _check_count(value: Any, name: str, where: str) -> int:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{where}: {name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _check_activation(activation: Any, where: str) -> str:
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"{where}: activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+    return str(activation)
+
+
+def _make_rng(seed: Any, rng: Any, where: str) -> Any:
+    """The source of random numbers: ``rng``, a new ``random.Random(seed)``, or the ``random`` module."""
+    if seed is not None and rng is not None:
+        raise ValueError(f"{where}: give seed= or rng=, not both")
+    if rng is not None:
+        if not callable(getattr(rng, "uniform", None)):
+            raise TypeError(f"{where}: rng must be a random.Random, got {type(rng).__name__} {rng!r}")
+        return rng
+    if seed is not None:
+        return random.Random(seed)
+    return random  # micrograd's behaviour: the global generator, so random.seed(...) reproduces micrograd
+
+
+class Module:
+    """Something with parameters: micrograd's base class.
+
+    Reference: Karpathy, micrograd ``nn.py``.
+    """
+
+    def zero_grad(self) -> None:
+        """Set every parameter's ``.grad`` to 0 (``backward()`` accumulates, as in micrograd and PyTorch)."""
+        for p in self.parameters():
+            p.grad = 0.0
+
+    def parameters(self) -> list[Value]:
+        """Every trainable Value in micrograd's order: layer by layer, neuron by neuron, w then b."""
+        return []
+
+
+class Neuron(Module):
+    """One unit h = f(b + sum_i w_i x_i): micrograd's Neuron with a choice of activation and initialisation.
+
+    Args:
+        nin: the number of inputs (weights), >= 1.
+        nonlin: micrograd's switch: True for a ReLU, False for a linear unit. Used when ``activation`` is
+            None; an explicit ``activation`` wins (and ``nonlin`` becomes ``activation != "identity"``).
+        activation: ``"relu"``, ``"tanh"``, ``"sigmoid"`` or ``"identity"``, or None for ``nonlin``'s.
+        init: ``"uniform"`` (micrograd's U(-1, 1)), ``"glorot"`` or ``"he"`` (uniform; see :data:`INITS`).
+        fan_out: the layer's width, used only by Glorot's limit sqrt(6 / (nin + fan_out)); 1 by default.
+        seed: a seed for a private ``random.Random`` (exclusive with ``rng``).
+        rng: a ``random.Random`` to draw from. Without seed and rng the global ``random.uniform`` is used,
+            exactly as micrograd does: ``random.seed(s)`` then micrograd's code gets micrograd's weights.
+
+    Attributes:
+        w (list[Value]): the weights w_1..w_nin, drawn in order. b (Value): the bias, 0.
+        activation (str), nonlin (bool).
+
+    Raises:
+        ValueError: for a non-positive ``nin``, an unknown activation or init, or both seed and rng.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.3 (hidden units),
+    section 8.4 (initialisation, eq. 8.23); Karpathy, micrograd ``nn.py``.
+    """
+
+    def __init__(
+        self,
+        nin: int,
+        nonlin: bool = True,
+        *,
+        activation: str | None = None,
+        init: str = "uniform",
+        fan_out: int = 1,
+        seed: int | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        nin = _check_count(nin, "nin", "Neuron(nin)")
+        if activation is None:
+            activation = "relu" if nonlin else "identity"
+        self.activation = _check_activation(activation, "Neuron(activation=...)")
+        self.nonlin = self.activation != "identity"
+        if init not in INITS:
+            raise ValueError(f"Neuron(init=...): init must be one of {list(INITS)}, got {init!r}")
+        fan_out = _check_count(fan_out, "fan_out", "Neuron(fan_out=...)")
+        draw = _make_rng(seed, rng, "Neuron()")
+        limit = {"uniform": 1.0, "glorot": math.sqrt(6.0 / (nin + fan_out)), "he": math.sqrt(6.0 / nin)}[init]
+        self.init = init
+        # micrograd: self.w = [Value(random.uniform(-1,1)) for _ in range(nin)]; self.b = Value(0)
+        self.w = [Value(draw.uniform(-limit, limit), label=f"w{i + 1}") for i in range(nin)]
+        self.b = Value(0.0, label="b")
+        self._f = _APPLY.get(self.activation)
+
+    def preactivation(self, x: Sequence[Any]) -> Value:
+        """a = b + sum_i w_i x_i, built as micrograd builds it: ``sum((wi*xi for ...), b)``.
+
+        Args:
+            x: nin numbers or Values.
+
+        Raises:
+            ValueError: if ``x`` does not have nin components.
+        """
+        if len(x) != len(self.w):
+            raise ValueError(f"{self!r}: x must have {len(self.w)} features, got {len(x)}")
+        return sum((wi * xi for wi, xi in zip(self.w, x, strict=True)), self.b)
+
+    def activate(self, a: Value) -> Value:
+        """h = f(a) for this neuron's activation f (the node ``a`` itself for the identity)."""
+        return a if self._f is None else self._f(a)
+
+    def __call__(self, x: Sequence[Any]) -> Value:
+        """h = f(b + w . x) for one example x of nin numbers or Values."""
+        return self.activate(self.preactivation(x))
+
+    def parameters(self) -> list[Value]:
+        """``w + [b]``, as micrograd."""
+        return [*self.w, self.b]
+
+    def __repr__(self) -> str:
+        return f"{_REPR[self.activation]}Neuron({len(self.w)})"
+
+
+class Layer(Module):
+    """nout neurons reading the same nin inputs: micrograd's Layer.
+
+    Args:
+        nin: inputs per neuron. nout: the number of neurons.
+        **kw: passed to every :class:`Neuron` (``nonlin``, ``activation``, ``init``, ``rng``). A ``seed``
+            makes one ``random.Random(seed)`` shared by the neurons, drawn from in order.
+
+    Attributes:
+        neurons (list[Neuron]).
+
+    Raises:
+        ValueError: for a non-positive nin or nout, or a bad keyword value (see :class:`Neuron`).
+
+    Reference: Karpathy, micrograd ``nn.py``; Goodfellow, Bengio & Courville (2016), section 6.4.
+    """
+
+    def __init__(self, nin: int, nout: int, **kw: Any) -> None:
+        nout = _check_count(nout, "nout", "Layer(nin, nout)")
+        if kw.get("seed") is not None:
+            kw["rng"] = _make_rng(kw.pop("seed"), kw.get("rng"), "Layer()")
+        kw.pop("seed", None)
+        kw.setdefault("fan_out", nout)
+        self.neurons = [Neuron(nin, **kw) for _ in range(nout)]
+
+    def __call__(self, x: Sequence[Any]) -> Value | list[Value]:
+        """Every neuron's output for one example; a single Value when the layer has one neuron (micrograd)."""
+        out = [n(x) for n in self.neurons]
+        return out[0] if len(out) == 1 else out
+
+    def parameters(self) -> list[Value]:
+        return [p for n in self.neurons for p in n.parameters()]
+
+    def __repr__(self) -> str:
+        return f"Layer of [{', '.join(str(n) for n in self.neurons)}]"
+
+
+class MLP(Module):
+    """A multilayer perceptron: micrograd's ``MLP(nin, nouts)``, the network of Algorithms 6.3 and 6.4.
+
+    Layer k (k = 1..l) has weights W(k) (``layers[k-1].neurons[m].w`` is row m) and biases b(k); hidden
+    layers use ``activation``, the last layer is linear (its outputs are scores or logits), as micrograd.
+
+    Args:
+        nin: the number of input features.
+        nouts: the layer widths, e.g. ``[16, 16, 1]`` (a list or tuple of positive integers).
+        activation: the hidden layers' f: ``"relu"`` (micrograd's), ``"tanh"``, ``"sigmoid"``, ``"identity"``.
+        init: ``"uniform"`` (micrograd's U(-1, 1)), ``"glorot"`` or ``"he"``.
+        seed: a seed for a private ``random.Random``; rng: a ``random.Random``. Neither: the global
+            ``random.uniform``, in micrograd's order, so ``random.seed(1337)`` gives micrograd's weights.
+
+    Attributes:
+        layers (list[Layer]), nin (int), nouts (list[int]), activation (str), init (str).
+
+    Raises:
+        ValueError: for an empty ``nouts``, a non-positive width, an unknown activation or init.
+
+    Example:
+        >>> model = MLP(2, [16, 16, 1], seed=0)
+        >>> model([1.0, -2.0])  # a Value: one output
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.3;
+    Karpathy, micrograd ``nn.py``.
+    """
+
+    def __init__(
+        self,
+        nin: int,
+        nouts: Sequence[int],
+        *,
+        activation: str = "relu",
+        init: str = "uniform",
+        seed: int | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        nin = _check_count(nin, "nin", "MLP(nin, nouts)")
+        if isinstance(nouts, (str, bytes)) or not isinstance(nouts, Iterable):
+            raise ValueError(f"MLP(nin, nouts): nouts must be a list of layer widths, got {nouts!r}")
+        widths = [_check_count(n, "every width in nouts", "MLP(nin, nouts)") for n in nouts]
+        if not widths:
+            raise ValueError("MLP(nin, nouts): nouts must list at least one layer width, got []")
+        self.activation = _check_activation(activation, "MLP(activation=...)")
+        if init not in INITS:
+            raise ValueError(f"MLP(init=...): init must be one of {list(INITS)}, got {init!r}")
+        self.init = init
+        self.nin, self.nouts = nin, widths
+        draw = _make_rng(seed, rng, "MLP()")
+        sz = [nin, *widths]
+        last = len(widths) - 1
+        self.layers = [
+            Layer(sz[i], sz[i + 1], activation=activation if i != last else "identity", init=init, rng=draw)
+            for i in range(len(widths))
+        ]
+        for k, layer in enumerate(self.layers, start=1):  # the book's names: W(k)[m, i], b(k)[m]
+            for m, neuron in enumerate(layer.neurons):
+                for i, w in enumerate(neuron.w):
+                    w.label = f"W{k}[{m},{i}]"
+                neuron.b.label = f"b{k}[{m}]"
+
+    def __call__(self, x: Sequence[Any]) -> Value | list[Value]:
+        """The network's output for one example x (nin numbers or Values): one Value or a list of Values.
+
+        Raises:
+            ValueError: if ``x`` does not have nin features.
+        """
+        if len(x) != self.nin:
+            raise ValueError(f"MLP({self.nin}, {self.nouts}): x must have {self.nin} features, got {len(x)}")
+        out: Any = x
+        for layer in self.layers:
+            out = layer(out)
+            if isinstance(out, Value):
+                out = [out]
+        return out[0] if len(out) == 1 else out
+
+    def parameters(self) -> list[Value]:
+        return [p for layer in self.layers for p in layer.parameters()]
+
+    def __repr__(self) -> str:
+        return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
+
+
+def weights(model: Module) -> list[Value]:
+    """The weights of a model, without its biases: what the regularizer Omega(theta) penalises by default.
+
+    Args:
+        model: an :class:`MLP`, :class:`Layer` or :class:`Neuron`.
+    """
+    if isinstance(model, Neuron):
+        return list(model.w)
+    if isinstance(model, Layer):
+        return [w for n in model.neurons for w in n.w]
+    if isinstance(model, MLP):
+        return [w for layer in model.layers for n in layer.neurons for w in n.w]
+    raise TypeError(f"weights(model): expected an MLP, Layer or Neuron, got {type(model).__name__}")
+
+
+def model_loss_spec(loss: Any, model: MLP, where: str) -> LossSpec:
+    """The loss named ``loss`` for ``model``, an :class:`MLP` (see :func:`micrograph.losses.loss_spec`).
+
+    Raises:
+        TypeError: if model is not an MLP. ValueError: as :func:`~micrograph.losses.loss_spec`.
+    """
+    if not isinstance(model, MLP):
+        raise TypeError(f"{where}: model must be an MLP, got {type(model).__name__}")
+    return loss_spec(loss, model.nouts[-1], where)
+
+
+def _check_lambda(value: Any, name: str, where: str) -> float:
+    if (
+        not isinstance(value, numbers.Real)
+        or isinstance(value, bool)
+        or not (math.isfinite(value) and float(value) >= 0)
+    ):
+        raise ValueError(f"{where}: {name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def _penalised(model: MLP, decay_biases: bool) -> list[Value]:
+    return model.parameters() if decay_biases else weights(model)
+
+
+def _regularizer(model: MLP, lam_l2: float, lam_l1: float, decay_biases: bool) -> Value | None:
+    """lambda Omega(theta) = lambda_2 sum w^2 + lambda_1 sum |w| over the penalised parameters, or None."""
+    params = _penalised(model, decay_biases) if (lam_l2 or lam_l1) else []
+    term: Value | None = None
+    if lam_l2:
+        term = lam_l2 * l2(params)
+    if lam_l1:
+        t1 = lam_l1 * l1(params)
+        term = t1 if term is None else term + t1
+    return term
+
+
+def _check_features(x: Any, nin: int, where: str) -> list[float]:
+    if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
+        raise ValueError(f"{where}: an example must be a sequence of {nin} numbers, got {x!r}")
+    row = list(x)
+    if len(row) != nin:
+        raise ValueError(f"{where}: the model takes {nin} features per example, got {len(row)}: {row!r}")
+    out = []
+    for v in row:
+        if not isinstance(v, numbers.Real) or isinstance(v, bool) or not math.isfinite(v):
+            raise ValueError(f"{where}: features must be finite numbers, got {v!r} in {row!r}")
+        out.append(float(v))
+    return out
+
+
+# -------------------------------------------------------------------------------------------------------
+# Algorithms 6.3 and 6.4.
+
+
+@dataclass
+class MLPForward:
+    """What Algorithm 6.3 computes and keeps for Algorithm 6.4.
+
+    Attributes:
+        a: a[k] for k = 1..l, the pre-activations a(k) = b(k) + W(k) h(k-1) (lists of Values; a[0] is []).
+        h: h[k] for k = 0..l: h(0) = x (leaves labelled x1..), h(k) = f(a(k)) (lists of Values).
+        y_hat: h(l), the network's output (a list of Values).
+        loss: L(y_hat, y), a Value.
+        penalty: lambda Omega(theta), a Value, or None without a regularizer.
+        J: the cost J = L(y_hat, y) + lambda Omega(theta), a Value.
+    """
+
+    a: list[list[Value]]
+    h: list[list[Value]]
+    y_hat: list[Value]
+    loss: Value
+    penalty: Value | None
+    J: Value
+
+
+def forward_mlp(
+    model: MLP,
+    x: Sequence[float],
+    y: Any,
+    *,
+    loss: str = "cross_entropy",
+    l2: float = 0.0,
+    l1: float = 0.0,
+    decay_biases: bool = False,
+) -> MLPForward:
+    """Algorithm 6.3: forward propagation through the MLP to the cost J, keeping a(k) and h(k).
+
+        h(0) = x
+        for k = 1, ..., l:
+            a(k) = b(k) + W(k) h(k-1)
+            h(k) = f(a(k))
+        y_hat = h(l)
+        J = L(y_hat, y) + lambda Omega(theta)
+
+    The nodes are those ``model(x)`` builds (micrograd's graph), labelled with the book's names.
+
+    Args:
+        model: the MLP (its last layer is linear, so f is the identity there).
+        x: one example, nin numbers.
+        y: its target: a class index (cross_entropy, mse with several outputs), 0/1 (binary_cross_entropy),
+            0/1 or -1/+1 (hinge), or nout numbers (mse).
+        loss: ``"cross_entropy"``, ``"mse"``, ``"hinge"`` or ``"binary_cross_entropy"``.
+        l2: lambda for the L2 penalty sum w^2 (>= 0). l1: lambda for the L1 penalty sum |w| (>= 0).
+        decay_biases: penalise the biases too (default False: weights only, as the book's section 7.1).
+
+    Returns:
+        An :class:`MLPForward`.
+
+    Raises:
+        ValueError: wrong feature count, a target out of range, an unknown loss, a negative lambda.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.3.
+    """
+    where = "forward_mlp(model, x, y)"
+    spec = model_loss_spec(loss, model, where)
+    lam2, lam1 = _check_lambda(l2, "l2", where), _check_lambda(l1, "l1", where)
+    xs = _check_features(x, model.nin, where)
+    target = spec.check_target(y, model.nouts[-1], where)
+    h: list[list[Value]] = [[Value(v, label=f"x{j + 1}") for j, v in enumerate(xs)]]  # h(0) = x
+    a: list[list[Value]] = [[]]
+    for k, layer in enumerate(model.layers, start=1):
+        a_k = [n.preactivation(h[k - 1]) for n in layer.neurons]  # a(k) = b(k) + W(k) h(k-1)
+        h_k = [n.activate(a_km) for n, a_km in zip(layer.neurons, a_k, strict=True)]  # h(k) = f(a(k))
+        for m, (a_km, h_km) in enumerate(zip(a_k, h_k, strict=True)):
+            a_km.label = f"a{k}[{m}]"
+            if h_km is not a_km:
+                h_km.label = f"h{k}[{m}]"
+        a.append(a_k)
+        h.append(h_k)
+    y_hat = h[-1]  # y_hat = h(l)
+    L = spec.fn(y_hat, target)
+    L.label = "L"
+    penalty = _regularizer(model, lam2, lam1, decay_biases)
+    J = L if penalty is None else L + penalty  # J = L(y_hat, y) + lambda Omega(theta)
+    J.label = "J"
+    return MLPForward(a=a, h=h, y_hat=y_hat, loss=L, penalty=penalty, J=J)
+
+
+def backward_mlp(
+    model: MLP,
+    x: Sequence[float],
+    y: Any,
+    *,
+    loss: str = "cross_entropy",
+    l2: float = 0.0,
+    l1: float = 0.0,
+    decay_biases: bool = False,
+) -> dict[Value, float]:
+    """Algorithm 6.4: the gradients of J on every W(k) and b(k), layer by layer from k = l down to 1.
+
+    Runs Algorithm 6.3 (:func:`forward_mlp`) and then, on floats from the stored a(k) and h(k):
+
+        g <- grad_{y_hat} J = grad_{y_hat} L(y_hat, y)
+        for k = l, l-1, ..., 1:
+            g <- grad_{a(k)} J = g * f'(a(k))                   (element-wise)
+            grad_{b(k)} J = g + lambda grad_{b(k)} Omega(theta)
+            grad_{W(k)} J = g h(k-1)^T + lambda grad_{W(k)} Omega(theta)
+            g <- grad_{h(k-1)} J = W(k)^T g
+
+    This is the book's specialised back-propagation for a chain of fully-connected layers; it equals the
+    generic Algorithm 6.2 on the graph of J (``Graph(J).backprop()``) to rounding. f'(a) comes from the
+    engine's operation table (the activation op's derivative rule); grad_{y_hat} L is Algorithm 6.2 run on
+    the small graph of L alone (leaves holding y_hat's numbers), so no derivative is defined twice. For
+    Omega: grad of lambda_2 sum w^2 is 2 lambda_2 w, of lambda_1 sum |w| is lambda_1 sign(w).
+
+    Args:
+        model, x, y, loss, l2, l1, decay_biases: as :func:`forward_mlp`.
+
+    Returns:
+        {parameter: dJ/dparameter} for every parameter of the model (floats).
+
+    Raises:
+        ValueError: as :func:`forward_mlp`.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.4.
+    """
+    fwd = forward_mlp(model, x, y, loss=loss, l2=l2, l1=l1, decay_biases=decay_biases)
+    spec = LOSSES[loss]
+    target = spec.check_target(y, model.nouts[-1], "backward_mlp(model, x, y)")
+    # g <- grad_{y_hat} J: Algorithm 6.2 on L(y_hat, y) with y_hat as leaves
+    y_leaves = [Value(v.data) for v in fwd.y_hat]
+    table = Graph(spec.fn(y_leaves, target)).backprop()
+    g = [table.get(v, 0.0) for v in y_leaves]
+    lam2, lam1 = float(l2), float(l1)
+
+    def omega_grad(p: Value) -> float:
+        """d(lambda Omega)/dp for a penalised parameter: 2 lambda_2 p + lambda_1 sign(p)."""
+        w = p.data
+        return 2.0 * lam2 * w + lam1 * (1.0 if w > 0 else -1.0 if w < 0 else 0.0)
+
+    grads: dict[Value, float] = {}
+    for k in range(len(model.layers), 0, -1):  # k = l, l-1, ..., 1
+        layer = model.layers[k - 1]
+        op = ACTIVATIONS[layer.neurons[0].activation]
+        a_k = [v.data for v in fwd.a[k]]
+        h_k = [v.data for v in fwd.h[k]]
+        h_prev = [v.data for v in fwd.h[k - 1]]
+        # g <- g * f'(a(k)), f' from the operation table's rule (x, out) -> df/dx
+        if op is not None:
+            g = [gi * op.local_derivative(0, (ai,), hi) for gi, ai, hi in zip(g, a_k, h_k, strict=True)]
+        for m, neuron in enumerate(layer.neurons):
+            # grad_b(k) = g + lambda grad_b Omega
+            grads[neuron.b] = g[m] + (omega_grad(neuron.b) if decay_biases else 0.0)
+            # grad_W(k) = g h(k-1)^T + lambda grad_W Omega: row m, column i
+            for i, w in enumerate(neuron.w):
+                grads[w] = g[m] * h_prev[i] + omega_grad(w)
+        # g <- W(k)^T g
+        g = [
+            sum(neuron.w[i].data * g[m] for m, neuron in enumerate(layer.neurons)) for i in range(len(h_prev))
+        ]
+    return grads

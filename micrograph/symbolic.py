@@ -1,0 +1,294 @@
+"""Symbol-to-symbol back-propagation: Algorithms 6.5 and 6.6, and Hessian-vector products (section 6.5.10).
+
+:func:`grad` (Algorithm 6.5) prunes G to G' and calls :func:`build_grad` (Algorithm 6.6) for its nodes.
+``build_grad`` runs the derivative rules of the operation table :mod:`micrograph.ops` on nodes rather than
+numbers (``op.bprop``), so each gradient it returns is a node of the backward subgraph B: an ordinary graph
+that Algorithm 6.1 re-evaluates for new inputs, that can be drawn, and that ``grad`` differentiates again.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.5, 6.5.6 and 6.5.10.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+from micrograph.engine import NodeMeta, Value, as_value, sum_nodes
+from micrograph.errors import DomainError
+from micrograph.graph import Graph, SubGraph, get_consumers, get_inputs, get_operation
+from micrograph.memory import paused_gc
+
+__all__ = ["grad", "build_grad", "hessian_vector_product", "BuildGradCall", "BuildGradObserver"]
+
+
+@dataclass(frozen=True)
+class BuildGradCall:
+    """One call of Algorithm 6.6, ``build_grad(V, G, G', grad_table)``, as it returned.
+
+    Attributes:
+        V: the variable whose gradient was built.
+        consumers: C, V's consumers in G' (``get_consumers(V, G')``), in topological order.
+        inputs: for each consumer C, ``get_inputs(C, G')``: its arguments, in argument order.
+        D: for each consumer C, the node grad_table[C] that ``op.bprop`` received.
+        terms: for each consumer C, G(i) = ``op.bprop(get_inputs(C, G'), V, D)``, or None where every
+            local derivative is exactly 0 (a step function's).
+        G_V: the node dz/dV, the sum of the terms; now grad_table[V].
+        new_nodes: the nodes of B this call added, in topological order.
+    """
+
+    V: Value
+    consumers: tuple[Value, ...]
+    inputs: tuple[tuple[Value, ...], ...]
+    D: tuple[Value, ...]
+    terms: tuple[Value | None, ...]
+    G_V: Value
+    new_nodes: tuple[Value, ...]
+
+
+BuildGradObserver = Callable[[BuildGradCall], Any]
+"""Called once per call of Algorithm 6.6 (after it has built dz/dV) with a :class:`BuildGradCall`."""
+
+
+_calls = itertools.count(1)
+
+
+def build_grad(
+    V: Value,
+    G: Graph,
+    G_prime: SubGraph,
+    grad_table: dict[Value, Value],
+    *,
+    observe: BuildGradObserver | None = None,
+) -> Value:
+    """Algorithm 6.6: the node dz/dV, built from the gradients of V's consumers in G'.
+
+    Written as the book writes it, recursive call included, but the recursion is unrolled: when a
+    consumer's gradient is missing, the nodes of G' between z and V are built first in reverse topological
+    order (each finding its consumers done), so the recursive call is a table lookup and the Python stack
+    never grows with the depth of G. It may be called directly with only grad_table[z] seeded.
+
+    Args:
+        V: the variable whose gradient is to be added to G and grad_table.
+        G: the graph to modify (micrograph's graph is implicit: new nodes simply consume G's nodes).
+        G_prime: G', the restriction of G to nodes that participate in the gradient.
+        grad_table: a dict mapping nodes to their gradients (nodes of B).
+        observe: called once per call of this algorithm (the unrolled recursive calls too), after it has
+            built dz/dV, with a :class:`BuildGradCall`: V, its consumers, their inputs, the terms, the sum
+            and the nodes of B that call added.
+
+    Returns:
+        The node of B holding dz/dV.
+
+    Raises:
+        DomainError: a local derivative does not exist at the current values; the message names the
+            operation whose derivative it is and the node of G.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithm 6.6.
+    """
+    if V in grad_table:
+        return grad_table[V]
+    consumers = get_consumers(V, G_prime)
+    if any(C not in grad_table for C in consumers):
+        _build_consumers_first(V, G, G_prime, grad_table, observe)
+    terms: list[Value | None] = []
+    for C in consumers:
+        op = get_operation(C)
+        assert op is not None  # a consumer is computed by an operation; only inputs have none
+        D = build_grad(C, G, G_prime, grad_table)  # a grad_table lookup: every consumer is built first
+        try:
+            G_i = op.bprop(get_inputs(C, G_prime), V, D, C)
+        except DomainError as e:
+            raise _derivative_error(G, C, V, e) from None
+        terms.append(G_i)  # None: every local derivative is exactly 0 (a step function's)
+    G_V = sum_nodes([t for t in terms if t is not None])  # G <- sum_i G(i)
+    grad_table[V] = G_V
+    if observe is not None:
+        observe(
+            BuildGradCall(
+                V,
+                tuple(consumers),
+                tuple(get_inputs(C, G_prime) for C in consumers),
+                tuple(grad_table[C] for C in consumers),
+                tuple(terms),
+                G_V,
+                tuple(_new_nodes(G, G_V, grad_table, V)),
+            )
+        )
+    return G_V  # "insert G and the operations creating it into G": the new nodes consume G's nodes
+
+
+def _new_nodes(G: Graph, G_V: Value, grad_table: dict[Value, Value], V: Value) -> list[Value]:
+    """The nodes of B reachable from G_V that no earlier entry of the grad_table reaches: those just built."""
+    older = {node for U, node in grad_table.items() if U is not V}
+    found: list[Value] = []
+    seen: set[Value] = set()
+    stack = [G_V]
+    while stack:
+        node = stack.pop()
+        if node in seen or node in G.index or node in older:
+            continue
+        seen.add(node)
+        found.append(node)
+        stack.extend(node.inputs)
+    return [v for v in reversed(found)]
+
+
+def _derivative_error(G: Graph, C: Value, V: Value, e: DomainError) -> DomainError:
+    """A rule failed while building B: name whose derivative does not exist, not the helper op that failed."""
+    op = C.op
+    where = (
+        f"Algorithm 6.6: the derivative of {op.name} at {G.name(C)} with respect to {G.name(V)} "
+        f"does not exist here ({e.op.name} failed while building it)"
+    )
+    return DomainError(op, list(C.inputs), where=where, names=[G.name(p) for p in C.inputs])
+
+
+def _build_consumers_first(
+    V: Value, G: Graph, G_prime: SubGraph, grad_table: dict[Value, Value], observe: BuildGradObserver | None
+) -> None:
+    """The recursion of Algorithm 6.6 unrolled: build_grad for the nodes of G' after V, from z down.
+
+    In reverse topological order every node's consumers come before it, so each of these calls finds its
+    consumers' gradients in the grad_table and recurses no deeper than a lookup, however deep G is.
+    """
+    position = G.index[V]
+    for U in reversed(G_prime.nodes):
+        if G.index[U] <= position:
+            break
+        if U not in grad_table:
+            build_grad(U, G, G_prime, grad_table, observe=observe)
+
+
+@overload
+def grad(z: Value, T: Value, *, observe: BuildGradObserver | None = None) -> Value: ...
+@overload
+def grad(z: Value, T: Sequence[Value], *, observe: BuildGradObserver | None = None) -> list[Value]: ...
+def grad(
+    z: Value, T: Value | Sequence[Value], *, observe: BuildGradObserver | None = None
+) -> Value | list[Value]:
+    """Algorithm 6.5: dz/dV for each V in T, as new nodes of the backward subgraph B.
+
+    Prunes G to G' (nodes that are ancestors of z and descendants of T), sets grad_table[z] to the
+    constant node 1, calls :func:`build_grad` for every node of G' (from z down), and returns the
+    grad_table restricted to T. Every node built is marked as part of B (:attr:`Value.in_backward`), and
+    each gradient node knows the forward node it is the gradient of (:attr:`Value.grad_of`). Nothing in
+    G is changed. B is an ordinary graph: ``Graph(dz_dw).forward({w: 0.9})`` re-evaluates it for new
+    inputs (Algorithm 6.1), and ``grad(dz_dw, w)`` differentiates it again (section 6.5.10).
+
+    Args:
+        z: the variable to be differentiated, a Value.
+        T: a target node, or a sequence of them.
+        observe: called once per call of Algorithm 6.6 with a :class:`BuildGradCall` (see
+            :func:`build_grad`), from z down.
+
+    Returns:
+        The gradient node for a single target, a list of them (in T's order) for a sequence. A target that
+        z does not depend on gets a constant 0 node.
+
+    Raises:
+        TypeError: if z or a target is not a Value.
+        ValueError: if T is an empty sequence.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithms 6.5 and 6.6.
+    """
+    if not isinstance(z, Value):
+        raise TypeError(f"grad(z, T): z must be a Value, got {type(z).__name__} {z!r}")
+    single = isinstance(T, Value)
+    if single:
+        targets: list[Value] = [T]  # type: ignore[list-item]
+    elif isinstance(T, (str, bytes)) or not isinstance(T, Iterable):
+        raise TypeError(
+            f"grad(z, T): T must be a Value or a sequence of Values, got {type(T).__name__} {T!r}"
+        )
+    else:
+        targets = list(T)
+        if not targets:
+            raise ValueError(
+                "grad(z, T): T is empty; give at least one Value to differentiate with respect to"
+            )
+        for k, V in enumerate(targets):
+            if not isinstance(V, Value):
+                raise TypeError(f"grad(z, T): T[{k}] must be a Value, got {type(V).__name__} {V!r}")
+    with paused_gc():  # building B allocates many nodes that cannot form cycles
+        G = Graph(z)
+        G_prime = G.prune(targets)  # G' <- G pruned to ancestors of z and descendants of nodes in T
+        grad_table: dict[Value, Value] = {}
+        grad_table[z] = as_value(1.0)  # grad_table[z] <- 1
+        for U in reversed(G_prime.nodes):  # build_grad's recursion unrolled once: consumers first
+            build_grad(U, G, G_prime, grad_table, observe=observe)
+        for V in targets:
+            if V in G_prime:
+                build_grad(V, G, G_prime, grad_table, observe=observe)
+            else:  # z does not depend on V
+                grad_table[V] = as_value(0.0)
+        _mark_backward(G, grad_table, next(_calls))
+    result = [grad_table[V] for V in targets]  # return grad_table restricted to T
+    return result[0] if single else result
+
+
+def _mark_backward(G: Graph, grad_table: dict[Value, Value], call: int) -> None:
+    """Mark every node built by this call (those reachable from the grad_table and not in G) as part of B."""
+    grad_of: dict[Value, list[Value]] = {}
+    for V, node in grad_table.items():
+        grad_of.setdefault(node, []).append(V)
+    plain, constant = NodeMeta(call=call), NodeMeta(constant=True, call=call)
+    stack = [node for node in grad_of if node not in G.index]
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        was_constant = node.is_constant
+        of = grad_of.get(node)
+        if of:
+            node.meta = NodeMeta(constant=was_constant, call=call, grad_of=tuple(of))
+        else:
+            node.meta = constant if was_constant else plain
+        for p in node.inputs:
+            if p not in seen and p not in G.index:
+                seen.add(p)
+                stack.append(p)
+
+
+def _vector_component(x: Any, k: int) -> float:
+    if isinstance(x, Value):
+        return x.data
+    if isinstance(x, (int, float)) or (hasattr(x, "__float__") and not isinstance(x, (str, bytes))):
+        return float(x)
+    raise TypeError(
+        f"hessian_vector_product: v[{k}] must be a number or a Value, got {type(x).__name__} {x!r}"
+    )
+
+
+def hessian_vector_product(z: Value, wrt: Sequence[Value], v: Sequence[Any]) -> list[Value]:
+    """H v, the Hessian of z with respect to ``wrt`` times the vector v, without forming H.
+
+    Computes the gradient g = grad(z, wrt) as nodes of B, then differentiates the scalar g · v again:
+    H v = grad((grad z)^T v, wrt). The cost is about twice a gradient's, not n times.
+
+    Args:
+        z: the scalar output, a Value.
+        wrt: the variables x_1..x_n, Values.
+        v: the vector, n numbers (a Value is read for its current ``.data``: v is a constant of the
+            product, not differentiated, even if it was computed from the variables).
+
+    Returns:
+        n nodes (Values); their ``.data`` are the components of H v.
+
+    Raises:
+        ValueError: if ``v`` and ``wrt`` differ in length or are empty.
+        TypeError: as :func:`grad`, or a component of v that is not a number or a Value.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.10, equation 6.59.
+    """
+    wrt = list(wrt)
+    v = [
+        _vector_component(vi, k) for k, vi in enumerate(v)
+    ]  # v is a fixed vector: a Value gives its current value
+    if len(v) != len(wrt):
+        raise ValueError(
+            f"hessian_vector_product: v has {len(v)} components but wrt has {len(wrt)} variables"
+        )
+    g = grad(z, wrt)
+    gv = sum_nodes([gi * vi for gi, vi in zip(g, v)])
+    return grad(gv, wrt)
