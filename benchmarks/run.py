@@ -187,8 +187,13 @@ def _micrograd_style_step(
     return step
 
 
-def demo_worker(variant: str, steps: int, collect: bool, n_points: int) -> dict[str, Any]:
+PROTOCOLS = {"auto": "gc auto", "collect": "+ gc.collect()", "off": "gc disabled"}
+"""How the cyclic garbage collector runs during the timed demo steps (see the module docstring)."""
+
+
+def demo_worker(variant: str, steps: int, protocol: str, n_points: int) -> dict[str, Any]:
     """Time micrograd's demo training step for one variant; returns step times, setup time, losses."""
+    collect = protocol == "collect"
     X, Y = _demo_data(n_points)
     init = _initial_parameters()
     setup = 0.0
@@ -223,6 +228,9 @@ def demo_worker(variant: str, steps: int, collect: bool, n_points: int) -> dict[
     else:
         raise ValueError(f"unknown variant {variant!r}")
     losses = [step(0)]  # warm-up step, not timed
+    if protocol == "off":
+        gc.collect()
+        gc.disable()  # the engine's own cost: no collector for either library
     if collect:
         # Everything alive now (modules, the model, a replayed or compiled graph) moves to the permanent
         # generation: gc.collect() then scans only what the timed steps create, so its cost is that of
@@ -236,7 +244,7 @@ def demo_worker(variant: str, steps: int, collect: bool, n_points: int) -> dict[
         if collect:
             gc.collect()
         times.append(time.perf_counter() - t0)
-    return {"variant": variant, "collect": collect, "times": times, "setup": setup, "losses": losses}
+    return {"variant": variant, "protocol": protocol, "times": times, "setup": setup, "losses": losses}
 
 
 def _replay_step(
@@ -482,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
         elif kind == "memory":
             result = memory_worker(rest[0], int(rest[1]))
         else:
-            result = demo_worker(rest[0], int(rest[1]), rest[2] == "1", int(rest[3]))
+            result = demo_worker(rest[0], int(rest[1]), rest[2], int(rest[3]))
         print(json.dumps(result))
         return 0
 
