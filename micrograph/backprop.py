@@ -1,6 +1,8 @@
 """Algorithm 6.2: back-propagation over the ordered node list, with the grad_table (symbol-to-number).
 
-This module holds the loop of Algorithm 6.2 once. :meth:`Graph.backprop` runs it over G; the
+This module holds the loop of Algorithm 6.2 once, in the book's pull form. micrograd's ``Value.backward``
+uses the push form of section 6.5.6's prose instead (:meth:`micrograph.engine.Value.backward`); both call the
+same rules of the operation table, and a test holds them equal. :meth:`Graph.backprop` runs it over G; the
 store-versus-recompute comparison (:func:`micrograph.naive.store_grad`) runs it over G'; views (the
 step-through pages, lessons, the exercise checker) watch it through an ``observe`` callback that receives
 each iteration's terms. The derivative rules are those of the operation table :mod:`micrograph.ops`;
@@ -22,7 +24,15 @@ from micrograph.memory import paused_gc
 if TYPE_CHECKING:
     from micrograph.graph import Graph
 
-__all__ = ["GradTable", "Term", "BackpropStep", "BackpropObserver", "backprop", "grad_table_list"]
+__all__ = [
+    "GradTable",
+    "Term",
+    "BackpropStep",
+    "BackpropObserver",
+    "backprop",
+    "grad_table_list",
+    "run_algorithm_6_2",
+]
 
 
 @dataclass(frozen=True)
@@ -221,3 +231,4 @@ def _local_derivative_error(
     return DomainError(
         node.op, [nodes[p] for p in pa], reason=reason, where=at, names=[f"u{p + 1}" for p in pa]
     )
+

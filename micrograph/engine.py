@@ -94,13 +94,16 @@ class Value:
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1.
     """
 
-    __slots__ = ("data", "grad", "op", "inputs", "label", "meta")
+    # The parents are two slots, not a tuple: a tuple would be a second object per node for the cyclic
+    # garbage collector to track and walk (every operation has one or two arguments).
+    __slots__ = ("data", "grad", "op", "_a", "_b", "label", "meta")
     __array_ufunc__ = None  # NumPy defers to the reflected operators: np.float64(2) * x is a Value
 
     data: float
     grad: float
     op: Any
-    inputs: tuple[Value, ...]
+    _a: Value | None
+    _b: Value | None
     label: str
     meta: NodeMeta | None
 
@@ -112,11 +115,24 @@ class Value:
         self.data = data
         self.grad = 0.0
         self.op = None
-        self.inputs = ()
+        self._a = None
+        self._b = None
         self.label = label
         self.meta = None
 
     # --- what a node is ------------------------------------------------------------------------
+    @property
+    def inputs(self) -> tuple[Value, ...]:
+        """Pa(u): the parents in argument order, with repeats (``a * a`` gives ``(a, a)``); ``()`` for a leaf.
+
+        The book's ``get_inputs(V)``. Read-only: a node's parents are fixed when it is built.
+        """
+        a = self._a
+        if a is None:
+            return ()
+        b = self._b
+        return (a,) if b is None else (a, b)
+
     @property
     def is_leaf(self) -> bool:
         """True for an input u(1)..u(n_i): a node with no operation."""
@@ -156,7 +172,8 @@ class Value:
         out.data = d
         out.grad = 0.0
         out.op = ADD
-        out.inputs = (self, other)
+        out._a = self
+        out._b = other
         out.label = ""
         out.meta = None
         return out
@@ -177,7 +194,8 @@ class Value:
         out.data = d
         out.grad = 0.0
         out.op = MUL
-        out.inputs = (self, other)
+        out._a = self
+        out._b = other
         out.label = ""
         out.meta = None
         return out
@@ -227,7 +245,8 @@ class Value:
         out.data = d if d > 0.0 else 0.0
         out.grad = 0.0
         out.op = RELU
-        out.inputs = (self,)
+        out._a = self
+        out._b = None
         out.label = ""
         out.meta = None
         return out
@@ -267,32 +286,115 @@ class Value:
 
     # --- back-propagation ----------------------------------------------------------------------
     def backward(self, gradient: float = 1.0) -> None:
-        """Back-propagate from this node (Algorithm 6.2) and add the results into every node's ``.grad``.
+        """Back-propagate from this node and add dz/du into every ancestor u's ``.grad`` (micrograd's surface).
+
+        This is back-propagation in the push form that section 6.5.6 of the book describes in words: "we
+        begin by observing that the gradient with respect to z is given by dz/dz = 1. We can then compute
+        the gradient with respect to each parent of z in the graph by multiplying the current gradient by
+        the Jacobian of the operation that produced z. [...] For any node that may be reached by going
+        backwards from z through two or more paths, we simply sum the gradients arriving from different
+        paths at that node." Walking the nodes in reverse topological order, a node's gradient is complete
+        when it is reached, and it pushes grad × du/dx_k into each parent. It computes the sums of
+        Algorithm 6.2 (:meth:`Graph.backprop`, where each node *pulls* from its consumers) with the same
+        rules of the operation table, but needs no consumer index and no node positions. The terms of a sum
+        are added in the opposite order (last consumer first), so a gradient of three or more terms can
+        differ from ``Graph.backprop``'s in the last bit (about 1e-16 relative); with one or two terms the
+        two are equal bit for bit.
 
         Like micrograd and PyTorch, gradients accumulate across calls: call ``zero_grad()`` (or set
-        ``.grad = 0.0``) between steps. The grad_table itself is :meth:`Graph.backprop`'s result; this
-        method only adds it into the nodes.
+        ``.grad = 0.0``) between steps. Nodes holding a gradient are set aside first, so the sums start
+        from zero, and their old gradients are added back at the end.
 
         Args:
-            gradient: the seed grad_table[u(n)], 1.0 by default (dz/dz = 1).
+            gradient: the seed dz/dz, 1.0 by default.
 
         Raises:
-            DomainError: if a local derivative does not exist (e.g. sqrt at 0).
+            DomainError: a local derivative does not exist (e.g. sqrt at 0) or a gradient is not finite. The
+                failure is located by Algorithm 6.2, whose message names the edge u(j) -> u(i); no ``.grad``
+                is changed.
+            TypeError: if ``gradient`` is not a real number.
 
-        Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
+        Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6 (with Algorithm 6.2).
+        """
+        if type(gradient) is not float:
+            gradient = _to_float(gradient, "backward(gradient)")
+        with paused_gc():  # the order and the pushes create nothing that can form a cycle
+            order, held = _reverse_order(self)
+            self.grad = gradient
+            try:
+                for node in order:  # every consumer of a node comes before it: its gradient is complete
+                    g = node.grad
+                    if g - g != 0.0 and not node.is_constant:  # a constant's derivative may not exist
+                        raise OverflowError("not finite")
+                    op = node.op
+                    if op is None:
+                        continue  # a leaf has no parents
+                    a = node._a
+                    b = node._b
+                    if b is None:  # Op.local_derivative's rule call, for one argument
+                        a.grad += g * op.derivs[0](a.data, node.data)
+                    else:  # and for two (a node may take one parent twice: both terms are added)
+                        da, db = op.derivs
+                        x, y = a.data, b.data
+                        a.grad += g * da(x, y, node.data)
+                        b.grad += g * db(x, y, node.data)
+            except (ArithmeticError, ValueError):
+                for node in order:
+                    node.grad = 0.0
+                for node, old in held:
+                    node.grad = old
+                self._locate_failure(gradient)
+                return
+            for node, old in held:  # the earlier gradients, added back (IEEE addition is commutative)
+                node.grad += old
+
+    def _locate_failure(self, gradient: float) -> None:
+        """After a failed push: run Algorithm 6.2 on this graph, whose DomainError names the failing edge.
+
+        If Algorithm 6.2 succeeds (a local derivative into a constant does not exist: its entry is NaN, and
+        constants are not variables), its grad_table is added into the nodes instead.
         """
         # The one import against the layers (graph.py is built on this module): micrograd's surface puts
-        # back-propagation on the node, while the algorithm lives with the graph it walks.
+        # back-propagation on the node, while Algorithm 6.2 lives with the graph it walks.
         from micrograph.graph import Graph
 
-        # The collector stays paused until the graph's tables are freed: resumed earlier, it would walk
-        # every one of them once (they hold no cycles), a cost that grows with the graph.
-        with paused_gc():
-            graph = Graph(self)
-            grad_table = graph.backprop_list(gradient)
-            for node, g in zip(graph.nodes, grad_table):
-                node.grad += g
-            del graph, grad_table
+        graph = Graph(self)
+        grad_table = graph.backprop_list(gradient)
+        for node, g in zip(graph.nodes, grad_table):
+            node.grad += g
+
+
+def _reverse_order(z: Value) -> tuple[list[Value], list[tuple[Value, float]]]:
+    """The ancestors of z in reverse topological order (z first), each ``.grad`` set to zero.
+
+    An iterative depth-first search reading the two parent slots (no recursion over the graph). Returns the
+    order and the nodes that held a non-zero gradient, with those gradients.
+    """
+    order: list[Value] = []
+    held: list[tuple[Value, float]] = []
+    seen = {z}
+    add, append = seen.add, order.append
+    stack = [z]
+    push, pop = stack.append, stack.pop
+    while stack:
+        node = stack[-1]
+        p = node._a
+        if p is not None and p not in seen:
+            add(p)
+            push(p)
+            continue
+        p = node._b
+        if p is not None and p not in seen:
+            add(p)
+            push(p)
+            continue
+        pop()
+        append(node)
+        if node.grad:
+            held.append((node, node.grad))
+            node.grad = 0.0
+    order.reverse()
+    return order, held
 
 
 def _to_float(x: Any, where: str) -> float:
@@ -314,7 +416,8 @@ def _wrap(x: Any) -> Any:
         v.data = float(x)
         v.grad = 0.0
         v.op = None
-        v.inputs = ()
+        v._a = None
+        v._b = None
         v.label = ""
         v.meta = _CONSTANT
         return v
@@ -357,7 +460,8 @@ def apply(op: Any, args: tuple[Any, ...]) -> Value:
     out.data = float(d)
     out.grad = 0.0
     out.op = op
-    out.inputs = args
+    out._a = args[0]
+    out._b = args[1] if len(args) > 1 else None
     out.label = ""
     out.meta = None
     return out

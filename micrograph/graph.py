@@ -68,19 +68,23 @@ def topological_order(outputs: Iterable[Value]) -> list[Value]:
         add(root)
         # The stack is the current path of the depth-first search. A node stays on top until every
         # parent has been seen; a parent seen earlier is finished (in a DAG it cannot be on the path),
-        # so the node is emitted after all of its parents.
+        # so the node is emitted after all of its parents. Parents are read from the two slots directly.
         stack = [root]
         push, pop = stack.append, stack.pop
         while stack:
             node = stack[-1]
-            for p in node.inputs:
-                if p not in seen:
-                    add(p)
-                    push(p)
-                    break
-            else:
-                pop()
-                append(node)
+            p = node._a
+            if p is not None and p not in seen:
+                add(p)
+                push(p)
+                continue
+            p = node._b
+            if p is not None and p not in seen:
+                add(p)
+                push(p)
+                continue
+            pop()
+            append(node)
     return order
 
 
@@ -128,13 +132,11 @@ class Graph:
         append = parents.append
         for pos, v in enumerate(inner, n_i):
             index[v] = pos
-            ins = v.inputs
-            if len(ins) == 2:
-                append((index[ins[0]], index[ins[1]]))
-            elif len(ins) == 1:
-                append((index[ins[0]],))
+            b = v._b
+            if b is None:
+                append((index[v._a],))
             else:
-                append(tuple([index[p] for p in ins]))
+                append((index[v._a], index[b]))
         self._parents = parents
         self.num_edges: int = sum(map(len, parents))
         self._consumers: list[list[ConsumerEdge]] | None = None  # built on first use by consumers()

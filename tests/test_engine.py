@@ -102,7 +102,7 @@ def test_value_is_micrographs_engine_value_and_has_slots() -> None:
     assert not hasattr(v, "__dict__")
     with pytest.raises(AttributeError):
         v.something = 1  # type: ignore[attr-defined]
-    assert {"data", "grad", "op", "inputs", "label"} <= set(Value.__slots__)
+    assert {"data", "grad", "op", "_a", "_b", "label"} <= set(Value.__slots__)  # parents in two slots
 
 
 def test_hash_and_eq_are_identity() -> None:
