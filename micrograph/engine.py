@@ -286,7 +286,7 @@ class Value:
 
     # --- back-propagation ----------------------------------------------------------------------
     def backward(self, gradient: float = 1.0) -> None:
-        """Back-propagate from this node and add dz/du into every ancestor u's ``.grad`` (micrograd's surface).
+        """Back-propagate from this node: add dz/du into every ancestor u's ``.grad`` (micrograd's surface).
 
         This is back-propagation in the push form that section 6.5.6 of the book describes in words: "we
         begin by observing that the gradient with respect to z is given by dz/dz = 1. We can then compute
