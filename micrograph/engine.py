@@ -102,8 +102,8 @@ class Value:
     data: float
     grad: float
     op: Any
-    _a: Value | None
-    _b: Value | None
+    _a: Any  # the first parent (a Value), None for a leaf
+    _b: Any  # the second parent (a Value), None for a leaf or a one-argument operation
     label: str
     meta: NodeMeta | None
 
