@@ -231,4 +231,3 @@ def _local_derivative_error(
     return DomainError(
         node.op, [nodes[p] for p in pa], reason=reason, where=at, names=[f"u{p + 1}" for p in pa]
     )
-

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from micrograph.backprop import grad_table_list
@@ -121,8 +121,8 @@ class CompiledGraph:
     def evaluate(self, x: Sequence[float]) -> tuple[float, list[float]]:
         """The fast path of ``f(values)``: ``x`` holds u(1)..u(n_i) as floats, in ``graph.leaves`` order.
 
-        No parsing and no checks of the numbers: this is what a training loop calls once it has the
-        input list (e.g. ``[v.data for v in graph.leaves]`` with an example's features written in).
+        No parsing: this is what a training loop calls once it has the input list (e.g.
+        ``[v.data for v in graph.leaves]`` with an example's features written in).
 
         Args:
             x: the values of u(1)..u(n_i), floats, ``len(x) == graph.n_inputs``.
@@ -131,7 +131,8 @@ class CompiledGraph:
             ``(value, grads)`` as :meth:`__call__`.
 
         Raises:
-            ValueError: if ``len(x)`` is not n_i.
+            ValueError: if ``len(x)`` is not n_i, or an input is not finite (the engine's operations take
+                finite numbers only).
             DomainError: as :meth:`__call__`.
         """
         value, grads, _ = self.evaluate_all(x)
@@ -150,6 +151,7 @@ class CompiledGraph:
         try:
             value, grads, kept, check = self._fn(x)
             check += sum(grads)  # a non-finite value in B reaches a gradient (see the module's docstring)
+            check += sum(x)  # a non-finite input may vanish in a value (relu(nan) would be 0): refuse it
         except (ArithmeticError, ValueError):  # an operation outside its domain
             check = math.nan
         # some value is inf or nan (or the check sum overflowed): the interpreter decides
@@ -198,7 +200,8 @@ def compile_graph(
         A :class:`CompiledGraph` ``f``: ``f(values)`` returns ``(value, grads)``; ``f.source`` is the code.
 
     Raises:
-        TypeError: if ``g`` is not a Graph or an element of ``wrt`` is not a Value.
+        TypeError: if ``g`` is not a Graph, ``wrt`` is not a Value or a sequence of them, or ``part_size``
+            is not an int.
         ValueError: if ``wrt`` is empty, ``part_size < 1`` or a ``keep`` node is not in G.
         DomainError: if B cannot be built at the graph's current values (a local derivative that does not
             exist there, such as sqrt's at 0): :func:`micrograph.grad` evaluates B's nodes as it builds them.
@@ -210,8 +213,16 @@ def compile_graph(
         raise TypeError(f"compile_graph takes a Graph (e.g. Graph(z)), got {type(g).__name__} {g!r}")
     if isinstance(wrt, Value):
         wrt = [wrt]
+    if isinstance(part_size, bool) or not isinstance(part_size, int):
+        raise TypeError(
+            f"compile_graph: part_size must be an int, got {type(part_size).__name__} {part_size!r}"
+        )
     if part_size < 1:
         raise ValueError(f"compile_graph: part_size must be at least 1, got {part_size!r}")
+    if isinstance(wrt, (str, bytes)) or not isinstance(wrt, Iterable):
+        raise TypeError(
+            f"compile_graph: wrt must be a Value or a sequence of Values, got {type(wrt).__name__} {wrt!r}"
+        )
     targets = list(wrt)
     if not targets:
         raise ValueError("compile_graph: wrt is empty; give the nodes to differentiate with respect to")

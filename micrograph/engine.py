@@ -65,6 +65,8 @@ class NodeMeta:
 
 
 _CONSTANT = NodeMeta(constant=True)
+NOT_FINITE = "an argument is not finite (operations take finite numbers only)"
+"""The reason a DomainError gives when an operation meets inf or nan: leaves may hold them, operations not."""
 _new = object.__new__
 
 
@@ -224,7 +226,7 @@ class Value:
         if isinstance(other, Value):
             return apply(POW, (self, other))
         if isinstance(other, numbers.Real):
-            return apply(pow_const(float(other)), (self,))
+            return apply(pow_const(_to_float(other, "the exponent of x ** c")), (self,))
         return NotImplemented
 
     def __rpow__(self, other: Any) -> Value:
@@ -239,8 +241,16 @@ class Value:
 
     # --- functions ---------------------------------------------------------------------------
     def relu(self) -> Value:
-        """max(0, x): the rectified linear unit (section 6.3.1). Its derivative is the step H(x)."""
+        """max(0, x): the rectified linear unit (section 6.3.1). Its derivative is the step H(x).
+
+        Raises:
+            DomainError: if x is not finite (inf or nan), as every operation does.
+        """
         d = self.data
+        if d - d != 0.0:
+            raise DomainError(
+                RELU, (self,), reason="an argument is not finite (operations take finite numbers only)"
+            )
         out = _new(Value)
         out.data = d if d > 0.0 else 0.0
         out.grad = 0.0
@@ -401,9 +411,19 @@ def _to_float(x: Any, where: str) -> float:
     if isinstance(x, numbers.Real) and not isinstance(x, Value):
         try:
             return float(x)
-        except (TypeError, ValueError, OverflowError):
+        except OverflowError:
+            raise ValueError(
+                f"{where}: {_shown(x)} is too large for a float (at most about 1.8e308)"
+            ) from None
+        except (TypeError, ValueError):
             pass
     raise TypeError(f"{where} takes a real number (int, float or NumPy scalar), got {type(x).__name__} {x!r}")
+
+
+def _shown(x: Any) -> str:
+    """A number for a message, shortened if its text is long (an int of 400 digits)."""
+    text = repr(x)
+    return text if len(text) <= 40 else f"{text[:12]}...{text[-6:]} ({len(text)} digits)"
 
 
 def _wrap(x: Any) -> Any:
@@ -413,7 +433,7 @@ def _wrap(x: Any) -> Any:
         return x
     if t is float or t is int or (isinstance(x, numbers.Real) and not isinstance(x, Value)):
         v = _new(Value)
-        v.data = float(x)
+        v.data = x if t is float else _to_float(x, "a number in an expression")
         v.grad = 0.0
         v.op = None
         v._a = None
@@ -450,6 +470,11 @@ def apply(op: Any, args: tuple[Any, ...]) -> Value:
         TypeError: if an argument is neither a Value nor a real number.
     """
     args = tuple(as_value(a) for a in args)
+    for a in args:
+        if a.data - a.data != 0.0:  # inf or nan: no operation takes a non-finite argument
+            raise DomainError(
+                op, args, reason="an argument is not finite (operations take finite numbers only)"
+            )
     try:
         d = op.f(*[a.data for a in args])
     except (ArithmeticError, ValueError) as e:

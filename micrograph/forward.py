@@ -196,7 +196,8 @@ def _input_number(x: Any, what: str) -> float:
         try:
             value = float(x)
         except OverflowError:
-            raise ValueError(f"forward: {what} is too large for a float: {x!r}") from None
+            shown = repr(x) if len(repr(x)) <= 40 else f"{repr(x)[:12]}... ({len(repr(x))} digits)"
+            raise ValueError(f"forward: {what} is too large for a float: {shown}") from None
         if not math.isfinite(value):
             raise ValueError(f"forward: {what} must be finite, got {value!r}")
         return value

@@ -56,6 +56,7 @@ __all__ = [
     "SIN",
     "COS",
     "SQRT",
+    "XLOGY",
 ]
 
 Scalar = Union[float, "Value"]
@@ -219,6 +220,15 @@ def _pow(x: float, y: float) -> float:
     return float(x**y)
 
 
+def _xlogy(a: float, x: float) -> float:
+    # a * log(x), with the limit 0 at a = 0 and x = 0 (the derivative of x ** y in y where x = 0, y > 0)
+    if a == 0.0 and x == 0.0:
+        return 0.0
+    if x <= 0.0:
+        raise ValueError("")
+    return a * math.log(x)
+
+
 def _log(x: float) -> float:
     if x <= 0.0:
         raise ValueError("")
@@ -286,10 +296,16 @@ SQRT = Op(
 )  # fmt: skip
 SIN: Op = Op("sin", "sin", 1, math.sin, (lambda x, out: COS(x),), domain="finite x", code="math.sin({0})")
 COS: Op = Op("cos", "cos", 1, math.cos, (lambda x, out: -SIN(x),), domain="finite x", code="math.cos({0})")
+XLOGY = Op(
+    "xlogy", "·log", 2, _xlogy,
+    (lambda a, x, out: LOG(x), lambda a, x, out: a / x),
+    domain="x > 0, or a = 0 with x = 0 (the limit 0)",
+)  # fmt: skip
+"""a · log(x), 0 at a = x = 0: d(x ** y)/dy = x ** y · log(x), whose limit at x = 0, y > 0 is 0."""
 POW = Op(
     "pow", "^", 2, _pow,
-    (lambda x, y, out: y * x ** (y - 1.0), lambda x, y, out: out * LOG(x)),
-    domain="x > 0, or x < 0 with an integer y, or x = 0 with y ≥ 0 (d/dy needs x > 0)",
+    (lambda x, y, out: y * x ** (y - 1.0), lambda x, y, out: XLOGY(out, x)),
+    domain="x > 0, or x < 0 with an integer y, or x = 0 with y ≥ 0 (d/dy needs x > 0, or x = 0 with y > 0)",
 )  # fmt: skip
 
 
@@ -331,7 +347,8 @@ def pow_const(c: float) -> Op:
 
 
 OPS: dict[str, Op] = {
-    op.name: op for op in (ADD, SUB, MUL, DIV, NEG, POW, EXP, LOG, TANH, SIGMOID, RELU, STEP, SIN, COS, SQRT)
+    op.name: op
+    for op in (ADD, SUB, MUL, DIV, NEG, POW, EXP, LOG, TANH, SIGMOID, RELU, STEP, SIN, COS, SQRT, XLOGY)
 }
 """Every fixed operation by name (``pow_const(c)`` makes the x ** c family on demand)."""
 

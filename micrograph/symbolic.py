@@ -277,10 +277,20 @@ def hessian_vector_product(z: Value, wrt: Sequence[Value], v: Sequence[Any]) -> 
 
     Raises:
         ValueError: if ``v`` and ``wrt`` differ in length or are empty.
-        TypeError: as :func:`grad`, or a component of v that is not a number or a Value.
+        TypeError: as :func:`grad`; ``wrt`` or ``v`` that is not a sequence; a component of v that is not a
+            number or a Value.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.10, equation 6.59.
     """
+    if isinstance(wrt, Value) or isinstance(wrt, (str, bytes)) or not isinstance(wrt, Iterable):
+        raise TypeError(
+            "hessian_vector_product: wrt must be a sequence of Values (e.g. [x, y]), "
+            f"got {type(wrt).__name__} {wrt!r}"
+        )
+    if isinstance(v, (str, bytes)) or not isinstance(v, Iterable):
+        raise TypeError(
+            f"hessian_vector_product: v must be a sequence of numbers, got {type(v).__name__} {v!r}"
+        )
     wrt = list(wrt)
     v = [
         _vector_component(vi, k) for k, vi in enumerate(v)

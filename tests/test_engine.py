@@ -273,3 +273,67 @@ def test_sigmoid_is_accurate_in_its_tails(x: float) -> None:
     v = Value(x)
     v.sigmoid().backward()
     assert math.isclose(v.grad, exact * (1 - exact), rel_tol=1e-9)
+
+
+# --- non-finite numbers and the limits of x ** y at x = 0 ---------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize("op", ["relu", "tanh", "sigmoid", "exp", "sin", "neg", "div", "add", "pow_const"])
+def test_no_operation_takes_a_non_finite_argument(bad: float, op: str) -> None:
+    from micrograph import DomainError
+
+    x = Value(bad, label="x")  # a leaf may hold it (documented); an operation refuses it
+    build = {
+        "relu": lambda: x.relu(), "tanh": lambda: x.tanh(), "sigmoid": lambda: x.sigmoid(),
+        "exp": lambda: x.exp(), "sin": lambda: x.sin(), "neg": lambda: -x, "div": lambda: 1.0 / x,
+        "add": lambda: x + 1.0, "pow_const": lambda: x**2,
+    }[op]  # fmt: skip
+    with pytest.raises(DomainError, match="not finite"):
+        build()
+
+
+def test_forward_refuses_non_finite_inputs_and_changes_nothing() -> None:
+    x = Value(1.0, label="x")
+    z = x.relu() * 2.0
+    g = Graph(z)
+    for bad in (math.nan, math.inf):
+        with pytest.raises(ValueError, match="finite"):
+            g.forward({x: bad})
+        assert (x.data, z.data) == (1.0, 2.0)
+
+
+def test_huge_integers_are_clear_value_errors() -> None:
+    x = Value(2.0)
+    for build in (lambda: x + 10**400, lambda: x**10**400, lambda: Value(10**400), lambda: 10**400 * x):
+        with pytest.raises(ValueError, match="too large for a float") as e:
+            build()
+        assert "401 digits" in str(e.value)
+    with pytest.raises(ValueError, match="too large"):
+        Graph(x * 1.0).forward({x: 10**400})
+
+
+@pytest.mark.parametrize("y", [2.0, 1.0, 3.5])
+def test_pow_at_zero_base_has_the_limits_in_every_form(y: float) -> None:
+    """d(x**y)/dy at x = 0, y > 0 is 0 (the limit); d/dx is 0 for y > 1 and 1 for y = 1."""
+    from micrograph import compile_graph, grad
+
+    x, e = Value(0.0, label="x"), Value(y, label="y")
+    z = x**e
+    z.backward()
+    table = Graph(z).backprop()
+    nodes = grad(z, [x, e])
+    _, compiled = compile_graph(Graph(z), [x, e])()
+    expected_dx = 1.0 if y == 1.0 else 0.0
+    assert (x.grad, e.grad) == (table[x], table[e]) == (expected_dx, 0.0)
+    assert [n.data for n in nodes] == compiled == [expected_dx, 0.0]
+
+
+def test_pow_at_zero_base_with_an_exponent_below_one_has_no_derivative() -> None:
+    from micrograph import DomainError
+
+    x, e = Value(0.0, label="x"), Value(0.5, label="y")
+    z = x**e
+    with pytest.raises(DomainError, match="du3/du1"):
+        z.backward()
+    assert (x.grad, e.grad) == (0.0, 0.0)
