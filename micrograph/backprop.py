@@ -87,6 +87,10 @@ class GradTable(dict):  # type: ignore[type-arg]
         self.graph = graph
         self.evaluations = evaluations
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled with its graph, the entries in the graph's order: the keys are the rebuilt nodes."""
+        return GradTable, (self.graph, [self[v] for v in self.graph.nodes], self.evaluations)
+
 
 def run_algorithm_6_2(
     graph: Graph,

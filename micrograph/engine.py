@@ -13,6 +13,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 (
 
 from __future__ import annotations
 
+import copy
 import numbers
 from collections.abc import Sequence
 from typing import Any, Union
@@ -289,6 +290,53 @@ class Value:
         """cos(x), x in radians."""
         return apply(COS, (self,))
 
+    # --- pickling and copying: iterative, so a million-node graph works ---------------------------
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle a node with its whole graph as a flat list in topological order (no recursion).
+
+        A leaf is pickled as itself, so leaves keep their identity across everything in one pickle (the
+        parameters of a model and the graphs built from them). An inner node is pickled with a copy of its
+        ancestors: two outputs pickled together share their leaves but not their inner nodes (pickle a
+        :class:`~micrograph.graph.Graph`, or the one output, to keep a graph whole). Operations are pickled
+        by name.
+        """
+        if self._a is None:
+            return _leaf, (self.data, self.grad, self.label, self.meta)
+        order = _ancestors(self)
+        position = {node: k for k, node in enumerate(order)}
+        records: list[Any] = []
+        for node in order:
+            if node._a is None:
+                records.append(node)  # a leaf: pickled as itself (memoized by pickle: one object)
+            else:
+                b = node._b
+                records.append(
+                    (node.op, position[node._a], -1 if b is None else position[b], node.data, node.grad,
+                     node.label, node.meta)
+                )  # fmt: skip
+        return _rebuild, (records,)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Value:
+        """A copy of the node and its whole graph, iteratively; nodes copied before (``memo``) are reused."""
+        for node in _ancestors(self):
+            if id(node) in memo:
+                continue
+            new = _new(Value)
+            new.data, new.grad, new.op, new.label = node.data, node.grad, node.op, node.label
+            new._a = None if node._a is None else memo[id(node._a)]
+            new._b = None if node._b is None else memo[id(node._b)]
+            memo[id(node)] = new
+            meta = node.meta
+            new.meta = meta if meta is None or meta is _CONSTANT else copy.deepcopy(meta, memo)
+        return memo[id(self)]  # type: ignore[no-any-return]
+
+    def __copy__(self) -> Value:
+        """A new node with the same value, operation and parents (the parents are shared, not copied)."""
+        new = _new(Value)
+        new.data, new.grad, new.op, new._a, new._b = self.data, self.grad, self.op, self._a, self._b
+        new.label, new.meta = self.label, self.meta
+        return new
+
     @staticmethod
     def apply_op(op: Any, args: tuple[Any, ...]) -> Value:
         """How an :class:`~micrograph.ops.Op` called on Values builds its node: :func:`apply`."""
@@ -372,6 +420,52 @@ class Value:
         grad_table = graph.backprop_list(gradient)
         for node, g in zip(graph.nodes, grad_table):
             node.grad += g
+
+
+def _ancestors(z: Value) -> list[Value]:
+    """z and its ancestors in topological order (parents first), by an iterative depth-first search."""
+    order: list[Value] = []
+    seen = {z}
+    stack = [z]
+    while stack:
+        node = stack[-1]
+        p = node._a
+        if p is not None and p not in seen:
+            seen.add(p)
+            stack.append(p)
+            continue
+        p = node._b
+        if p is not None and p not in seen:
+            seen.add(p)
+            stack.append(p)
+            continue
+        stack.pop()
+        order.append(node)
+    return order
+
+
+def _leaf(data: float, grad: float, label: str, meta: NodeMeta | None) -> Value:
+    """A leaf again, from its pickled fields."""
+    v = _new(Value)
+    v.data, v.grad, v.op, v._a, v._b, v.label = data, grad, None, None, None, label
+    v.meta = _CONSTANT if meta is not None and meta.constant and meta.call is None else meta
+    return v
+
+
+def _rebuild(records: list[Any]) -> Value:
+    """A graph again, from :meth:`Value.__reduce__`'s flat list; returns its last node (the one pickled)."""
+    nodes: list[Value] = []
+    for record in records:
+        if isinstance(record, Value):
+            nodes.append(record)
+            continue
+        op, a, b, data, grad, label, meta = record
+        v = _new(Value)
+        v.data, v.grad, v.op, v.label, v.meta = data, grad, op, label, meta
+        v._a = nodes[a]
+        v._b = None if b < 0 else nodes[b]
+        nodes.append(v)
+    return nodes[-1]
 
 
 def _reverse_order(z: Value) -> tuple[list[Value], list[tuple[Value, float]]]:

@@ -142,6 +142,10 @@ class Graph:
         self._consumers: list[list[ConsumerEdge]] | None = None  # built on first use by consumers()
         self._program: list[Step] | None = None  # built on first use by program()
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as its output z (see :meth:`Value.__reduce__`) and rebuilt: the same u(1)..u(n)."""
+        return Graph, (self.output,)
+
     # --- the book's names -----------------------------------------------------------------------
     @property
     def leaves(self) -> list[Value]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import operator
+import pickle
 from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Union
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Op",
     "local_derivative",
+    "op_by_name",
     "OPS",
     "ADD",
     "SUB",
@@ -118,6 +120,18 @@ class Op:
 
     def __repr__(self) -> str:
         return f"<op {self.name}>" if self.param is None else f"<op {self.name} {self.param!r}>"
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled by name (``x ** c`` by its exponent): the table's rules are functions that do not pickle.
+
+        Raises:
+            pickle.PicklingError: for an operation that is not in the table (it cannot be found by name).
+        """
+        if self.param is not None and self.name == "pow":
+            return pow_const, (self.param,)
+        if OPS.get(self.name) is not self:
+            raise pickle.PicklingError(f"{self!r} is not in micrograph's table of operations: no pickle")
+        return op_by_name, (self.name,)
 
     def __call__(self, *args: Any) -> Any:
         """Apply the operation: a float on numbers, a new node on Values (section 6.5.5).
@@ -359,3 +373,12 @@ def local_derivative(op: Op, k: int, args: tuple[Any, ...], out: Any) -> Any:
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6 (``op.bprop``).
     """
     return op.local_derivative(k, args, out)
+
+
+def op_by_name(name: str) -> Op:
+    """The operation of the table called ``name`` (how a pickled operation is found again).
+
+    Raises:
+        KeyError: if no operation of the table has that name.
+    """
+    return OPS[name]
