@@ -44,6 +44,8 @@ __all__ = [
     "HTML_CSS",
     "PLOT_COLORS",
     "PLOT_RC",
+    "WRONG",
+    "WRONG_EDGE",
 ]
 
 FONT = "Helvetica"
@@ -149,3 +151,8 @@ PLOT_RC: dict[str, object] = {
     "axes.grid": True,
     "grid.alpha": 0.3,
 }
+
+# The exercises' failure drawings (lessons.exercises): the first wrong node and the edges of its wrong term.
+WRONG: dict[str, str] = {"fillcolor": "#f8c9c9", "color": "#c0392b", "fontcolor": "#1a1a1a", "penwidth": "3",
+                         "style": "filled,bold"}  # fmt: skip
+WRONG_EDGE: dict[str, str] = {"color": "#c0392b", "penwidth": "2.5", "fontcolor": "#c0392b"}

@@ -1,0 +1,215 @@
+"""Exercises: the student writes the book's algorithms, and micrograph shows exactly where they go wrong.
+
+::
+
+    >>> from lessons import exercises
+    >>> exercises.list()                             # the exercises, the book's algorithm each covers, passed?
+    >>> exercises.start("backprop")                  # writes backprop.py: a template; never overwrites
+    >>> exercises.check("backprop", "backprop.py")   # or a function: exercises.check("backprop", my_backprop)
+
+The same from a shell: ``micrograph exercise list | start NAME | check FILE [--json]``.
+
+A check runs the solution on graphs chosen to catch the real mistakes (a node used twice, a reused inner
+node, constants, figure 6.9's chain, every operation, random DAGs, a chain 10,000 deep) and compares it
+with micrograph's own algorithms, the answer key. At the first failure the report says which node is
+wrong, the expected and actual values, for Algorithm 6.2 the terms of the sum and which one differs, a
+hint naming the book's sentence for the mistakes it recognises, and draws G with the wrong node and edge
+in red (inline in Jupyter; next to the student's file from the shell). The solution runs in a child
+process: an infinite loop is stopped, the student's own traceback lines are shown, a solution that
+changes the graph it was given is caught. Passes are kept in ``.micrograph-progress.json`` in the current
+directory, which :func:`list` reads.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lessons.exercises import progress
+from lessons.exercises.report import Failure, Report
+from lessons.exercises.runner import TIME_LIMIT, run
+from lessons.exercises.templates import TEMPLATES
+from viz.render import write_atomic
+
+__all__ = ["EXERCISES", "Exercise", "Report", "Failure", "list", "start", "check", "reference", "SVG_MARKER"]
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise: its name, what it asks, the book's algorithm, the function(s) the student writes."""
+
+    name: str
+    title: str
+    book: str
+    functions: tuple[str, ...]
+
+    @property
+    def file(self) -> str:
+        """The file ``start`` writes: ``NAME.py``."""
+        return f"{self.name}.py"
+
+
+EXERCISES: dict[str, Exercise] = {
+    e.name: e
+    for e in [
+        Exercise("derivatives", "local derivatives du/dx_k of tanh, sigmoid, x/y, x**y, log, sqrt",
+                 "section 6.5.3 (∂u(i)/∂u(j)), section 6.5.6 (op.bprop)",
+                 ("tanh_dx", "sigmoid_dx", "div_dx", "div_dy", "pow_dx", "pow_dy", "log_dx", "sqrt_dx")),
+        Exercise("topo", "the topological order u(1)..u(n), leaves first", "section 6.5.3",
+                 ("topological_order",)),
+        Exercise("forward", "forward propagation over u(1)..u(n)", "section 6.5.3, Algorithm 6.1", ("forward",)),
+        Exercise("backprop", "back-propagation with the grad_table", "section 6.5.3, Algorithm 6.2",
+                 ("backprop",)),
+        Exercise("build_grad", "build_grad: symbol-to-symbol, the result is nodes of B",
+                 "section 6.5.6, Algorithms 6.5 and 6.6", ("build_grad",)),
+        Exercise("mlp_backward", "the MLP's backward pass on numbers, layer by layer",
+                 "section 6.5.4, Algorithm 6.4", ("backward_mlp",)),
+        Exercise("naive", "the naive chain rule, counted against figure 6.9's closed forms",
+                 "section 6.5.2, figure 6.9, equation 6.53", ("naive_grad",)),
+    ]
+}  # fmt: skip
+"""The exercises by name, in the order of the book's section 6.5 (the order ``list`` shows)."""
+
+SVG_MARKER = "<!-- micrograph exercise: drawing of a failure -->\n"
+"""The first line of a failure drawing written next to a student's file (only such a file is replaced)."""
+
+
+def _exercise(name: Any) -> Exercise:
+    if not isinstance(name, str) or name not in EXERCISES:
+        raise ValueError(f"there is no exercise {name!r}; the exercises are {', '.join(EXERCISES)}")
+    return EXERCISES[name]
+
+
+class Listing(str):
+    """The text of :func:`list`; shows itself as the text in a REPL."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def list(directory: str | os.PathLike[str] | None = None) -> Listing:  # noqa: A001 -- lessons.list's sibling
+    """The exercises, the book's algorithm each covers, and which passed (read from the progress file).
+
+    Args:
+        directory: where the progress file is; the current directory by default.
+    """
+    done = progress.read(directory)
+    rows = []
+    for e in EXERCISES.values():
+        state = done.get(e.name, {})
+        mark = "passed" if state.get("passed") else ("tried" if state else "")
+        rows.append((e.name, mark, e.book, e.title))
+    width = max(len(r[0]) for r in rows)
+    lines = [f"{'exercise':<{width}}  {'status':<6}  book, what you write"]
+    for name, mark, book, title in rows:
+        lines.append(f"{name:<{width}}  {mark:<6}  {book}: {title}")
+    lines += ["", "micrograph exercise start NAME writes NAME.py; micrograph exercise check NAME.py checks it.",
+              f"Progress is kept in {progress.PROGRESS_FILE} in the current directory."]  # fmt: skip
+    return Listing("\n".join(lines))
+
+
+def start(name: str, directory: str | os.PathLike[str] = ".") -> Path:
+    """Write the template NAME.py into ``directory``: the signature, the book's pseudo-code, TODOs.
+
+    Raises:
+        ValueError: an unknown exercise.
+        FileExistsError: the file exists (a template never overwrites the student's work).
+        FileNotFoundError: the directory does not exist.
+    """
+    e = _exercise(name)
+    path = Path(directory) / e.file
+    if path.exists() or path.is_symlink():
+        raise FileExistsError(f"{path} exists; not overwriting it (move it away to start again)")
+    return write_atomic(path, TEMPLATES[e.name].encode("utf-8"), overwrite=False)
+
+
+def reference(name: str) -> Any:
+    """The reference solution of an exercise: micrograph's own functions, in the exercise's shape.
+
+    It passes every check (that is tested). Raises ValueError for an unknown exercise.
+    """
+    from lessons.exercises import references
+
+    _exercise(name)
+    return references.REFERENCES[name]()
+
+
+def _namespace(e: Exercise, solution: Any) -> tuple[Any, bool]:
+    if isinstance(solution, (str, os.PathLike)):
+        p = Path(solution)
+        if not p.is_file():
+            raise FileNotFoundError(f"no file {p} to check")
+        return str(p), True
+    if isinstance(solution, types.ModuleType):
+        return solution, False
+    if isinstance(solution, dict):
+        return types.SimpleNamespace(**solution), False
+    if callable(solution) and not hasattr(solution, e.functions[0]):
+        if len(e.functions) != 1:
+            raise TypeError(
+                f"exercise {e.name} has several functions ({', '.join(e.functions)}): pass a module, a file, or "
+                "a dict {name: function}"
+            )
+        return types.SimpleNamespace(**{e.functions[0]: solution}), False
+    return solution, False
+
+
+def check(
+    name: str,
+    solution: Any,
+    *,
+    time_limit: float = TIME_LIMIT,
+    record: bool = True,
+    drawing: str | os.PathLike[str] | None = None,
+) -> Report:
+    """Check a solution against micrograph's engine; the report diagnoses the first failure.
+
+    Args:
+        name: the exercise (see :data:`EXERCISES`).
+        solution: the student's file (a path), a module, a dict {function name: function}, or, for an
+            exercise with one function, the function itself (``check("backprop", my_backprop)``).
+        time_limit: seconds one case may run before the solution is stopped.
+        record: keep the result in the progress file of the current directory.
+        drawing: where to write the failure's drawing (SVG); None writes none (Jupyter shows it inline).
+            A file there is replaced only if it is an earlier failure drawing; never through a symlink.
+
+    Returns:
+        A :class:`Report` (true if every check passed); print it, or ``.to_json()``.
+
+    Raises:
+        ValueError: an unknown exercise. FileNotFoundError: no such file. TypeError: a lone function for an
+        exercise that asks for several.
+    """
+    e = _exercise(name)
+    ns, is_path = _namespace(e, solution)
+    checks, failure, seconds = run(e.name, ns, is_path=is_path, time_limit=time_limit)
+    report = Report(e.name, f"{e.title} ({e.book})", checks, failure, seconds)
+    if drawing is not None and failure is not None and failure.svg:
+        report.svg_path = _write_drawing(Path(drawing), failure.svg)
+    if record:
+        progress.record(e.name, report.passed, len(checks))
+    return report
+
+
+def _write_drawing(path: Path, svg: str) -> str | None:
+    """Write the drawing; None (and no file) where it would replace the student's own file or a symlink."""
+    if path.is_symlink():
+        return None
+    if path.exists():
+        try:
+            ours = path.read_text(encoding="utf-8", errors="replace").startswith(SVG_MARKER)
+        except OSError:
+            return None
+        if not ours:
+            return None
+    try:
+        write_atomic(path, (SVG_MARKER + svg).encode("utf-8"))
+    except OSError:
+        return None
+    return str(path)
+

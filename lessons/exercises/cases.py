@@ -1,0 +1,188 @@
+"""The graphs the checkers run a solution on: the cases that catch the real mistakes.
+
+Every case is built afresh by a function, deterministically (fixed numbers, fixed seeds), so a student who
+runs the check again meets the same first failure, and the checker can build one copy for the solution
+and another for the engine's answer. The order is from the smallest graph that shows a mistake to the
+largest: a node used twice by one operation (``a * a``), a reused node that is not a leaf
+(``b = a + a; c = b + b``), constants, figure 6.9's chain, a graph that uses every operation, random DAGs
+with shared and repeated parents, the ladder whose paths double at every level, and a chain 10,000 deep
+(a recursive solution meets Python's recursion limit there).
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.1-6.5.3, figure 6.9.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from micrograph.engine import Value
+from micrograph.errors import DomainError
+from micrograph.families import chain, ladder
+from micrograph.graph import Graph
+from micrograph.ops import OPS, POW, pow_const
+
+__all__ = ["Case", "graph_cases", "random_dag", "every_op", "DEEP"]
+
+DEEP = 10_000
+"""The depth of the deep chain: ten times Python's default recursion limit."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """A graph to check a solution on.
+
+    Attributes:
+        name: what the case is, as the report shows it (``"a * a: one node takes the same parent twice"``).
+        build: returns a fresh ``(z, targets)``: the output and the variables to differentiate with
+            respect to; each call builds new nodes with the same structure and numbers.
+        deep: True for the case that a recursive solution cannot pass.
+    """
+
+    name: str
+    build: Callable[[], tuple[Value, list[Value]]]
+    deep: bool = False
+
+
+def _square() -> tuple[Value, list[Value]]:
+    a = Value(1.5, label="a")
+    return a * a, [a]
+
+
+def _reused() -> tuple[Value, list[Value]]:
+    a = Value(0.5, label="a")
+    b = a + a
+    b.label = "b"
+    c = b + b
+    c.label = "c"
+    return c, [a]
+
+
+def _constants() -> tuple[Value, list[Value]]:
+    x = Value(0.7, label="x")
+    z = (2 * x + 3) * x
+    z.label = "z"
+    return z, [x]
+
+
+def _figure_6_9() -> tuple[Value, list[Value]]:
+    z, w = chain(3)
+    return z, [w]
+
+
+def _lesson() -> tuple[Value, list[Value]]:
+    x, y = Value(0.5, label="x"), Value(-1.2, label="y")
+    h = x * y + x
+    h.label = "h"
+    z = (h - y / x).tanh()
+    z.label = "z"
+    return z, [x, y]
+
+
+def every_op() -> tuple[Value, list[Value]]:
+    """One graph using every operation of the table, and x ** c, at points inside every domain."""
+    x, y = Value(0.8, label="x"), Value(1.3, label="y")
+    p = POW(x, y)  # x ** y, both arguments variables
+    q = x / y - y
+    r = (x * y).log() + (x + y).sqrt() + x.exp().tanh()
+    s = y.sigmoid() * x.sin() + y.cos() - (-x)
+    t = (q * 1.5).relu() + OPS["step"](x) + pow_const(3.0)(y) + x**2
+    z = p + q * r + s * t
+    z.label = "z"
+    return z, [x, y]
+
+
+_RANDOM_OPS = ["add", "sub", "mul", "div", "neg", "exp", "log", "tanh", "sigmoid", "sqrt", "sin", "cos", "pow"]
+
+
+def random_dag(seed: int, n_ops: int = 14, n_leaves: int = 3) -> tuple[Value, list[Value]]:
+    """A random DAG with shared parents (fan-out), repeated parents (``u * u``) and a constant.
+
+    Nodes are added one by one, each taking its arguments among the nodes built so far, mostly the
+    recent ones; one binary node in four takes the same parent twice. Every node ends up an ancestor of
+    z: the nodes no other node consumes are added up into z. Values stay in every operation's domain
+    (and that of its derivatives) and below 50 in size.
+
+    Args:
+        seed: the seed of ``random.Random``; the same seed builds the same graph.
+        n_ops: how many operation nodes to try to add before the final sum.
+        n_leaves: the number of variables x1, x2, ...
+
+    Returns:
+        ``(z, variables)``.
+    """
+    rng = random.Random(seed)
+    leaves = [Value(round(rng.uniform(0.3, 1.8), 2), label=f"x{i + 1}") for i in range(n_leaves)]
+    nodes: list[Value] = list(leaves)
+    nodes.append(Value(2.0) * leaves[0])  # a constant leaf, as ``2 * x`` makes one
+    used: set[Value] = {leaves[0]}
+    tries = 0
+    while len(nodes) < n_leaves + 1 + n_ops and tries < 20 * n_ops:
+        tries += 1
+        op = OPS[rng.choice(_RANDOM_OPS)]
+        recent = nodes[-4:]
+        a = rng.choice(recent if rng.random() < 0.7 else nodes)
+        if op.arity == 2:
+            b = a if rng.random() < 0.25 else rng.choice(nodes)
+            args: tuple[Value, ...] = (a, b)
+            if op is POW and (a.data <= 0.1 or abs(b.data) > 3):
+                continue
+        else:
+            args = (a,)
+            if op.name in ("log", "sqrt") and a.data <= 0.1:
+                continue
+        try:
+            v = op(*args)
+        except DomainError:
+            continue
+        if abs(v.data) > 50 or (op.name == "div" and abs(args[1].data) < 0.1):
+            continue
+        nodes.append(v)
+        used.update(args)
+    dangling = [v for v in nodes if v not in used and v.op is not None]
+    z = dangling[0]
+    for v in dangling[1:]:
+        z = z + v
+    z.label = "z"
+    for v in leaves:  # a leaf no operation took: still a variable of the graph through the sum
+        if v not in Graph(z).index:
+            z = z + v
+            z.label = "z"
+    return z, leaves
+
+
+def _random(seed: int) -> Callable[[], tuple[Value, list[Value]]]:
+    return lambda: random_dag(seed)
+
+
+def _ladder() -> tuple[Value, list[Value]]:
+    z, w = ladder(6)
+    return z, [w]
+
+
+def _deep() -> tuple[Value, list[Value]]:
+    z, w = chain(DEEP)
+    return z, [w]
+
+
+def graph_cases(*, deep: bool = True, randoms: int = 4) -> list[Case]:
+    """The graph cases, in the order the checkers try them.
+
+    Args:
+        deep: include the chain 10,000 deep.
+        randoms: how many random DAGs (seeds 1, 2, ...).
+    """
+    cases = [
+        Case("a * a: one node takes the same parent twice", _square),
+        Case("b = a + a, c = b + b: a reused node that is not a leaf", _reused),
+        Case("(2 * x + 3) * x: constants are leaves too", _constants),
+        Case("figure 6.9: z = tanh(tanh(tanh(w)))", _figure_6_9),
+        Case("z = tanh(x * y + x - y / x): two variables, argument order matters", _lesson),
+        Case("every operation of the table", every_op),
+    ]
+    cases += [Case(f"random DAG (seed {s}): shared and repeated parents", _random(s)) for s in range(1, randoms + 1)]
+    cases.append(Case("the ladder u(i) = sin(u(i-1)) + cos(u(i-1)), 6 levels: 64 paths", _ladder))
+    if deep:
+        cases.append(Case(f"a chain {DEEP:,} deep", _deep, deep=True))
+    return cases

@@ -1,0 +1,224 @@
+"""What a check answers: a report with the first failure diagnosed, as text, HTML (Jupyter) and JSON.
+
+A :class:`Failure` is plain data (strings and numbers), so it crosses from the process that ran the
+student's code to the one that shows it. It says which case failed, the first wrong node (its u(i)
+name), the expected and actual values, for Algorithm 6.2 the terms of the sum, the student's own
+traceback lines, a recognised mistake with its hint and the book's sentence, and a drawing (SVG).
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import textwrap
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["Failure", "Report", "BOOK", "WIDTH"]
+
+WIDTH = 80
+
+BOOK: dict[str, tuple[str, str]] = {
+    # key: (the book's words, where)
+    "sum": (
+        "For any node that may be reached by going backwards from z through two or more paths, we simply "
+        "sum the gradients arriving from different paths at that node.",
+        "section 6.5.6",
+    ),
+    "loop": (
+        "for j = n − 1 down to 1 do ... grad_table[u(j)] ← Σ_{i: j ∈ Pa(u(i))} grad_table[u(i)] "
+        "∂u(i)/∂u(j)",
+        "section 6.5.3, Algorithm 6.2",
+    ),
+    "table": (
+        "Initialize grad_table, a data structure that will store the derivatives that have been computed.",
+        "section 6.5.3, Algorithm 6.2",
+    ),
+    "edges": (
+        "The computational cost of this algorithm is proportional to the number of edges in the graph, "
+        "assuming that the partial derivative associated with each edge requires a constant time.",
+        "section 6.5.3, Algorithm 6.2",
+    ),
+    "local": (
+        "Each ∂u(i)/∂u(j) is a function of the parents u(j) of u(i), thus linking the nodes of the forward "
+        "graph to those added for the back-propagation graph.",
+        "section 6.5.3, Algorithm 6.2",
+    ),
+    "order": (
+        "We will assume that the nodes of the graph have been ordered in such a way that we can compute "
+        "their output one after the other, starting at u(n_i+1) and going up to u(n).",
+        "section 6.5.3",
+    ),
+    "inputs": ("for i = 1, ..., n_i do u(i) ← x_i end for", "section 6.5.3, Algorithm 6.1"),
+    "parents": ("A(i) ← {u(j) | j ∈ Pa(u(i))}; u(i) ← f(i)(A(i))", "section 6.5.3, Algorithm 6.1"),
+    "reverse": (
+        "Computation in B proceeds in exactly the reverse of the order of computation in G",
+        "section 6.5.3",
+    ),
+    "recompute": (
+        "In the alternative approach, f(w) is recomputed each time it is needed.",
+        "section 6.5.2, figure 6.9, equation 6.53",
+    ),
+    "store": (
+        "Equation 6.52 suggests an implementation in which we compute the value of f(w) only once and store "
+        "it in the variable x. This is the approach taken by the back-propagation algorithm.",
+        "section 6.5.2, figure 6.9",
+    ),
+    "symbolic": (
+        "Instead, it adds nodes to a computational graph describing how to compute these derivatives.",
+        "section 6.5.5, figure 6.10",
+    ),
+    "again": (
+        "Because the derivatives are just another computational graph, it is possible to run "
+        "back-propagation again, differentiating the derivatives in order to obtain higher derivatives.",
+        "section 6.5.5",
+    ),
+    "mlp_f": ("g ← ∇_{a(k)} J = g ⊙ f′(a(k))", "section 6.5.4, Algorithm 6.4"),
+    "mlp_w": ("∇_{W(k)} J = g h(k−1)ᵀ + λ ∇_{W(k)} Ω(θ)", "section 6.5.4, Algorithm 6.4"),
+    "mlp_b": ("∇_{b(k)} J = g + λ ∇_{b(k)} Ω(θ)", "section 6.5.4, Algorithm 6.4"),
+    "mlp_g": ("g ← ∇_{h(k−1)} J = W(k)ᵀ g", "section 6.5.4, Algorithm 6.4"),
+    "mlp_loop": ("for k = l, l − 1, ..., 1 do", "section 6.5.4, Algorithm 6.4"),
+}
+"""The book's sentences and lines a hint points to: {key: (words, where)}, quoted from the book's text."""
+
+
+@dataclass
+class Failure:
+    """The first failure of a check, diagnosed.
+
+    Attributes:
+        case: the case it failed on (e.g. ``"a * a: one node takes the same parent twice"``).
+        headline: one sentence: what is wrong.
+        details: further lines: the node, expected and actual, the terms of the sum ...
+        mistake: the recognised mistake, a short code (``"overwrite"``, ``"forward-loop"`` ...), or "".
+        hint: what to change, in words, or "".
+        book: a key of :data:`BOOK` (the sentence the hint rests on), or "".
+        traceback: the student's own traceback lines (the checker's frames left out), or "".
+        node: the wrong node's name (``"u3"``), or "".
+        expected: the engine's value, or None. actual: the solution's value (a number or its repr).
+        svg: the drawing of the graph with the wrong node and edge marked, or None.
+        drawing_note: why there is no drawing, when there is none, or "".
+    """
+
+    case: str
+    headline: str
+    details: list[str] = field(default_factory=list)
+    mistake: str = ""
+    hint: str = ""
+    book: str = ""
+    traceback: str = ""
+    node: str = ""
+    expected: Any = None
+    actual: Any = None
+    svg: str | None = None
+    drawing_note: str = ""
+
+    def book_text(self) -> str:
+        """The book's sentence the hint rests on, quoted with where it is, or ""."""
+        if not self.book:
+            return ""
+        words, where = BOOK[self.book]
+        return f"The book ({where}): “{words}”"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The failure as JSON-ready data (the drawing left out: it is written to a file)."""
+        d = asdict(self)
+        d.pop("svg")
+        d["book"] = self.book_text()
+        return d
+
+
+def _wrap(text: str, indent: str = "  ") -> list[str]:
+    out: list[str] = []
+    for para in text.split("\n"):
+        out += textwrap.wrap(para, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ") or [""]
+    return out
+
+
+@dataclass
+class Report:
+    """The answer of a check: which checks ran and passed, and the first failure diagnosed.
+
+    Attributes:
+        exercise: the exercise's name. title: what it asks (with the book's algorithm).
+        checks: (case, passed) for every check run, in order; the checks stop at the first failure.
+        failure: the first failure, or None if every check passed.
+        seconds: the wall time of the whole check.
+        svg_path: where the drawing of the failure was written (terminal use), or None.
+    """
+
+    exercise: str
+    title: str
+    checks: list[tuple[str, bool]]
+    failure: Failure | None
+    seconds: float = 0.0
+    svg_path: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        """True if every check passed."""
+        return self.failure is None and bool(self.checks)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data: exercise, checks run, passed, the first failure (for autograders)."""
+        return {
+            "exercise": self.exercise,
+            "checks_run": len(self.checks),
+            "checks_passed": sum(ok for _, ok in self.checks),
+            "passed": self.passed,
+            "checks": [{"case": name, "passed": ok} for name, ok in self.checks],
+            "first_failure": None if self.failure is None else self.failure.as_dict(),
+            "drawing": self.svg_path,
+            "seconds": round(self.seconds, 3),
+        }
+
+    def to_json(self) -> str:
+        """:meth:`as_dict` as a JSON string."""
+        return json.dumps(self.as_dict(), indent=2, ensure_ascii=False)
+
+    def text(self) -> str:
+        """The report for a terminal, 80 columns wide."""
+        ok = sum(ok for _, ok in self.checks)
+        lines = [f"exercise {self.exercise}: {self.title}"]
+        for name, passed in self.checks:
+            lines += _wrap(f"{'PASS' if passed else 'FAIL'}  {name}", "  ")
+        f = self.failure
+        if f is None:
+            lines.append(f"All {ok} checks passed ({self.seconds:.1f} s).")
+            return "\n".join(lines)
+        lines.append(f"{ok} of {len(self.checks)} checks passed before the first failure ({self.seconds:.1f} s).")
+        lines.append("")
+        lines += _wrap(f"FAILED on: {f.case}", "")
+        lines += _wrap(f.headline, "  ")
+        for d in f.details:
+            lines += _wrap(d, "    ")
+        if f.traceback:
+            lines.append("  Your code raised (your lines only):")
+            lines += ["    " + t for t in f.traceback.rstrip().splitlines()]
+        if f.hint:
+            lines += _wrap(f"Hint: {f.hint}", "  ")
+        if f.book:
+            lines += _wrap(f.book_text(), "  ")
+        if self.svg_path:
+            lines += _wrap(f"Drawing of the failure: {self.svg_path}", "  ")
+        elif f.drawing_note:
+            lines += _wrap(f"(No drawing: {f.drawing_note})", "  ")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def _repr_html_(self) -> str:
+        """The report in Jupyter: the text, and the drawing of the failure inline."""
+        parts = [f"<pre style='white-space: pre-wrap'>{html.escape(self.text())}</pre>"]
+        if self.failure is not None and self.failure.svg:
+            parts.append(f"<div class='micrograph-failure'>{self.failure.svg}</div>")
+        return "\n".join(parts)
