@@ -3,7 +3,7 @@
 ::
 
     >>> from lessons import exercises
-    >>> exercises.list()                             # the exercises, the book's algorithm each covers, passed?
+    >>> exercises.list()                             # the exercises, the book's algorithms, passed?
     >>> exercises.start("backprop")                  # writes backprop.py: a template; never overwrites
     >>> exercises.check("backprop", "backprop.py")   # or a function: exercises.check("backprop", my_backprop)
 
@@ -57,22 +57,41 @@ class Exercise:
 EXERCISES: dict[str, Exercise] = {
     e.name: e
     for e in [
-        Exercise("derivatives", "local derivatives du/dx_k of tanh, sigmoid, x/y, x**y, log, sqrt",
-                 "section 6.5.3 (∂u(i)/∂u(j)), section 6.5.6 (op.bprop)",
-                 ("tanh_dx", "sigmoid_dx", "div_dx", "div_dy", "pow_dx", "pow_dy", "log_dx", "sqrt_dx")),
-        Exercise("topo", "the topological order u(1)..u(n), leaves first", "section 6.5.3",
-                 ("topological_order",)),
-        Exercise("forward", "forward propagation over u(1)..u(n)", "section 6.5.3, Algorithm 6.1", ("forward",)),
-        Exercise("backprop", "back-propagation with the grad_table", "section 6.5.3, Algorithm 6.2",
-                 ("backprop",)),
-        Exercise("build_grad", "build_grad: symbol-to-symbol, the result is nodes of B",
-                 "section 6.5.6, Algorithms 6.5 and 6.6", ("build_grad",)),
-        Exercise("mlp_backward", "the MLP's backward pass on numbers, layer by layer",
-                 "section 6.5.4, Algorithm 6.4", ("backward_mlp",)),
-        Exercise("naive", "the naive chain rule, counted against figure 6.9's closed forms",
-                 "section 6.5.2, figure 6.9, equation 6.53", ("naive_grad",)),
+        Exercise(
+            "derivatives",
+            "local derivatives du/dx_k of tanh, sigmoid, x/y, x**y, log, sqrt",
+            "section 6.5.3 (∂u(i)/∂u(j)), section 6.5.6 (op.bprop)",
+            ("tanh_dx", "sigmoid_dx", "div_dx", "div_dy", "pow_dx", "pow_dy", "log_dx", "sqrt_dx"),
+        ),
+        Exercise(
+            "topo", "the topological order u(1)..u(n), leaves first", "section 6.5.3", ("topological_order",)
+        ),
+        Exercise(
+            "forward", "forward propagation over u(1)..u(n)", "section 6.5.3, Algorithm 6.1", ("forward",)
+        ),
+        Exercise(
+            "backprop", "back-propagation with the grad_table", "section 6.5.3, Algorithm 6.2", ("backprop",)
+        ),
+        Exercise(
+            "build_grad",
+            "build_grad: symbol-to-symbol, the result is nodes of B",
+            "section 6.5.6, Algorithms 6.5 and 6.6",
+            ("build_grad",),
+        ),
+        Exercise(
+            "mlp_backward",
+            "the MLP's backward pass on numbers, layer by layer",
+            "section 6.5.4, Algorithm 6.4",
+            ("backward_mlp",),
+        ),
+        Exercise(
+            "naive",
+            "the naive chain rule, counted against figure 6.9's closed forms",
+            "section 6.5.2, figure 6.9, equation 6.53",
+            ("naive_grad",),
+        ),
     ]
-}  # fmt: skip
+}
 """The exercises by name, in the order of the book's section 6.5 (the order ``list`` shows)."""
 
 SVG_MARKER = "<!-- micrograph exercise: drawing of a failure -->\n"
@@ -92,7 +111,7 @@ class Listing(str):
         return str(self)
 
 
-def list(directory: str | os.PathLike[str] | None = None) -> Listing:  # noqa: A001 -- lessons.list's sibling
+def list(directory: str | os.PathLike[str] | None = None) -> Listing:
     """The exercises, the book's algorithm each covers, and which passed (read from the progress file).
 
     Args:
@@ -108,8 +127,11 @@ def list(directory: str | os.PathLike[str] | None = None) -> Listing:  # noqa: A
     lines = [f"{'exercise':<{width}}  {'status':<6}  book, what you write"]
     for name, mark, book, title in rows:
         lines.append(f"{name:<{width}}  {mark:<6}  {book}: {title}")
-    lines += ["", "micrograph exercise start NAME writes NAME.py; micrograph exercise check NAME.py checks it.",
-              f"Progress is kept in {progress.PROGRESS_FILE} in the current directory."]  # fmt: skip
+    lines += [
+        "",
+        "micrograph exercise start NAME writes NAME.py; micrograph exercise check NAME.py checks it.",
+        f"Progress is kept in {progress.PROGRESS_FILE} in the current directory.",
+    ]
     return Listing("\n".join(lines))
 
 
@@ -152,7 +174,8 @@ def _namespace(e: Exercise, solution: Any) -> tuple[Any, bool]:
     if callable(solution) and not hasattr(solution, e.functions[0]):
         if len(e.functions) != 1:
             raise TypeError(
-                f"exercise {e.name} has several functions ({', '.join(e.functions)}): pass a module, a file, or "
+                f"exercise {e.name} has several functions ({', '.join(e.functions)}): pass a module, a file, "
+                "or "
                 "a dict {name: function}"
             )
         return types.SimpleNamespace(**{e.functions[0]: solution}), False
@@ -212,4 +235,3 @@ def _write_drawing(path: Path, svg: str) -> str | None:
     except OSError:
         return None
     return str(path)
-

@@ -93,7 +93,21 @@ def every_op() -> tuple[Value, list[Value]]:
     return z, [x, y]
 
 
-_RANDOM_OPS = ["add", "sub", "mul", "div", "neg", "exp", "log", "tanh", "sigmoid", "sqrt", "sin", "cos", "pow"]
+_RANDOM_OPS = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "neg",
+    "exp",
+    "log",
+    "tanh",
+    "sigmoid",
+    "sqrt",
+    "sin",
+    "cos",
+    "pow",
+]
 
 
 def random_dag(seed: int, n_ops: int = 14, n_leaves: int = 3) -> tuple[Value, list[Value]]:
@@ -181,7 +195,9 @@ def graph_cases(*, deep: bool = True, randoms: int = 4) -> list[Case]:
         Case("z = tanh(x * y + x - y / x): two variables, argument order matters", _lesson),
         Case("every operation of the table", every_op),
     ]
-    cases += [Case(f"random DAG (seed {s}): shared and repeated parents", _random(s)) for s in range(1, randoms + 1)]
+    cases += [
+        Case(f"random DAG (seed {s}): shared and repeated parents", _random(s)) for s in range(1, randoms + 1)
+    ]
     cases.append(Case("the ladder u(i) = sin(u(i-1)) + cos(u(i-1)), 6 levels: 64 paths", _ladder))
     if deep:
         cases.append(Case(f"a chain {DEEP:,} deep", _deep, deep=True))

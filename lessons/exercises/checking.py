@@ -31,9 +31,7 @@ __all__ = ["Fail", "Checker", "snapshot", "mutation", "close", "shown", "student
 _HIDDEN = tuple(
     os.path.dirname(os.path.abspath(p)) + os.sep
     for p in (micrograph.__file__, viz.__file__, __file__, contextlib.__file__)
-) + tuple(
-    p + os.sep for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]}
-)
+) + tuple(p + os.sep for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]})
 
 
 class Fail(Exception):
@@ -83,7 +81,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def mutation(graph: Graph, before: list[tuple[Any, ...]]) -> str:
-    """"" if no node changed since :func:`snapshot`, else the first change in words."""
+    """ "" if no node changed since :func:`snapshot`, else the first change in words."""
     fields = ("data", "grad", "op", "inputs", "label")
     for j, (v, old) in enumerate(zip(graph.nodes, before)):
         new = (v.data, v.grad, v.op, tuple(map(id, v.inputs)), v.label)
@@ -127,8 +125,9 @@ class Checker:
         """A :class:`Fail` for the current case (raise it)."""
         return Fail(Failure(self.current, headline, **kw))
 
-    def call(self, fn: Callable[..., Any], *args: Any, what: str, graph: Graph | None = None,
-             deep: bool = False) -> Any:  # fmt: skip
+    def call(
+        self, fn: Callable[..., Any], *args: Any, what: str, graph: Graph | None = None, deep: bool = False
+    ) -> Any:
         """Call the student's ``fn(*args)``; an exception becomes a :class:`Fail` with their traceback.
 
         Args:
@@ -165,8 +164,10 @@ class Checker:
                 name = f"u{graph.index[key] + 1}" + (f" ({key.label})" if key.label else "")
                 raise self.fail(
                     f"{what} raised KeyError: a table has no entry for {name} yet when your code reads it.",
-                    details=["An entry is read before the loop has written it: the order of the loop is wrong, "
-                             "or an entry is never written."],
+                    details=[
+                        "An entry is read before the loop has written it: the order of the loop is wrong, "
+                        "or an entry is never written."
+                    ],
                     mistake="missing-entry",
                     node=name,
                     traceback=student_traceback(e),
@@ -179,7 +180,7 @@ class Checker:
                 hint="replace the `raise NotImplementedError` lines with your code.",
                 traceback=student_traceback(e),
             ) from None
-        except BaseException as e:  # noqa: BLE001 -- the student's code may raise anything, SystemExit too
+        except BaseException as e:
             if isinstance(e, KeyboardInterrupt):
                 raise
             raise self._exception(e, what) from None

@@ -21,11 +21,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from lessons.exercises import tools
 from lessons.exercises.cases import Case, graph_cases, random_dag
-from lessons.exercises.checking import Checker, close, mutation, shown, snapshot
+from lessons.exercises.checking import Checker, Fail, close, mutation, shown, snapshot
 from lessons.exercises.drawing import Mark, failure_svg
 from micrograph import Graph, backprop, grad, nn
 from micrograph.backprop import BackpropStep
@@ -95,20 +96,30 @@ _POINTS: dict[str, list[tuple[float, ...]]] = {
 near 0, a power of a small x)."""
 
 
-def _derivative_mistake(fname: str, args: tuple[float, ...], out: float, actual: float, expected: float) -> tuple[str, str]:  # noqa: E501
+def _derivative_mistake(
+    fname: str, args: tuple[float, ...], out: float, actual: float, expected: float
+) -> tuple[str, str]:
     """A recognised mistake in a local derivative: (code, hint), or ("", "")."""
     x = args[0]
     y = args[1] if len(args) > 1 else 0.0
-    candidates: list[tuple[Callable[[], float], str, str]] = [
-        (lambda: -expected, "sign", "the sign is wrong: check which way u moves when x_k grows."),
-    ]
+    candidates: list[tuple[Callable[[], float], str, str]] = []
     if fname == "tanh_dx":
-        candidates.append((lambda: 1 - x * x, "tanh-input",
-                           "the derivative of tanh is written with its output: tanh′(x) = 1 − tanh(x)² = "
-                           "1 − out², not 1 − x²."))  # fmt: skip
+        candidates.append(
+            (
+                lambda: 1 - x * x,
+                "tanh-input",
+                "the derivative of tanh is written with its output: tanh′(x) = 1 − tanh(x)² = "
+                "1 − out², not 1 − x².",
+            )
+        )
     if fname == "sigmoid_dx":
-        candidates.append((lambda: x * (1 - x), "sigmoid-input",
-                           "σ′(x) = σ(x)(1 − σ(x)) = out·(1 − out): it is written with the output."))
+        candidates.append(
+            (
+                lambda: x * (1 - x),
+                "sigmoid-input",
+                "σ′(x) = σ(x)(1 − σ(x)) = out·(1 − out): it is written with the output.",
+            )
+        )
     if fname == "div_dy":
         candidates += [
             (lambda: out / y, "quotient-sign", "d(x/y)/dy = −x/y² (the quotient rule's minus sign)."),
@@ -116,22 +127,36 @@ def _derivative_mistake(fname: str, args: tuple[float, ...], out: float, actual:
             (lambda: -1 / (y * y), "div-dy-no-x", "d(x/y)/dy = −x/y²: the x is missing."),
         ]
     if fname == "div_dx":
-        candidates.append((lambda: -x / (y * y), "div-dx-as-dy", "d(x/y)/dx = 1/y; −x/y² is the derivative in y."))
+        candidates.append(
+            (lambda: -x / (y * y), "div-dx-as-dy", "d(x/y)/dx = 1/y; −x/y² is the derivative in y.")
+        )
     if fname == "pow_dx":
         candidates += [
             (lambda: out * math.log(x), "pow-dx-as-dy", "out·log x is d(x^y)/dy; in x it is y·x^(y−1)."),
             (lambda: y * x**y, "pow-exponent", "d(x^y)/dx = y·x^(y−1): the exponent goes down by one."),
         ]
     if fname == "pow_dy":
-        candidates.append((lambda: y * x ** (y - 1), "pow-dy-power-rule",
-                           "the power rule is for the base; for the exponent d(x^y)/dy = x^y·log x = out·log x."))  # fmt: skip
+        candidates.append(
+            (
+                lambda: y * x ** (y - 1),
+                "pow-dy-power-rule",
+                "the power rule is for the base; for the exponent d(x^y)/dy = x^y·log x = out·log x.",
+            )
+        )
     if fname == "log_dx":
         candidates.append((lambda: 1 / out, "log-output", "log′(x) = 1/x, with the input x, not the output."))
     if fname == "sqrt_dx":
         candidates += [
-            (lambda: 0.5 / x, "sqrt-input", "√′(x) = 1/(2√x) = 0.5/out: divide by the square root, not by x."),
+            (
+                lambda: 0.5 / x,
+                "sqrt-input",
+                "√′(x) = 1/(2√x) = 0.5/out: divide by the square root, not by x.",
+            ),
             (lambda: 0.5 * out, "sqrt-times", "√′(x) = 0.5/out, a division."),
         ]
+    candidates.append(
+        (lambda: -expected, "sign", "the sign is wrong: check which way u moves when x_k grows.")
+    )
     for value, code, hint in candidates:
         try:
             if close(actual, value()) and not close(actual, expected):
@@ -163,17 +188,24 @@ def check_derivatives(ns: Any, C: Checker) -> None:
                 graph = Graph(u)
                 raise C.fail(
                     f"{call} returned {shown(actual)}; the derivative is {shown(expected)}.",
-                    details=[f"u = {opname}({', '.join('xy'[: len(args)])}) at "
-                             f"{', '.join(f'{n} = {shown(a)}' for n, a in zip('xy', args))}: u = {shown(out)}."],
+                    details=[
+                        f"u = {opname}({', '.join('xy'[: len(args)])}) at "
+                        f"{', '.join(f'{n} = {shown(a)}' for n, a in zip('xy', args))}: u = {shown(out)}."
+                    ],
                     mistake=code or "wrong-derivative",
                     hint=hint,
                     book="local",
                     node="u",
                     expected=expected,
                     actual=actual if isinstance(actual, (int, float)) else shown(actual),
-                    **_draw(graph, wrong=graph.index[u], expected=shown(expected), actual=shown(actual),
-                            marks=[Mark(graph.index[leaves[k]], graph.index[u], k, f"∂u/∂{'xy'[k]}")],
-                            title=f"{fname}: the local derivative on the marked edge is wrong"),
+                    **_draw(
+                        graph,
+                        wrong=graph.index[u],
+                        expected=shown(expected),
+                        actual=shown(actual),
+                        marks=[Mark(graph.index[leaves[k]], graph.index[u], k, f"∂u/∂{'xy'[k]}")],
+                        title=f"{fname}: the local derivative on the marked edge is wrong",
+                    ),
                 )
 
 
@@ -192,26 +224,35 @@ def check_topo(ns: Any, C: Checker) -> None:
             order = C.call(fn, z, what="topological_order(z)", graph=graph, deep=case.deep)
             changed = mutation(graph, before)
             if changed:
-                raise C.fail(f"topological_order(z) changed the graph: {changed}.", mistake="mutation",
-                             hint="only read the nodes (.inputs); build a new list.")  # fmt: skip
+                raise C.fail(
+                    f"topological_order(z) changed the graph: {changed}.",
+                    mistake="mutation",
+                    hint="only read the nodes (.inputs); build a new list.",
+                )
             _check_order(C, graph, order)
 
 
 def _check_order(C: Checker, graph: Graph, order: Any) -> None:
     if not isinstance(order, (list, tuple)):
-        raise C.fail(f"topological_order(z) returned {shown(order)}; it must return a list of the nodes.",
-                     mistake="not-a-list")  # fmt: skip
+        raise C.fail(
+            f"topological_order(z) returned {shown(order)}; it must return a list of the nodes.",
+            mistake="not-a-list",
+        )
     index = graph.index
     seen: dict[Value, int] = {}
     for pos, v in enumerate(order):
         if not isinstance(v, Value) or v not in index:
-            raise C.fail(f"item {pos} of your order, {shown(v)}, is not a node of z's graph.", mistake="stranger")
+            raise C.fail(
+                f"item {pos} of your order, {shown(v)}, is not a node of z's graph.", mistake="stranger"
+            )
         if v in seen:
             j = index[v]
             raise C.fail(
                 f"{_name(graph, j)} appears twice in your order (items {seen[v]} and {pos}).",
-                details=["A node reached by several paths (a shared parent, or the same parent twice as in "
-                         "a * a) is visited once per path unless the search remembers it."],
+                details=[
+                    "A node reached by several paths (a shared parent, or the same parent twice as in "
+                    "a * a) is visited once per path unless the search remembers it."
+                ],
                 mistake="no-visited",
                 hint="keep a set of the nodes already visited and skip them.",
                 node=_name(graph, j),
@@ -223,7 +264,9 @@ def _check_order(C: Checker, graph: Graph, order: Any) -> None:
         j = missing[0]
         raise C.fail(
             f"{len(missing)} node(s) of the graph are missing from your order, the first {_name(graph, j)}"
-            + (" (a constant: constants are leaves of the graph too)." if graph.nodes[j].is_constant else "."),
+            + (
+                " (a constant: constants are leaves of the graph too)." if graph.nodes[j].is_constant else "."
+            ),
             mistake="missing-node",
             node=_name(graph, j),
             **_draw(graph, wrong=j, title="this node is missing from your order"),
@@ -245,8 +288,12 @@ def _check_order(C: Checker, graph: Graph, order: Any) -> None:
                     mistake="parent-after",
                     book="order",
                     node=_name(graph, i),
-                    **_draw(graph, wrong=i, marks=[Mark(j, i, k, "comes later in your order")],
-                            title="a node before its parent"),
+                    **_draw(
+                        graph,
+                        wrong=i,
+                        marks=[Mark(j, i, k, "comes later in your order")],
+                        title="a node before its parent",
+                    ),
                 )
     n_i = graph.n_inputs
     first_op = next(pos for pos, v in enumerate(order) if v.op is not None) if len(order) > n_i else n_i
@@ -256,8 +303,10 @@ def _check_order(C: Checker, graph: Graph, order: Any) -> None:
         raise C.fail(
             f"the leaves are not first: {_name(graph, index[order[first_op]])} (an operation) comes at item "
             f"{first_op}, before the leaf {_name(graph, j)}.",
-            details=[f"The graph has n_i = {n_i} leaves; u(1)..u(n_i) must be exactly these inputs, which "
-                     "Algorithm 6.1 sets first (u(i) ← x_i), and u(n_i+1)..u(n) the operations."],
+            details=[
+                f"The graph has n_i = {n_i} leaves; u(1)..u(n_i) must be exactly these inputs, which "
+                "Algorithm 6.1 sets first (u(i) ← x_i), and u(n_i+1)..u(n) the operations."
+            ],
             mistake="leaves-not-first",
             hint="put the leaves first, in the order you met them, then the other nodes in your order.",
             book="inputs",
@@ -298,40 +347,62 @@ def check_forward(ns: Any, C: Checker) -> None:
             if changed:
                 raise C.fail(
                     f"forward(G, x) changed the graph: {changed}.",
-                    details=["The nodes are the graph G, shared with whoever called you; the values of this "
-                             "pass belong in the list u that you return."],
+                    details=[
+                        "The nodes are the graph G, shared with whoever called you; the values of this "
+                        "pass belong in the list u that you return."
+                    ],
                     mistake="mutation",
                     hint="keep every value in u[i]; do not assign node.data.",
                 )
             _compare_forward(C, graph, x, u, expected, stale)
 
 
-def _compare_forward(C: Checker, graph: Graph, x: list[float], u: Any, expected: list[float],
-                     stale: list[float]) -> None:  # fmt: skip
+def _compare_forward(
+    C: Checker, graph: Graph, x: list[float], u: Any, expected: list[float], stale: list[float]
+) -> None:
     n, n_i = len(graph.nodes), graph.n_inputs
     if not isinstance(u, (list, tuple)) or len(u) != n:
         size = f"a list of {len(u)}" if isinstance(u, (list, tuple)) else shown(u)
-        raise C.fail(f"forward(G, x) returned {size}; it must return the list u of all n = {n} values "
-                     "u(1)..u(n).", mistake="not-a-list")  # fmt: skip
+        raise C.fail(
+            f"forward(G, x) returned {size}; it must return the list u of all n = {n} values u(1)..u(n).",
+            mistake="not-a-list",
+        )
     for i in range(n):
         e, a = expected[i], u[i]
         if close(a, e):
             continue
         v = graph.nodes[i]
         name = _name(graph, i)
-        kw: dict[str, Any] = {"node": name, "expected": e, "actual": a if isinstance(a, (int, float)) else shown(a)}
-        draw = {"wrong": i, "expected": shown(e), "actual": shown(a), "data": expected,
-                "grads": [None] * n, "title": f"forward: {name} is the first wrong value"}
+        kw: dict[str, Any] = {
+            "node": name,
+            "expected": e,
+            "actual": a if isinstance(a, (int, float)) else shown(a),
+        }
+        draw = {
+            "wrong": i,
+            "expected": shown(e),
+            "actual": shown(a),
+            "data": expected,
+            "grads": [None] * n,
+            "title": f"forward: {name} is the first wrong value",
+        }
         if i < n_i:
-            raise C.fail(f"u[{i}] = {shown(a)}, but the input x[{i}] is {shown(x[i])}.",
-                         mistake="inputs", hint="set the inputs first: u[i] = x[i] for i < n_i.",
-                         book="inputs", **kw, **_draw(graph, **draw))  # fmt: skip
+            raise C.fail(
+                f"u[{i}] = {shown(a)}, but the input x[{i}] is {shown(x[i])}.",
+                mistake="inputs",
+                hint="set the inputs first: u[i] = x[i] for i < n_i.",
+                book="inputs",
+                **kw,
+                **_draw(graph, **draw),
+            )
         pa = [graph.index[p] for p in v.inputs]
         marks = [Mark(j, i, k, f"u{j + 1} = {shown(expected[j])}") for k, j in enumerate(pa)]
         draw["marks"] = marks
         formula = f"{v.op.name}({', '.join(f'u{j + 1}' for j in pa)})"
-        details = [f"{name} = {formula} = {v.op.name}({', '.join(shown(expected[j]) for j in pa)}) "
-                   f"= {shown(e)}; yours is {shown(a)}."]  # fmt: skip
+        details = [
+            f"{name} = {formula} = {v.op.name}({', '.join(shown(expected[j]) for j in pa)}) "
+            f"= {shown(e)}; yours is {shown(a)}."
+        ]
         if a is None:
             skipped = i == n_i
             raise C.fail(
@@ -339,17 +410,23 @@ def _compare_forward(C: Checker, graph: Graph, x: list[float], u: Any, expected:
                 details=details,
                 mistake="skip-first" if skipped else "not-computed",
                 hint="the loop runs for i = n_i + 1, ..., n: in Python, range(n_inputs, n), which starts at "
-                "the first operation." if skipped else "compute every node after the inputs.",
-                book="order", **kw, **_draw(graph, **draw),
-            )  # fmt: skip
+                "the first operation."
+                if skipped
+                else "compute every node after the inputs.",
+                book="order",
+                **kw,
+                **_draw(graph, **draw),
+            )
         if close(a, stale[i]) and not close(e, stale[i]):
             raise C.fail(
                 f"{name} is {shown(a)}, its value before this pass: your code read the stored node.data.",
                 details=details,
                 mistake="stale",
                 hint="A(i) is the values this pass computed: u[j] for each parent j, not parent.data.",
-                book="parents", **kw, **_draw(graph, **draw),
-            )  # fmt: skip
+                book="parents",
+                **kw,
+                **_draw(graph, **draw),
+            )
         if len(pa) == 2:
             try:
                 swapped = v.op.f(expected[pa[1]], expected[pa[0]])
@@ -363,10 +440,18 @@ def _compare_forward(C: Checker, graph: Graph, x: list[float], u: Any, expected:
                     mistake="argument-order",
                     hint="Pa(u(i)) is ordered: pass the parents in argument order (node.inputs), "
                     "never through a set.",
-                    book="parents", **kw, **_draw(graph, **draw),
-                )  # fmt: skip
-        raise C.fail(f"{name} is wrong: expected {shown(e)}, yours {shown(a)}.", details=details,
-                     mistake="wrong-value", book="parents", **kw, **_draw(graph, **draw))  # fmt: skip
+                    book="parents",
+                    **kw,
+                    **_draw(graph, **draw),
+                )
+        raise C.fail(
+            f"{name} is wrong: expected {shown(e)}, yours {shown(a)}.",
+            details=details,
+            mistake="wrong-value",
+            book="parents",
+            **kw,
+            **_draw(graph, **draw),
+        )
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -389,87 +474,166 @@ def _table_entry(table: Any, graph: Graph, j: int) -> Any:
 
 def _forward_loop(graph: Graph, calls: list[tuple[Value, int]]) -> bool:
     """True if the solution's local derivatives were evaluated from u(1) upwards (the loop runs forward)."""
-    targets = [graph.index.get(node.inputs[k]) for node, k in calls[:50] if node in graph.index]
-    targets = [t for t in targets if t is not None]
+    found = [graph.index.get(node.inputs[k]) for node, k in calls[:50] if node in graph.index]
+    targets = [t for t in found if t is not None]
     return len(targets) >= 2 and targets[0] < targets[-1] and targets[0] == min(targets)
 
 
-def diagnose_entry(C: Checker, graph: Graph, j: int, actual: Any, expected: list[float],
-                   steps: dict[int, BackpropStep], *, what: str, calls: list[tuple[Value, int]]) -> Any:  # fmt: skip
+def diagnose_entry(
+    C: Checker,
+    graph: Graph,
+    j: int,
+    actual: Any,
+    expected: list[float],
+    steps: dict[int, BackpropStep],
+    *,
+    what: str,
+    calls: list[tuple[Value, int]],
+) -> Any:
     """The :class:`Fail` for a wrong grad_table[u(j)]: the terms of its sum, the one that differs, a hint."""
     e = expected[j]
     name = _name(graph, j)
     n = len(graph.nodes)
     step = steps.get(j)
     terms = list(step.terms) if step is not None else []
-    lines = [f"grad_table[{name}] = Σ over the consumers u(i) of grad_table[u(i)] × ∂u(i)/∂{name}: "
-             f"{len(terms)} term(s), one per edge out of {name}:"]  # fmt: skip
+    u_j = f"u{j + 1}"
+    lines = [
+        f"grad_table[{u_j}] = Σ_i grad_table[u(i)] × ∂u(i)/∂{u_j}, one term per edge out of {u_j} "
+        f"({len(terms)}):"
+    ]
     for t in terms:
-        lines.append(f"  u{t.i + 1} takes {name} as argument {t.k + 1}: {shown(t.grad_i)} × {shown(t.derivative)} "
-                     f"= {shown(t.product)}")  # fmt: skip
+        lines.append(
+            f"  u{t.i + 1} takes {u_j} as argument {t.k + 1}: grad_table[u{t.i + 1}] × ∂u{t.i + 1}/∂{u_j} "
+            f"= {shown(t.grad_i)} × {shown(t.derivative)} = {shown(t.product)}"
+        )
     lines.append(f"expected sum {shown(e)}; yours {shown(actual)}.")
-    kw: dict[str, Any] = {"node": name, "expected": e,
-                          "actual": actual if isinstance(actual, (int, float)) else shown(actual)}  # fmt: skip
-    marks = [Mark(j, t.i, t.k, f"{shown(t.product)}") for t in terms]
-    draw: dict[str, Any] = {"wrong": j, "expected": shown(e), "actual": shown(actual), "grads": expected,
-                            "marks": marks, "title": f"{what}: grad_table[{name}] is the first wrong entry "
-                            "(from u(n) down); red edges: the terms of its sum"}  # fmt: skip
+    kw: dict[str, Any] = {
+        "node": name,
+        "expected": e,
+        "actual": actual if isinstance(actual, (int, float)) else shown(actual),
+    }
+    marks = [Mark(j, t.i, t.k, f"{t.grad_i:.4g} × {t.derivative:.4g} = {t.product:.4g}") for t in terms]
+    draw: dict[str, Any] = {
+        "wrong": j,
+        "expected": shown(e),
+        "actual": shown(actual),
+        "grads": expected,
+        "marks": marks,
+        "title": f"{what}: grad_table[{name}] is the first wrong entry "
+        "(from u(n) down); red edges: the terms of its sum",
+    }
     if j == n - 1:
-        return C.fail(f"grad_table[u(n)] = {shown(actual)}: it must start at 1 (dz/dz = 1).", mistake="seed",
-                      hint="grad_table[u(n)] ← 1 before the loop.", book="loop", **kw, **_draw(graph, **draw))  # fmt: skip
+        return C.fail(
+            f"grad_table[u(n)] = {shown(actual)}: it must start at 1 (dz/dz = 1).",
+            mistake="seed",
+            hint="grad_table[u(n)] ← 1 before the loop.",
+            book="loop",
+            **kw,
+            **_draw(graph, **draw),
+        )
     if _forward_loop(graph, calls):
         return C.fail(
             f"grad_table[{name}] is wrong, and your loop evaluated the local derivatives from u(1) upwards.",
-            details=[*lines, "When a node's entry is computed, the entries of its consumers (which come later "
-                     "in u(1)..u(n)) must already be in the table: the loop runs from u(n) down."],
-            mistake="forward-loop", hint="for j = n − 1 down to 1: in Python, range(n - 2, -1, -1) over 0-based "
-            "positions.", book="loop", **kw, **_draw(graph, **draw),
-        )  # fmt: skip
+            details=[
+                *lines,
+                "When a node's entry is computed, the entries of its consumers (which come later "
+                "in u(1)..u(n)) must already be in the table: the loop runs from u(n) down.",
+            ],
+            mistake="forward-loop",
+            hint="for j = n − 1 down to 1: in Python, range(n - 2, -1, -1) over 0-based positions.",
+            book="loop",
+            **kw,
+            **_draw(graph, **draw),
+        )
     if actual is None:
         if j == 0:
             return C.fail(
                 "grad_table has no entry for u(1): the loop stops one node early.",
-                details=lines, mistake="skip-u1",
+                details=lines,
+                mistake="skip-u1",
                 hint="the loop runs down to j = 1 inclusive: in Python, down to position 0 "
-                "(range(..., -1, -1), not range(..., 0, -1)).", book="loop", **kw, **_draw(graph, **draw),
-            )  # fmt: skip
-        return C.fail(f"grad_table has no entry for {name}.", details=lines, mistake="missing-entry",
-                      hint="Algorithm 6.2 computes an entry for every node of G.", book="loop", **kw,
-                      **_draw(graph, **draw))  # fmt: skip
+                "(range(..., -1, -1), not range(..., 0, -1)).",
+                book="loop",
+                **kw,
+                **_draw(graph, **draw),
+            )
+        return C.fail(
+            f"grad_table has no entry for {name}.",
+            details=lines,
+            mistake="missing-entry",
+            hint="Algorithm 6.2 computes an entry for every node of G.",
+            book="loop",
+            **kw,
+            **_draw(graph, **draw),
+        )
+    evaluated = {(id(node), k) for node, k in calls}
+    for t in terms:  # u(i) takes u(j) twice and the second edge was never evaluated
+        twice = t.k == 1 and any(s.i == t.i and s.k == 0 for s in terms)
+        if twice and calls and (id(graph.nodes[t.i]), 1) not in evaluated and close(actual, e - t.product):
+            draw["marks"] = [Mark(j, t.i, t.k, f"{t.product:.4g} missing")]
+            return C.fail(
+                f"grad_table[{name}] misses the term of the second edge from u{j + 1} into u{t.i + 1}: "
+                f"u{t.i + 1} takes u{j + 1} twice (as in a * a), so the sum has a term for each.",
+                details=lines,
+                mistake="repeated-argument",
+                hint="loop over the argument positions k of each consumer (for k, p in "
+                "enumerate(C.inputs) if p is node), not over the distinct consumers only.",
+                book="sum",
+                **kw,
+                **_draw(graph, **draw),
+            )
     if len(terms) > 1:
         kept = [t for t in terms if close(actual, t.product)]
         if kept:
             others = [t for t in terms if t is not kept[-1]]
-            draw["marks"] = [Mark(j, t.i, t.k, f"{shown(t.product)} lost") for t in others] + [
-                Mark(j, kept[-1].i, kept[-1].k, f"{shown(kept[-1].product)} kept")]
+            draw["marks"] = [Mark(j, t.i, t.k, f"{t.product:.4g} lost") for t in others] + [
+                Mark(j, kept[-1].i, kept[-1].k, f"{kept[-1].product:.4g} kept")
+            ]
+            lost = "the other term was" if len(terms) == 2 else f"the other {len(terms) - 1} were"
             return C.fail(
-                f"grad_table[{name}] holds one term of its sum, {shown(actual)}: the other "
-                f"{len(terms) - 1} were overwritten.",
-                details=lines, mistake="overwrite",
+                f"grad_table[{name}] holds one term of its sum, {shown(actual)}: {lost} overwritten.",
+                details=lines,
+                mistake="overwrite",
                 hint="add every consumer's term into the entry (+=, or sum()), do not assign each in turn.",
-                book="sum", **kw, **_draw(graph, **draw),
-            )  # fmt: skip
+                book="sum",
+                **kw,
+                **_draw(graph, **draw),
+            )
         repeated = [t for t in terms if t.k == 1 and any(s.i == t.i and s.k == 0 for s in terms)]
         for t in repeated:
             if close(actual, e - t.product):
-                draw["marks"] = [Mark(j, t.i, t.k, f"{shown(t.product)} missing")]
+                draw["marks"] = [Mark(j, t.i, t.k, f"{t.product:.4g} missing")]
                 return C.fail(
                     f"grad_table[{name}] misses the term of the second edge from {name} into u{t.i + 1}: "
                     f"u{t.i + 1} takes {name} twice (as in a * a), so the sum has a term for each.",
-                    details=lines, mistake="repeated-argument",
+                    details=lines,
+                    mistake="repeated-argument",
                     hint="loop over the argument positions k of each consumer (for k, p in "
                     "enumerate(C.inputs) if p is node), not over the distinct consumers only.",
-                    book="sum", **kw, **_draw(graph, **draw),
-                )  # fmt: skip
+                    book="sum",
+                    **kw,
+                    **_draw(graph, **draw),
+                )
     if terms and close(actual, -e):
-        return C.fail(f"grad_table[{name}] has the wrong sign.", details=lines, mistake="sign",
-                      **kw, **_draw(graph, **draw))  # fmt: skip
-    return C.fail(f"grad_table[{name}] is wrong: expected {shown(e)}, yours {shown(actual)}.", details=lines,
-                  mistake="wrong-sum", book="loop", **kw, **_draw(graph, **draw))  # fmt: skip
+        return C.fail(
+            f"grad_table[{name}] has the wrong sign.",
+            details=lines,
+            mistake="sign",
+            **kw,
+            **_draw(graph, **draw),
+        )
+    return C.fail(
+        f"grad_table[{name}] is wrong: expected {shown(e)}, yours {shown(actual)}.",
+        details=lines,
+        mistake="wrong-sum",
+        book="loop",
+        **kw,
+        **_draw(graph, **draw),
+    )
 
 
 def check_backprop(ns: Any, C: Checker) -> None:
-    """The student's grad_table against Algorithm 6.2, entry by entry from u(n) down, and its cost in edges."""
+    """The student's grad_table against Algorithm 6.2, entry by entry from u(n) down; its cost in edges."""
     for case in graph_cases():
         with C.case(case.name):
             fn = _fn(ns, "backprop", C)
@@ -478,19 +642,48 @@ def check_backprop(ns: Any, C: Checker) -> None:
             graph = Graph(z)
             before = snapshot(graph.nodes)
             tools.reset_counts()
-            table = C.call(fn, graph, what="backprop(G)", graph=graph, deep=case.deep)
+            try:
+                table = C.call(fn, graph, what="backprop(G)", graph=graph, deep=case.deep)
+            except Fail as e:
+                f = e.failure
+                if f.mistake == "missing-entry" and f.node.split(" ")[0] == f"u{len(graph.nodes)}":
+                    f.headline = (
+                        f"{f.headline[:-1]}: that is u(n), the output z, whose entry starts the table."
+                    )
+                    f.mistake, f.book, f.hint = "seed", "loop", "grad_table[u(n)] ← 1 before the loop."
+                elif f.mistake == "missing-entry":  # a consumer's entry read before it was computed
+                    f.headline = (
+                        f"{f.headline[:-1]}: it is a consumer, so your loop reached a node before "
+                        "its consumers, which come later in u(1)..u(n)."
+                    )
+                    f.details = [
+                        "Algorithm 6.2 runs from u(n) down: then every consumer's entry is in the "
+                        "table when a node needs it."
+                    ]
+                    f.mistake, f.book = "forward-loop", "loop"
+                    f.hint = (
+                        "for j = n − 1 down to 1: in Python, range(n - 2, -1, -1) over 0-based positions."
+                    )
+                raise
             count, calls = tools.counts()["local_derivatives"], tools.calls()
             changed = mutation(graph, before)
             if changed:
                 raise C.fail(
                     f"backprop(G) changed the graph: {changed}.",
-                    details=["micrograd's backward() writes node.grad; Algorithm 6.2 keeps dz/du(j) in its "
-                             "own table and leaves the graph as it found it."],
-                    mistake="mutation", hint="write grad_table[node], not node.grad.", book="table",
-                )  # fmt: skip
+                    details=[
+                        "micrograd's backward() writes node.grad; Algorithm 6.2 keeps dz/du(j) in its "
+                        "own table and leaves the graph as it found it."
+                    ],
+                    mistake="mutation",
+                    hint="write grad_table[node], not node.grad.",
+                    book="table",
+                )
             if not isinstance(table, (dict, list, tuple)):
-                raise C.fail(f"backprop(G) returned {shown(table)}; it must return the grad_table, a dict "
-                             "{node: dz/dnode}.", mistake="not-a-table")  # fmt: skip
+                raise C.fail(
+                    f"backprop(G) returned {shown(table)}; it must return the grad_table, a dict "
+                    "{node: dz/dnode}.",
+                    mistake="not-a-table",
+                )
             for j in range(len(graph.nodes) - 1, -1, -1):
                 actual = _table_entry(table, graph, j)
                 if not close(actual, expected[j]):
@@ -502,12 +695,18 @@ def check_backprop(ns: Any, C: Checker) -> None:
                 raise C.fail(
                     f"the evaluation count is not the edge count: {count:,} local derivatives evaluated for "
                     f"{graph.num_edges:,} edges.",
-                    details=["Algorithm 6.2 evaluates each edge's ∂u(i)/∂u(j) exactly once. "
-                             + ("More means something is recomputed (figure 6.9): a gradient computed "
-                                "again along every path instead of read from grad_table."
-                                if more else "Fewer means some edges were never evaluated.")],
-                    mistake="recompute" if more else "edges-skipped", book="edges",
-                )  # fmt: skip
+                    details=[
+                        "Algorithm 6.2 evaluates each edge's ∂u(i)/∂u(j) exactly once. "
+                        + (
+                            "More means something is recomputed (figure 6.9): a gradient computed "
+                            "again along every path instead of read from grad_table."
+                            if more
+                            else "Fewer means some edges were never evaluated."
+                        )
+                    ],
+                    mistake="recompute" if more else "edges-skipped",
+                    book="edges",
+                )
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -535,7 +734,7 @@ def _counting(ns: Any, name: str) -> tuple[Callable[..., Any], list[int]]:
 
 
 def check_build_grad(ns: Any, C: Checker) -> None:
-    """The student's build_grad driven as Algorithm 6.5 drives it; B checked by value, re-evaluated, differentiated."""
+    """build_grad driven as Algorithm 6.5 drives it; B checked by value, re-evaluated, differentiated."""
     for case in graph_cases(deep=False):
         with C.case(case.name):
             _fn(ns, "build_grad", C)
@@ -544,35 +743,71 @@ def check_build_grad(ns: Any, C: Checker) -> None:
             G = Graph(z)
             G_prime = G.prune(T)
             before = snapshot(G.nodes)
-            grad_table: dict[Value, Any] = {z: as_value(1.0)}  # grad_table[z] <- 1
+            seed = as_value(1.0)
+            grad_table: dict[Value, Any] = {z: seed}  # grad_table[z] <- 1
             results = []
             for V in T:  # for V in T: build_grad(V, G, G', grad_table)
-                results.append(C.call(fn, V, G, G_prime, grad_table, what="build_grad(V, G, G', grad_table)",
-                                      graph=G))  # fmt: skip
+                results.append(
+                    C.call(fn, V, G, G_prime, grad_table, what="build_grad(V, G, G', grad_table)", graph=G)
+                )
             changed = mutation(G, before)
             if changed:
-                raise C.fail(f"build_grad changed G: {changed}.", mistake="mutation",
-                             hint="B is new nodes that consume G's nodes; G itself stays as it was.")  # fmt: skip
-            _check_B(C, case, G, T, results, grad_table, count[0], len(G_prime.nodes))
+                raise C.fail(
+                    f"build_grad changed G: {changed}.",
+                    mistake="mutation",
+                    hint="B is new nodes that consume G's nodes; G itself stays as it was.",
+                )
+            _check_B(C, case, G, T, results, grad_table, count[0], len(G_prime.nodes), seed)
 
 
-def _check_B(C: Checker, case: Case, G: Graph, T: list[Value], results: list[Any],
-             grad_table: dict[Value, Any], calls: int, n_prime: int) -> None:  # fmt: skip
+def _check_B(
+    C: Checker,
+    case: Case,
+    G: Graph,
+    T: list[Value],
+    results: list[Any],
+    grad_table: dict[Value, Any],
+    calls: int,
+    n_prime: int,
+    seed: Value,
+) -> None:
     expected, steps = algorithm_6_2(Graph(case.build()[0]))
+    if grad_table.get(G.output) is not seed:
+        raise C.fail(
+            "grad_table[z], set to 1 before build_grad was called, was replaced: build_grad built the "
+            "gradient "
+            "of a node that was already in grad_table.",
+            details=[
+                "Algorithm 6.6 first returns grad_table[V] when V is already in it (section 6.5.6): that "
+                "is how grad_table[z] = 1 starts the recursion, and how each gradient is built once."
+            ],
+            mistake="no-memo",
+            hint="begin with: if V in grad_table: return grad_table[V].",
+        )
     for V, r in zip(T, results):
         name = _name(G, G.index[V])
         if not isinstance(r, Value):
             raise C.fail(
-                f"build_grad returned {shown(r)} for {name}: a number, where symbol-to-symbol back-propagation "
+                f"build_grad returned {shown(r)} for {name}: a number, where symbol-to-symbol "
+                "back-propagation "
                 "returns a node of B.",
-                details=["B must be a graph that can be evaluated again for new inputs and differentiated "
-                         "again; a number can be neither."],
-                mistake="number", hint="build nodes: op.bprop on Value arguments returns Value nodes; sum them "
-                "with +, never take .data.", book="symbolic", node=name,
-            )  # fmt: skip
+                details=[
+                    "B must be a graph that can be evaluated again for new inputs and differentiated "
+                    "again; a number can be neither."
+                ],
+                mistake="number",
+                hint="build nodes: op.bprop on Value arguments returns Value nodes; sum them "
+                "with +, never take .data.",
+                book="symbolic",
+                node=name,
+            )
         if grad_table.get(V) is not r:
-            raise C.fail(f"grad_table[{name}] is not the node build_grad returned for it.", mistake="not-stored",
-                         hint="store the sum in grad_table[V] before returning it.", node=name)  # fmt: skip
+            raise C.fail(
+                f"grad_table[{name}] is not the node build_grad returned for it.",
+                mistake="not-stored",
+                hint="store the sum in grad_table[V] before returning it.",
+                node=name,
+            )
     for j in range(len(G.nodes) - 1, -1, -1):
         v = G.nodes[j]
         if v in grad_table:
@@ -582,12 +817,16 @@ def _check_B(C: Checker, case: Case, G: Graph, T: list[Value], results: list[Any
                 raise diagnose_entry(C, G, j, actual, expected, steps, what="build_grad", calls=[])
     if calls > max(1, n_prime) + G.num_edges + len(T):
         raise C.fail(
-            f"build_grad was called {calls:,} times on a graph whose G' has {n_prime} nodes: gradients already "
+            f"build_grad was called {calls:,} times on a graph whose G' has {n_prime} nodes: gradients "
+            "already "
             "in grad_table were built again.",
-            details=["Algorithm 6.6 first returns grad_table[V] when V is already in it (section 6.5.6); "
-                     "without that, every path from z is walked again (figure 6.9's blowup)."],
-            mistake="no-memo", hint="begin with: if V in grad_table: return grad_table[V].",
-        )  # fmt: skip
+            details=[
+                "Algorithm 6.6 first returns grad_table[V] when V is already in it (section 6.5.6); "
+                "without that, every path from z is walked again (figure 6.9's blowup)."
+            ],
+            mistake="no-memo",
+            hint="begin with: if V in grad_table: return grad_table[V].",
+        )
     # B is a graph of nodes: evaluate it again at new inputs (Algorithm 6.1), and differentiate it again.
     key_z, key_T = case.build()
     key = grad(key_z, key_T)
@@ -601,20 +840,31 @@ def _check_B(C: Checker, case: Case, G: Graph, T: list[Value], results: list[Any
         want = KB.forward({u: x for u, x in key_new.items() if u in KB.index})
         if not close(value, want):
             raise C.fail(
-                f"B does not follow G's inputs: at inputs moved by 10 %, your dz/d{V.label or name} evaluates to "
+                f"B does not follow G's inputs: at inputs moved by 10 %, your dz/d{V.label or name} "
+                "evaluates to "
                 f"{shown(value)}, the derivative there is {shown(want)}.",
-                details=["Some node of B holds a number read from G (.data) where it should consume G's node, "
-                         "so evaluating B again for new inputs keeps the old number."],
-                mistake="numbers-in-B", hint="pass the nodes themselves (C, its inputs) to op.bprop, never "
-                "their .data.", book="symbolic", node=name, expected=want, actual=value,
-            )  # fmt: skip
+                details=[
+                    "Some node of B holds a number read from G (.data) where it should consume G's node, "
+                    "so evaluating B again for new inputs keeps the old number."
+                ],
+                mistake="numbers-in-B",
+                hint="pass the nodes themselves (C, its inputs) to op.bprop, never their .data.",
+                book="symbolic",
+                node=name,
+                expected=want,
+                actual=value,
+            )
         second, want2 = grad(r, V), grad(kr, kV)
         if not close(second.data, want2.data):
             raise C.fail(
                 f"differentiating your B again gives d²z/d{V.label or name}² = {shown(second.data)}; "
                 f"the second derivative is {shown(want2.data)}.",
-                mistake="not-differentiable", book="again", node=name, expected=want2.data, actual=second.data,
-            )  # fmt: skip
+                mistake="not-differentiable",
+                book="again",
+                node=name,
+                expected=want2.data,
+                actual=second.data,
+            )
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -623,7 +873,7 @@ def _check_B(C: Checker, case: Case, G: Graph, T: list[Value], results: list[Any
 
 @dataclass
 class MLPExample:
-    """What the student's ``backward_mlp(net)`` receives: one example's forward pass (Algorithm 6.3) as floats.
+    """What ``backward_mlp(net)`` receives: one example's forward pass (Algorithm 6.3) as floats.
 
     Indices follow the book: layers k = 1..l; index 0 of W, b, a is unused (None), h[0] = x.
 
@@ -637,7 +887,7 @@ class MLPExample:
             activation is h (1.0 for the last, linear, layer).
     """
 
-    l: int
+    l: int  # noqa: E741 -- the book's name for the number of layers
     W: list[Any]
     b: list[Any]
     a: list[Any]
@@ -658,7 +908,7 @@ _NETS = [
 
 
 def mlp_example(nin: int, nouts: list[int], activation: str, lam: float, seed: int) -> tuple[MLPExample, Any]:
-    """An MLP and one example, run through Algorithm 6.3 (:func:`micrograph.nn.forward_mlp`) with the MSE loss."""
+    """An MLP and one example through Algorithm 6.3 (:func:`micrograph.nn.forward_mlp`), MSE loss."""
     model = nn.MLP(nin, nouts, activation=activation, seed=seed)
     x = [round(0.3 + 0.4 * i, 2) * (-1) ** i for i in range(nin)]
     y = [0.5 - 0.3 * m for m in range(nouts[-1])]
@@ -677,12 +927,16 @@ def mlp_example(nin: int, nouts: list[int], activation: str, lam: float, seed: i
         a=[None] + [[v.data for v in a_k] for a_k in fwd.a[1:]],
         h=[[v.data for v in h_k] for h_k in fwd.h],
         g=[table[v] for v in fwd.y_hat],
-        lam=lam, f_prime=f_prime, model=model, x=x, y=y,
-    )  # fmt: skip
+        lam=lam,
+        f_prime=f_prime,
+        model=model,
+        x=x,
+        y=y,
+    )
     return net, fwd
 
 
-def _layers(result: Any, l: int, what: str, C: Checker) -> dict[int, Any]:
+def _layers(result: Any, l: int, what: str, C: Checker) -> dict[int, Any]:  # noqa: E741
     if isinstance(result, dict):
         return result
     if isinstance(result, (list, tuple)):
@@ -690,8 +944,11 @@ def _layers(result: Any, l: int, what: str, C: Checker) -> dict[int, Any]:
             return dict(enumerate(result))
         if len(result) == l:
             return {k + 1: r for k, r in enumerate(result)}
-    raise C.fail(f"{what} must be a dict {{k: ...}} (or a list indexed by k) for the layers k = 1..{l}; got "
-                 f"{shown(result)}.", mistake="shape")  # fmt: skip
+    raise C.fail(
+        f"{what} must be a dict {{k: ...}} (or a list indexed by k) for the layers k = 1..{l}; got "
+        f"{shown(result)}.",
+        mistake="shape",
+    )
 
 
 def check_mlp(ns: Any, C: Checker) -> None:
@@ -704,34 +961,46 @@ def check_mlp(ns: Any, C: Checker) -> None:
             snap = (repr(net.W), repr(net.b), repr(net.a), repr(net.h), repr(net.g))
             result = C.call(fn, net, what="backward_mlp(net)")
             if (repr(net.W), repr(net.b), repr(net.a), repr(net.h), repr(net.g)) != snap:
-                raise C.fail("backward_mlp(net) changed net's lists (W, b, a, h or g).", mistake="mutation",
-                             hint="build new lists for the gradients; g ← ... rebinds g, it does not write into "
-                             "net.g.")  # fmt: skip
+                raise C.fail(
+                    "backward_mlp(net) changed net's lists (W, b, a, h or g).",
+                    mistake="mutation",
+                    hint="build new lists for the gradients; g ← ... rebinds g, it does not write into "
+                    "net.g.",
+                )
             if not (isinstance(result, (tuple, list)) and len(result) == 2):
-                raise C.fail(f"backward_mlp(net) returned {shown(result)}; it must return (grad_W, grad_b).",
-                             mistake="shape")  # fmt: skip
+                raise C.fail(
+                    f"backward_mlp(net) returned {shown(result)}; it must return (grad_W, grad_b).",
+                    mistake="shape",
+                )
             gW, gb = _layers(result[0], net.l, "grad_W", C), _layers(result[1], net.l, "grad_b", C)
             _compare_mlp(C, net, fwd, key, gW, gb)
 
 
-def _compare_mlp(C: Checker, net: MLPExample, fwd: Any, key: dict[Value, float], gW: dict[int, Any],
-                 gb: dict[int, Any]) -> None:  # fmt: skip
+def _compare_mlp(
+    C: Checker, net: MLPExample, fwd: Any, key: dict[Value, float], gW: dict[int, Any], gb: dict[int, Any]
+) -> None:
     graph = Graph(fwd.J)
     for k in range(net.l, 0, -1):  # Algorithm 6.4's order: k = l, l - 1, ..., 1
         layer = net.model.layers[k - 1]
         rows, cols = len(layer.neurons), len(net.h[k - 1])
-        Wk, bk = gW.get(k), gb.get(k)
+        Wk: Any = gW.get(k)
+        bk: Any = gb.get(k)
         shape_W = _shape(Wk)
         if shape_W != (rows, cols):
             raise C.fail(
-                f"grad_W[{k}] has shape {shape_W}; W({k}) is {rows} × {cols} (a row per unit of h({k}), a column "
+                f"grad_W[{k}] has shape {shape_W}; W({k}) is {rows} × {cols} (a row per unit of h({k}), a "
+                "column "
                 f"per unit of h({k - 1})), and so is its gradient.",
                 mistake="transposed" if shape_W == (cols, rows) else "shape",
-                hint=f"∇W({k}) J = g h({k - 1})ᵀ: entry [m][i] = g[m] × h({k - 1})[i].", book="mlp_w",
-            )  # fmt: skip
+                hint=f"∇W({k}) J = g h({k - 1})ᵀ: entry [m][i] = g[m] × h({k - 1})[i].",
+                book="mlp_w",
+            )
         if _shape(bk) != (rows,):
-            raise C.fail(f"grad_b[{k}] has shape {_shape(bk)}; b({k}) has {rows} entries.", mistake="shape",
-                         book="mlp_b")  # fmt: skip
+            raise C.fail(
+                f"grad_b[{k}] has shape {_shape(bk)}; b({k}) has {rows} entries.",
+                mistake="shape",
+                book="mlp_b",
+            )
         for m, neuron in enumerate(layer.neurons):
             e, a = key[neuron.b], bk[m]
             if not close(a, e):
@@ -741,24 +1010,45 @@ def _compare_mlp(C: Checker, net: MLPExample, fwd: Any, key: dict[Value, float],
                     code, hint = "bias-decay", "Ω(θ) here penalises the weights only: ∇b Ω = 0."
                 elif fp != 1.0 and close(a, e / fp):
                     code, hint, book = "no-f-prime", f"multiply g by f′(a({k})) element-wise first.", "mlp_f"
-                raise C.fail(f"grad_b[{k}][{m}] is wrong (layer {k}, unit {m}): expected {shown(e)}, yours "
-                             f"{shown(a)}.", mistake=code, hint=hint, book=book, node=f"b({k})[{m}]", expected=e,
-                             actual=a, **_mlp_draw(graph, neuron.b, e, a, f"grad_b[{k}][{m}]"))  # fmt: skip
+                raise C.fail(
+                    f"grad_b[{k}][{m}] is wrong (layer {k}, unit {m}): expected {shown(e)}, yours "
+                    f"{shown(a)}.",
+                    mistake=code,
+                    hint=hint,
+                    book=book,
+                    node=f"b({k})[{m}]",
+                    expected=e,
+                    actual=a,
+                    **_mlp_draw(graph, neuron.b, e, a, f"grad_b[{k}][{m}]"),
+                )
             for i, w in enumerate(neuron.w):
                 e, a = key[w], Wk[m][i]
                 if not close(a, e):
                     code, hint, book = "wrong-W", "", "mlp_w"
                     if net.lam and close(a, e - 2 * net.lam * w.data):
                         code, hint = "no-penalty", f"add λ ∇W Ω = 2λ W({k}) to g h({k - 1})ᵀ."
-                    raise C.fail(f"grad_W[{k}][{m}][{i}] is wrong (layer {k}, row {m}, column {i}): expected "
-                                 f"{shown(e)}, yours {shown(a)}.", mistake=code, hint=hint, book=book,
-                                 node=f"W({k})[{m}][{i}]", expected=e, actual=a,
-                                 **_mlp_draw(graph, w, e, a, f"grad_W[{k}][{m}][{i}]"))  # fmt: skip
+                    raise C.fail(
+                        f"grad_W[{k}][{m}][{i}] is wrong (layer {k}, row {m}, column {i}): expected "
+                        f"{shown(e)}, yours {shown(a)}.",
+                        mistake=code,
+                        hint=hint,
+                        book=book,
+                        node=f"W({k})[{m}][{i}]",
+                        expected=e,
+                        actual=a,
+                        **_mlp_draw(graph, w, e, a, f"grad_W[{k}][{m}][{i}]"),
+                    )
 
 
 def _mlp_draw(graph: Graph, param: Value, e: float, a: Any, what: str) -> dict[str, Any]:
-    return _draw(graph, wrong=graph.index[param], expected=shown(e), actual=shown(a),
-                 grads=list(backprop(graph).values()), title=f"Algorithm 6.4: {what} is the first wrong gradient")  # fmt: skip
+    return _draw(
+        graph,
+        wrong=graph.index[param],
+        expected=shown(e),
+        actual=shown(a),
+        grads=list(backprop(graph).values()),
+        title=f"Algorithm 6.4: {what} is the first wrong gradient",
+    )
 
 
 def _shape(x: Any) -> tuple[int, ...] | None:
@@ -775,8 +1065,14 @@ def _shape(x: Any) -> tuple[int, ...] | None:
 
 _NAIVE_VALUE_CASES: list[tuple[str, Callable[[], tuple[Value, Value]]]] = [
     ("a * a: one node takes the same parent twice", lambda: (lambda a: (a * a, a))(Value(1.5, label="a"))),
-    ("b = a + a, c = b + b: a reused node", lambda: (lambda a: ((a + a) + (a + a), a))(Value(0.5, label="a"))),
-    ("random DAG (seed 1), with respect to x1", lambda: (lambda zT: (zT[0], zT[1][0]))(random_dag(1, n_ops=8))),
+    (
+        "b = a + a, c = b + b: a reused node",
+        lambda: (lambda a: ((a + a) + (a + a), a))(Value(0.5, label="a")),
+    ),
+    (
+        "random DAG (seed 1), with respect to x1",
+        lambda: (lambda zT: (zT[0], zT[1][0]))(random_dag(1, n_ops=8)),
+    ),
 ]
 
 
@@ -785,8 +1081,14 @@ def check_naive(ns: Any, C: Checker) -> None:
     cases: list[tuple[str, Callable[[], tuple[Value, Value]], str, int]] = [
         (name, build, "", 0) for name, build in _NAIVE_VALUE_CASES
     ]
-    cases += [(f"figure 6.9's chain, depth {d}", lambda d=d: chain(d), "chain", d) for d in (1, 3, 6)]
-    cases += [(f"the ladder, depth {d}: 2^{d} paths", lambda d=d: ladder(d), "ladder", d) for d in (1, 2, 4)]
+    for family, build_family, depths in (("chain", chain, (1, 3, 6)), ("ladder", ladder, (1, 2, 4))):
+        for d in depths:
+            title = (
+                f"figure 6.9's chain, depth {d}"
+                if family == "chain"
+                else f"the ladder, depth {d}: 2^{d} paths"
+            )
+            cases.append((title, partial(build_family, d), family, d))
     for title, build, family, d in cases:
         with C.case(title):
             fn = _fn(ns, "naive_grad", C)
@@ -804,15 +1106,21 @@ def check_naive(ns: Any, C: Checker) -> None:
             if not counted["local_derivatives"] and hasattr(result, "local_derivatives"):
                 counted = {"local_derivatives": result.local_derivatives, "evaluations": result.recomputed}
             if not close(value, want):
-                shared = any(len([p for p in v.inputs if p.op is not None or p is w]) > 1 for v in graph.nodes)
+                shared = any(
+                    len([p for p in v.inputs if p.op is not None or p is w]) > 1 for v in graph.nodes
+                )
                 raise C.fail(
                     f"naive_grad(z, w) = {shown(value)}; dz/dw = {shown(want)}.",
-                    details=["Equation 6.51's sum runs over every path from w to z; a node whose arguments both "
-                             "depend on w (a * a, sin(u) + cos(u)) starts two paths."],
-                    mistake="wrong-value", book="sum" if shared else "recompute",
+                    details=[
+                        "Equation 6.51's sum runs over every path from w to z; a node whose arguments both "
+                        "depend on w (a * a, sin(u) + cos(u)) starts two paths."
+                    ],
+                    mistake="wrong-value",
+                    book="sum" if shared else "recompute",
                     hint="sum the terms of every argument that depends on w." if shared else "",
-                    expected=want, actual=value if isinstance(value, (int, float)) else shown(value),
-                )  # fmt: skip
+                    expected=want,
+                    actual=value if isinstance(value, (int, float)) else shown(value),
+                )
             if family:
                 _check_counts(C, family, d, counted, graph.num_edges)
 
@@ -823,27 +1131,36 @@ def _check_counts(C: Checker, family: str, d: int, counted: dict[str, int], edge
     want_local, want_re = want["naive_local_derivatives"], want["naive_recomputed"]
     if local == want_local and recomputed == want_re:
         return
-    details = [f"the closed forms for the {family} of depth {d}: {want_local:,} local derivatives (one per edge "
-               f"per path) and {want_re:,} recomputed operations; yours: {local:,} and {recomputed:,}. "
-               f"Back-propagation would evaluate {edges:,} local derivatives and recompute nothing."]  # fmt: skip
+    details = [
+        f"the closed forms for the {family} of depth {d}: {want_local:,} local derivatives (one per edge "
+        f"per path) and {want_re:,} recomputed operations; yours: {local:,} and {recomputed:,}. "
+        f"Back-propagation would evaluate {edges:,} local derivatives and recompute nothing."
+    ]
     if local == 0 and recomputed == 0:
-        raise C.fail("nothing was counted: use tools.local_derivative and tools.evaluate, which count.",
-                     details=details, mistake="uncounted")  # fmt: skip
+        raise C.fail(
+            "nothing was counted: use tools.local_derivative and tools.evaluate, which count.",
+            details=details,
+            mistake="uncounted",
+        )
     if recomputed < want_re and (recomputed == 0 or local == edges):
         raise C.fail(
             "your naive rule stores values (or gradients) instead of recomputing them.",
-            details=details, mistake="stored",
+            details=details,
+            mistake="stored",
             hint="equation 6.53 recomputes every subexpression from the leaves each time it needs it: "
             "f′(f(f(w))) f′(f(w)) f′(w). Read no .data of a non-leaf; recompute it with tools.evaluate.",
             book="recompute",
-        )  # fmt: skip
+        )
     raise C.fail(
         f"the operation counts differ from the closed form: {local:,} local derivatives and {recomputed:,} "
         f"recomputations, where figure 6.9's family needs {want_local:,} and {want_re:,}.",
-        details=details, mistake="count",
-        hint="for each argument k of u that depends on w: recompute u's arguments and u itself from the leaves, "
-        "then evaluate du/dx_k once.", book="recompute",
-    )  # fmt: skip
+        details=details,
+        mistake="count",
+        hint="for each argument k of u that depends on w: recompute u's arguments and u itself from the "
+        "leaves, "
+        "then evaluate du/dx_k once.",
+        book="recompute",
+    )
 
 
 CHECKERS: dict[str, Callable[[Any, Checker], None]] = {
@@ -855,4 +1172,3 @@ CHECKERS: dict[str, Callable[[Any, Checker], None]] = {
     "mlp_backward": check_mlp,
     "naive": check_naive,
 }
-

@@ -71,7 +71,9 @@ def failure_drawing(
         op = nodes[m.i].op
         position = str(m.k + 1) if op is not None and op.arity == 2 and not op.commutative else ""
         label = " ".join(t for t in (position, m.text) if t)
-        _restyle_edge(dot, tail, head, nth, {"label": label, **style.WRONG_EDGE} if label else style.WRONG_EDGE)
+        _restyle_edge(
+            dot, tail, head, nth, {"label": label, **style.WRONG_EDGE} if label else style.WRONG_EDGE
+        )
     if wrong is not None:
         v = nodes[wrong]
         name = names[v]

@@ -9,6 +9,7 @@ Its form: ``{"version": 1, "exercises": {"backprop": {"passed": true, "when": "2
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -20,12 +21,12 @@ __all__ = ["PROGRESS_FILE", "read", "record"]
 PROGRESS_FILE = ".micrograph-progress.json"
 
 
-def _path(directory: str | Path | None) -> Path:
+def _path(directory: str | os.PathLike[str] | None) -> Path:
     return Path(directory if directory is not None else ".") / PROGRESS_FILE
 
 
-def read(directory: str | Path | None = None) -> dict[str, dict[str, Any]]:
-    """{exercise: {"passed", "when", "checks"}} from the progress file; {} if there is none or it is unreadable."""
+def read(directory: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
+    """{exercise: {"passed", "when", "checks"}} from the progress file; {} if none or unreadable."""
     p = _path(directory)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
@@ -35,7 +36,9 @@ def read(directory: str | Path | None = None) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in exercises.items() if isinstance(v, dict)} if isinstance(exercises, dict) else {}
 
 
-def record(exercise: str, passed: bool, checks: int, directory: str | Path | None = None) -> Path | None:
+def record(
+    exercise: str, passed: bool, checks: int, directory: str | os.PathLike[str] | None = None
+) -> Path | None:
     """Record a check's result; a pass is kept even if a later check fails ("passed" stays true).
 
     Returns:

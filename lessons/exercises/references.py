@@ -28,7 +28,9 @@ def _derivatives() -> Any:
 
 def _mlp(net: Any) -> tuple[dict[int, Any], dict[int, Any]]:
     grads = nn.backward_mlp(net.model, net.x, net.y, loss="mse", l2=net.lam)  # Algorithm 6.4
-    grad_W = {k: [[grads[w] for w in n.w] for n in layer.neurons] for k, layer in enumerate(net.model.layers, 1)}
+    grad_W = {
+        k: [[grads[w] for w in n.w] for n in layer.neurons] for k, layer in enumerate(net.model.layers, 1)
+    }
     grad_b = {k: [grads[n.b] for n in layer.neurons] for k, layer in enumerate(net.model.layers, 1)}
     return grad_W, grad_b
 

@@ -28,8 +28,7 @@ BOOK: dict[str, tuple[str, str]] = {
         "section 6.5.6",
     ),
     "loop": (
-        "for j = n − 1 down to 1 do ... grad_table[u(j)] ← Σ_{i: j ∈ Pa(u(i))} grad_table[u(i)] "
-        "∂u(i)/∂u(j)",
+        "for j = n − 1 down to 1 do ... grad_table[u(j)] ← Σ_{i: j ∈ Pa(u(i))} grad_table[u(i)] ∂u(i)/∂u(j)",
         "section 6.5.3, Algorithm 6.2",
     ),
     "table": (
@@ -133,7 +132,14 @@ class Failure:
 def _wrap(text: str, indent: str = "  ") -> list[str]:
     out: list[str] = []
     for para in text.split("\n"):
-        out += textwrap.wrap(para, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ") or [""]
+        out += textwrap.wrap(
+            para,
+            WIDTH,
+            initial_indent=indent,
+            subsequent_indent=indent + "  ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        ) or [""]
     return out
 
 
@@ -165,7 +171,7 @@ class Report:
         return self.passed
 
     def as_dict(self) -> dict[str, Any]:
-        """The report as JSON-ready data: exercise, checks run, passed, the first failure (for autograders)."""
+        """The report as JSON-ready data: exercise, checks run, passed, the first failure (autograders)."""
         return {
             "exercise": self.exercise,
             "checks_run": len(self.checks),
@@ -191,7 +197,9 @@ class Report:
         if f is None:
             lines.append(f"All {ok} checks passed ({self.seconds:.1f} s).")
             return "\n".join(lines)
-        lines.append(f"{ok} of {len(self.checks)} checks passed before the first failure ({self.seconds:.1f} s).")
+        lines.append(
+            f"{ok} of {len(self.checks)} checks passed before the first failure ({self.seconds:.1f} s)."
+        )
         lines.append("")
         lines += _wrap(f"FAILED on: {f.case}", "")
         lines += _wrap(f.headline, "  ")

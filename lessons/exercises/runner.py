@@ -47,13 +47,25 @@ def load_file(path: str | os.PathLike[str], exercise: str) -> types.ModuleType:
         spec.loader.exec_module(module)
     except SyntaxError as e:
         lines = "".join(traceback.format_exception_only(type(e), e))
-        raise Fail(Failure(f"loading {p.name}", f"{p.name} has a syntax error (line {e.lineno}).",
-                           mistake="syntax", traceback=lines)) from None  # fmt: skip
-    except BaseException as e:  # noqa: BLE001 -- the student's top-level code may raise anything
+        raise Fail(
+            Failure(
+                f"loading {p.name}",
+                f"{p.name} has a syntax error (line {e.lineno}).",
+                mistake="syntax",
+                traceback=lines,
+            )
+        ) from None
+    except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise
-        raise Fail(Failure(f"loading {p.name}", f"importing {p.name} raised {type(e).__name__}: {e}",
-                           mistake="load", traceback=student_traceback(e))) from None  # fmt: skip
+        raise Fail(
+            Failure(
+                f"loading {p.name}",
+                f"importing {p.name} raised {type(e).__name__}: {e}",
+                mistake="load",
+                traceback=student_traceback(e),
+            )
+        ) from None
     return module
 
 
@@ -69,9 +81,13 @@ def _child(conn: Any, exercise: str, solution: Any, is_path: bool) -> None:
         failure = e.failure
         if not failure.case:
             failure.case = checker.current
-    except BaseException as e:  # noqa: BLE001 -- a checker bug must still come back as a report
-        failure = Failure(checker.current or "checking", f"the checker failed: {type(e).__name__}: {e}",
-                          mistake="checker-error", traceback="".join(traceback.format_exception(e)))  # fmt: skip
+    except BaseException as e:
+        failure = Failure(
+            checker.current or "checking",
+            f"the checker failed: {type(e).__name__}: {e}",
+            mistake="checker-error",
+            traceback="".join(traceback.format_exception(e)),
+        )
     conn.send(("done", checker.checks, failure))
     conn.close()
 
@@ -81,8 +97,9 @@ def _context() -> Any:
     return multiprocessing.get_context("fork" if "fork" in methods else None)
 
 
-def run(exercise: str, solution: Any, *, is_path: bool, time_limit: float = TIME_LIMIT
-        ) -> tuple[list[tuple[str, bool]], Failure | None, float]:  # fmt: skip
+def run(
+    exercise: str, solution: Any, *, is_path: bool, time_limit: float = TIME_LIMIT
+) -> tuple[list[tuple[str, bool]], Failure | None, float]:
     """Check ``solution`` for ``exercise`` in a child process.
 
     Args:
@@ -112,10 +129,12 @@ def run(exercise: str, solution: Any, *, is_path: bool, time_limit: float = TIME
                 failure = Failure(
                     case,
                     f"the solution was stopped after {time_limit:g} s on this case: it did not return.",
-                    details=["An infinite loop (a while loop whose condition never changes, an index that never "
-                             "reaches its end), or work that grows exponentially (every path recomputed)."],
+                    details=[
+                        "An infinite loop (a while loop whose condition never changes, an index that never "
+                        "reaches its end), or work that grows exponentially (every path recomputed)."
+                    ],
                     mistake="timeout",
-                )  # fmt: skip
+                )
                 if checks and checks[-1][0] == case:
                     checks[-1] = (case, False)
                 else:
@@ -124,9 +143,13 @@ def run(exercise: str, solution: Any, *, is_path: bool, time_limit: float = TIME
             try:
                 message = receive.recv()
             except EOFError:
-                failure = Failure(case, f"the process running the solution ended (exit code {proc.exitcode}) "
-                                  "without finishing the check: the solution called os._exit or crashed Python.",
-                                  mistake="crash")  # fmt: skip
+                proc.join(2.0)
+                failure = Failure(
+                    case,
+                    f"the process running the solution ended (exit code {proc.exitcode}) "
+                    "without finishing the check: the solution called os._exit or crashed Python.",
+                    mistake="crash",
+                )
                 checks.append((case, False))
                 break
             if message[0] == "case":

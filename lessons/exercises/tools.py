@@ -46,7 +46,9 @@ def calls() -> list[tuple[Value, int]]:
 
 def _operation(node: Any, where: str) -> Any:
     if not isinstance(node, Value):
-        raise TypeError(f"{where}: node must be a Value (a node u(i) of the graph), got {type(node).__name__}")
+        raise TypeError(
+            f"{where}: node must be a Value (a node u(i) of the graph), got {type(node).__name__}"
+        )
     if node.op is None:
         raise ValueError(f"{where}: {node!r} is an input (a leaf): no operation computes it")
     return node.op
