@@ -187,8 +187,27 @@ def _index(
                     f"{e(_first_sentence(en.text))}</li>"
                 )
         parts.append("</ul>")
+    parts += _exercises_section()
     parts.append(f"<p class='muted'>Written by <code>micrograph tour</code> in {seconds:.1f} s.</p></html>")
     return "\n".join(parts) + "\n"
+
+
+def _exercises_section() -> list[str]:
+    """The exercises, one line each: the student writes the book's algorithm, micrograph checks it."""
+    from lessons import exercises
+
+    e = html.escape
+    parts = [
+        "<h2>Exercises: write the algorithms yourself</h2>",
+        "<p>Each exercise is a template with the book's pseudo-code; micrograph checks your solution against "
+        "its own algorithms and, at the first failure, names the wrong node, the term that differs and the "
+        "book's sentence, with a drawing. <code>micrograph exercise start NAME</code>, then "
+        "<code>micrograph exercise check NAME.py</code>.</p><ul>",
+    ]
+    for ex in exercises.EXERCISES.values():
+        parts.append(f"<li><code>{e(ex.name)}</code>: {e(ex.book)}, {e(ex.title)}</li>")
+    parts.append("</ul>")
+    return parts
 
 
 def run(out: str | os.PathLike[str], *, progress: bool = True, only: list[int] | None = None) -> TourResult:

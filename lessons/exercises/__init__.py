@@ -57,41 +57,16 @@ class Exercise:
 EXERCISES: dict[str, Exercise] = {
     e.name: e
     for e in [
-        Exercise(
-            "derivatives",
-            "local derivatives du/dx_k of tanh, sigmoid, x/y, x**y, log, sqrt",
-            "section 6.5.3 (∂u(i)/∂u(j)), section 6.5.6 (op.bprop)",
-            ("tanh_dx", "sigmoid_dx", "div_dx", "div_dy", "pow_dx", "pow_dy", "log_dx", "sqrt_dx"),
-        ),
-        Exercise(
-            "topo", "the topological order u(1)..u(n), leaves first", "section 6.5.3", ("topological_order",)
-        ),
-        Exercise(
-            "forward", "forward propagation over u(1)..u(n)", "section 6.5.3, Algorithm 6.1", ("forward",)
-        ),
-        Exercise(
-            "backprop", "back-propagation with the grad_table", "section 6.5.3, Algorithm 6.2", ("backprop",)
-        ),
-        Exercise(
-            "build_grad",
-            "build_grad: symbol-to-symbol, the result is nodes of B",
-            "section 6.5.6, Algorithms 6.5 and 6.6",
-            ("build_grad",),
-        ),
-        Exercise(
-            "mlp_backward",
-            "the MLP's backward pass on numbers, layer by layer",
-            "section 6.5.4, Algorithm 6.4",
-            ("backward_mlp",),
-        ),
-        Exercise(
-            "naive",
-            "the naive chain rule, counted against figure 6.9's closed forms",
-            "section 6.5.2, figure 6.9, equation 6.53",
-            ("naive_grad",),
-        ),
+        Exercise("derivatives", "tanh, sigmoid, x/y, x**y, log, sqrt", "∂u(i)/∂u(j), Alg. 6.2",
+                 ("tanh_dx", "sigmoid_dx", "div_dx", "div_dy", "pow_dx", "pow_dy", "log_dx", "sqrt_dx")),
+        Exercise("topo", "u(1)..u(n), leaves first", "section 6.5.3", ("topological_order",)),
+        Exercise("forward", "forward propagation", "Algorithm 6.1", ("forward",)),
+        Exercise("backprop", "back-propagation, grad_table", "Algorithm 6.2", ("backprop",)),
+        Exercise("build_grad", "symbol-to-symbol: B is nodes", "Algorithms 6.5, 6.6", ("build_grad",)),
+        Exercise("mlp_backward", "the MLP, layer by layer", "Algorithm 6.4", ("backward_mlp",)),
+        Exercise("naive", "the naive chain rule, counted", "figure 6.9, eq. 6.53", ("naive_grad",)),
     ]
-}
+}  # fmt: skip
 """The exercises by name, in the order of the book's section 6.5 (the order ``list`` shows)."""
 
 SVG_MARKER = "<!-- micrograph exercise: drawing of a failure -->\n"
@@ -118,18 +93,15 @@ def list(directory: str | os.PathLike[str] | None = None) -> Listing:
         directory: where the progress file is; the current directory by default.
     """
     done = progress.read(directory)
-    rows = []
+    lines = [f"{'exercise':<13}{'status':<8}{'book':<23}what you write"]
     for e in EXERCISES.values():
         state = done.get(e.name, {})
         mark = "passed" if state.get("passed") else ("tried" if state else "")
-        rows.append((e.name, mark, e.book, e.title))
-    width = max(len(r[0]) for r in rows)
-    lines = [f"{'exercise':<{width}}  {'status':<6}  book, what you write"]
-    for name, mark, book, title in rows:
-        lines.append(f"{name:<{width}}  {mark:<6}  {book}: {title}")
+        lines.append(f"{e.name:<13}{mark:<8}{e.book:<23}{e.title}")
     lines += [
         "",
-        "micrograph exercise start NAME writes NAME.py; micrograph exercise check NAME.py checks it.",
+        "micrograph exercise start NAME   writes NAME.py, a template to fill in;",
+        "micrograph exercise check NAME.py  checks it against micrograph's engine.",
         f"Progress is kept in {progress.PROGRESS_FILE} in the current directory.",
     ]
     return Listing("\n".join(lines))

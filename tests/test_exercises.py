@@ -1,0 +1,290 @@
+"""The exercises as a student and a teacher use them: the command, the REPL, Jupyter, the progress file.
+
+Every assertion is on what a user sees: exit statuses, the lines printed, the JSON an autograder reads,
+the files written (and those not overwritten), the drawing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lessons import exercises
+from lessons.exercises import tools
+from lessons.exercises.checks import DERIVATIVE_RULES
+from lessons.exercises.progress import PROGRESS_FILE
+from lessons.exercises.templates import TEMPLATES
+from micrograph.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CORRECT_BACKPROP = """\
+# micrograph exercise: backprop
+from lessons.exercises import tools
+
+
+def backprop(G):
+    nodes = G.nodes
+    n = len(nodes)
+    grad_table = {nodes[n - 1]: 1.0}
+    for j in range(n - 2, -1, -1):
+        v = nodes[j]
+        grad_table[v] = sum(
+            grad_table[C] * tools.local_derivative(C, k)
+            for C in G.get_consumers(v)
+            for k, p in enumerate(C.inputs)
+            if p is v
+        )
+    return grad_table
+"""
+
+OVERWRITE_BACKPROP = """\
+# micrograph exercise: backprop
+from lessons.exercises import tools
+
+
+def backprop(G):
+    nodes = G.nodes
+    n = len(nodes)
+    grad_table = {nodes[n - 1]: 1.0}
+    for j in range(n - 2, -1, -1):
+        v = nodes[j]
+        for C in G.get_consumers(v):
+            for k, p in enumerate(C.inputs):
+                if p is v:
+                    grad_table[v] = grad_table[C] * tools.local_derivative(C, k)
+    return grad_table
+"""
+
+
+def run_cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-m", "micrograph", *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+# --- the command --------------------------------------------------------------------------------------
+
+
+def test_start_writes_the_template_and_never_overwrites(tmp_path: Path) -> None:
+    done = run_cli("exercise", "start", "backprop", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    path = tmp_path / "backprop.py"
+    assert path.read_text(encoding="utf-8") == TEMPLATES["backprop"]
+    assert "micrograph exercise check backprop.py" in done.stdout
+    path.write_text("my work\n", encoding="utf-8")
+    again = run_cli("exercise", "start", "backprop", cwd=tmp_path)
+    assert again.returncode == 2
+    assert again.stderr.count("\n") == 1 and "exists; not overwriting" in again.stderr
+    assert path.read_text(encoding="utf-8") == "my work\n"
+
+
+def test_check_exits_0_when_every_check_passes_and_1_otherwise(tmp_path: Path) -> None:
+    (tmp_path / "backprop.py").write_text(CORRECT_BACKPROP, encoding="utf-8")
+    ok = run_cli("exercise", "check", "backprop.py", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "All 12 checks passed" in ok.stdout
+    assert "PASS  a chain 10,000 deep" in ok.stdout
+    (tmp_path / "wrong.py").write_text(OVERWRITE_BACKPROP, encoding="utf-8")  # named by its marker line
+    bad = run_cli("exercise", "check", "wrong.py", cwd=tmp_path)
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "FAILED on: a * a: one node takes the same parent twice" in bad.stdout
+    assert "holds one term of its sum" in bad.stdout
+    assert all(len(line) <= 80 for line in bad.stdout.splitlines() if "Drawing of the failure" not in line)
+    drawing = tmp_path / "wrong.failure.svg"
+    assert f"Drawing of the failure: {drawing.name}" in bad.stdout or str(drawing) in bad.stdout
+    svg = drawing.read_text(encoding="utf-8")
+    assert svg.startswith(exercises.SVG_MARKER) and "<svg" in svg
+    assert "#c0392b" in svg  # the wrong node and edges in red
+    assert "expected 3" in svg and "yours 1.5" in svg
+
+
+def test_check_json_for_autograders(tmp_path: Path) -> None:
+    (tmp_path / "backprop.py").write_text(OVERWRITE_BACKPROP, encoding="utf-8")
+    done = run_cli("exercise", "check", "backprop.py", "--json", cwd=tmp_path)
+    assert done.returncode == 1
+    data = json.loads(done.stdout)
+    assert data["exercise"] == "backprop"
+    assert data["checks_run"] == 1 and data["checks_passed"] == 0 and data["passed"] is False
+    first = data["first_failure"]
+    assert first["case"] == "a * a: one node takes the same parent twice"
+    assert first["mistake"] == "overwrite"
+    assert first["node"] == "u1 (a)" and first["expected"] == 3.0 and first["actual"] == 1.5
+    assert "sum the gradients arriving from different paths" in first["book"]
+    (tmp_path / "backprop.py").write_text(CORRECT_BACKPROP, encoding="utf-8")
+    ok = json.loads(run_cli("exercise", "check", "backprop.py", "--json", cwd=tmp_path).stdout)
+    assert (
+        ok["passed"] is True and ok["checks_run"] == ok["checks_passed"] == 12 and ok["first_failure"] is None
+    )
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["exercise", "start", "nope"], "there is no exercise 'nope'"),
+        (["exercise", "check", "missing.py"], "no file 'missing.py' to check"),
+        (["exercise", "check", "mystery.py"], "cannot tell which exercise mystery.py is"),
+        (["exercise", "check", "mystery.py", "--exercise", "nope"], "there is no exercise 'nope'"),
+        (["exercise", "check", "mystery.py", "--exercise", "topo", "--time-limit", "0"], "--time-limit"),
+        (["exercise", "start"], "error:"),
+        (["exercise", "start", "forward", "--dir", "no/such/dir"], "is not a directory"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(tmp_path: Path, argv: list[str], says: str) -> None:
+    (tmp_path / "mystery.py").write_text("x = 1\n", encoding="utf-8")
+    done = run_cli(*argv, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert says in done.stderr and "Traceback" not in done.stderr
+
+
+def test_exercise_help_explains_the_flow(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["exercise"]) == 0
+    text = capsys.readouterr().out
+    for phrase in ("micrograph exercise list", "micrograph exercise start backprop", "--json", "exit 0"):
+        assert phrase in text
+
+
+def test_list_reads_the_progress_file_in_the_current_directory(tmp_path: Path) -> None:
+    listed = run_cli("exercise", "list", cwd=tmp_path)
+    assert listed.returncode == 0
+    lines = listed.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert [line.split()[0] for line in lines[1:8]] == list(exercises.EXERCISES)
+    assert "passed" not in listed.stdout
+    (tmp_path / "backprop.py").write_text(CORRECT_BACKPROP, encoding="utf-8")
+    assert run_cli("exercise", "check", "backprop.py", cwd=tmp_path).returncode == 0
+    progress = json.loads((tmp_path / PROGRESS_FILE).read_text(encoding="utf-8"))
+    assert progress["exercises"]["backprop"]["passed"] is True
+    row = next(
+        line for line in run_cli("exercise", "list", cwd=tmp_path).stdout.splitlines() if "backprop" in line
+    )
+    assert row.split()[:2] == ["backprop", "passed"]
+    # a later failure does not take the pass away; it is shown as the last result
+    (tmp_path / "backprop.py").write_text(OVERWRITE_BACKPROP, encoding="utf-8")
+    assert run_cli("exercise", "check", "backprop.py", cwd=tmp_path).returncode == 1
+    progress = json.loads((tmp_path / PROGRESS_FILE).read_text(encoding="utf-8"))
+    assert progress["exercises"]["backprop"] == {
+        **progress["exercises"]["backprop"],
+        "passed": True,
+        "last": "failed",
+    }
+
+
+def test_the_drawing_never_replaces_a_file_of_the_student(tmp_path: Path) -> None:
+    (tmp_path / "backprop.py").write_text(OVERWRITE_BACKPROP, encoding="utf-8")
+    mine = tmp_path / "backprop.failure.svg"
+    mine.write_text("<svg>my own drawing</svg>", encoding="utf-8")
+    done = run_cli("exercise", "check", "backprop.py", cwd=tmp_path)
+    assert done.returncode == 1
+    assert mine.read_text(encoding="utf-8") == "<svg>my own drawing</svg>"
+    mine.unlink()
+    target = tmp_path / "elsewhere.svg"
+    target.write_text("keep", encoding="utf-8")
+    mine.symlink_to(target)
+    assert run_cli("exercise", "check", "backprop.py", cwd=tmp_path).returncode == 1
+    assert target.read_text(encoding="utf-8") == "keep"
+
+
+# --- the REPL and Jupyter -----------------------------------------------------------------------------
+
+
+def test_check_a_function_typed_in_the_repl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    def my_backprop(G):  # type: ignore[no-untyped-def]
+        table = {G.nodes[-1]: 1.0}
+        for v in reversed(G.nodes[:-1]):
+            edges = [(C, k) for C in G.get_consumers(v) for k, p in enumerate(C.inputs) if p is v]
+            table[v] = sum(table[C] * tools.local_derivative(C, k) for C, k in edges)
+        return table
+
+    report = exercises.check("backprop", my_backprop)
+    assert report.passed, report.text()
+    assert (tmp_path / PROGRESS_FILE).exists()
+    assert "backprop     passed" in str(exercises.list())
+
+
+def test_a_module_and_a_dict_are_solutions_too() -> None:
+    rules = {name: exercises.reference("derivatives").__dict__[name] for name, _, _ in DERIVATIVE_RULES}
+    assert exercises.check("derivatives", rules, record=False).passed
+    with pytest.raises(TypeError, match="several functions"):
+        exercises.check("derivatives", lambda x, out: 0.0, record=False)
+    with pytest.raises(ValueError, match="there is no exercise 'nope'"):
+        exercises.check("nope", lambda G: {}, record=False)
+
+
+def test_jupyter_shows_the_report_with_the_drawing_inline() -> None:
+    def wrong(G):  # type: ignore[no-untyped-def]
+        return {v: 1.0 for v in G.nodes}
+
+    report = exercises.check("backprop", wrong, record=False)
+    assert not report.passed and report.failure is not None
+    page = report._repr_html_()
+    assert "<pre" in page and "FAILED on: a * a" in page
+    assert "<svg" in page and "<?xml" not in page  # inline, ready for the notebook
+    assert report.svg_path is None  # nothing written from a REPL unless asked
+
+
+def test_each_template_is_a_todo_until_filled_in(tmp_path: Path) -> None:
+    for name, text in TEMPLATES.items():
+        assert text.splitlines()[0] == f"# micrograph exercise: {name}"
+        compile(text, f"{name}.py", "exec")  # the template itself is valid Python
+        path = tmp_path / f"{name}.py"
+        path.write_text(text, encoding="utf-8")
+        report = exercises.check(name, path, record=False)
+        assert report.failure is not None and report.failure.mistake == "todo", (name, report.text())
+        assert f'File "{path}"' in report.failure.traceback
+
+
+def test_the_same_mistake_gives_the_same_first_failure_every_time(tmp_path: Path) -> None:
+    path = tmp_path / "backprop.py"
+    path.write_text(OVERWRITE_BACKPROP, encoding="utf-8")
+    first = exercises.check("backprop", path, record=False).as_dict()
+    second = exercises.check("backprop", path, record=False).as_dict()
+    for d in (first, second):
+        d.pop("seconds")
+    assert first == second
+
+
+def test_a_case_that_runs_forever_is_stopped_and_named() -> None:
+    def forever(z):  # type: ignore[no-untyped-def]
+        while True:
+            pass
+
+    start = time.monotonic()
+    report = exercises.check("topo", forever, record=False, time_limit=0.5)
+    assert time.monotonic() - start < 30  # generous: only "it does not hang"
+    assert report.failure is not None and report.failure.mistake == "timeout"
+    assert report.failure.case == "a * a: one node takes the same parent twice"
+    assert "stopped after 0.5 s" in report.text()
+
+
+def test_a_solution_mutating_the_graph_is_caught_for_every_exercise_that_gets_one() -> None:
+    def topo(z):  # type: ignore[no-untyped-def]
+        z.label = "changed"
+        return exercises.reference("topo").topological_order(z)
+
+    report = exercises.check("topo", topo, record=False)
+    assert report.failure is not None and report.failure.mistake == "mutation"
+    assert "label changed" in report.failure.headline
+
+    def naive(z, w):  # type: ignore[no-untyped-def]
+        w.data += 1.0
+        return 0.0
+
+    report = exercises.check("naive", naive, record=False)
+    assert report.failure is not None and report.failure.mistake == "mutation"
+    assert "u1 (a).data changed from 1.5 to 2.5" in report.failure.headline
