@@ -109,6 +109,23 @@ CATALOGUE = [
         "a * a",
     ),
     Wrong(
+        "sums one consumer's edges, overwrites across consumers",
+        "backprop",
+        _BACKPROP_HEAD
+        + """
+    grad_table = {nodes[n - 1]: 1.0}
+    for j in range(n - 2, -1, -1):
+        v = nodes[j]
+        for C in G.get_consumers(v):
+            grad_table[v] = sum(grad_table[C] * tools.local_derivative(C, k)
+                                for k, p in enumerate(C.inputs) if p is v)
+    return grad_table
+""",
+        "overwrite",
+        "the other term was overwritten",
+        "(2 * x + 3) * x",
+    ),
+    Wrong(
         "distinct consumers only: a * a counted once",
         "backprop",
         _BACKPROP_HEAD

@@ -12,6 +12,8 @@ Legend (used by :func:`viz.draw` and :func:`viz.draw_side_by_side`):
 * orange box: a node of B built by :func:`micrograph.grad`; dark-orange bold box: a gradient dz/du of B
   (a grad_table entry), captioned with what it is;
 * yellow thick box: the node highlighted (the step being computed in :func:`viz.steps`);
+* red thick box and red edges: in an exercise's failure drawing, the first wrong node and the edges of
+  the terms (or arguments) that explain it (``lessons.exercises``);
 * solid arrow u -> v: u is an argument of v, numbered 1, 2 where the operation is not commutative;
 * dashed arrow from G into B: B consumes a value of G (figure 6.10 draws these as the links between the
   two halves).

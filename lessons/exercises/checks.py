@@ -205,6 +205,7 @@ def check_derivatives(ns: Any, C: Checker) -> None:
                         actual=shown(actual),
                         marks=[Mark(graph.index[leaves[k]], graph.index[u], k, f"∂u/∂{'xy'[k]}")],
                         title=f"{fname}: the local derivative on the marked edge is wrong",
+                        grads=[None] * len(graph.nodes),
                     ),
                 )
 
@@ -385,6 +386,7 @@ def _compare_forward(
             "data": expected,
             "grads": [None] * n,
             "title": f"forward: {name} is the first wrong value",
+            "show_data": False,
         }
         if i < n_i:
             raise C.fail(
@@ -519,8 +521,8 @@ def diagnose_entry(
         "actual": shown(actual),
         "grads": expected,
         "marks": marks,
-        "title": f"{what}: grad_table[{name}] is the first wrong entry "
-        "(from u(n) down); red edges: the terms of its sum",
+        "title": f"{what}: grad_table[{name}] is the first wrong entry from u(n) down. Red edges: its terms. "
+        "grad: the right values",
     }
     if j == n - 1:
         return C.fail(

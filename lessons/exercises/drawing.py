@@ -47,6 +47,7 @@ def failure_drawing(
     data: Sequence[float | None] | None = None,
     grads: Sequence[float | None] | None = None,
     title: str = "",
+    show_data: bool = True,
 ) -> graphviz.Digraph:
     """G with the wrong node u(wrong + 1) and the marked edges drawn in red.
 
@@ -57,6 +58,7 @@ def failure_drawing(
         marks: edges to draw in red, with a short text beside each.
         data, grads: the values and gradients shown in every record (as :func:`viz.dot.digraph`).
         title: a caption above the drawing.
+        show_data: show the wrong node's value (off where its value is what is wrong: Algorithm 6.1).
 
     Returns:
         A ``graphviz.Digraph`` (no file written).
@@ -79,7 +81,7 @@ def failure_drawing(
         name = names[v]
         head = name if not v.label else f"{escape_record(v.label)} ({name})"
         value = data[wrong] if data is not None else v.data
-        fields = [head, escape_record(formula(v, names), 60), f"data {fmt(value)}"]
+        fields = [head, escape_record(formula(v, names), 60)] + ([f"data {fmt(value)}"] if show_data else [])
         if expected:
             fields.append(escape_record(f"expected {expected}", 60))
         if actual:
