@@ -471,31 +471,42 @@ def _rebuild(records: list[Any]) -> Value:
 def _reverse_order(z: Value) -> tuple[list[Value], list[tuple[Value, float]]]:
     """The ancestors of z in reverse topological order (z first), each ``.grad`` set to zero.
 
-    An iterative depth-first search reading the two parent slots (no recursion over the graph). Returns the
-    order and the nodes that held a non-zero gradient, with those gradients.
+    An iterative depth-first search reading the two parent slots (no recursion over the graph). A node
+    is marked as seen by setting its ``.grad`` to None (its old gradient is kept aside first): no set of
+    seen nodes is built, which on a large graph is the costliest part of the search. Returns the order and
+    the nodes that held a non-zero gradient, with those gradients.
     """
     order: list[Value] = []
     held: list[tuple[Value, float]] = []
-    seen = {z}
-    add, append = seen.add, order.append
+    keep, append = held.append, order.append
+    if z.grad:
+        keep((z, z.grad))
+    z.grad = None  # type: ignore[assignment]
     stack = [z]
     push, pop = stack.append, stack.pop
-    while stack:
-        node = stack[-1]
-        p = node._a
-        if p is not None and p not in seen:
-            add(p)
-            push(p)
-            continue
-        p = node._b
-        if p is not None and p not in seen:
-            add(p)
-            push(p)
-            continue
-        pop()
-        append(node)
-        if node.grad:
-            held.append((node, node.grad))
+    try:
+        while stack:
+            node = stack[-1]
+            p = node._a
+            if p is not None and p.grad is not None:
+                if p.grad:
+                    keep((p, p.grad))
+                p.grad = None
+                push(p)
+                continue
+            p = node._b
+            if p is not None and p.grad is not None:
+                if p.grad:
+                    keep((p, p.grad))
+                p.grad = None
+                push(p)
+                continue
+            pop()
+            append(node)
+    finally:  # every marked node is on the stack or in the order: all get a number again
+        for node in order:
+            node.grad = 0.0
+        for node in stack:
             node.grad = 0.0
     order.reverse()
     return order, held
