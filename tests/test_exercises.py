@@ -12,8 +12,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lessons import exercises
 from lessons.exercises import tools
@@ -288,3 +291,91 @@ def test_a_solution_mutating_the_graph_is_caught_for_every_exercise_that_gets_on
     report = exercises.check("naive", naive, record=False)
     assert report.failure is not None and report.failure.mistake == "mutation"
     assert "u1 (a).data changed from 1.5 to 2.5" in report.failure.headline
+
+
+# --- random graphs ------------------------------------------------------------------------------------
+
+
+@settings(max_examples=15)
+@given(seed=st.integers(min_value=100, max_value=10_000))
+def test_a_left_out_term_is_found_on_random_dags(seed: int) -> None:
+    """On a random DAG, a backprop that leaves out each node's last edge is caught at the right node."""
+    from lessons.exercises import checks
+    from lessons.exercises.cases import Case, random_dag
+    from micrograph import Graph, backprop
+
+    def drop_last(G):  # type: ignore[no-untyped-def]
+        table = {G.nodes[-1]: 1.0}
+        for v in reversed(G.nodes[:-1]):
+            edges = [(C, k) for C in G.get_consumers(v) for k, p in enumerate(C.inputs) if p is v]
+            table[v] = sum(table[C] * tools.local_derivative(C, k) for C, k in edges[:-1])
+        return table
+
+    # the first entry from u(n) down whose last term is not zero, by the engine
+    graph = Graph(random_dag(seed)[0])
+    steps: dict[int, Any] = {}
+    backprop(graph, observe=lambda step: steps.__setitem__(step.j, step))
+    j = next(j for j in range(len(graph.nodes) - 2, -1, -1) if abs(steps[j].terms[-1].product) > 1e-9)
+    case = Case(f"random DAG (seed {seed})", lambda: random_dag(seed))
+    original = checks.graph_cases
+    checks.graph_cases = lambda **kw: [case]  # the child process inherits it (fork)
+    try:
+        report = exercises.check("backprop", drop_last, record=False)
+    finally:
+        checks.graph_cases = original
+    assert report.failure is not None, report.text()
+    assert report.failure.node.split(" ")[0] == f"u{j + 1}", report.text()
+    assert report.failure.mistake == "missing-term", report.text()
+    last = steps[j].terms[-1]
+    text = " ".join(report.text().split())
+    assert f"u{last.i + 1} (argument {last.k + 1})" in text
+    assert report.failure.svg is not None and "missing" in report.failure.svg
+    assert report.failure.expected == pytest.approx(steps[j].total)
+
+
+# --- small things a user meets --------------------------------------------------------------------------
+
+
+def test_the_tour_index_lists_the_exercises() -> None:
+    from lessons import tour
+
+    page = "\n".join(tour._exercises_section())
+    for name in exercises.EXERCISES:
+        assert f"<code>{name}</code>" in page
+    assert "micrograph exercise start NAME" in page
+
+
+def test_the_progress_file_is_never_written_through_a_symlink(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "target.json"
+    target.write_text("keep", encoding="utf-8")
+    (tmp_path / PROGRESS_FILE).symlink_to(target)
+    assert exercises.check("topo", exercises.reference("topo")).passed
+    assert target.read_text(encoding="utf-8") == "keep"
+
+
+def test_tools_name_the_argument_and_the_node() -> None:
+    from micrograph import Value
+
+    a = Value(2.0, label="a")
+    u = a * a
+    with pytest.raises(ValueError, match=r"has 2 argument\(s\), so k is 0 or 1; got k=2"):
+        tools.local_derivative(u, 2)
+    with pytest.raises(ValueError, match="is an input"):
+        tools.local_derivative(a, 0)
+    with pytest.raises(TypeError, match="node must be a Value"):
+        tools.evaluate(2.0, [1.0])  # type: ignore[arg-type]
+    tools.reset_counts()
+    assert tools.local_derivative(u, 1) == 2.0 and tools.evaluate(u, [3.0, 4.0]) == 12.0
+    assert tools.counts() == {"local_derivatives": 1, "evaluations": 1}
+
+
+def test_the_students_prints_do_not_spoil_the_json(tmp_path: Path) -> None:
+    (tmp_path / "backprop.py").write_text('print("loading")\n' + CORRECT_BACKPROP.replace(
+        "    return grad_table", '    print("done")\n    return grad_table'), encoding="utf-8")  # fmt: skip
+    done = run_cli("exercise", "check", "backprop.py", "--json", cwd=tmp_path)
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["passed"] is True
+    assert "loading" in done.stderr and "done" in done.stderr

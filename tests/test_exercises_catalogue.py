@@ -126,6 +126,27 @@ CATALOGUE = [
         "(2 * x + 3) * x",
     ),
     Wrong(
+        "the consumer search stops before u(n)",
+        "backprop",
+        _BACKPROP_HEAD
+        + """
+    grad_table = {nodes[n - 1]: 1.0}
+    for j in range(n - 2, -1, -1):
+        v = nodes[j]
+        total = 0.0
+        for i in range(j + 1, n - 1):
+            C = nodes[i]
+            for k, p in enumerate(C.inputs):
+                if p is v:
+                    total += grad_table[C] * tools.local_derivative(C, k)
+        grad_table[v] = total
+    return grad_table
+""",
+        "missing-term",
+        "misses 2 of its 2 terms: those of the edges into u2 (argument 1), u2 (argument 2)",
+        "a * a",
+    ),
+    Wrong(
         "distinct consumers only: a * a counted once",
         "backprop",
         _BACKPROP_HEAD

@@ -18,6 +18,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.1-
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -586,8 +587,9 @@ def diagnose_entry(
             )
     if len(terms) > 1:
         kept = [t for t in terms if close(actual, t.product)]
-        if kept:
-            others = [t for t in terms if t is not kept[-1]]
+        others = [t for t in terms if kept and t is not kept[-1]]
+        # overwritten, not left out: the other terms' edges were evaluated (when the calls are known)
+        if kept and (not calls or all((id(graph.nodes[t.i]), t.k) in evaluated for t in others)):
             draw["marks"] = [Mark(j, t.i, t.k, f"{t.product:.4g} lost") for t in others] + [
                 Mark(j, kept[-1].i, kept[-1].k, f"{kept[-1].product:.4g} kept")
             ]
@@ -616,6 +618,24 @@ def diagnose_entry(
                     **kw,
                     **_draw(graph, **draw),
                 )
+    missing = _missing_terms(terms, actual)
+    if missing:
+        draw["marks"] = [Mark(j, t.i, t.k, f"{t.product:.4g} missing") for t in missing]
+        edges = ", ".join(f"u{t.i + 1} (argument {t.k + 1})" for t in missing)
+        last = any(t.i == n - 1 for t in missing)
+        return C.fail(
+            f"grad_table[{name}] misses {len(missing)} of its {len(terms)} terms: those of the edges "
+            f"into {edges}.",
+            details=lines,
+            mistake="missing-term",
+            hint="sum over every consumer u(i) of u(j), u(n) included: the consumers are among the nodes "
+            "after u(j), up to and including u(n)."
+            if last
+            else "sum over every edge out of u(j): every consumer, every argument position.",
+            book="loop",
+            **kw,
+            **_draw(graph, **draw),
+        )
     if terms and close(actual, -e):
         return C.fail(
             f"grad_table[{name}] has the wrong sign.",
@@ -632,6 +652,17 @@ def diagnose_entry(
         **kw,
         **_draw(graph, **draw),
     )
+
+
+def _missing_terms(terms: list[Any], actual: Any) -> list[Any]:
+    """The terms left out, if the student's number is the sum of a proper subset of them (the largest one)."""
+    if not isinstance(actual, (int, float)) or not terms or len(terms) > 12:
+        return []
+    for size in range(len(terms) - 1, -1, -1):
+        for kept in itertools.combinations(range(len(terms)), size):
+            if close(actual, math.fsum(terms[i].product for i in kept)):
+                return [t for i, t in enumerate(terms) if i not in kept]
+    return []
 
 
 def check_backprop(ns: Any, C: Checker) -> None:

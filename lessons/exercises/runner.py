@@ -12,6 +12,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import multiprocessing
 import os
@@ -44,7 +45,8 @@ def load_file(path: str | os.PathLike[str], exercise: str) -> types.ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     try:
-        spec.loader.exec_module(module)
+        with contextlib.redirect_stdout(sys.stderr):  # the student's prints never mix with --json output
+            spec.loader.exec_module(module)
     except SyntaxError as e:
         lines = "".join(traceback.format_exception_only(type(e), e))
         raise Fail(
