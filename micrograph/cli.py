@@ -395,9 +395,8 @@ def _cmd_exercise(args: argparse.Namespace) -> int:
     if args.time_limit is not None and not args.time_limit > 0:
         raise UserError(f"--time-limit must be a positive number of seconds, got {args.time_limit}")
     name = _exercise_of(path, args.exercise)
-    drawing = path.with_name(f"{path.stem}.failure.svg")
     kw = {} if args.time_limit is None else {"time_limit": args.time_limit}
-    report = exercises.check(name, path, drawing=drawing, **kw)
+    report = exercises.check(name, path, **kw)  # the drawing of a failure goes next to FILE
     print(report.to_json() if args.json else report.text())
     return 0 if report.passed else 1
 

@@ -229,7 +229,7 @@ def test_a_module_and_a_dict_are_solutions_too() -> None:
         exercises.check("nope", lambda G: {}, record=False)
 
 
-def test_jupyter_shows_the_report_with_the_drawing_inline() -> None:
+def test_jupyter_shows_the_report_with_the_drawing_inline(tmp_path: Path) -> None:
     def wrong(G):  # type: ignore[no-untyped-def]
         return {v: 1.0 for v in G.nodes}
 
@@ -239,6 +239,12 @@ def test_jupyter_shows_the_report_with_the_drawing_inline() -> None:
     assert "<pre" in page and "FAILED on: a * a" in page
     assert "<svg" in page and "<?xml" not in page  # inline, ready for the notebook
     assert report.svg_path is None  # nothing written from a REPL unless asked
+    assert "report.save_svg('failure.svg')" in report.text()
+    saved = Path(report.save_svg(tmp_path / "failure.svg"))
+    assert saved.read_text(encoding="utf-8").startswith("<svg")
+    passed = exercises.check("topo", exercises.reference("topo"), record=False)
+    with pytest.raises(ValueError, match="every check passed"):
+        passed.save_svg(tmp_path / "none.svg")
 
 
 def test_each_template_is_a_todo_until_filled_in(tmp_path: Path) -> None:

@@ -160,7 +160,7 @@ def check(
     *,
     time_limit: float = TIME_LIMIT,
     record: bool = True,
-    drawing: str | os.PathLike[str] | None = None,
+    drawing: str | os.PathLike[str] | None = "auto",
 ) -> Report:
     """Check a solution against micrograph's engine; the report diagnoses the first failure.
 
@@ -170,8 +170,10 @@ def check(
             exercise with one function, the function itself (``check("backprop", my_backprop)``).
         time_limit: seconds one case may run before the solution is stopped.
         record: keep the result in the progress file of the current directory.
-        drawing: where to write the failure's drawing (SVG); None writes none (Jupyter shows it inline).
-            A file there is replaced only if it is an earlier failure drawing; never through a symlink.
+        drawing: where to write the failure's drawing (SVG). ``"auto"``: next to the student's file when
+            the solution is a file (``backprop.py`` -> ``backprop.failure.svg``), none for a function (Jupyter
+            shows it inline; ``report.save_svg(path)`` writes it). None: none. A file there is replaced only
+            if it is an earlier failure drawing, and never through a symlink.
 
     Returns:
         A :class:`Report` (true if every check passed); print it, or ``.to_json()``.
@@ -184,6 +186,8 @@ def check(
     ns, is_path = _namespace(e, solution)
     checks, failure, seconds = run(e.name, ns, is_path=is_path, time_limit=time_limit)
     report = Report(e.name, f"{e.title} ({e.book})", checks, failure, seconds)
+    if drawing == "auto":
+        drawing = Path(ns).with_name(f"{Path(ns).stem}.failure.svg") if is_path else None
     if drawing is not None and failure is not None and failure.svg:
         report.svg_path = _write_drawing(Path(drawing), failure.svg)
     if record:

@@ -872,6 +872,18 @@ def _check_B(
         value = B.forward({u: x for u, x in new.items() if u in B.index})
         want = KB.forward({u: x for u, x in key_new.items() if u in KB.index})
         if not close(value, want):
+            numbers = [
+                i for i, u in enumerate(B.nodes) if u.op is None and u not in G.index and not u.is_constant
+            ]
+            draw: dict[str, Any] = {"drawing_note": "no number of G was found as a leaf of your B"}
+            if numbers:
+                draw = _draw(
+                    B,
+                    wrong=numbers[0],
+                    grads=[None] * len(B.nodes),
+                    title=f"your B for dz/d{V.label or name} with G's nodes: {len(numbers)} leaf number(s) "
+                    "where nodes of G belong",
+                )
             raise C.fail(
                 f"B does not follow G's inputs: at inputs moved by 10 %, your dz/d{V.label or name} "
                 "evaluates to "
@@ -886,6 +898,7 @@ def _check_B(
                 node=name,
                 expected=want,
                 actual=value,
+                **draw,
             )
         second, want2 = grad(r, V), grad(kr, kV)
         if not close(second.data, want2.data):

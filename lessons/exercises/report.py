@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import textwrap
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from viz.render import write_atomic
 
 __all__ = ["Failure", "Report", "BOOK", "WIDTH"]
 
@@ -214,9 +217,26 @@ class Report:
             lines += _wrap(f.book_text(), "  ")
         if self.svg_path:
             lines += _wrap(f"Drawing of the failure: {self.svg_path}", "  ")
+        elif f.svg:
+            lines += _wrap(
+                "Drawing of the failure: shown in Jupyter; elsewhere report.save_svg('failure.svg')", "  "
+            )
         elif f.drawing_note:
             lines += _wrap(f"(No drawing: {f.drawing_note})", "  ")
         return "\n".join(lines)
+
+    def save_svg(self, path: str | os.PathLike[str]) -> str:
+        """Write the drawing of the failure to ``path`` (an SVG file) and return the path.
+
+        Raises:
+            ValueError: there is no drawing (every check passed, or the failure has none: see the text).
+        """
+        if self.failure is None or not self.failure.svg:
+            note = self.failure.drawing_note if self.failure is not None else "every check passed"
+            raise ValueError(f"this report has no drawing ({note or 'none was made'})")
+        write_atomic(path, self.failure.svg.encode("utf-8"))
+        self.svg_path = str(path)
+        return self.svg_path
 
     def __str__(self) -> str:
         return self.text()
