@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Union
 
 from micrograph.errors import DomainError
@@ -38,7 +38,7 @@ from micrograph.ops import (
     pow_const,
 )
 
-__all__ = ["Value", "NodeMeta", "apply", "as_value", "sum_nodes"]
+__all__ = ["Value", "NodeMeta", "apply", "as_value", "sum_nodes", "topological_order"]
 
 Number = Union[int, float]
 
@@ -302,7 +302,7 @@ class Value:
         """
         if self._a is None:
             return _leaf, (self.data, self.grad, self.label, self.meta)
-        order = _ancestors(self)
+        order = topological_order((self,))
         position = {node: k for k, node in enumerate(order)}
         records: list[Any] = []
         for node in order:
@@ -318,7 +318,7 @@ class Value:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Value:
         """A copy of the node and its whole graph, iteratively; nodes copied before (``memo``) are reused."""
-        for node in _ancestors(self):
+        for node in topological_order((self,)):
             if id(node) in memo:
                 continue
             new = _new(Value)
@@ -422,25 +422,49 @@ class Value:
             node.grad += g
 
 
-def _ancestors(z: Value) -> list[Value]:
-    """z and its ancestors in topological order (parents first), by an iterative depth-first search."""
+def topological_order(outputs: Iterable[Value]) -> list[Value]:
+    """Every ancestor of ``outputs`` (themselves included), each after all of its parents.
+
+    An iterative depth-first search with an explicit stack, so the depth of the graph is not limited
+    by Python's recursion limit. The order is deterministic: parents are visited in argument order.
+
+    Args:
+        outputs: the nodes to start from.
+
+    Returns:
+        The nodes in post-order: a topological order of the graph.
+
+    Raises:
+        TypeError: if an output is not a Value.
+    """
     order: list[Value] = []
-    seen = {z}
-    stack = [z]
-    while stack:
-        node = stack[-1]
-        p = node._a
-        if p is not None and p not in seen:
-            seen.add(p)
-            stack.append(p)
+    seen: set[Value] = set()
+    add, append = seen.add, order.append
+    for root in outputs:
+        if not isinstance(root, Value):
+            raise TypeError(f"a graph is built from Value nodes, got {type(root).__name__} {root!r}")
+        if root in seen:
             continue
-        p = node._b
-        if p is not None and p not in seen:
-            seen.add(p)
-            stack.append(p)
-            continue
-        stack.pop()
-        order.append(node)
+        add(root)
+        # The stack is the current path of the depth-first search. A node stays on top until every
+        # parent has been seen; a parent seen earlier is finished (in a DAG it cannot be on the path),
+        # so the node is emitted after all of its parents. Parents are read from the two slots directly.
+        stack = [root]
+        push, pop = stack.append, stack.pop
+        while stack:
+            node = stack[-1]
+            p = node._a
+            if p is not None and p not in seen:
+                add(p)
+                push(p)
+                continue
+            p = node._b
+            if p is not None and p not in seen:
+                add(p)
+                push(p)
+                continue
+            pop()
+            append(node)
     return order
 
 
@@ -471,7 +495,7 @@ def _rebuild(records: list[Any]) -> Value:
 def _reverse_order(z: Value) -> tuple[list[Value], list[tuple[Value, float]]]:
     """The ancestors of z in reverse topological order (z first), each ``.grad`` set to zero.
 
-    An iterative depth-first search reading the two parent slots (no recursion over the graph). A node
+    :func:`topological_order`'s depth-first search, for ``backward`` only, where speed matters most: a node
     is marked as seen by setting its ``.grad`` to None (its old gradient is kept aside first): no set of
     seen nodes is built, which on a large graph is the costliest part of the search. Returns the order and
     the nodes that held a non-zero gradient, with those gradients.

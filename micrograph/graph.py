@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Union
 
 from micrograph.backprop import BackpropObserver, GradTable, backprop, grad_table_list
-from micrograph.engine import Value
+from micrograph.engine import Value, topological_order
 from micrograph.forward import ForwardObserver, forward
 from micrograph.memory import paused_gc
 from micrograph.ops import Op
@@ -40,52 +40,6 @@ Step = tuple[int, Callable[..., float], int, int]
 ConsumerEdge = tuple[int, int, Callable[..., Any], int, int]
 """An edge out of u(j) to a consumer, ``(i, k, rule, a, b)``: u(i) takes u(j) as its argument k, ``rule`` is
 du(i)/du(j) from the operation table, and Pa(u(i)) = (u(a)[, u(b)]) (b = -1 if unary)."""
-
-
-def topological_order(outputs: Iterable[Value]) -> list[Value]:
-    """Every ancestor of ``outputs`` (themselves included), each after all of its parents.
-
-    An iterative depth-first search with an explicit stack, so the depth of the graph is not limited
-    by Python's recursion limit. The order is deterministic: parents are visited in argument order.
-
-    Args:
-        outputs: the nodes to start from.
-
-    Returns:
-        The nodes in post-order: a topological order of the graph.
-
-    Raises:
-        TypeError: if an output is not a Value.
-    """
-    order: list[Value] = []
-    seen: set[Value] = set()
-    add, append = seen.add, order.append
-    for root in outputs:
-        if not isinstance(root, Value):
-            raise TypeError(f"a graph is built from Value nodes, got {type(root).__name__} {root!r}")
-        if root in seen:
-            continue
-        add(root)
-        # The stack is the current path of the depth-first search. A node stays on top until every
-        # parent has been seen; a parent seen earlier is finished (in a DAG it cannot be on the path),
-        # so the node is emitted after all of its parents. Parents are read from the two slots directly.
-        stack = [root]
-        push, pop = stack.append, stack.pop
-        while stack:
-            node = stack[-1]
-            p = node._a
-            if p is not None and p not in seen:
-                add(p)
-                push(p)
-                continue
-            p = node._b
-            if p is not None and p not in seen:
-                add(p)
-                push(p)
-                continue
-            pop()
-            append(node)
-    return order
 
 
 class Graph:
