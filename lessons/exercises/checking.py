@@ -126,7 +126,13 @@ class Checker:
         return Fail(Failure(self.current, headline, **kw))
 
     def call(
-        self, fn: Callable[..., Any], *args: Any, what: str, graph: Graph | None = None, deep: bool = False
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        what: str,
+        graph: Graph | None = None,
+        deep: bool = False,
+        book: str = "order",
     ) -> Any:
         """Call the student's ``fn(*args)``; an exception becomes a :class:`Fail` with their traceback.
 
@@ -135,6 +141,7 @@ class Checker:
             what: how the call reads in the report, e.g. ``"backprop(G)"``.
             graph: the graph the call works on, to name a node in a KeyError.
             deep: the case is the deep chain (a RecursionError there gets its explanation).
+            book: the book's sentence a recursion-limit failure quotes (a key of ``BOOK``).
 
         Returns:
             What ``fn`` returned. The student's prints go to stderr, so ``--json`` output stays clean.
@@ -155,7 +162,7 @@ class Checker:
                 mistake="recursion",
                 hint="walk the graph with a loop over the ordered list u(1)..u(n), or with an explicit "
                 "stack (a Python list you push to and pop from), instead of a function that calls itself.",
-                book="reverse" if deep else "order",
+                book=book,
                 traceback=student_traceback(e),
             ) from None
         except KeyError as e:

@@ -501,15 +501,15 @@ def diagnose_entry(
     terms = list(step.terms) if step is not None else []
     u_j = f"u{j + 1}"
     lines = [
-        f"grad_table[{u_j}] = Σ_i grad_table[u(i)] × ∂u(i)/∂{u_j}, one term per edge out of {u_j} "
-        f"({len(terms)}):"
+        f"grad_table[{u_j}] = Σ_i grad_table[u(i)] × ∂u(i)/∂{u_j} has {len(terms)} term(s), one per edge "
+        f"out of {u_j}:"
     ]
     for t in terms:
         lines.append(
             f"  u{t.i + 1} takes {u_j} as argument {t.k + 1}: grad_table[u{t.i + 1}] × ∂u{t.i + 1}/∂{u_j} "
             f"= {shown(t.grad_i)} × {shown(t.derivative)} = {shown(t.product)}"
         )
-    lines.append(f"expected sum {shown(e)}; yours {shown(actual)}.")
+    lines.append(f"expected sum {shown(e)}; yours {'no entry' if actual is None else shown(actual)}.")
     kw: dict[str, Any] = {
         "node": name,
         "expected": e,
@@ -641,6 +641,9 @@ def diagnose_entry(
             f"grad_table[{name}] has the wrong sign.",
             details=lines,
             mistake="sign",
+            hint="the terms are added; a minus sign belongs in a local derivative (∂(a − b)/∂b = −1), "
+            "which tools.local_derivative already gives.",
+            book="loop",
             **kw,
             **_draw(graph, **draw),
         )
@@ -676,7 +679,7 @@ def check_backprop(ns: Any, C: Checker) -> None:
             before = snapshot(graph.nodes)
             tools.reset_counts()
             try:
-                table = C.call(fn, graph, what="backprop(G)", graph=graph, deep=case.deep)
+                table = C.call(fn, graph, what="backprop(G)", graph=graph, deep=case.deep, book="reverse")
             except Fail as e:
                 f = e.failure
                 if f.mistake == "missing-entry" and f.node.split(" ")[0] == f"u{len(graph.nodes)}":
@@ -738,6 +741,10 @@ def check_backprop(ns: Any, C: Checker) -> None:
                         )
                     ],
                     mistake="recompute" if more else "edges-skipped",
+                    hint="read each consumer's gradient from grad_table (computed once, from u(n) down) "
+                    "instead of computing it again."
+                    if more
+                    else "evaluate the local derivative of every edge out of u(j), once.",
                     book="edges",
                 )
 
@@ -1178,9 +1185,9 @@ def _check_counts(C: Checker, family: str, d: int, counted: dict[str, int], edge
     if local == want_local and recomputed == want_re:
         return
     details = [
-        f"the closed forms for the {family} of depth {d}: {want_local:,} local derivatives (one per edge "
-        f"per path) and {want_re:,} recomputed operations; yours: {local:,} and {recomputed:,}. "
-        f"Back-propagation would evaluate {edges:,} local derivatives and recompute nothing."
+        f"figure 6.9's closed forms for the {family} of depth {d}: {want_local:,} local derivative(s) (one "
+        f"per edge per path) and {want_re:,} recomputed operation(s); yours: {local:,} and {recomputed:,}. "
+        f"Back-propagation would evaluate {edges:,} local derivative(s) and recompute nothing."
     ]
     if local == 0 and recomputed == 0:
         raise C.fail(

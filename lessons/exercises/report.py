@@ -200,9 +200,12 @@ class Report:
         if f is None:
             lines.append(f"All {ok} checks passed ({self.seconds:.1f} s).")
             return "\n".join(lines)
-        lines.append(
-            f"{ok} of {len(self.checks)} checks passed before the first failure ({self.seconds:.1f} s)."
-        )
+        if self.checks:
+            lines.append(
+                f"{ok} of {len(self.checks)} checks passed before the first failure ({self.seconds:.1f} s)."
+            )
+        else:
+            lines.append("No check ran: the solution could not be loaded.")
         lines.append("")
         lines += _wrap(f"FAILED on: {f.case}", "")
         lines += _wrap(f.headline, "  ")
