@@ -1061,8 +1061,10 @@ def _compare_mlp(
                 code, hint, book = "wrong-b", "", "mlp_b"
                 if close(a, e + 2 * net.lam * neuron.b.data) and net.lam:
                     code, hint = "bias-decay", "Ω(θ) here penalises the weights only: ∇b Ω = 0."
-                elif fp != 1.0 and close(a, e / fp):
+                marks: tuple[Mark, ...] = ()
+                if code == "wrong-b" and fp != 1.0 and close(a, e / fp):
                     code, hint, book = "no-f-prime", f"multiply g by f′(a({k})) element-wise first.", "mlp_f"
+                    marks = _activation_edge(graph, fwd, k, m, f"f′(a) = {fp:.4g} missing")
                 raise C.fail(
                     f"grad_b[{k}][{m}] is wrong (layer {k}, unit {m}): expected {shown(e)}, yours "
                     f"{shown(a)}.",
@@ -1072,7 +1074,7 @@ def _compare_mlp(
                     node=f"b({k})[{m}]",
                     expected=e,
                     actual=a,
-                    **_mlp_draw(graph, neuron.b, e, a, f"grad_b[{k}][{m}]"),
+                    **_mlp_draw(graph, neuron.b, e, a, f"grad_b[{k}][{m}]", marks),
                 )
             for i, w in enumerate(neuron.w):
                 e, a = key[w], Wk[m][i]
@@ -1093,15 +1095,25 @@ def _compare_mlp(
                     )
 
 
-def _mlp_draw(graph: Graph, param: Value, e: float, a: Any, what: str) -> dict[str, Any]:
+def _mlp_draw(graph: Graph, param: Value, e: float, a: Any, what: str, marks: tuple[Mark, ...] = ()
+              ) -> dict[str, Any]:  # fmt: skip
     return _draw(
         graph,
         wrong=graph.index[param],
         expected=shown(e),
         actual=shown(a),
+        marks=marks,
         grads=list(backprop(graph).values()),
-        title=f"Algorithm 6.4: {what} is the first wrong gradient",
+        title=f"Algorithm 6.4: {what} is the first wrong gradient (grad: the right values)",
     )
+
+
+def _activation_edge(graph: Graph, fwd: Any, k: int, m: int, text: str) -> tuple[Mark, ...]:
+    """The edge a(k)[m] -> h(k)[m] (the activation f), marked; none for a linear unit."""
+    a_node, h_node = fwd.a[k][m], fwd.h[k][m]
+    if a_node is h_node or h_node not in graph.index:
+        return ()
+    return (Mark(graph.index[a_node], graph.index[h_node], 0, text),)
 
 
 def _shape(x: Any) -> tuple[int, ...] | None:
