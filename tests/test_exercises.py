@@ -385,3 +385,15 @@ def test_the_students_prints_do_not_spoil_the_json(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert json.loads(done.stdout)["passed"] is True
     assert "loading" in done.stderr and "done" in done.stderr
+
+
+def test_ipython_displays_the_report_as_html_with_the_svg() -> None:
+    from IPython.core.formatters import DisplayFormatter
+
+    def wrong(G):  # type: ignore[no-untyped-def]
+        return {v: 0.0 for v in G.nodes}
+
+    report = exercises.check("backprop", wrong, record=False)
+    data, _ = DisplayFormatter().format(report)
+    assert "<svg" in data["text/html"] and "FAILED on:" in data["text/html"]
+    assert "FAILED on:" in data["text/plain"]

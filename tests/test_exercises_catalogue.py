@@ -147,6 +147,23 @@ CATALOGUE = [
         "a * a",
     ),
     Wrong(
+        "the table keyed by names, not by nodes",
+        "backprop",
+        """
+from lessons.exercises import tools
+def backprop(G):
+    names = {v: f"u{i + 1}" for i, v in enumerate(G.nodes)}
+    table = {names[G.nodes[-1]]: 1.0}
+    for v in reversed(G.nodes[:-1]):
+        table[names[v]] = sum(table[names[C]] * tools.local_derivative(C, k)
+                              for C in G.get_consumers(v) for k, p in enumerate(C.inputs) if p is v)
+    return table
+""",
+        "keys",
+        "the grad_table's keys are not the nodes of G: the first is 'u2' (str)",
+        "a * a",
+    ),
+    Wrong(
         "distinct consumers only: a * a counted once",
         "backprop",
         _BACKPROP_HEAD

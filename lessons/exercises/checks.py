@@ -720,6 +720,16 @@ def check_backprop(ns: Any, C: Checker) -> None:
                     "{node: dz/dnode}.",
                     mistake="not-a-table",
                 )
+            if isinstance(table, dict) and table and not any(key in graph.index for key in table):
+                key = next(iter(table))
+                raise C.fail(
+                    f"the grad_table's keys are not the nodes of G: the first is {shown(key)} "
+                    f"({type(key).__name__}).",
+                    details=["The book's grad_table[u(i)] is indexed by the node u(i) itself."],
+                    mistake="keys",
+                    hint="use the nodes as keys: grad_table[node] = ..., with node from G.nodes.",
+                    book="table",
+                )
             for j in range(len(graph.nodes) - 1, -1, -1):
                 actual = _table_entry(table, graph, j)
                 if not close(actual, expected[j]):
