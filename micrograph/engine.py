@@ -387,15 +387,8 @@ class Value:
                     op = node.op
                     if op is None:
                         continue  # a leaf has no parents
-                    a = node._a
-                    b = node._b
-                    if b is None:  # Op.local_derivative's rule call, for one argument
-                        a.grad += g * op.derivs[0](a.data, node.data)
-                    else:  # and for two (a node may take one parent twice: both terms are added)
-                        da, db = op.derivs
-                        x, y = a.data, b.data
-                        a.grad += g * da(x, y, node.data)
-                        b.grad += g * db(x, y, node.data)
+                    # g x du/dx_k into each parent: the table's rules, written out once per operation
+                    (op._push or op.push_function())(node, g)
             except (ArithmeticError, ValueError):
                 for node in order:
                     node.grad = 0.0

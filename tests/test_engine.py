@@ -337,3 +337,50 @@ def test_pow_at_zero_base_with_an_exponent_below_one_has_no_derivative() -> None
     with pytest.raises(DomainError, match="du3/du1"):
         z.backward()
     assert (x.grad, e.grad) == (0.0, 0.0)
+
+
+# --- the push form's generated code is the table's rules, bit for bit -----------------------------------
+
+
+def _ops_under_test() -> list[object]:
+    from micrograph.ops import OPS, pow_const
+
+    return [*OPS.values(), pow_const(2.0), pow_const(3.0), pow_const(-1.0), pow_const(0.5), pow_const(-2.5)]
+
+
+@pytest.mark.parametrize("op", _ops_under_test(), ids=repr)
+def test_push_function_equals_the_rules_bit_for_bit(op: object) -> None:
+    import random
+
+    rng = random.Random(7)
+    for _ in range(200):
+        args = [Value(rng.uniform(0.05, 3.0)) for _ in range(op.arity)]  # type: ignore[attr-defined]
+        try:
+            node = op(*args)  # type: ignore[operator]
+        except ValueError:
+            continue
+        g = rng.uniform(-2.0, 2.0)
+        expected = [g * op.local_derivative(k, tuple(a.data for a in args), node.data)  # type: ignore[attr-defined]
+                    for k in range(op.arity)]  # type: ignore[attr-defined]  # fmt: skip
+        op.push_function()(node, g)  # type: ignore[attr-defined]
+        assert [a.grad for a in args] == expected
+
+
+def test_derivative_source_is_the_rule_written_out() -> None:
+    from micrograph.ops import MUL, RELU, TANH
+
+    assert TANH.derivative_source(0)[0] == "(1.0 - (out * out))"
+    assert RELU.derivative_source(0)[0] == "(1.0 if x > 0.0 else 0.0)"
+    assert [MUL.derivative_source(k)[0] for k in (0, 1)] == ["y", "x"]
+
+
+def test_a_rule_that_branches_on_a_value_is_called_instead() -> None:
+    from micrograph.ops import Op
+
+    odd = Op("odd", "odd", 1, lambda x: x * x, (lambda x, out: 2.0 * x if x > 0 else -2.0 * x,))
+    with pytest.raises(TypeError):
+        odd.derivative_source(0)
+    x = Value(-1.5)
+    z = odd(x)
+    z.backward()
+    assert x.grad == 3.0
