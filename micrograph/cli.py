@@ -580,6 +580,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from micrograph.errors import DomainError
     from micrograph.expr import ExprError
+    from micrograph.train import TrainingError
+    from viz.dot import GraphTooLarge
+    from viz.render import GraphvizMissing
 
     if args.command == "exercise" and args.action is None:
         args.exercise_parser.print_help()
@@ -594,10 +597,7 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"value outside the domain: {e}")
     except FileExistsError as e:
         return _fail(f"{e}; use --force to overwrite")
+    except (GraphTooLarge, GraphvizMissing, TrainingError) as e:  # anything else is a bug: a traceback
+        return _fail(str(e))
     except KeyboardInterrupt:
         return _fail("interrupted")
-    except Exception as e:  # errors of viz we know by name; anything else is a bug and keeps its traceback
-        name = type(e).__name__
-        if name in ("GraphTooLarge", "GraphvizMissing", "TrainingError"):
-            return _fail(str(e))
-        raise

@@ -230,3 +230,35 @@ def test_tour_refuses_to_overwrite_without_force(tmp_path, capsys):
 def test_tour_rejects_an_unknown_lesson(capsys, tmp_path):
     err = _user_error(capsys, ["tour", "--out", str(tmp_path / "t"), "--lessons", "1,42"])
     assert "42" in err
+
+
+@pytest.mark.parametrize("which", ["GraphTooLarge", "GraphvizMissing", "TrainingError"])
+def test_known_error_classes_are_one_line_by_class_not_by_name(
+    which: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command catches the classes themselves: a subclass with another name is still one line."""
+    from micrograph import cli
+    from micrograph.train import TrainingError
+    from viz.dot import GraphTooLarge
+    from viz.render import GraphvizMissing
+
+    base = {
+        "GraphTooLarge": GraphTooLarge,
+        "GraphvizMissing": GraphvizMissing,
+        "TrainingError": TrainingError,
+    }
+    error = {
+        "GraphTooLarge": lambda: GraphTooLarge(500, 300),
+        "GraphvizMissing": lambda: GraphvizMissing(),
+        "TrainingError": lambda: TrainingError("loss is nan", epoch=1, step=2, batch=3),
+    }[which]()
+    renamed = type("Renamed" + which, (base[which],), {})
+    error.__class__ = renamed
+
+    def fail(args: object) -> int:
+        raise error
+
+    monkeypatch.setattr(cli, "_cmd_render", fail)
+    status = cli.main(["render", "x*2", "--at", "x=1", "--out", "never.svg"])
+    err = capsys.readouterr().err
+    assert status == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
