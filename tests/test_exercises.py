@@ -296,7 +296,7 @@ def test_a_solution_mutating_the_graph_is_caught_for_every_exercise_that_gets_on
 
     report = exercises.check("naive", naive, record=False)
     assert report.failure is not None and report.failure.mistake == "mutation"
-    assert "u1 (a).data changed from 1.5 to 2.5" in report.failure.headline
+    assert "u1 (w).data changed from 0.5 to 1.5" in report.failure.headline
 
 
 # --- random graphs ------------------------------------------------------------------------------------
