@@ -397,3 +397,65 @@ def test_ipython_displays_the_report_as_html_with_the_svg() -> None:
     data, _ = DisplayFormatter().format(report)
     assert "<svg" in data["text/html"] and "FAILED on:" in data["text/html"]
     assert "FAILED on:" in data["text/plain"]
+
+
+STUDENT_SOLUTIONS = {
+    "topo": """
+def topological_order(z):
+    order, seen, stack = [], {z}, [(z, 0)]
+    while stack:
+        v, k = stack.pop()
+        if k < len(v.inputs):
+            stack.append((v, k + 1))
+            p = v.inputs[k]
+            if p not in seen:
+                seen.add(p)
+                stack.append((p, 0))
+        else:
+            order.append(v)
+    return [v for v in order if v.op is None] + [v for v in order if v.op is not None]
+""",
+    "forward": """
+def forward(G, x):
+    u = list(x) + [None] * (len(G.nodes) - G.n_inputs)
+    for i in range(G.n_inputs, len(G.nodes)):
+        u[i] = G.nodes[i].op.f(*[u[j] for j in G.parents[i]])
+    return u
+""",
+    "backprop": CORRECT_BACKPROP,
+    "build_grad": """
+from micrograph import Value
+def build_grad(V, G, G_prime, grad_table):
+    if V in grad_table:
+        return grad_table[V]
+    total = None
+    for C in G_prime.get_consumers(V):
+        t = C.op.bprop(C.inputs, V, build_grad(C, G, G_prime, grad_table), C)
+        if t is not None:
+            total = t if total is None else total + t
+    grad_table[V] = Value(0.0) if total is None else total
+    return grad_table[V]
+""",
+}
+
+
+@pytest.mark.parametrize("name", list(STUDENT_SOLUTIONS))
+def test_correct_solutions_pass_on_40_more_random_dags(name: str, tmp_path: Path) -> None:
+    """The checker never fails correct code: a student's solution and the reference, on other seeds."""
+    from lessons.exercises import checks
+    from lessons.exercises.cases import Case, random_dag
+
+    def more(**kw: Any) -> list[Case]:
+        return [Case(f"random DAG (seed {s})", lambda s=s: random_dag(s, n_ops=20)) for s in range(10, 50)]
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(STUDENT_SOLUTIONS[name], encoding="utf-8")
+    original = checks.graph_cases
+    checks.graph_cases = more  # inherited by the checking process (fork)
+    try:
+        for solution in (path, exercises.reference(name)):
+            report = exercises.check(name, solution, record=False)
+            assert report.passed, report.text()
+            assert len(report.checks) == 40
+    finally:
+        checks.graph_cases = original

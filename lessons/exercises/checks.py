@@ -881,14 +881,35 @@ def _check_B(
     # B is a graph of nodes: evaluate it again at new inputs (Algorithm 6.1), and differentiate it again.
     key_z, key_T = case.build()
     key = grad(key_z, key_T)
-    factor = 1.1
-    for V, r, kV, kr in zip(T, results, key_T, key):
+    key_G = Graph(key_z)
+    variables = [i for i in range(G.n_inputs) if not G.nodes[i].is_constant]
+    start = {i: G.nodes[i].data for i in variables}
+    wants: list[float] = []
+    for factor in (1.1, 0.9, 1.05, 0.95):  # new inputs where the engine's B is defined
+        key_new = {key_G.nodes[i]: start[i] * factor for i in variables}
+        try:
+            wants = [
+                KB.forward({u: x for u, x in key_new.items() if u in KB.index}) for KB in map(Graph, key)
+            ]
+            break
+        except DomainError:
+            continue
+    if not wants:
+        return  # no nearby inputs keep this graph in every domain: checked by value above only
+    new = {G.nodes[i]: start[i] * factor for i in variables}
+    for V, r, kV, kr, want in zip(T, results, key_T, key, wants):
         name = _name(G, G.index[V])
-        new = {leaf: leaf.data * factor for leaf in G.nodes[: G.n_inputs] if not leaf.is_constant}
-        key_new = {k: x.data * factor for k, x in zip(Graph(key_z).nodes, G.nodes) if x in new}
-        B, KB = Graph(r), Graph(kr)
-        value = B.forward({u: x for u, x in new.items() if u in B.index})
-        want = KB.forward({u: x for u, x in key_new.items() if u in KB.index})
+        B = Graph(r)
+        try:
+            value = B.forward({u: x for u, x in new.items() if u in B.index})
+        except DomainError as e:
+            raise C.fail(
+                f"your B for dz/d{V.label or name} cannot be evaluated at inputs moved by "
+                f"{abs(factor - 1):.0%}, where the derivative is {shown(want)}: {e}",
+                mistake="B-domain",
+                book="symbolic",
+                node=name,
+            ) from None
         if not close(value, want):
             numbers = [
                 i for i, u in enumerate(B.nodes) if u.op is None and u not in G.index and not u.is_constant
@@ -903,7 +924,8 @@ def _check_B(
                     "where nodes of G belong",
                 )
             raise C.fail(
-                f"B does not follow G's inputs: at inputs moved by 10 %, your dz/d{V.label or name} "
+                f"B does not follow G's inputs: at inputs moved by {abs(factor - 1):.0%}, your "
+                f"dz/d{V.label or name} "
                 "evaluates to "
                 f"{shown(value)}, the derivative there is {shown(want)}.",
                 details=[
