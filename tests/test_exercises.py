@@ -168,6 +168,10 @@ def test_list_reads_the_progress_file_in_the_current_directory(tmp_path: Path) -
     assert [line.split()[0] for line in lines[1:8]] == list(exercises.EXERCISES)
     assert "passed" not in listed.stdout
     (tmp_path / "backprop.py").write_text(CORRECT_BACKPROP, encoding="utf-8")
+    row = next(
+        line for line in run_cli("exercise", "list", cwd=tmp_path).stdout.splitlines() if "backprop" in line
+    )
+    assert row.split()[:2] == ["backprop", "started"]
     assert run_cli("exercise", "check", "backprop.py", cwd=tmp_path).returncode == 0
     progress = json.loads((tmp_path / PROGRESS_FILE).read_text(encoding="utf-8"))
     assert progress["exercises"]["backprop"]["passed"] is True
@@ -193,6 +197,7 @@ def test_the_drawing_never_replaces_a_file_of_the_student(tmp_path: Path) -> Non
     done = run_cli("exercise", "check", "backprop.py", cwd=tmp_path)
     assert done.returncode == 1
     assert mine.read_text(encoding="utf-8") == "<svg>my own drawing</svg>"
+    assert "exists and is not a failure drawing; not overwriting it" in " ".join(done.stdout.split())
     mine.unlink()
     target = tmp_path / "elsewhere.svg"
     target.write_text("keep", encoding="utf-8")

@@ -87,7 +87,10 @@ class Listing(str):
 
 
 def list(directory: str | os.PathLike[str] | None = None) -> Listing:
-    """The exercises, the book's algorithm each covers, and which passed (read from the progress file).
+    """The exercises, the book's algorithm each covers, and where you are with each.
+
+    The status is ``passed`` (a check passed once), ``tried`` (checked, not passed yet), ``started`` (NAME.py
+    is in the directory) or empty.
 
     Args:
         directory: where the progress file is; the current directory by default.
@@ -96,7 +99,8 @@ def list(directory: str | os.PathLike[str] | None = None) -> Listing:
     lines = [f"{'exercise':<13}{'status':<8}{'book':<23}what you write"]
     for e in EXERCISES.values():
         state = done.get(e.name, {})
-        mark = "passed" if state.get("passed") else ("tried" if state else "")
+        started = (Path(directory if directory is not None else ".") / e.file).exists()
+        mark = "passed" if state.get("passed") else ("tried" if state else ("started" if started else ""))
         lines.append(f"{e.name:<13}{mark:<8}{e.book:<23}{e.title}")
     lines += [
         "",
@@ -189,25 +193,28 @@ def check(
     if drawing == "auto":
         drawing = Path(ns).with_name(f"{Path(ns).stem}.failure.svg") if is_path else None
     if drawing is not None and failure is not None and failure.svg:
-        report.svg_path = _write_drawing(Path(drawing), failure.svg)
+        report.svg_path, note = _write_drawing(Path(drawing), failure.svg)
+        if note:
+            failure.drawing_note = note
     if record:
         progress.record(e.name, report.passed, len(checks))
     return report
 
 
-def _write_drawing(path: Path, svg: str) -> str | None:
-    """Write the drawing; None (and no file) where it would replace the student's own file or a symlink."""
+def _write_drawing(path: Path, svg: str) -> tuple[str | None, str]:
+    """Write the drawing: (the path, "") or, where it would replace the student's own file, follow a
+    symlink or cannot be written, (None, why)."""
     if path.is_symlink():
-        return None
+        return None, f"{path} is a symlink; not writing through it"
     if path.exists():
         try:
             ours = path.read_text(encoding="utf-8", errors="replace").startswith(SVG_MARKER)
-        except OSError:
-            return None
+        except OSError as e:
+            return None, f"cannot read {path}: {e.strerror or e}"
         if not ours:
-            return None
+            return None, f"{path} exists and is not a failure drawing; not overwriting it"
     try:
         write_atomic(path, (SVG_MARKER + svg).encode("utf-8"))
-    except OSError:
-        return None
-    return str(path)
+    except OSError as e:
+        return None, f"cannot write {path}: {e.strerror or e}"
+    return str(path), ""

@@ -220,6 +220,8 @@ class Report:
             lines += _wrap(f.book_text(), "  ")
         if self.svg_path:
             lines += _wrap(f"Drawing of the failure: {self.svg_path}", "  ")
+        elif f.svg and f.drawing_note:
+            lines += _wrap(f"(Drawing not written: {f.drawing_note}; report.save_svg(path) writes it)", "  ")
         elif f.svg:
             lines += _wrap(
                 "Drawing of the failure: shown in Jupyter; elsewhere report.save_svg('failure.svg')", "  "
