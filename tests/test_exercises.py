@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -26,6 +27,7 @@ from lessons.exercises.templates import TEMPLATES
 from micrograph.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
 
 CORRECT_BACKPROP = """\
 # micrograph exercise: backprop
@@ -94,6 +96,7 @@ def test_start_writes_the_template_and_never_overwrites(tmp_path: Path) -> None:
     assert path.read_text(encoding="utf-8") == "my work\n"
 
 
+@needs_dot
 def test_check_exits_0_when_every_check_passes_and_1_otherwise(tmp_path: Path) -> None:
     (tmp_path / "backprop.py").write_text(CORRECT_BACKPROP, encoding="utf-8")
     ok = run_cli("exercise", "check", "backprop.py", cwd=tmp_path)
@@ -190,6 +193,7 @@ def test_list_reads_the_progress_file_in_the_current_directory(tmp_path: Path) -
     }
 
 
+@needs_dot
 def test_the_drawing_never_replaces_a_file_of_the_student(tmp_path: Path) -> None:
     (tmp_path / "backprop.py").write_text(OVERWRITE_BACKPROP, encoding="utf-8")
     mine = tmp_path / "backprop.failure.svg"
@@ -234,6 +238,7 @@ def test_a_module_and_a_dict_are_solutions_too() -> None:
         exercises.check("nope", lambda G: {}, record=False)
 
 
+@needs_dot
 def test_jupyter_shows_the_report_with_the_drawing_inline(tmp_path: Path) -> None:
     def wrong(G):  # type: ignore[no-untyped-def]
         return {v: 1.0 for v in G.nodes}
@@ -307,6 +312,7 @@ def test_a_solution_mutating_the_graph_is_caught_for_every_exercise_that_gets_on
 # --- random graphs ------------------------------------------------------------------------------------
 
 
+@needs_dot
 @settings(max_examples=15)
 @given(seed=st.integers(min_value=100, max_value=10_000))
 def test_a_left_out_term_is_found_on_random_dags(seed: int) -> None:
@@ -392,6 +398,7 @@ def test_the_students_prints_do_not_spoil_the_json(tmp_path: Path) -> None:
     assert "loading" in done.stderr and "done" in done.stderr
 
 
+@needs_dot
 def test_ipython_displays_the_report_as_html_with_the_svg() -> None:
     from IPython.core.formatters import DisplayFormatter
 
