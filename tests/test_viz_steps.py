@@ -169,3 +169,12 @@ if dag_cases is not None:
         final = fs[-1].grads
         assert final == pytest.approx(g.backprop_list(), rel=1e-12, abs=1e-12)  # Algorithm 6.2's grad_table
         assert sum(len(f.terms) for f in fs) == g.num_edges  # one local derivative per edge
+
+
+@needs_dot
+def test_page_quotes_algorithm_6_2_return_line_with_n_i(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    x = Value(0.5, label="x")
+    page = viz.steps((x * x).tanh(), tmp_path / "p.html").read_text(encoding="utf-8")
+    assert "return {grad_table[u(i)] | i = 1, ..., n_i}" in page
+    assert "i = 1, ..., n}" not in page
+    assert "(algorithm 6.1 for this example)" in page

@@ -31,6 +31,7 @@ from viz.text import as_graph, clean, fmt, formula, kind, node_names
 
 __all__ = [
     "GraphTooLarge",
+    "check_size",
     "draw",
     "draw_side_by_side",
     "digraph",
@@ -71,11 +72,20 @@ def escape_text(s: str, limit: int = 120) -> str:
     return _QUOTED_SPECIAL.sub(r"\\\1", clean(s, limit))
 
 
-def _check_size(size: int, max_nodes: int, what: str = "the graph") -> None:
+def check_size(size: int, max_nodes: int, what: str = "the graph") -> None:
+    """Refuse to draw more than ``max_nodes`` nodes (Graphviz would take minutes and the picture is unreadable).
+
+    Raises:
+        ValueError: if ``max_nodes`` is not positive.
+        GraphTooLarge: if ``size`` exceeds ``max_nodes`` (the message names ``what`` and both numbers).
+    """
     if max_nodes < 1:
         raise ValueError(f"max_nodes must be a positive number of nodes, got {max_nodes!r}")
     if size > max_nodes:
         raise GraphTooLarge(size, max_nodes, what)
+
+
+_check_size = check_size
 
 
 def _record(name: str, node: Value, names: Mapping[Value, str], data: float | None,

@@ -22,42 +22,23 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from micrograph import pseudocode
 from micrograph.backprop import BackpropStep, run_algorithm_6_2
 from micrograph.engine import Value
 from micrograph.forward import evaluate, input_values
 from micrograph.graph import Graph
 from viz import style
-from viz.dot import _check_size, digraph
+from viz.dot import check_size, digraph
 from viz.render import pipe_svg, write_atomic
 from viz.text import clean, fmt, formula, node_names
 
 __all__ = ["steps", "frames", "Frame", "ALGORITHM_6_1", "ALGORITHM_6_2", "derivative_formula"]
 
-ALGORITHM_6_1 = [
-    "for i = 1, ..., n_i do",
-    "    u(i) ← x_i",
-    "end for",
-    "for i = n_i + 1, ..., n do",
-    "    A(i) ← {u(j) | j ∈ Pa(u(i))}",
-    "    u(i) ← f(i)(A(i))",
-    "end for",
-    "return u(n)",
-]
-"""Algorithm 6.1 (forward propagation), line by line as the book prints it."""
+ALGORITHM_6_1 = list(pseudocode.ALGORITHM_6_1.lines)
+"""Algorithm 6.1 (forward propagation), line by line as the book prints it (from micrograph.pseudocode)."""
 
-ALGORITHM_6_2 = [
-    "Run forward propagation (Algorithm 6.1) to obtain the activations of the network",
-    "Initialize grad_table, a data structure that will store the derivatives that have been computed.",
-    "    The entry grad_table[u(i)] will store the computed value of ∂u(n)/∂u(i).",
-    "grad_table[u(n)] ← 1",
-    "for j = n − 1 down to 1 do",
-    "    The next line computes ∂u(n)/∂u(j) = Σ_{i: j ∈ Pa(u(i))} ∂u(n)/∂u(i) ∂u(i)/∂u(j)",
-    "    using stored values:",
-    "    grad_table[u(j)] ← Σ_{i: j ∈ Pa(u(i))} grad_table[u(i)] ∂u(i)/∂u(j)",
-    "end for",
-    "return {grad_table[u(i)] | i = 1, ..., n}",
-]
-"""Algorithm 6.2 (back-propagation, simplified), line by line as the book prints it."""
+ALGORITHM_6_2 = list(pseudocode.ALGORITHM_6_2.lines)
+"""Algorithm 6.2 (back-propagation, simplified), line by line as the book prints it (micrograph.pseudocode)."""
 
 
 @dataclass
@@ -343,7 +324,7 @@ def steps(z: Value, path: str | os.PathLike[str], *, overwrite: bool = True, max
     if not overwrite and dest.exists():
         raise FileExistsError(f"{dest} exists; pass overwrite=True to replace it")
     graph = Graph(z)
-    _check_size(len(graph.nodes), max_nodes)
+    check_size(len(graph.nodes), max_nodes)
     fs = frames(graph)
     dots = [
         digraph(
