@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LessonModule", "Live", "Note", "Step", "Stepper"]
+__all__ = ["LessonModule", "Live", "Note", "Ours", "Step", "Stepper"]
 
 WIDTH = 100
 
@@ -38,6 +38,10 @@ class Note(str):
 
     def __repr__(self) -> str:
         return str(self)
+
+
+class Ours(str):
+    """A step's line in micrograph's own words (a summary, a formula, an equation number), not a quotation."""
 
 
 class Live(types.SimpleNamespace):
@@ -60,6 +64,8 @@ class Step:
         figure: ``figure(l)`` -> a ``graphviz.Digraph`` (a diagram) or a matplotlib Figure (a plot) for
             this step, or None for no picture.
         params: values bound into ``run`` (shown as assignments before its code), e.g. ``{"j": 4}``.
+            ``line`` is shown as "Book:" when it is the book's own words, as "micrograph:" when it is
+            :class:`Ours` (micrograph's summary or formula): only the book is labelled the book.
     """
 
     title: str
@@ -69,6 +75,16 @@ class Step:
     values: Callable[[Any], str] | None = None
     figure: Callable[[Any], Any] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def quoted(self) -> bool:
+        """True when ``line`` is the book's own words; False when it is :class:`Ours` (micrograph's)."""
+        return not isinstance(self.line, Ours)
+
+    @property
+    def source(self) -> str:
+        """Who wrote ``line``: ``"Book"`` (the book's words) or ``"micrograph"`` (micrograph's words)."""
+        return "Book" if self.quoted else "micrograph"
 
     @property
     def code(self) -> str:
@@ -274,9 +290,9 @@ class Stepper:
         head = f"Lesson {self.number}: {self.title} ({self.section})"
         out = [head, f"Step {self.index}: {step.title}", ""]
         if step.line:
+            lead = f"  {step.source}:  "
             out += [
-                "  Book:  " + ln if i == 0 else "         " + ln
-                for i, ln in enumerate(step.line.splitlines())
+                lead + ln if i == 0 else " " * len(lead) + ln for i, ln in enumerate(step.line.splitlines())
             ]
             out.append("")
         for para in self.text.split("\n\n"):
@@ -308,7 +324,7 @@ class Stepper:
             f"<h4>Step {self.index}: {e(step.title)}</h4>",
         ]
         if step.line:
-            parts.append(f"<pre style='background:#f4f4ff'>{e(step.line)}</pre>")
+            parts.append(f"<p><small>{e(step.source)}:</small></p><pre class='{step.source.lower()}'>{e(step.line)}</pre>")
         parts += [f"<p>{e(p)}</p>" for p in self.text.split("\n\n")]
         if step.code:
             parts.append(f"<pre>{e(step.code)}</pre>")

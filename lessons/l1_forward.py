@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from lessons._core import Step, table
-from micrograph import Graph, Value
+from lessons._core import Ours, Step, table
+from micrograph import Graph, Value, pseudocode
 from viz.dot import digraph
 from viz.text import fmt, formula, node_names
 
@@ -27,11 +27,12 @@ SUMMARY = (
     "A graph is an ordered node list; Algorithm 6.1 computes each u(i) from its parents Pa(u(i)), in order."
 )
 
+ALGO = pseudocode.ALGORITHM_6_1
 LINES = {
-    "list": "u(1), ..., u(n_i) are the inputs; u(n) is the output",
-    "inputs": "for i = 1, ..., n_i do\n    u(i) <- x_i",
-    "loop": "for i = n_i + 1, ..., n do\n    A(i) <- {u(j) | j in Pa(u(i))}\n    u(i) <- f(i)(A(i))",
-    "return": "return u(n)",
+    "list": Ours("u(1), ..., u(n_i) are the inputs; u(n) is the output"),
+    "inputs": ALGO.line(0, 2),
+    "loop": ALGO.line(3, 6),
+    "return": ALGO.line(7),
 }
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import viz
 from lessons._core import Step, table
-from micrograph import Graph, Value
+from micrograph import Graph, Value, pseudocode
 from viz.text import fmt, formula, node_names
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
@@ -24,12 +24,12 @@ TITLE = "Back-propagation with the grad_table"
 SECTION = "section 6.5.3, Algorithm 6.2"
 SUMMARY = "Algorithm 6.2 fills grad_table from u(n) down to u(1); each entry sums over the node's consumers."
 
+ALGO = pseudocode.ALGORITHM_6_2
 LINES = {
-    "forward": "Run forward propagation (Algorithm 6.1) to obtain the activations of the network",
-    "init": "Initialize grad_table ...\ngrad_table[u(n)] <- 1",
-    "loop": "for j = n - 1 down to 1 do\n"
-    "    grad_table[u(j)] <- sum_{i : j in Pa(u(i))} grad_table[u(i)] * du(i)/du(j)",
-    "return": "return {grad_table[u(i)] | i = 1, ..., n_i}",
+    "forward": ALGO.line(0),
+    "init": ALGO.line(1, 4),
+    "loop": "\n".join([ALGO.lines[4], ALGO.lines[7]]),
+    "return": ALGO.line(9),
 }
 
 

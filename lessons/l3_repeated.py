@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from lessons._core import Step, table
+from lessons._core import Ours, Step, table
 from micrograph import Graph
 from micrograph.families import blowup_rows, chain, expected_counts, ladder
 from micrograph.naive import naive_grad, store_grad
@@ -31,15 +31,15 @@ SUMMARY = (
 )
 
 LINES = {
-    "chain": "dz/dw = dz/dy dy/dx dx/dw                      (6.50-6.51)\n"
+    "chain": Ours("dz/dw = dz/dy dy/dx dx/dw                      (6.50-6.51)\n"
     "      = f'(y) f'(x) f'(w)                        (6.52)\n"
-    "      = f'(f(f(w))) f'(f(w)) f'(w)               (6.53)",
-    "naive": "(6.53): recompute f(w), f(f(w)) wherever they appear",
-    "store": "(6.52): compute f(w) once, store it in x; back-propagation",
-    "long": "the naive cost of (6.53) grows with the square of the depth",
-    "ladder": "the number of paths can grow exponentially with the depth (section 6.5.3)",
-    "rows": "back-propagation: one local derivative per edge; naive: one per edge per path",
-    "budget": "naive_grad(z, w, max_operations=...): stop, and say how far it got",
+    "      = f'(f(f(w))) f'(f(w)) f'(w)               (6.53)"),
+    "naive": Ours("(6.53): recompute f(w), f(f(w)) wherever they appear"),
+    "store": Ours("(6.52): compute f(w) once, store it in x; back-propagation"),
+    "long": Ours("the naive cost of (6.53) grows with the square of the depth"),
+    "ladder": Ours("the number of paths can grow exponentially with the depth (section 6.5.3)"),
+    "rows": Ours("back-propagation: one local derivative per edge; naive: one per edge per path"),
+    "budget": Ours("naive_grad(z, w, max_operations=...): stop, and say how far it got"),
 }
 
 LONG, LADDER, HOPELESS = 50, 4, 30  # depths of the long chain, the small ladder, the ladder too deep

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from lessons._core import Step, table
+from lessons._core import Ours, Step, table
 from micrograph.families import chain, memory_rows
 from micrograph.naive import checkpoint_grad, naive_grad, store_grad
 from viz.text import fmt
@@ -29,11 +29,11 @@ SECTION = "section 6.5.2, equations 6.52-6.53; checkpointing"
 SUMMARY = "Back-propagation stores every value (memory n, time n); recomputing trades time for memory."
 
 LINES = {
-    "two": "(6.52) store f(w) in x: memory for every value, no recomputation\n"
-    "(6.53) recompute f(w) when needed: little memory, more time",
-    "checkpoint": "keep every k-th value (a checkpoint); recompute each segment from its checkpoint",
-    "k": "k = ceil(sqrt(n)): about 2 sqrt(n) values held, about one extra forward pass",
-    "rows": "memory and operations against the chain's length n",
+    "two": Ours("(6.52) store f(w) in x: memory for every value, no recomputation\n"
+    "(6.53) recompute f(w) when needed: little memory, more time"),
+    "checkpoint": Ours("keep every k-th value (a checkpoint); recompute each segment from its checkpoint"),
+    "k": Ours("k = ceil(sqrt(n)): about 2 sqrt(n) values held, about one extra forward pass"),
+    "rows": Ours("memory and operations against the chain's length n"),
 }
 
 N = 64

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from lessons._core import Step, table
-from micrograph import Graph, datasets, nn
+from lessons._core import Ours, Step, table
+from micrograph import Graph, datasets, nn, pseudocode
 from viz.text import fmt
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
@@ -29,14 +29,11 @@ SUMMARY = (
 )
 
 LINES = {
-    "data": "x: 4 measurements of a flower (cm); y: its species, 0, 1 or 2",
-    "forward": "h(0) = x\nfor k = 1, ..., l do\n    a(k) = b(k) + W(k) h(k-1)\n    h(k) = f(a(k))\nend for\n"
-    "y_hat = h(l)\nJ = L(y_hat, y) + lambda Omega(theta)",
-    "backward": "g <- grad_{y_hat} J = grad_{y_hat} L(y_hat, y)\nfor k = l, l-1, ..., 1 do\n"
-    "    g <- grad_{a(k)} J = g * f'(a(k))\n    grad_{b(k)} J = g + lambda grad_{b(k)} Omega(theta)\n"
-    "    grad_{W(k)} J = g h(k-1)^T + lambda grad_{W(k)} Omega(theta)\n    g <- grad_{h(k-1)} J = W(k)^T g",
-    "train": "repeat: sample a minibatch, J = mean L + lambda Omega, back-propagate,\n"
-    "        theta <- theta - eps grad J",
+    "data": Ours("x: 4 measurements of a flower (cm); y: its species, 0, 1 or 2"),
+    "forward": pseudocode.ALGORITHM_6_3.line(5, 12),
+    "backward": pseudocode.ALGORITHM_6_4.text,
+    "train": Ours("repeat: sample a minibatch, J = mean L + λΩ(θ), back-propagate, θ ← θ − ε ∇_θ J"),
+    "test": Ours("accuracy on examples never trained on"),
 }
 
 HIDDEN, LAMBDA, EPOCHS, LR, BATCH = 8, 1e-3, 60, 0.1, 16
@@ -200,5 +197,5 @@ def steps(l: Any) -> Iterator[Step]:
     )
     yield Step("Training on Iris", LINES["train"], _train, _train_text, _values, _figure)
     yield Step(
-        "Held-out accuracy", "accuracy on examples never trained on", _test, _test_text, _values, _figure
+        "Held-out accuracy", LINES["test"], _test, _test_text, _values, _figure
     )

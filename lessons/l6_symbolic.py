@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from lessons._core import Step, table
-from micrograph import Graph, Value, grad
+from lessons._core import Ours, Step, table
+from micrograph import Graph, Value, grad, pseudocode
 from micrograph.graph import topological_order
 from viz.text import fmt, formula, node_names
 
@@ -28,15 +28,13 @@ SECTION = "sections 6.5.5-6.5.6, figure 6.10, Algorithms 6.5 and 6.6"
 SUMMARY = "grad(z, w) adds the derivative to the graph as new nodes B: evaluate, draw, differentiate them."
 
 LINES = {
-    "G": "figure 6.10 (left): x = f(w), y = f(x), z = f(y)",
-    "prune": "Let G' be G pruned to contain only nodes that are ancestors of z and descendents of nodes in T",
-    "grad": "grad_table[z] <- 1\nfor V in T do\n    build_grad(V, G, G', grad_table)\nend for\n"
-    "Return grad_table restricted to T",
-    "build": "for C in get_consumers(V, G') do\n    op <- get_operation(C)\n"
-    "    D <- build_grad(C, G, G', grad_table)\n"
-    "    G(i) <- op.bprop(get_inputs(C, G'), V, D)\n...\nG <- sum_i G(i); grad_table[V] = G",
-    "reuse": "section 6.5.5: the derivatives are just another computational graph",
-    "same": "section 6.5.5: the symbol-to-number approach performs exactly the same computations",
+    "G": Ours("figure 6.10 (left): x = f(w), y = f(x), z = f(y)"),
+    "prune": pseudocode.ALGORITHM_6_5.line(3),
+    "grad": pseudocode.ALGORITHM_6_5.line(5, 10),
+    "build": Ours(pseudocode.ALGORITHM_6_6.text),
+    "reuse": Ours("section 6.5.5: the derivatives are a computational graph too"),
+    "same": "The symbol-to-number approach can be understood as performing exactly the same computations\n"
+    "as are done in the graph built by the symbol-to-symbol approach.",
 }
 
 

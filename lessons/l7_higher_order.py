@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from lessons._core import Step, table
+from lessons._core import Ours, Step, table
 from micrograph import Graph, Value, grad, hessian_vector_product
 from micrograph.graph import topological_order
 from viz.text import fmt
@@ -26,10 +26,10 @@ SECTION = "section 6.5.10, equation 6.59"
 SUMMARY = "B is a graph, so grad(grad(z, w), w) works; H v = grad((grad f)^T v) costs two gradients, not n."
 
 LINES = {
-    "second": "section 6.5.10: the derivatives are a graph, so we can differentiate them again",
-    "fd": "f''(w) ~ (f'(w + h) - f'(w - h)) / 2h   (central differences, a check)",
-    "hvp": "H v = grad_x [ (grad_x f(x))^T v ]   (equation 6.59)",
-    "cost": "section 6.5.10: form H v without forming H (n x n entries)",
+    "second": Ours("section 6.5.10: the derivatives are a graph, so we can differentiate them again"),
+    "fd": Ours("f''(w) ~ (f'(w + h) - f'(w - h)) / 2h   (central differences, a check)"),
+    "hvp": Ours("H v = grad_x [ (grad_x f(x))^T v ]   (equation 6.59)"),
+    "cost": Ours("section 6.5.10: form H v without forming H (n x n entries)"),
 }
 
 H = 1e-5
