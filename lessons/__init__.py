@@ -3,6 +3,7 @@
 >>> import lessons
 >>> lessons.list()                  # numbered titles with the book section each covers
 >>> l = lessons.start(2)            # Algorithm 6.2, one step per iteration of its loop
+>>> l = lessons.start(2, expr="x*y + exp(x)", at={"x": 1.0, "y": 2.0})   # ... on your own expression
 >>> l                               # the current step: the book's line, the text, the code, the values
 >>> l.next(); l.back(); l.goto(5)   # move; l.graph, l.grad_table ... are the live objects to poke at
 >>> l.svg("step.svg")               # the diagram of this step
@@ -16,6 +17,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from types import ModuleType
 
 from lessons._core import Live, Step, Stepper
@@ -67,10 +69,19 @@ def list() -> Listing:
     return lines
 
 
-def start(n: int) -> Stepper:
+def start(n: int, *, expr: str | None = None, at: Mapping[str, float] | None = None) -> Stepper:
     """Start lesson ``n`` at its first step; returns the :class:`Stepper` (``repr`` shows the step).
 
+    Args:
+        n: the lesson's number.
+        expr: your own expression for lessons 1, 2, 6 and 7, e.g. ``"x*y + exp(x)"`` (the same safe
+            parser as the ``micrograph`` command: no ``eval``); None for the lesson's own example.
+        at: a value for every variable of ``expr``, e.g. ``{"x": 1.0, "y": 2.0}``.
+
     Raises:
-        ValueError: if there is no lesson ``n``.
+        ValueError: if there is no lesson ``n``; if the lesson takes no expression; if ``expr`` is
+            refused by the parser, or ``at`` misses a variable, names one ``expr`` does not use, or gives
+            a value that is not a finite number.
+        DomainError: an operation of ``expr`` is undefined at ``at`` (``log(0)``).
     """
-    return Stepper(load(n))
+    return Stepper(load(n), expr=expr, at=at)

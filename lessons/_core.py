@@ -21,6 +21,8 @@ from __future__ import annotations
 import html
 import inspect
 import io
+import math
+import shutil
 import textwrap
 import types
 from collections.abc import Callable, Iterator, Mapping
@@ -28,7 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LessonModule", "Live", "Note", "Ours", "Step", "Stepper"]
+from viz.words import table as table  # the lessons' tables, in the words every view shares
+
+__all__ = ["LessonModule", "Live", "Note", "Ours", "Question", "Step", "Stepper"]
 
 WIDTH = 100
 
@@ -52,6 +56,33 @@ LessonModule = types.ModuleType
 
 
 @dataclass(frozen=True)
+class Question:
+    """A question a step asks before the step that answers it (predict, then see).
+
+    Attributes:
+        text: the question, e.g. "What will grad_table[u3] be?".
+        expected: the true answer, computed by the engine (the answer key), never by the lesson's own loop.
+        where: which step shows the answer, e.g. "step 5".
+    """
+
+    text: str
+    expected: float
+    where: str = "the next step"
+
+    def check(self, value: float) -> str:
+        """Whether ``value`` is right, within 0.1% (or 0.0005 near zero), with the true value."""
+        right = abs(value - self.expected) <= max(5e-4, 1e-3 * abs(self.expected))
+        from viz.words import fmt
+
+        if right:
+            return f"Right: {fmt(self.expected)} (you said {value:g}). {self.where.capitalize()} shows why."
+        return (
+            f"Not quite: the answer is {fmt(self.expected)}; you said {value:g}. "
+            f"{self.where.capitalize()} shows how it is computed."
+        )
+
+
+@dataclass(frozen=True)
 class Step:
     """One step of a lesson: what the student reads, the code that runs, and what it leaves behind.
 
@@ -64,6 +95,7 @@ class Step:
         figure: ``figure(l)`` -> a ``graphviz.Digraph`` (a diagram) or a matplotlib Figure (a plot) for
             this step, or None for no picture.
         params: values bound into ``run`` (shown as assignments before its code), e.g. ``{"j": 4}``.
+        question: ``question(l)`` -> a :class:`Question` to predict before moving on, or None.
             ``line`` is shown as "Book:" when it is the book's own words, as "micrograph:" when it is
             :class:`Ours` (micrograph's summary or formula): only the book is labelled the book.
     """
@@ -75,6 +107,7 @@ class Step:
     values: Callable[[Any], str] | None = None
     figure: Callable[[Any], Any] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
+    question: Callable[[Any], Question] | None = None
 
     @property
     def quoted(self) -> bool:
@@ -112,6 +145,66 @@ def _body(fn: Callable[..., Any], params: Mapping[str, Any]) -> str:
     return "\n".join([*shown, body.rstrip()]).strip("\n")
 
 
+def _expression(
+    module: LessonModule, expr: str | None, at: Mapping[str, float] | None
+) -> tuple[str | None, dict[str, float]]:
+    """The expression and values a lesson runs on: the student's, checked, or the lesson's default.
+
+    Raises:
+        ValueError: the lesson takes no expression; ``at`` without ``expr``; ``expr`` that the parser
+            refuses (an :class:`~micrograph.expr.ExprError`, a ValueError); a variable with no value in
+            ``at``, a name in ``at`` the expression does not use, or a value that is not a finite number.
+    """
+    default = getattr(module, "EXPR", None)
+    if expr is None:
+        if at is not None:
+            raise ValueError(f"lesson {module.NUMBER}: at={dict(at)!r} given without expr=")
+        if default is None:
+            return None, {}
+        return str(default), dict(module.AT)
+    if default is None:
+        takes = ", ".join(str(n) for n in _lessons_with_expressions())
+        raise ValueError(
+            f"lesson {module.NUMBER} does not take an expression: {module.NO_EXPR} "
+            f"Lessons {takes} run on yours."
+        )
+    from micrograph.expr import variables
+
+    if not isinstance(expr, str):
+        raise ValueError(
+            f'lesson {module.NUMBER}: expr must be a string such as "x*y + exp(x)", got {expr!r}'
+        )
+    names = variables(expr)  # the safe parser of the command line: ExprError (a ValueError) if refused
+    if not names:
+        raise ValueError(f"lesson {module.NUMBER}: expr={expr!r} has no variable to differentiate by")
+    given = dict(at or {})
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise ValueError(
+            f"lesson {module.NUMBER}: expr={expr!r} needs a value for {', '.join(missing)} in at= "
+            f"(e.g. at={{{', '.join(repr(n) + ': 0.5' for n in names)}}})"
+        )
+    extra = [n for n in given if n not in names]
+    if extra:
+        raise ValueError(
+            f"lesson {module.NUMBER}: at= names {extra[0]!r}, which expr={expr!r} does not use "
+            f"(it uses {', '.join(names)})"
+        )
+    values: dict[str, float] = {}
+    for n in names:
+        x = given[n]
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            raise ValueError(f"lesson {module.NUMBER}: at[{n!r}] must be a finite number, got {x!r}")
+        values[n] = float(x)
+    return expr, values
+
+
+def _lessons_with_expressions() -> list[int]:
+    import lessons
+
+    return [n for n in lessons.LESSONS if getattr(lessons.load(n), "EXPR", None) is not None]
+
+
 class Stepper:
     """A lesson being stepped through: shows the current step on ``repr``; ``next``/``back``/``goto``.
 
@@ -122,9 +215,17 @@ class Stepper:
         module: the lesson module (``NUMBER``, ``TITLE``, ``SECTION``, ``SUMMARY``, ``steps``).
     """
 
-    def __init__(self, module: LessonModule, *, memo: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        module: LessonModule,
+        *,
+        memo: dict[str, Any] | None = None,
+        expr: str | None = None,
+        at: Mapping[str, float] | None = None,
+    ) -> None:
         self._module = module
         self._memo: dict[str, Any] = {} if memo is None else memo
+        self._expr, self._at = _expression(module, expr, at)
         self._reset()
 
     # --- the lesson ---------------------------------------------------------------------------------
@@ -145,9 +246,12 @@ class Stepper:
 
     def _reset(self) -> None:
         self._live = Live(memo=self._memo)
+        if self._expr is not None:
+            self._live.expr, self._live.at = self._expr, dict(self._at)
         self._gen: Iterator[Step] = self._module.steps(self._live)
         self._steps: list[Step] = []
         self._texts: list[str] = []
+        self._questions: list[Question | None] = []
         self._peeked: Step | None = None
         self._done = False
         self._pos = -1
@@ -170,6 +274,7 @@ class Stepper:
         step.run(self._live, **step.params)
         self._steps.append(step)
         self._texts.append(step.text(self._live))
+        self._questions.append(step.question(self._live) if step.question is not None else None)
         self._pos = len(self._steps) - 1
         return True
 
@@ -188,7 +293,9 @@ class Stepper:
         if self._done or (self._pos == len(self._steps) - 1 and not self._has_next()):
             return len(self._steps)
         if "_steps" not in self._memo:  # the count is the same on every run of a lesson: count it once
-            probe = Stepper(self._module, memo=self._memo)
+            probe = Stepper(
+                self._module, memo=self._memo, expr=self._expr, at=self._at if self._expr else None
+            )
             while probe._advance():
                 pass
             self._memo["_steps"] = len(probe._steps)
@@ -207,14 +314,12 @@ class Stepper:
             return self
         if self._advance():
             return self
-        return Note(
-            f"That was the last step ({self.index}) of lesson {self.number}. l.restart() starts again."
-        )
+        return Note(f"That was the last step ({self.index}) of lesson {self.number}.")
 
     def back(self) -> Stepper | Note:
         """Go to the previous step (replaying the lesson up to it); at the first step, say so and stay."""
         if self._pos == 0:
-            return Note(f"This is the first step of lesson {self.number}; l.next() moves on.")
+            return Note(f"This is the first step of lesson {self.number}.")
         return self._replay(self._pos - 1)
 
     def goto(self, k: int) -> Stepper | Note:
@@ -245,6 +350,28 @@ class Stepper:
         while self._pos < pos and self._advance():
             pass
         return self
+
+    # --- predict, then see ------------------------------------------------------------------------
+    @property
+    def question(self) -> Question | None:
+        """The current step's :class:`Question` (answer it with :meth:`answer`), or None."""
+        return self._questions[self._pos]
+
+    def answer(self, value: float) -> Note:
+        """Check your answer to the current step's question: right or wrong, with the true value.
+
+        Args:
+            value: your prediction, a number.
+
+        Returns:
+            A message saying whether ``value`` is right (within 0.1%) and what the true value is.
+        """
+        q = self.question
+        if q is None:
+            return Note(f"Step {self.index} of lesson {self.number} asks no question.")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return Note(f"answer takes a number, got {value!r}")
+        return Note(q.check(float(value)))
 
     # --- what is live ---------------------------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
@@ -284,16 +411,28 @@ class Stepper:
     def __repr__(self) -> str:
         return self.show()
 
-    def show(self, *, width: int = WIDTH) -> str:
-        """The current step as plain text: title, the book's line, the text, the code, the values now."""
+    def show(self, *, width: int | None = None, keys: str | None = None) -> str:
+        """The current step as plain text: title, the book's line, the text, the code, the values now.
+
+        Args:
+            width: wrap the text to this many columns (default: the terminal's width, at most 100).
+            keys: the last line, the keys that move on (default: the REPL's ``l.next()  l.back() ...``).
+        """
+        if width is None:
+            width = min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns - 1)
+        width = max(width, 40)
         step = self.step
         head = f"Lesson {self.number}: {self.title} ({self.section})"
         out = [head, f"Step {self.index}: {step.title}", ""]
         if step.line:
             lead = f"  {step.source}:  "
-            out += [
-                lead + ln if i == 0 else " " * len(lead) + ln for i, ln in enumerate(step.line.splitlines())
-            ]
+            pad = " " * len(lead)
+            for i, ln in enumerate(step.line.splitlines()):
+                indent = ln[: len(ln) - len(ln.lstrip())]
+                wrapped = textwrap.wrap(
+                    ln.strip(), width=max(20, width - len(lead) - len(indent)), break_on_hyphens=False
+                ) or [""]
+                out += [(lead if i == 0 and k == 0 else pad) + indent + w for k, w in enumerate(wrapped)]
             out.append("")
         for para in self.text.split("\n\n"):
             out.append(
@@ -309,10 +448,21 @@ class Stepper:
             out.append("  Values now:")
             out += ["    " + ln for ln in vals.splitlines()]
             out.append("")
-        names = self.objects()
-        if names:
-            out.append(textwrap.fill("Live objects: " + ", ".join("l." + n for n in names), width=width))
-        out.append("l.next()  l.back()  l.goto(k)  l.restart()  l.svg('step.svg')")
+        q = self.question
+        if q is not None:
+            how = (
+                "answer with l.answer(number), then l.next() shows it"
+                if keys is None
+                else "you are asked next"
+            )
+            out.append(textwrap.fill(f"Predict: {q.text} ({how})", width=width))
+            out.append("")
+        if keys is None:
+            names = self.objects()
+            if names:
+                out.append(textwrap.fill("Live objects: " + ", ".join("l." + n for n in names), width=width))
+            keys = "l.next()  l.back()  l.goto(k)  l.restart()  l.svg('step.svg')"
+        out.append(keys)
         return "\n".join(out)
 
     def _repr_html_(self) -> str:
@@ -324,7 +474,8 @@ class Stepper:
             f"<h4>Step {self.index}: {e(step.title)}</h4>",
         ]
         if step.line:
-            parts.append(f"<p><small>{e(step.source)}:</small></p><pre class='{step.source.lower()}'>{e(step.line)}</pre>")
+            who = step.source
+            parts.append(f"<p><small>{e(who)}:</small></p><pre class='{who.lower()}'>{e(step.line)}</pre>")
         parts += [f"<p>{e(p)}</p>" for p in self.text.split("\n\n")]
         if step.code:
             parts.append(f"<pre>{e(step.code)}</pre>")
@@ -389,13 +540,3 @@ def _close(fig: Any) -> None:
         plt.close(fig)
     except Exception:  # pragma: no cover - a figure not managed by pyplot
         pass
-
-
-def table(rows: list[list[str]], header: list[str]) -> str:
-    """A plain-text table with right-aligned columns (for the "values now" of a step)."""
-    cols = [header, *rows]
-    widths = [max(len(r[c]) for r in cols) for c in range(len(header))]
-    fmt = "  ".join(f"{{:>{w}}}" for w in widths)
-    lines = [fmt.format(*header), "  ".join("-" * w for w in widths)]
-    lines += [fmt.format(*r) for r in rows]
-    return "\n".join(lines)

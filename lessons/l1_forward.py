@@ -13,12 +13,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from lessons._core import Ours, Step, table
-from micrograph import Graph, Value, pseudocode
+from lessons._core import Ours, Question, Step
+from micrograph import DomainError, Graph, Value, pseudocode
+from micrograph.expr import build
+from micrograph.forward import evaluate
 from viz.dot import digraph
-from viz.text import fmt, formula, node_names
+from viz.words import clean, fmt, formula, node_names, node_table
 
-__all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
+__all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "new_inputs", "steps"]
 
 NUMBER = 1
 TITLE = "Forward propagation over u(1)..u(n)"
@@ -26,6 +28,11 @@ SECTION = "section 6.5.3, Algorithm 6.1"
 SUMMARY = (
     "A graph is an ordered node list; Algorithm 6.1 computes each u(i) from its parents Pa(u(i)), in order."
 )
+
+EXPR = "tanh(x*y + x + 2)"
+"""The default expression (``lessons.start(1, expr=..., at=...)`` runs the lesson on another)."""
+AT = {"x": 0.8, "y": -0.5}
+"""The default values: every input's gradient differs from the others' (a hand calculation can be checked)."""
 
 ALGO = pseudocode.ALGORITHM_6_1
 LINES = {
@@ -37,32 +44,50 @@ LINES = {
 
 
 def _build(l: Any) -> None:
-    l.x = Value(1.0, label="x")
-    l.y = Value(-0.5, label="y")
-    l.z = (l.x * l.y + 2 * l.x).tanh()  # building z computes every value once, as it goes
+    l.leaves = {name: Value(x, label=name) for name, x in l.at.items()}  # one input node per variable
+    vars(l).update({name: v for name, v in l.leaves.items() if name not in vars(l)})  # l.x, l.y ...
+    l.z = build(l.expr, l.leaves)  # the command line's safe parser; building z computes every value
     l.graph = Graph(l.z)  # the ordered node list u(1)..u(n), inputs first
 
 
 def _build_text(l: Any) -> str:
     g = l.graph
     names = node_names(g)
-    consts = [names[v] for v in g.leaves if v.is_constant]
+    at = ", ".join(f"{k} = {fmt(x)}" for k, x in l.at.items())
+    consts = [f"{names[v]} = {fmt(v.data)}" for v in g.leaves if v.is_constant]
+    variables = [f"{names[v]} ({clean(v.label)})" for v in g.leaves if not v.is_constant]
+    const_text = (
+        f" and the constant{'s' if len(consts) > 1 else ''} {', '.join(consts)}: a number in an expression "
+        f"is an input node too"
+        if consts
+        else ""
+    )
     return (
-        f"We build z = tanh(x*y + 2*x) at x = {fmt(l.x.data)}, y = {fmt(l.y.data)}. micrograph orders the "
-        f"graph G as the book does: a list u(1)..u(n) with n = {len(g.nodes)} nodes, each after its parents. "
-        f"The first n_i = {g.n_inputs} are the inputs: the variables x and y, and the constant 2 "
-        f"({', '.join(consts)}): a number in an expression is an input node too. G has {g.num_edges} edges, "
-        f"one per argument of each operation.\n\n"
-        f"Building z already computed every value (z = {fmt(l.z.data)}). Next we run Algorithm 6.1 ourselves "
-        f"on the list, with new inputs, to see the loop do it."
+        f"We build z = {l.expr} at {at}. micrograph orders the graph G as the book does: a list "
+        f"u(1)..u(n) with n = {len(g.nodes)} nodes, each after its parents. The first n_i = {g.n_inputs} are "
+        f"the inputs: the variable{'s' if len(variables) > 1 else ''} {', '.join(variables)}{const_text}. "
+        f"G has {g.num_edges} edge{'s' if g.num_edges != 1 else ''}, one per argument of each operation."
+        f"\n\nBuilding z already computed every value (z = {fmt(l.z.data)}). Next we run Algorithm 6.1 "
+        f"ourselves on the list, with new inputs, to see the loop do it."
     )
 
 
 def _inputs(l: Any) -> None:
-    l.x_new = {l.x: 0.5, l.y: -1.5}  # the new input vector: x = 0.5, y = -1.5
+    l.x_new = new_inputs(l.graph)  # the new input vector: each variable at half its value
     l.u = [None] * len(l.graph.nodes)  # the values of u(1)..u(n); None = not computed yet
-    for i, node in enumerate(l.graph.leaves):  # for i = 1, ..., n_i
-        l.u[i] = l.x_new.get(node, node.data)  # u(i) <- x_i (a constant keeps its value)
+    for i in range(1, l.graph.n_inputs + 1):  # for i = 1, ..., n_i (the book counts from 1)
+        node = l.graph.nodes[i - 1]  # u(i): Python's list counts from 0
+        l.u[i - 1] = l.x_new.get(node, node.data)  # u(i) <- x_i (a constant keeps its value)
+
+
+def new_inputs(graph: Graph) -> dict[Value, float]:
+    """Each variable at half its value (where every operation is still defined there; else as it is)."""
+    halved = {v: v.data / 2 for v in graph.leaves if not v.is_constant}
+    try:
+        evaluate(graph, halved)
+    except DomainError:
+        return {v: v.data for v in graph.leaves if not v.is_constant}
+    return halved
 
 
 def _inputs_text(l: Any) -> str:
@@ -75,25 +100,34 @@ def _inputs_text(l: Any) -> str:
     )
 
 
+def _ask_first(l: Any) -> Question:
+    g = l.graph
+    i = g.n_inputs  # 0-based position of u(n_i + 1), the first node the loop computes
+    node = g.nodes[i]
+    answer = evaluate(g, l.x_new)[i]  # the engine's Algorithm 6.1 is the answer key
+    return Question(
+        f"u{i + 1} = {formula(node, node_names(g))}. What will u{i + 1} be at these inputs?", answer
+    )
+
+
 def _compute(l: Any, i: int) -> None:
-    node = l.graph.nodes[i]
-    l.A = [l.u[j] for j in l.graph.parents[i]]  # A(i) <- {u(j) | j in Pa(u(i))}
-    l.u[i] = node.op.f(*l.A)  # u(i) <- f(i)(A(i))
+    node = l.graph.nodes[i - 1]  # u(i); the book's i counts from 1, Python's list from 0
+    l.A = [l.u[j] for j in l.graph.parents[i - 1]]  # A(i) <- {u(j) | j in Pa(u(i))}
+    l.u[i - 1] = node.op.f(*l.A)  # u(i) <- f(i)(A(i))
     l.i = i
 
 
 def _compute_text(l: Any) -> str:
     g, i = l.graph, l.i
     names = node_names(g)
-    node = g.nodes[i]
-    pa = [names[g.nodes[j]] for j in g.parents[i]]
+    node = g.nodes[i - 1]
+    pa = [names[g.nodes[j]] for j in g.parents[i - 1]]
     args = ", ".join(fmt(a) for a in l.A)
     done = sum(v is not None for v in l.u)
     return (
-        f"i = {i + 1}: node u{i + 1} = {formula(node, names)}. Its parents Pa(u{i + 1}) = "
-        f"{{{', '.join(pa)}}} "
-        f"come earlier in the list, so their values are known: A({i + 1}) = ({args}). Applying f({i + 1}) = "
-        f"{node.op.name} gives u{i + 1} = {fmt(l.u[i])}. {done} of {len(g.nodes)} values are now known."
+        f"i = {i}: node u{i} = {formula(node, names)}. Its parents Pa(u{i}) = {{{', '.join(pa)}}} "
+        f"come earlier in the list, so their values are known: A({i}) = ({args}). Applying f({i}) = "
+        f"{node.op.name} gives u{i} = {fmt(l.u[i - 1])}. {done} of {len(g.nodes)} values are now known."
     )
 
 
@@ -116,20 +150,16 @@ def _values(l: Any) -> str:
     g = l.graph
     names = node_names(g)
     u = getattr(l, "u", None)
-    rows = []
-    for i, v in enumerate(g.nodes):
-        val = v.data if u is None else u[i]
-        rows.append([names[v], v.label or "", formula(v, names), fmt(val)])
-    return table(rows, ["u(i)", "label", "computes", "value"])
+    return node_table(g, {"value": [v.data for v in g.nodes] if u is None else u}, names=names)
 
 
 def _figure(l: Any) -> Any:
     g = l.graph
     u = getattr(l, "u", None)
     if u is None:
-        return viz.draw(g, title="G: z = tanh(x*y + 2*x)")
+        return viz.draw(g, title=f"G: z = {l.expr}")
     i = getattr(l, "i", None)
-    mark = [g.nodes[i]] if i is not None else g.leaves
+    mark = [g.nodes[i - 1]] if i is not None else g.leaves
     return digraph(g, data=u, grads=[None] * len(u), highlight=mark, title="Algorithm 6.1")
 
 
@@ -138,10 +168,12 @@ def steps(l: Any) -> Iterator[Step]:
     yield Step(
         "The graph G as the ordered list u(1)..u(n)", LINES["list"], _build, _build_text, _values, _figure
     )
-    yield Step("Lines 1-3: the inputs", LINES["inputs"], _inputs, _inputs_text, _values, _figure)
-    for i in range(l.graph.n_inputs, len(l.graph.nodes)):
+    yield Step(
+        "Lines 1-3: the inputs", LINES["inputs"], _inputs, _inputs_text, _values, _figure, question=_ask_first
+    )
+    for i in range(l.graph.n_inputs + 1, len(l.graph.nodes) + 1):  # the book's i, from 1
         yield Step(
-            f"Loop, i = {i + 1}: compute u({i + 1})",
+            f"Loop, i = {i}: compute u({i})",
             LINES["loop"],
             _compute,
             _compute_text,

@@ -13,16 +13,23 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from lessons._core import Step, table
-from micrograph import Graph, Value, pseudocode
-from viz.text import fmt, formula, node_names
+from lessons._core import Question, Step
+from micrograph import Graph, Value, backprop, pseudocode
+from micrograph.expr import build
+from micrograph.ops import local_derivative
+from viz.words import NamedTable, clean, fmt, formula, node_names, node_table
 
-__all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
+__all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
 NUMBER = 2
 TITLE = "Back-propagation with the grad_table"
 SECTION = "section 6.5.3, Algorithm 6.2"
 SUMMARY = "Algorithm 6.2 fills grad_table from u(n) down to u(1); each entry sums over the node's consumers."
+
+EXPR = "tanh(x*y)*x"
+"""The default expression: x is used twice, so its gradient is a sum of two terms."""
+AT = {"x": 0.5, "y": -2.0}
+"""The default values: no two nodes share a gradient, so a hand calculation can be checked entry by entry."""
 
 ALGO = pseudocode.ALGORITHM_6_2
 LINES = {
@@ -30,31 +37,53 @@ LINES = {
     "init": ALGO.line(1, 4),
     "loop": "\n".join([ALGO.lines[4], ALGO.lines[7]]),
     "return": ALGO.line(9),
+    "push": pseudocode.PUSH_FORM,
 }
 
 
 def _forward(l: Any) -> None:
-    l.x = Value(0.5, label="x")
-    l.y = Value(-2.0, label="y")
-    l.z = (l.x * l.y + l.x).tanh()  # x is used twice: it has two consumers
-    l.graph = Graph(l.z)  # u(1)..u(n); building z ran the forward pass, so every u(i) has its value
+    l.leaves = {name: Value(x, label=name) for name, x in l.at.items()}  # one input node per variable
+    vars(l).update({name: v for name, v in l.leaves.items() if name not in vars(l)})  # l.x, l.y ...
+    l.z = build(l.expr, l.leaves)  # building z runs the forward pass: every u(i) gets its value
+    l.graph = Graph(l.z)  # u(1)..u(n)
 
 
 def _forward_text(l: Any) -> str:
     g = l.graph
     names = node_names(g)
-    consumers = g.get_consumers(l.x)
+    at = ", ".join(f"{k} = {fmt(x)}" for k, x in l.at.items())
+    j = _most_used(g)
+    consumers = sorted({i for i, _ in g.consumer_edges[j - 1]})
+    edges = len(g.consumer_edges[j - 1])
+    shared = (
+        f" Note that u{j} ({_who(g, j)}) is an argument of {len(consumers)} node"
+        f"{'s' if len(consumers) > 1 else ''}, {', '.join(f'u{i + 1}' for i in consumers)}, by {edges} edge"
+        f"{'s' if edges > 1 else ''}: its gradient will be a sum of {edges} terms."
+        if edges > 1
+        else " Every node here has one consumer, so every sum below has one term."
+    )
     return (
-        f"z = tanh(x*y + x) at x = {fmt(l.x.data)}, y = {fmt(l.y.data)}: n = {len(g.nodes)} nodes, "
-        f"n_i = {g.n_inputs} inputs, {g.num_edges} edges, z = {fmt(l.z.data)}. The forward pass has run "
-        f"(building z computed each value), and back-propagation needs those stored values. Note that x "
-        f"({names[l.x]}) has {len(consumers)} consumers, {', '.join(names[c] for c in consumers)}: its "
-        f"gradient will be a sum of {len(consumers)} terms."
+        f"z = {l.expr} at {at}: n = {len(g.nodes)} nodes, n_i = {g.n_inputs} inputs, {g.num_edges} edges, "
+        f"z = {names[g.output]} = {fmt(l.z.data)}. The forward pass has run (building z computed each "
+        f"value), and back-propagation needs those stored values.{shared}"
     )
 
 
+def _who(g: Graph, j: int) -> str:
+    """u(j)'s label, or what it computes."""
+    node = g.nodes[j - 1]
+    return clean(node.label) if node.label else formula(node, node_names(g))
+
+
+def _most_used(g: Graph) -> int:
+    """The book's j of the node below u(n) with the most consumer edges (the latest such node on a tie)."""
+    best = max(range(len(g.nodes) - 1), key=lambda p: (len(g.consumer_edges[p]), p), default=0)
+    return best + 1
+
+
 def _init(l: Any) -> None:
-    l.grad_table = {l.graph.output: 1.0}  # grad_table[u(n)] <- 1, because dz/dz = 1
+    l.grad_table = NamedTable(l.graph)  # a dict node -> number that prints with the names u(i)
+    l.grad_table[l.graph.output] = 1.0  # grad_table[u(n)] <- 1, because dz/dz = 1
 
 
 def _init_text(l: Any) -> str:
@@ -67,35 +96,57 @@ def _init_text(l: Any) -> str:
 
 
 def _iteration(l: Any, j: int) -> None:
-    u_j = l.graph.nodes[j]
-    l.terms = []  # one term per edge u(j) -> u(i): i is a consumer of u(j), k the argument position
-    for i, k in l.graph.consumer_edges[j]:
-        u_i = l.graph.nodes[i]
-        args = tuple(p.data for p in u_i.inputs)
-        du_i_du_j = u_i.op.local_derivative(k, args, u_i.data)  # the operation's one derivative rule
-        l.terms.append((i, l.grad_table[u_i], du_i_du_j))
-    l.grad_table[u_j] = sum(g * d for _, g, d in l.terms)
+    u_j = l.graph.nodes[j - 1]  # u(j); the book's j counts from 1, Python's list from 0
+    l.terms = []  # one term per edge u(j) -> u(i): u(i) takes u(j) as its argument k
+    for p, k in l.graph.consumer_edges[j - 1]:  # p = i - 1, the consumer's place in the list
+        u_i = l.graph.nodes[p]
+        args = tuple(a.data for a in u_i.inputs)
+        du_i_du_j = local_derivative(u_i.op, k, args, u_i.data)  # the operation's one derivative rule
+        l.terms.append((p + 1, k, l.grad_table[u_i], du_i_du_j))  # (i, k, grad_table[u(i)], du(i)/du(j))
+    l.grad_table[u_j] = sum(g * d for _, _, g, d in l.terms)
     l.j = j
 
 
 def _iteration_text(l: Any) -> str:
     g, j = l.graph, l.j
     names = node_names(g)
-    node = g.nodes[j]
-    who = f"u{j + 1}" + (f" ({node.label})" if node.label else "")
+    who = f"u{j}" + (f" ({clean(g.nodes[j - 1].label)})" if g.nodes[j - 1].label else "")
     if not l.terms:
-        return f"j = {j + 1}: {who} has no consumers, so grad_table[u{j + 1}] = 0."
-    parts = [f"grad_table[u{i + 1}] × ∂u{i + 1}/∂u{j + 1} = {fmt(gi)} × {fmt(d)}" for i, gi, d in l.terms]
-    rules = "; ".join(
-        f"u{i + 1} = {formula(g.nodes[i], names)} so ∂u{i + 1}/∂u{j + 1} = {fmt(d)}" for i, _, d in l.terms
-    )
-    many = (
-        f" {who} has {len(l.terms)} consumers, so the gradients from both add up." if len(l.terms) > 1 else ""
-    )
+        return f"j = {j}: {who} has no consumers, so the sum is empty and grad_table[u{j}] = 0."
+    lines = [
+        f"  grad_table[u{i}] × ∂u{i}/∂u{j} = {_num(gi)} × {_num(d)} = {fmt(gi * d)}"
+        f"    (u{i} = {formula(g.nodes[i - 1], names)})"
+        for i, _, gi, d in l.terms
+    ]
+    total = fmt(l.grad_table[g.nodes[j - 1]])
+    if len(l.terms) > 1:
+        lines.append(f"  grad_table[u{j}] = {' + '.join(_num(gi * d) for _, _, gi, d in l.terms)} = {total}")
+        many = f" {who} has {len(l.terms)} edges into its consumers, so their terms add up."
+    else:
+        lines.append(f"  grad_table[u{j}] = {total}")
+        many = ""
     return (
-        f"j = {j + 1}: {who}. The sum runs over the nodes that take u{j + 1} as an argument: "
-        f"{' + '.join(parts)} = {fmt(l.grad_table[node])}.{many} ({rules}.) Every grad_table[u(i)] used "
-        f"here was filled earlier, because consumers come later in the list."
+        f"j = {j}: {who}. The sum runs over the nodes that take u{j} as an argument, one term per edge."
+        f"{many} Every grad_table[u(i)] used here was filled earlier, because consumers come later in "
+        f"the list.\n\n" + "\n".join(lines)
+    )
+
+
+def _num(x: float) -> str:
+    """A number inside a formula: bracketed when negative, ``0.2100 × (-2.000)``."""
+    return f"({fmt(x)})" if x < 0 else fmt(x)
+
+
+def _ask(l: Any) -> Question:
+    g = l.graph
+    j = _most_used(g)
+    answer = backprop(g)[g.nodes[j - 1]]  # the engine's Algorithm 6.2 is the answer key
+    edges = len(g.consumer_edges[j - 1])
+    return Question(
+        f"what will grad_table[u{j}] ({_who(g, j)}) be? It has {edges} term{'s' if edges > 1 else ''}, "
+        f"one per edge from u{j} into a consumer.",
+        answer,
+        "the step for j = " + str(j),
     )
 
 
@@ -106,46 +157,90 @@ def _finish(l: Any) -> None:
 
 def _finish_text(l: Any) -> str:
     g = l.graph
+    names = node_names(g)
     same = all(l.engine_table[v] == l.grad_table[v] for v in g.nodes)
+    inputs = ", ".join(f"dz/d{clean(v.label) or names[v]} = {fmt(l.grad_table[v])}" for v in g.leaves)
+    grads = ", ".join(f"{clean(v.label)}.grad = {fmt(v.grad)}" for v in g.leaves if v.label)
     return (
-        f"The loop has filled all {len(l.grad_table)} entries; the algorithm returns the inputs' entries: "
-        f"dz/dx = {fmt(l.grad_table[l.x])}, dz/dy = {fmt(l.grad_table[l.y])}. micrograph's Graph.backprop "
-        f"computes the same table ({'equal for every node' if same else 'DIFFERENT'}) with "
-        f"{l.engine_table.evaluations} local-derivative evaluations: one per edge (G has {g.num_edges}). "
-        f"z.backward() adds it into .grad as micrograd does: x.grad = {fmt(l.x.grad)}, y.grad = "
-        f"{fmt(l.y.grad)}."
+        f"The loop has filled all {len(l.grad_table)} entries; the algorithm returns the inputs' entries "
+        f"u1..u{g.n_inputs}: {inputs}. micrograph's Graph.backprop computes the same table "
+        f"({'equal for every node' if same else 'DIFFERENT'}) with {l.engine_table.evaluations} "
+        f"local-derivative evaluations: one per edge (G has {g.num_edges}). z.backward() adds it into .grad "
+        f"as micrograd does{': ' + grads if grads else ''}."
+    )
+
+
+def _push(l: Any) -> None:
+    l.pushed = NamedTable(l.graph, title="pushed")  # the same sums, in the push form of section 6.5.6
+    for node in l.graph.nodes:
+        l.pushed[node] = 0.0
+    l.pushed[l.graph.output] = 1.0  # dz/dz = 1
+    for i in range(len(l.graph.nodes), 0, -1):  # walking back from z = u(n): consumers before parents
+        u_i = l.graph.nodes[i - 1]
+        args = tuple(a.data for a in u_i.inputs)
+        for k, u_j in enumerate(u_i.inputs):  # u(i) adds grad × local derivative into each parent
+            l.pushed[u_j] += l.pushed[u_i] * local_derivative(u_i.op, k, args, u_i.data)
+
+
+def _push_text(l: Any) -> str:
+    g = l.graph
+    same = all(abs(l.pushed[v] - l.grad_table[v]) <= 1e-12 * max(1.0, abs(l.grad_table[v])) for v in g.nodes)
+    return (
+        f"The same sums can be added up in the other order. Algorithm 6.2 pulls: at u(j) it asks its "
+        f"consumers (the nodes i with j in Pa(u(i))), so it needs an index from each node to its consumers "
+        f"(Graph.consumer_edges). Section 6.5.6's prose pushes instead: walking back from z, each node u(i) "
+        f"multiplies its gradient by the local derivative for each of its own arguments and adds the product "
+        f"into that parent's entry. A node's arguments are stored with it (u_i.inputs), so the push form "
+        f"needs "
+        f"no consumer index; a parent's entry is complete once every consumer has pushed, which the order "
+        f"u(n) down to u(1) guarantees. Both orders add the same {g.num_edges} products, one per edge: the "
+        f"tables agree ({'equal for every node' if same else 'DIFFERENT'}). micrograd's and micrograph's "
+        f"z.backward() use the push form."
     )
 
 
 def _values(l: Any) -> str:
     g = l.graph
-    names = node_names(g)
     gt = getattr(l, "grad_table", {})
-    rows = [[names[v], v.label, formula(v, names), fmt(v.data), fmt(gt.get(v))] for v in g.nodes]
-    return table(rows, ["u(i)", "label", "computes", "value", "grad_table"])
+    cols = {"value": [v.data for v in g.nodes], "grad_table": [gt.get(v) for v in g.nodes]}
+    if hasattr(l, "pushed"):
+        cols["pushed"] = [l.pushed.get(v) for v in g.nodes]
+    return node_table(g, cols)
 
 
 def _figure(l: Any) -> Any:
     g = l.graph
     j = getattr(l, "j", None)
-    mark = [g.nodes[j]] if j is not None else []
+    mark = [g.nodes[j - 1]] if j is not None else []
     return viz.draw(g, grad_table=getattr(l, "grad_table", {}), highlight=mark, title="Algorithm 6.2")
 
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 2 (see :mod:`lessons._core`)."""
     yield Step("The forward pass has run", LINES["forward"], _forward, _forward_text, _values, _figure)
-    yield Step("Start the table at the output", LINES["init"], _init, _init_text, _values, _figure)
-    for j in range(len(l.graph.nodes) - 2, -1, -1):
+    n = len(l.graph.nodes)
+    asked = _most_used(l.graph)  # the question is asked on the step before the one that answers it
+    yield Step(
+        "Start the table at the output",
+        LINES["init"],
+        _init,
+        _init_text,
+        _values,
+        _figure,
+        question=_ask if asked == n - 1 else None,
+    )
+    for j in range(n - 1, 0, -1):  # the book's j, from n - 1 down to 1
         yield Step(
-            f"Loop, j = {j + 1}",
+            f"Loop, j = {j}",
             LINES["loop"],
             _iteration,
             _iteration_text,
             _values,
             _figure,
             params={"j": j},
+            question=_ask if j == asked + 1 else None,
         )
     yield Step(
         "Return the table; the engine agrees", LINES["return"], _finish, _finish_text, _values, _figure
     )
+    yield Step("The same sums, pushed instead of pulled", LINES["push"], _push, _push_text, _values, _figure)

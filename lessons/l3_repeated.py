@@ -19,7 +19,7 @@ from lessons._core import Ours, Step, table
 from micrograph import Graph
 from micrograph.families import blowup_rows, chain, expected_counts, ladder
 from micrograph.naive import naive_grad, store_grad
-from viz.text import fmt
+from viz.words import fmt
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
@@ -29,6 +29,9 @@ SECTION = "sections 6.5.2-6.5.3, figure 6.9, equations 6.50-6.53"
 SUMMARY = (
     "Summing over paths recomputes shared subexpressions: quadratic on a chain, exponential on a ladder."
 )
+
+NO_EXPR = "it studies the shapes of figure 6.9 (chains and ladders of growing depth), built by the lesson."
+"""Why this lesson runs on its own graphs, not on an expression of the student's."""
 
 LINES = {
     "chain": Ours("dz/dw = dz/dy dy/dx dx/dw                      (6.50-6.51)\n"

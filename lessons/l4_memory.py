@@ -19,7 +19,7 @@ import viz
 from lessons._core import Ours, Step, table
 from micrograph.families import chain, memory_rows
 from micrograph.naive import checkpoint_grad, naive_grad, store_grad
-from viz.text import fmt
+from viz.words import fmt
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
@@ -27,6 +27,9 @@ NUMBER = 4
 TITLE = "Store or recompute: memory against time"
 SECTION = "section 6.5.2, equations 6.52-6.53; checkpointing"
 SUMMARY = "Back-propagation stores every value (memory n, time n); recomputing trades time for memory."
+
+NO_EXPR = "it measures memory on chains of growing length, built by the lesson."
+"""Why this lesson runs on its own graphs, not on an expression of the student's."""
 
 LINES = {
     "two": Ours("(6.52) store f(w) in x: memory for every value, no recomputation\n"

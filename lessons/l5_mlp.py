@@ -17,7 +17,7 @@ from typing import Any
 import viz
 from lessons._core import Ours, Step, table
 from micrograph import Graph, datasets, nn, pseudocode
-from viz.text import fmt
+from viz.words import fmt
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
@@ -27,6 +27,9 @@ SECTION = "section 6.5.4, Algorithms 6.3 and 6.4"
 SUMMARY = (
     "A network is a graph: Algorithm 6.4's layer-by-layer gradients equal Algorithm 6.2's; then we train."
 )
+
+NO_EXPR = "it trains a network on the Iris data, not a formula."
+"""Why this lesson runs on its own graphs, not on an expression of the student's."""
 
 LINES = {
     "data": Ours("x: 4 measurements of a flower (cm); y: its species, 0, 1 or 2"),

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from lessons._core import Ours, Step, table
+from lessons._core import Ours, Question, Step, table
 from micrograph import Graph, Value, grad, pseudocode
 from micrograph.graph import topological_order
-from viz.text import fmt, formula, node_names
+from viz.words import fmt, formula, node_names
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
@@ -73,8 +73,17 @@ def _prune_text(l: Any) -> str:
         f"Algorithm 6.5 first prunes G to G'. For z itself nothing goes: every node lies on the path from "
         f"w to z. Take z2 = 2z + exp(v) instead: its graph has {len(g2.nodes)} nodes, and G' with T = {{w}} "
         f"keeps {len(l.G_prime)}. Left out are {', '.join(out)}: v, exp(v) and the constant 2 do not "
-        f"depend on w, so no gradient flows through them and build_grad never visits them (faded in the "
-        f"picture)."
+        f"depend on w, so no gradient flows through them and build_grad never visits them. In the picture "
+        f"the "
+        f"nodes of G' are highlighted; these {len(out)} are not."
+    )
+
+
+def _ask(l: Any) -> Question:
+    answer = l.graph.backprop()[l.w]  # the engine's Algorithm 6.2 is the answer key
+    return Question(
+        f"grad(z, w) will return a node dz_dw. What will its value dz_dw.data be at w = {fmt(l.w.data)}?",
+        answer,
     )
 
 
@@ -184,7 +193,9 @@ def _figure(l: Any) -> Any:
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 6 (see :mod:`lessons._core`)."""
     yield Step("The forward graph G of figure 6.10", LINES["G"], _G, _G_text, _values, _figure)
-    yield Step("Algorithm 6.5: prune G to G'", LINES["prune"], _prune, _prune_text, _values, _figure)
+    yield Step(
+        "Algorithm 6.5: prune G to G'", LINES["prune"], _prune, _prune_text, _values, _figure, question=_ask
+    )
     yield Step("Algorithm 6.5: grad(z, w) builds B", LINES["grad"], _grad, _grad_text, _values, _figure)
     yield Step(
         "Algorithm 6.6: build_grad and op.bprop", LINES["build"], _build, _build_text, _values, _figure

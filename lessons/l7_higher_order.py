@@ -16,7 +16,7 @@ import viz
 from lessons._core import Ours, Step, table
 from micrograph import Graph, Value, grad, hessian_vector_product
 from micrograph.graph import topological_order
-from viz.text import fmt
+from viz.words import fmt
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 

@@ -93,7 +93,7 @@ def test_lesson_1_numbers_are_computed_from_live_objects():
     l.goto(len(l))
     assert l.result == l.u[-1] == l.z.data
     x, y = l.x_new[l.x], l.x_new[l.y]
-    assert l.z.data == pytest.approx(math.tanh(x * y + 2 * x))
+    assert l.z.data == pytest.approx(math.tanh(x * y + x + 2))
     assert fmt(l.z.data) in l.text
     assert "identical" in l.text
 
@@ -107,12 +107,12 @@ def test_lesson_1_one_step_per_node_of_the_loop():
 def test_lesson_2_grad_table_is_algorithm_6_2():
     l = lessons.start(2)
     n = len(l.graph.nodes)
-    assert len(l) == 2 + (n - 1) + 1  # one step per iteration j = n-1 .. 1
+    assert len(l) == 2 + (n - 1) + 2  # one step per iteration j = n-1 .. 1, the return, the push form
     l.goto(2)
     assert l.grad_table == {l.graph.output: 1.0}
     l.goto(3)
     assert len(l.grad_table) == 2
-    l.goto(len(l))
+    l.goto(len(l) - 1)
     engine = Graph(l.z).backprop()
     for node, g in engine.items():
         assert l.grad_table[node] == g

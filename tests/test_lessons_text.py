@@ -3,6 +3,8 @@ numbering, terms shown one by one, gradients that differ, the student's own expr
 
 from __future__ import annotations
 
+# l is the stepper, as in the lessons' REPL (l = lessons.start(n)).
+# ruff: noqa: E741
 import pytest
 
 import lessons
@@ -25,3 +27,215 @@ def test_only_the_books_words_are_labelled_book(n: int) -> None:
     for k, step in enumerate(_all_steps(n), 1):
         if step.line and step.quoted:
             assert in_book(step.line), f"lesson {n} step {k} labels {step.line!r} as the book's"
+
+
+# --- helpers -----------------------------------------------------------------------------------------
+
+import random  # noqa: E402
+import re  # noqa: E402
+
+from micrograph import Graph, backprop  # noqa: E402
+from micrograph.forward import evaluate  # noqa: E402
+from viz.words import fmt  # noqa: E402
+
+
+def random_expression(seed: int) -> tuple[str, dict[str, float]]:
+    """A random expression over two or three variables (reused variables included), with its values."""
+    rng = random.Random(seed)
+    names = ["a", "b", "c"][: rng.choice([2, 3])]
+    terms = list(names)
+    for _ in range(rng.randint(3, 6)):
+        kind = rng.random()
+        if kind < 0.3:
+            terms.append(f"{rng.choice(['tanh', 'sigmoid', 'sin', 'exp'])}({rng.choice(terms)})")
+        else:
+            op = rng.choice(["+", "-", "*", "*"])
+            terms.append(f"({rng.choice(terms)} {op} {rng.choice(terms)})")
+    expr = " * ".join(terms[-2:]) if rng.random() < 0.5 else terms[-1]
+    used = [n for n in names if re.search(rf"\b{n}\b", expr)]
+    return expr, {n: round(rng.uniform(-1.5, 1.5), 2) or 0.5 for n in used}
+
+
+CASES = [random_expression(seed) for seed in range(6)]
+
+
+def _walk(l: lessons.Stepper) -> list[str]:
+    views = [l.show(width=80)]
+    while not isinstance(l.next(), str):
+        views.append(l.show(width=80))
+    return views
+
+
+# --- item 1: each term, then the sum -----------------------------------------------------------------
+
+
+def _check_arithmetic(text: str) -> int:
+    """Every "A × B = C" and every "= A + B + ... = S" in ``text`` holds to the digits shown."""
+    num = r"\(?(-?[0-9.]+(?:e[+-]?\d+)?)\)?"
+    checked = 0
+    for a, b, c in re.findall(rf"= {num} × {num} = {num}", text):
+        assert float(a) * float(b) == pytest.approx(float(c), rel=2e-3, abs=2e-4), text
+        checked += 1
+    for line in text.splitlines():
+        m = re.match(rf"\s*grad_table\[u\d+\] = ((?:\(?-?[0-9.]+\)? \+ )+\(?-?[0-9.]+\)?) = {num}$", line)
+        if m:
+            addends = [float(x.strip("()")) for x in m.group(1).split(" + ")]
+            assert sum(addends) == pytest.approx(float(m.group(2)), rel=2e-3, abs=5e-4), line
+            checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("case", [None, *CASES], ids=["default", *(c[0] for c in CASES)])
+def test_lesson_2_shows_each_term_then_the_sum_and_the_arithmetic_holds(case) -> None:  # type: ignore[no-untyped-def]
+    l = lessons.start(2) if case is None else lessons.start(2, expr=case[0], at=case[1])
+    views = _walk(l)
+    assert sum(_check_arithmetic(v) for v in views) >= l.graph.num_edges
+    if case is None:
+        last_loop = next(v for v in views if "Step 6: Loop, j = 1" in v)
+        # the two terms of x, each on its own line with its own product, then their sum
+        assert re.search(r"grad_table\[u3\] × ∂u3/∂u1 = 0\.2100 × \(-2\.000\) = -0\.4200", last_loop)
+        assert re.search(r"grad_table\[u5\] × ∂u5/∂u1 = 1\.000 × \(-0\.7616\) = -0\.7616", last_loop)
+        assert "grad_table[u1] = (-0.4200) + (-0.7616) = -1.182" in last_loop
+
+
+# --- item 2: one numbering, the book's ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n, var", [(1, "i"), (2, "j")])
+def test_titles_live_variables_and_code_use_the_books_numbering(n: int, var: str) -> None:
+    l = lessons.start(n)
+    seen = 0
+    for k in range(1, len(l) + 1):
+        l.goto(k)
+        m = re.search(rf"Loop, {var} = (\d+)", l.step.title)
+        if not m:
+            continue
+        book = int(m.group(1))
+        assert getattr(l, var) == book  # l.j is the j in the title
+        assert f"{var} = {book}\n" in l.step.code + "\n"  # and in the code shown
+        assert f"{var} = {book}:" in l.text  # and in the text
+        seen += 1
+    assert seen >= 3
+
+
+# --- item 6: gradients that differ --------------------------------------------------------------------
+
+
+def test_lesson_1_default_inputs_have_different_gradients() -> None:
+    l = lessons.start(1)
+    table = backprop(l.graph)
+    shown = [fmt(abs(table[v])) for v in l.graph.leaves]
+    assert len(set(shown)) == len(shown), shown
+    l.goto(len(l))  # at the new inputs of the Algorithm 6.1 run, too
+    table = backprop(l.graph)
+    shown = [fmt(abs(table[v])) for v in l.graph.leaves]
+    assert len(set(shown)) == len(shown), shown
+
+
+def test_lesson_2_default_nodes_all_have_different_gradients() -> None:
+    l = lessons.start(2)
+    l.goto(len(l))
+    shown = [fmt(abs(l.grad_table[v])) for v in l.graph.nodes]
+    assert len(set(shown)) == len(shown), shown
+
+
+# --- the lessons' own loops are the engine's algorithms, step by step ---------------------------------
+
+
+@pytest.mark.parametrize("case", [None, *CASES[:3]])
+def test_lesson_2_loop_equals_the_engine_step_by_step(case) -> None:  # type: ignore[no-untyped-def]
+    l = lessons.start(2) if case is None else lessons.start(2, expr=case[0], at=case[1])
+    engine: dict[int, object] = {}
+    backprop(l.graph, observe=lambda s: engine.__setitem__(s.j + 1, s))
+    seen = 0
+    while not isinstance(l.next(), str):
+        if l.step.title.startswith("Loop, j = "):
+            s = engine[l.j]
+            assert [(i, k) for i, k, _, _ in l.terms] == [(t.i + 1, t.k) for t in s.terms]  # type: ignore[attr-defined]
+            assert [g * d for _, _, g, d in l.terms] == [t.product for t in s.terms]  # type: ignore[attr-defined]
+            assert l.grad_table[l.graph.nodes[l.j - 1]] == s.total  # type: ignore[attr-defined]
+            seen += 1
+    assert seen == len(l.graph.nodes) - 1
+    assert all(l.pushed[v] == pytest.approx(l.grad_table[v], rel=1e-12, abs=1e-15) for v in l.graph.nodes)
+
+
+@pytest.mark.parametrize("case", [None, *CASES[:3]])
+def test_lesson_1_loop_equals_the_engine_step_by_step(case) -> None:  # type: ignore[no-untyped-def]
+    l = lessons.start(1) if case is None else lessons.start(1, expr=case[0], at=case[1])
+    l.next()
+    engine: dict[int, float] = {}
+    evaluate(l.graph, l.x_new, observe=lambda i, v: engine.__setitem__(i + 1, v))
+    seen = 0
+    while not isinstance(l.next(), str):
+        if l.step.title.startswith("Loop, i = "):
+            assert l.u[l.i - 1] == engine[l.i]
+            seen += 1
+    assert seen == len(l.graph.nodes) - l.graph.n_inputs
+
+
+# --- the student's own expression ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 2])
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_lessons_run_on_the_students_expression_and_stay_true(n: int, case) -> None:  # type: ignore[no-untyped-def]
+    expr, at = case
+    l = lessons.start(n, expr=expr, at=at)
+    views = _walk(l)
+    g = Graph(l.z)
+    assert f"z = {expr} at" in views[0]
+    assert str(len(g.nodes)) in views[0]
+    for text in views:
+        assert "tanh(x*y" not in text and "x*y" not in text  # nothing about the default example
+    final = views[-2] if n == 2 else views[-1]
+    assert "identical" in final or "equal for every node" in final
+    # the grad_table of lesson 2 is the engine's
+    if n == 2:
+        table = backprop(g)
+        for v in g.nodes:
+            assert l.grad_table[v] == table[v]
+
+
+def test_a_lesson_that_cannot_take_an_expression_says_so() -> None:
+    with pytest.raises(ValueError, match=r"lesson 3 does not take an expression: .*Lessons 1, 2"):
+        lessons.start(3, expr="x*y", at={"x": 1.0, "y": 2.0})
+
+
+@pytest.mark.parametrize(
+    "expr, at, message",
+    [
+        ("x*y", {"x": 1.0}, r"needs a value for y"),
+        ("x*y", {"x": 1.0, "y": 2.0, "z": 3.0}, r"names 'z', which"),
+        ("x*y", {"x": 1.0, "y": float("nan")}, r"at\['y'\] must be a finite number"),
+        ("__import__('os')", {}, r"not allowed|cannot|refuse|only"),
+        ("2 + 3", {}, r"has no variable"),
+    ],
+)
+def test_bad_expressions_are_clear_errors(expr: str, at: dict[str, float], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        lessons.start(2, expr=expr, at=at)
+
+
+# --- predict, then see ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 2, 6])
+def test_lessons_ask_before_they_answer_and_check_the_answer(n: int) -> None:
+    l = lessons.start(n)
+    asked = None
+    for k in range(1, len(l) + 1):
+        l.goto(k)
+        if l.question is not None:
+            asked = k
+            break
+    assert asked is not None, f"lesson {n} asks no question"
+    q = l.question
+    assert q is not None
+    assert "Predict: " in l.show() and "l.answer(" in l.show()
+    right = l.answer(q.expected * (1 + 1e-4))
+    assert right.startswith("Right") and fmt(q.expected) in right
+    wrong = l.answer(q.expected + 1.0)
+    assert wrong.startswith("Not quite") and fmt(q.expected) in wrong
+    assert l.answer("x").startswith("answer takes a number")  # type: ignore[arg-type]
+    l.next()  # the step after the question shows the number it asked for
+    assert fmt(q.expected) in l.text or fmt(q.expected) in l.values()

@@ -27,7 +27,7 @@ from micrograph.engine import Value
 from micrograph.errors import DomainError
 from micrograph.graph import Graph, topological_order
 from viz import style
-from viz.text import as_graph, clean, fmt, formula, kind, node_names
+from viz.words import as_graph, clean, fmt, formula, kind, node_names
 
 __all__ = [
     "GraphTooLarge",
@@ -73,7 +73,7 @@ def escape_text(s: str, limit: int = 120) -> str:
 
 
 def check_size(size: int, max_nodes: int, what: str = "the graph") -> None:
-    """Refuse to draw more than ``max_nodes`` nodes (Graphviz would take minutes and the picture is unreadable).
+    """Refuse to draw more than ``max_nodes`` nodes (Graphviz would take minutes; nobody could read it).
 
     Raises:
         ValueError: if ``max_nodes`` is not positive.

@@ -30,7 +30,7 @@ from micrograph.graph import Graph
 from viz import style
 from viz.dot import check_size, digraph
 from viz.render import pipe_svg, write_atomic
-from viz.text import clean, fmt, formula, node_names
+from viz.words import clean, fmt, formula, node_names
 
 __all__ = ["steps", "frames", "Frame", "ALGORITHM_6_1", "ALGORITHM_6_2", "derivative_formula"]
 
@@ -38,7 +38,7 @@ ALGORITHM_6_1 = list(pseudocode.ALGORITHM_6_1.lines)
 """Algorithm 6.1 (forward propagation), line by line as the book prints it (from micrograph.pseudocode)."""
 
 ALGORITHM_6_2 = list(pseudocode.ALGORITHM_6_2.lines)
-"""Algorithm 6.2 (back-propagation, simplified), line by line as the book prints it (micrograph.pseudocode)."""
+"""Algorithm 6.2 (back-propagation, simplified), line by line as the book prints it (from pseudocode)."""
 
 
 @dataclass

@@ -19,7 +19,7 @@ from micrograph.graph import Graph
 from viz import style
 from viz.dot import digraph, escape_record
 from viz.render import pipe_svg
-from viz.text import fmt, formula, node_names
+from viz.words import fmt, formula, node_names
 
 __all__ = ["Mark", "failure_drawing", "failure_svg", "MAX_DRAWN"]
 

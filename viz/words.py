@@ -1,0 +1,182 @@
+"""The words every view of a graph uses: numbers, node names, formulas, and the node table, written once.
+
+The terminal drawing (:mod:`viz.text`), the Graphviz drawings (:mod:`viz.dot`), the step-through pages
+(:mod:`viz.steps`), the lessons and the exercises all say a node's name, value and formula through these
+functions, so a node keeps its u(i) and a number its digits in every view of the same graph.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 (the node list u(1)..u(n)).
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+
+from micrograph.engine import Value
+from micrograph.graph import Graph
+from viz import style
+
+__all__ = [
+    "as_graph",
+    "clean",
+    "fmt",
+    "formula",
+    "graph_name",
+    "kind",
+    "node_names",
+    "node_table",
+    "table",
+    "NamedTable",
+]
+
+
+def as_graph(target: Value | Graph) -> Graph:
+    """``target`` as a :class:`~micrograph.graph.Graph`: a Graph as is, a Value as ``Graph(value)``.
+
+    Raises:
+        TypeError: if target is neither.
+    """
+    if isinstance(target, Graph):
+        return target
+    if isinstance(target, Value):
+        return Graph(target)
+    raise TypeError(f"expected a Value or a Graph to draw, got {type(target).__name__} {target!r}")
+
+
+def fmt(x: float | None, digits: int = style.SIGNIFICANT_DIGITS) -> str:
+    """A number with ``digits`` significant digits, trailing zeros kept (``0.4200``, ``1.000``)
+
+    None (a value not computed yet) is shown as ``"?"``; -0.0 as ``0.000``.
+    """
+    if x is None:
+        return "?"
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    if x == 0:
+        x = 0.0
+    return f"{x:#.{digits}g}"
+
+
+def clean(label: str, limit: int = 40) -> str:
+    """User text made safe to show on one line: control characters (ANSI escapes, newlines) as ``\\xNN``.
+
+    Longer than ``limit`` characters, the text is cut with an ellipsis. The result is still raw text:
+    each output format escapes it its own way (DOT records, HTML).
+    """
+    out = []
+    for ch in label:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    s = "".join(out)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def formula(node: Value, names: Mapping[Value, str]) -> str:
+    """How a node is computed from its parents, named by ``names``: ``u1 × u2``, ``tanh(u3)``, ``u2^2``.
+
+    A leaf is ``"input"`` (a variable) or ``"constant"``.
+    """
+    op = node.op
+    if op is None:
+        return "constant" if node.is_constant else "input"
+    args = [names.get(p, "?") for p in node.inputs]
+    if op.arity == 2:
+        return f"{args[0]} {op.symbol} {args[1]}"
+    if op.name == "neg":
+        return f"{op.symbol}{args[0]}"
+    if op.param is not None:  # x ** c
+        return f"{args[0]}{op.symbol}"
+    return f"{op.symbol}({args[0]})"
+
+
+def kind(node: Value) -> str:
+    """What a node is, in one word: ``"variable"``, ``"constant"``, ``"gradient"`` (a grad_table entry of
+    B), ``"backward"`` (another node of B) or ``"operation"``."""
+    if node.in_backward:
+        if node.grad_of is not None:
+            return "gradient"
+        return "constant" if node.is_constant else "backward"
+    if node.op is None:
+        return "constant" if node.is_constant else "variable"
+    return "operation"
+
+
+def node_names(graph: Graph) -> dict[Value, str]:
+    """{node: "u1", ...}: the book's names in the graph's topological order."""
+    return {v: f"u{i}" for i, v in enumerate(graph.nodes, 1)}
+
+
+def graph_name(node: Value, names: Mapping[Value, str]) -> str:
+    """A node's label if it has one, else its u-name in ``names``, else ``""``."""
+    return clean(node.label) if node.label else names.get(node, "")
+
+
+def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    """A plain-text table with right-aligned columns under a ruled header."""
+    cols = [list(header), *[list(r) for r in rows]]
+    widths = [max(len(r[c]) for r in cols) for c in range(len(header))]
+    line = "  ".join(f"{{:>{w}}}" for w in widths)
+    out = [line.format(*header), "  ".join("-" * w for w in widths)]
+    out += [line.format(*r) for r in cols[1:]]
+    return "\n".join(out)
+
+
+def node_table(
+    graph: Graph,
+    columns: Mapping[str, Sequence[float | None]] | None = None,
+    *,
+    names: Mapping[Value, str] | None = None,
+) -> str:
+    """The node list u(1)..u(n) as a table: name, label, what it computes, then one column per entry.
+
+    Args:
+        graph: the graph G.
+        columns: ``{heading: one number per node (None: not known yet, shown as ?)}``; by default
+            ``{"value": each node's data}``.
+        names: the nodes' names (default :func:`node_names` of ``graph``).
+
+    Returns:
+        The table as lines of text (no trailing newline).
+    """
+    names = node_names(graph) if names is None else names
+    cols = {"value": [v.data for v in graph.nodes]} if columns is None else columns
+    rows = [
+        [names[v], clean(v.label), formula(v, names), *(fmt(c[i]) for c in cols.values())]
+        for i, v in enumerate(graph.nodes)
+    ]
+    return table(rows, ["u(i)", "label", "computes", *cols])
+
+
+class NamedTable(dict):  # type: ignore[type-arg]
+    """A dict from node to number (a grad_table) that shows itself with the book's names u(i).
+
+    ``repr`` lists ``grad_table[u3] (x) = 0.2100`` lines in the graph's order, instead of the Values' own
+    long reprs; everything else is the plain dict.
+
+    Args:
+        graph: the graph whose nodes are the keys (their names come from it).
+        entries: the initial entries.
+        title: the name shown for the table (default ``"grad_table"``).
+    """
+
+    def __init__(self, graph: Graph, entries: Iterable[tuple[Value, float]] = (), title: str = "grad_table"):
+        super().__init__(entries)
+        self.graph = graph
+        self.title = title
+
+    def __repr__(self) -> str:
+        names = node_names(self.graph)
+        lines = []
+        for v in self.graph.nodes:
+            if v in self:
+                label = f" ({clean(v.label)})" if v.label else ""
+                lines.append(f"{self.title}[{names[v]}]{label} = {fmt(self[v])}")
+        others = len(self) - len(lines)
+        if others:
+            lines.append(f"... and {others} entries for nodes outside the graph")
+        return "\n".join(lines) if lines else f"{self.title}: empty"
+
+    __str__ = __repr__
