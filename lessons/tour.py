@@ -23,6 +23,7 @@ from typing import Any
 
 import lessons
 from lessons._core import Stepper, save_figure
+from micrograph import Graph
 
 __all__ = ["INDEX", "TourResult", "run"]
 
@@ -120,37 +121,39 @@ def _lesson_page(l: Stepper, entries: list[_Entry]) -> str:
 
 
 def _flipbooks(out: Path, live: dict[int, Stepper], result: TourResult) -> list[tuple[str, str]]:
-    """viz.steps pages for the graphs of lessons 1, 2 and 6: (file name, one line of explanation)."""
+    """viz.steps pages for the graphs of lessons 1, 2 and 6: (file name, one line of explanation).
+
+    Each page runs on its lesson's opening numbers: the graph as the lesson's first step builds it (the
+    lesson's later steps change values, and a page must show the numbers the lesson opens with).
+    """
     import viz
 
     pages = []
     wanted = [
-        (
-            1,
-            "z",
-            "steps_lesson1.html",
-            "Algorithms 6.1 and 6.2 frame by frame on lesson 1's z = tanh(x*y + 2*x)",
-        ),
-        (
-            2,
-            "z",
-            "steps_lesson2.html",
-            "Algorithms 6.1 and 6.2 frame by frame on lesson 2's z = tanh(x*y + x)",
-        ),
-        (
-            6,
-            "z",
-            "steps_figure_6_10.html",
-            "Algorithms 6.1 and 6.2 frame by frame on figure 6.10's z = tanh(tanh(tanh(w)))",
-        ),
+        (1, "steps_lesson1.html", "lesson 1's"),
+        (2, "steps_lesson2.html", "lesson 2's"),
+        (6, "steps_figure_6_10.html", "figure 6.10's (lesson 6)"),
     ]
-    for n, attr, name, what in wanted:
-        l = live.get(n)
-        if l is None or attr not in l.objects():
+    for n, name, whose in wanted:
+        if n not in live:
             continue
-        result.files.append(Path(viz.steps(getattr(l, attr), out / name, overwrite=True)))
-        pages.append((name, what))
+        first = Stepper(lessons.load(n))  # step 1 of a fresh run: the lesson's opening numbers
+        z = first.z
+        at = ", ".join(f"{v.label} = {v.data:g}" for v in Graph(z).variables if v.label)
+        expr = getattr(first, "expr", None) or _expr(z)
+        what = f"Algorithms 6.1 and 6.2 frame by frame on {whose} z = {expr}"
+        result.files.append(Path(viz.steps(z, out / name, overwrite=True)))
+        pages.append((name, f"{what} at {at}"))
     return pages
+
+
+def _expr(z: Any) -> str:
+    """A chain of one-argument operations written out: ``tanh(tanh(tanh(w)))``."""
+    ops, node = [], z
+    while node.op is not None and len(node.inputs) == 1:
+        ops.append(node.op.name)
+        node = node.inputs[0]
+    return "".join(f"{o}(" for o in ops) + (node.label or "?") + ")" * len(ops)
 
 
 def _index(

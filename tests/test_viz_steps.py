@@ -178,3 +178,24 @@ def test_page_quotes_algorithm_6_2_return_line_with_n_i(tmp_path) -> None:  # ty
     assert "return {grad_table[u(i)] | i = 1, ..., n_i}" in page
     assert "i = 1, ..., n}" not in page
     assert "(algorithm 6.1 for this example)" in page
+
+
+@needs_dot
+def test_tour_pages_use_each_lessons_opening_numbers(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """steps_lesson1/2 run at the lesson's AT; figure 6.10's page at w = 0.5 (dz/dw = 0.5339, as README)."""
+    import lessons
+    from lessons import tour
+
+    live = {n: lessons.start(n) for n in (1, 2, 6)}
+    for l in live.values():  # noqa: E741 - the stepper, as in the REPL
+        l.goto(len(l))  # the lessons' later steps change values; the pages must not follow them
+    result = tour.TourResult()
+    pages = dict(tour._flipbooks(tmp_path, live, result))
+    assert set(pages) == {"steps_lesson1.html", "steps_lesson2.html", "steps_figure_6_10.html"}
+    l1 = lessons.load(1)
+    text = (tmp_path / "steps_lesson1.html").read_text(encoding="utf-8")
+    assert f"x_1 = {l1.AT['x']:.4f}" in text and f"x_2 = {l1.AT['y']:.4f}" in text
+    assert "x = 0.8" in pages["steps_lesson1.html"]
+    text = (tmp_path / "steps_figure_6_10.html").read_text(encoding="utf-8")
+    assert "x_1 = 0.5000" in text and "= 0.5339." in text
+    assert "w = 0.5" in pages["steps_figure_6_10.html"]
