@@ -6,6 +6,7 @@ a terminal (a pipe, a file, CI), every step is printed in order and the program 
 
 from __future__ import annotations
 
+import shutil
 import sys
 
 import lessons
@@ -13,30 +14,68 @@ from lessons._core import Stepper
 
 __all__ = ["main", "interact", "print_all"]
 
-PROMPT = "[Enter] next  b back  q quit > "
+KEYS = "Enter: next step   b: back   g K: go to step K   q: quit"
+"""The pager's keys, shown under every step."""
+
+
+def _width() -> int:
+    """The terminal's width (80 when unknown), at most 100 columns."""
+    return min(100, shutil.get_terminal_size((80, 24)).columns)
 
 
 def print_all(stepper: Stepper) -> int:
     """Print every step of the lesson, in order, separated by rules. Returns the number of steps."""
     write = print
     count = 0
+    width = _width()
     while True:
         count += 1
-        write("=" * 100)
-        write(stepper.show())
+        write("=" * width)
+        write(stepper.show(width=width - 1, keys=""))
         if isinstance(stepper.next(), str):
             break
-    write("=" * 100)
+    write("=" * width)
     write(f"End of lesson {stepper.number}: {count} steps.")
     return count
 
 
+def _screen(stepper: Stepper) -> str:
+    width = _width()
+    return stepper.show(
+        width=width - 1, keys=f"Lesson {stepper.number}, step {stepper.index} of {len(stepper)}.  {KEYS}"
+    )
+
+
+def _ask(stepper: Stepper) -> None:
+    """Ask the current step's question, if any, and say whether the answer is right."""
+    q = stepper.question
+    while q is not None:
+        try:
+            reply = input(f"Your prediction: {q.text} (a number; Enter skips) > ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return
+        if not reply:
+            return
+        try:
+            value = float(reply)
+        except ValueError:
+            print(f"{reply!r} is not a number; type one such as 0.25, or press Enter to skip.")
+            continue
+        print(stepper.answer(value))
+        return
+
+
 def interact(stepper: Stepper) -> int:
-    """Step through a lesson at a terminal: Enter next, ``b`` back, ``q`` quit, ``g K`` go to step K."""
-    print(stepper.show())
+    """Step through a lesson at a terminal: Enter next, ``b`` back, ``q`` quit, ``g K`` go to step K.
+
+    A step that poses a question asks for a prediction before moving on (Enter skips it).
+    """
+    print(_screen(stepper))
+    _ask(stepper)
     while True:
         try:
-            answer = input(PROMPT).strip().lower()
+            answer = input("> ").strip().lower()
         except (EOFError, KeyboardInterrupt):
             print()
             return 0
@@ -49,15 +88,16 @@ def interact(stepper: Stepper) -> int:
         elif answer == "":
             moved = stepper.next()
         else:
-            print("Enter: next step, b: back, g K: go to step K, q: quit")
+            print(KEYS)
             continue
         if isinstance(moved, str):
             print(moved)
             if stepper.at_end and answer == "":
                 return 0
         else:
-            print("\n" + "=" * 100)
-            print(stepper.show())
+            print("\n" + "=" * _width())
+            print(_screen(stepper))
+            _ask(stepper)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -422,8 +422,8 @@ class Stepper:
             width = min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns - 1)
         width = max(width, 40)
         step = self.step
-        head = f"Lesson {self.number}: {self.title} ({self.section})"
-        out = [head, f"Step {self.index}: {step.title}", ""]
+        head = textwrap.fill(f"Lesson {self.number}: {self.title} ({self.section})", width=width)
+        out = [head, textwrap.fill(f"Step {self.index}: {step.title}", width=width), ""]
         if step.line:
             lead = f"  {step.source}:  "
             pad = " " * len(lead)
@@ -462,7 +462,8 @@ class Stepper:
             if names:
                 out.append(textwrap.fill("Live objects: " + ", ".join("l." + n for n in names), width=width))
             keys = "l.next()  l.back()  l.goto(k)  l.restart()  l.svg('step.svg')"
-        out.append(keys)
+        if keys:
+            out.append(keys)
         return "\n".join(out)
 
     def _repr_html_(self) -> str:

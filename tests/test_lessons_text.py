@@ -239,3 +239,55 @@ def test_lessons_ask_before_they_answer_and_check_the_answer(n: int) -> None:
     assert l.answer("x").startswith("answer takes a number")  # type: ignore[arg-type]
     l.next()  # the step after the question shows the number it asked for
     assert fmt(q.expected) in l.text or fmt(q.expected) in l.values()
+
+
+# --- item 15 and the pager ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", sorted(lessons.LESSONS))
+def test_printed_lessons_do_not_offer_repl_calls(n: int, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from lessons.__main__ import main
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main([str(n)]) == 0
+    out = capsys.readouterr().out
+    prose = [ln for ln in out.splitlines() if not ln.startswith(" ")]  # text, not code or tables
+    assert not [ln for ln in prose if "l.next()" in ln or "l.restart()" in ln or "l.back()" in ln]
+    assert max(len(ln) for ln in prose) <= 80, max(prose, key=len)
+
+
+def test_pager_shows_its_keys_on_every_screen_and_asks_for_predictions(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from lessons.__main__ import KEYS, interact
+
+    monkeypatch.setenv("COLUMNS", "80")
+    l = lessons.start(2)
+    q_step = next(k for k in range(1, len(l) + 1) if l.goto(k) and l.question is not None)
+    l.restart()
+    # Enter through the steps; at the question answer "abc" (not a number), then the true value
+    expected = None
+    replies: list[str] = []
+
+    def fake_input(prompt: str) -> str:
+        nonlocal expected
+        if prompt.startswith("Your prediction"):
+            if "abc" not in replies:
+                replies.append("abc")
+                return "abc"
+            expected = l.question.expected  # type: ignore[union-attr]
+            return repr(expected)
+        if l.index == 3 and "g" not in replies:
+            replies.append("g")
+            return "g 1"
+        return ""
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    assert interact(l) == 0
+    out = capsys.readouterr().out
+    screens = out.count("Lesson 2: ")
+    assert screens >= len(l) and out.count(KEYS) == screens
+    assert "'abc' is not a number" in out
+    assert expected is not None and "Right: " in out
+    assert f"step {q_step} of {len(l)}" in out
+    assert "l.next()" not in out
+    prose = [ln for ln in out.splitlines() if not ln.startswith(" ")]
+    assert max(len(ln) for ln in prose) <= 80

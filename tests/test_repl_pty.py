@@ -32,10 +32,10 @@ def _spawn(*args: str) -> pexpect.spawn:
 def test_python_m_lessons_steps_with_enter_back_and_quit():
     child = _spawn("-m", "lessons", "2")
     child.expect(r"Step 1: The forward pass has run")
-    child.expect_exact("[Enter] next")
+    child.expect_exact("Enter: next step")
     child.sendline("")
     child.expect(r"Step 2: Start the table at the output")
-    child.expect_exact("grad_table[u(n)] <- 1")
+    child.expect_exact("grad_table[u(n)] ← 1")
     child.sendline("")
     child.expect(r"Step 3: Loop, j = 4")
     child.sendline("b")
@@ -64,7 +64,7 @@ def test_enter_past_the_last_step_ends_the_lesson():
 
 def test_ctrl_d_quits_cleanly():
     child = _spawn("-m", "lessons", "1")
-    child.expect_exact("[Enter] next")
+    child.expect_exact("Enter: next step")
     child.sendeof()
     child.expect(pexpect.EOF)
     child.close()
