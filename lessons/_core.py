@@ -501,7 +501,9 @@ class Stepper:
             return str(fig.pipe(format="svg", encoding="utf-8"))
         buf = io.StringIO()
         fig.savefig(buf, format="svg", bbox_inches="tight")
-        _close(fig)
+        from viz.plots import close
+
+        close(fig)
         return buf.getvalue()
 
     def svg(self, path: str | Path = "step.svg", *, overwrite: bool = True) -> Path | Note:
@@ -516,28 +518,6 @@ class Stepper:
         fig = self.figure()
         if fig is None:
             return Note(f"Step {self.index} of lesson {self.number} has no picture.")
-        return save_figure(fig, Path(path), overwrite=overwrite)
-
-
-def save_figure(fig: Any, path: Path, *, overwrite: bool = True) -> Path:
-    """Write a Digraph (with :func:`viz.render`) or a matplotlib Figure (atomically) to ``path``."""
-    if hasattr(fig, "pipe"):
         import viz
 
-        return Path(viz.render(fig, path, overwrite=overwrite))
-    from viz.plots import save_figure as save_plot  # viz's style, written atomically
-
-    try:
-        save_plot(fig, path, overwrite=overwrite)
-    finally:
-        _close(fig)
-    return path
-
-
-def _close(fig: Any) -> None:
-    try:
-        import matplotlib.pyplot as plt
-
-        plt.close(fig)
-    except Exception:  # pragma: no cover - a figure not managed by pyplot
-        pass
+        return viz.save(fig, Path(path), overwrite=overwrite)

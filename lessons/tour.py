@@ -16,18 +16,23 @@ from __future__ import annotations
 
 import html
 import os
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import lessons
-from lessons._core import Stepper, save_figure
+from lessons._core import Stepper
 from micrograph import Graph
 
-__all__ = ["INDEX", "TourResult", "run"]
+__all__ = ["INDEX", "MARKER", "TourResult", "run"]
 
 INDEX = "index.html"
+
+MARKER = ".micrograph-tour"
+"""A file in every tour's directory: a directory without it is not replaced (it may hold the user's files)."""
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 70em; margin: 2em auto; padding: 0 1em; color: #222; }
@@ -73,8 +78,10 @@ def _first_sentence(text: str, limit: int = 160) -> str:
 
 def _run_lesson(n: int, out: Path, result: TourResult, bar: Any) -> tuple[Stepper, list[_Entry]]:
     l = lessons.start(n)
+    import viz
+
     d = out / f"lesson{n}"
-    d.mkdir(parents=True, exist_ok=True)
+    d.mkdir()
     entries = []
     while True:
         if bar is not None:
@@ -83,15 +90,14 @@ def _run_lesson(n: int, out: Path, result: TourResult, bar: Any) -> tuple[Steppe
         image = None
         if fig is not None:
             name = f"step{l.index:02d}" + (".svg" if hasattr(fig, "pipe") else ".png")
-            result.files.append(save_figure(fig, d / name, overwrite=True))
+            result.files.append(viz.save(fig, d / name, overwrite=False))
             image = name
         entries.append(_Entry(l.index, l.step.title, l.step.line, l.text, l.step.code, l.values(), image))
         result.steps += 1
         if isinstance(l.next(), str):
             break
     page = d / INDEX
-    page.write_text(_lesson_page(l, entries), encoding="utf-8")
-    result.files.append(page)
+    result.files.append(viz.write_atomic(page, _lesson_page(l, entries).encode("utf-8"), overwrite=False))
     return l, entries
 
 
@@ -142,7 +148,7 @@ def _flipbooks(out: Path, live: dict[int, Stepper], result: TourResult) -> list[
         at = ", ".join(f"{v.label} = {v.data:g}" for v in Graph(z).variables if v.label)
         expr = getattr(first, "expr", None) or _expr(z)
         what = f"Algorithms 6.1 and 6.2 frame by frame on {whose} z = {expr}"
-        result.files.append(Path(viz.steps(z, out / name, overwrite=True)))
+        result.files.append(Path(viz.steps(z, out / name, overwrite=False)))
         pages.append((name, f"{what} at {at}"))
     return pages
 
@@ -213,41 +219,101 @@ def _exercises_section() -> list[str]:
     return parts
 
 
-def run(out: str | os.PathLike[str], *, progress: bool = True, only: list[int] | None = None) -> TourResult:
-    """Run every lesson (or those in ``only``), write every picture and page into ``out``.
+def run(
+    out: str | os.PathLike[str],
+    *,
+    progress: bool = True,
+    only: list[int] | None = None,
+    replace: bool = False,
+) -> TourResult:
+    """Run every lesson (or those in ``only``), write every picture and page into the directory ``out``.
+
+    The tour is built in a new directory beside ``out`` and moved into place at the end, so ``out`` holds
+    either the earlier tour or the new one, whole, even if the run is interrupted. An existing ``out`` is
+    replaced only with ``replace=True`` and only if it holds an earlier tour (it has the :data:`MARKER`
+    file) or nothing: a directory of other files is never replaced.
 
     Args:
-        out: the output directory (created if missing; existing files of an earlier tour are replaced).
+        out: the output directory; its parent directory must exist.
         progress: show a tqdm progress bar on stderr.
         only: lesson numbers to run, None for all.
+        replace: replace an earlier tour in ``out``.
+
+    Returns:
+        A :class:`TourResult` whose ``files`` are the paths in ``out``.
 
     Raises:
         ValueError: an unknown lesson number in ``only``.
+        FileExistsError: ``out`` holds an earlier tour and ``replace`` is False, or it holds other files.
+        FileNotFoundError: the parent directory of ``out`` does not exist.
+        NotADirectoryError: ``out`` exists and is not a directory.
         viz.GraphvizMissing: Graphviz's ``dot`` is not installed (the ``.dot`` sources are written).
     """
-    from tqdm import tqdm
+    from tqdm.auto import tqdm
+
+    import viz
 
     numbers = list(lessons.LESSONS) if only is None else list(only)
     for n in numbers:
         lessons.load(n)  # a clear error for an unknown number, before anything is written
     root = Path(out)
-    root.mkdir(parents=True, exist_ok=True)
+    _check_destination(root, replace)
+    building = Path(tempfile.mkdtemp(dir=root.parent, prefix=f".{root.name}.building-"))
     result = TourResult()
-    t0 = time.perf_counter()
-    runs = []
-    live: dict[int, Stepper] = {}
-    with tqdm(total=len(numbers), desc="tour", unit="lesson", disable=not progress) as bar:
-        for n in numbers:
-            t = time.perf_counter()
-            stepper, entries = _run_lesson(n, root, result, bar)
-            runs.append((stepper, entries))
-            live[n] = stepper
-            result.seconds[n] = time.perf_counter() - t
-            result.lessons += 1
-            bar.update()
-        bar.set_postfix_str("step-through pages")
-        pages = _flipbooks(root, live, result)
-    index = root / INDEX
-    index.write_text(_index(root, runs, pages, time.perf_counter() - t0), encoding="utf-8")
-    result.files.append(index)
+    try:
+        t0 = time.perf_counter()
+        runs = []
+        live: dict[int, Stepper] = {}
+        with tqdm(total=len(numbers), desc="tour", unit="lesson", disable=not progress) as bar:
+            for n in numbers:
+                t = time.perf_counter()
+                stepper, entries = _run_lesson(n, building, result, bar)
+                runs.append((stepper, entries))
+                live[n] = stepper
+                result.seconds[n] = time.perf_counter() - t
+                result.lessons += 1
+                bar.update()
+            bar.set_postfix_str("step-through pages")
+            pages = _flipbooks(building, live, result)
+        index = _index(building, runs, pages, time.perf_counter() - t0)
+        result.files.append(viz.write_atomic(building / INDEX, index.encode("utf-8"), overwrite=False))
+        viz.write_atomic(building / MARKER, b"written by micrograph tour\n", overwrite=False)
+        os.chmod(building, 0o755)
+        _swap(building, root)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    result.files = [root / Path(f).relative_to(building) for f in result.files]
     return result
+
+
+def _check_destination(root: Path, replace: bool) -> None:
+    """Refuse, before anything is written, to replace what :func:`run` must not replace."""
+    if not root.parent.is_dir():
+        raise FileNotFoundError(
+            f"cannot write the tour into {root}: the directory {root.parent} does not exist"
+        )
+    if root.is_symlink() or (root.exists() and not root.is_dir()):
+        raise NotADirectoryError(f"{root} exists and is not a directory")
+    if root.is_dir() and any(root.iterdir()):
+        if not (root / MARKER).is_file():
+            raise FileExistsError(
+                f"{root} holds files that are not a micrograph tour; not replacing them (choose another)"
+            )
+        if not replace:
+            raise FileExistsError(f"{root} holds an earlier tour; not replacing it without --force")
+
+
+def _swap(new: Path, root: Path) -> None:
+    """Move the finished tour into place: the old directory aside, the new one in, the old one removed."""
+    if not root.exists():
+        os.rename(new, root)
+        return
+    old = Path(tempfile.mkdtemp(dir=root.parent, prefix=f".{root.name}.old-"))
+    os.rename(root, old / "tour")
+    try:
+        os.rename(new, root)
+    except BaseException:
+        os.rename(old / "tour", root)  # put the earlier tour back
+        raise
+    shutil.rmtree(old, ignore_errors=True)

@@ -24,6 +24,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -58,48 +61,43 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _output_file(path: str, force: bool, suffixes: Sequence[str]) -> Path:
-    """Check an output file: known suffix, not an existing file unless --force, its directory created."""
-    p = _check_output_file(path, force, suffixes)
-    _make_dir(p.parent)
-    return p
-
-
-def _check_output_file(path: str, force: bool, suffixes: Sequence[str]) -> Path:
-    """The checks of :func:`_output_file` without creating anything."""
+    """Check an output file: known suffix, an existing directory, not an existing file unless --force."""
     p = Path(path)
     if p.suffix.lower() not in suffixes:
         raise UserError(f"cannot write {path!r}: the file name must end in {', '.join(suffixes)}")
     if p.is_dir():
         raise UserError(f"{path!r} is a directory; give a file name ending in {', '.join(suffixes)}")
-    if p.exists() and not force:
+    parent = p.parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist; create it first"
+        raise UserError(f"cannot write {path!r}: {str(parent)!r} {what}")
+    if (p.exists() or p.is_symlink()) and not force:
         raise UserError(f"{path} exists; not overwriting it without --force")
+    if not os.access(parent, os.W_OK):
+        raise UserError(f"cannot write {path!r}: the directory {str(parent)!r} is not writable")
     return p
 
 
-def _make_dir(d: Path) -> None:
-    """Create a directory (and its parents) if missing, saying so; a clear error if it cannot be made."""
-    if d.is_dir():
-        return
-    if d.exists():
-        raise UserError(f"cannot write into {str(d)!r}: it exists and is not a directory")
-    try:
-        d.mkdir(parents=True)
-    except OSError as e:
-        raise UserError(f"cannot create the directory {str(d)!r}: {e.strerror or e}") from None
-    print(f"{PROG}: created directory {d}", file=sys.stderr)
-
-
 def _output_dir(path: str, force: bool, files: Sequence[str]) -> Path:
-    """Check an output directory: create it if missing; refuse to overwrite ``files`` without --force."""
+    """Check an output directory: refuse to replace ``files`` without --force; create it (not its parents)."""
     d = Path(path)
     if d.exists() and not d.is_dir():
         raise UserError(f"{path!r} exists and is not a directory")
     if d.is_dir() and not force:
-        clash = [f for f in files if (d / f).exists()]
+        clash = [f for f in files if (d / f).exists() or (d / f).is_symlink()]
         if clash:
             more = f" and {len(clash) - 1} more" if len(clash) > 1 else ""
             raise UserError(f"{d / clash[0]}{more} exist(s); not overwriting without --force")
-    _make_dir(d)
+    if not d.is_dir():
+        if not d.parent.is_dir():
+            raise UserError(f"cannot create {path!r}: the directory {str(d.parent)!r} does not exist")
+        try:
+            d.mkdir()
+        except OSError as e:
+            raise UserError(f"cannot create the directory {path!r}: {e.strerror or e}") from None
+        print(f"{PROG}: created directory {d}", file=sys.stderr)
+    if not os.access(d, os.W_OK):
+        raise UserError(f"cannot write into {path!r}: the directory is not writable")
     return d
 
 
@@ -113,6 +111,8 @@ def _cmd_render(args: argparse.Namespace) -> int:
     env: dict[str, float] = {}
     for binding in args.at:
         name, value = parse_binding(binding)
+        if name in env:
+            raise UserError(f"--at {name}=... is given twice ({env[name]:g} and {value:g}); give it once")
         env[name] = value
     missing = [n for n in names if n not in env]
     if missing:
@@ -132,8 +132,9 @@ def _cmd_render(args: argparse.Namespace) -> int:
                 f"--wrt {name}: the expression has no variable {name!r} (it uses "
                 f"{', '.join(names) or 'none'})"
             )
-    if args.out:
-        _check_output_file(args.out, args.force, (".svg", ".png", ".pdf", ".dot"))
+    if args.max_nodes < 1:
+        raise UserError(f"--max-nodes must be at least 1, got {args.max_nodes}")
+    out = _output_file(args.out, args.force, (".svg", ".png", ".pdf", ".dot")) if args.out else None
     z = build(args.expression, env)  # a DomainError (log(0), 1/0 ...) stops here, before anything is written
     leaves = {v.label: v for v in _leaves(z)}
 
@@ -144,7 +145,6 @@ def _cmd_render(args: argparse.Namespace) -> int:
         dot = viz.draw_side_by_side(z, wrt, max_nodes=args.max_nodes)
     else:
         dot = viz.draw(z, max_nodes=args.max_nodes, title=args.expression)
-    out = _output_file(args.out, args.force, (".svg", ".png", ".pdf", ".dot")) if args.out else None
     z.backward()  # Algorithm 6.2: the table below shows each node's gradient dz/du
     print(viz.text(z))
     for n in args.wrt:
@@ -155,7 +155,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     if out is None:
         print(f"{PROG}: nothing written (give --out FILE.svg to draw it)", file=sys.stderr)
         return 0
-    written = viz.render(dot, out, overwrite=True)
+    written = viz.render(dot, out, overwrite=args.force)  # without --force nothing is replaced (nor g.dot)
     print(f"wrote {written}")
     return 0
 
@@ -176,6 +176,8 @@ def _cmd_blowup(args: argparse.Namespace) -> int:
 
     if args.max_depth < 1 or args.max_depth > 60:
         raise UserError(f"--max-depth must be between 1 and 60, got {args.max_depth}")
+    if args.budget < 1:
+        raise UserError(f"--budget must be a positive number of operations, got {args.budget}")
     fams = list(families.FAMILIES) if args.family == "both" else [args.family]
     out = _output_file(args.out, args.force, (".png", ".svg", ".pdf")) if args.out else None
     rows: dict[str, list[dict[str, Any]]] = {}
@@ -208,9 +210,9 @@ def _cmd_blowup(args: argparse.Namespace) -> int:
 
 
 def _save_plot(fig: Any, out: Path) -> None:
-    from lessons._core import save_figure
+    import viz
 
-    save_figure(fig, out, overwrite=True)
+    viz.save(fig, out, overwrite=True)  # checked before anything was computed (--force)
 
 
 # --- train ----------------------------------------------------------------------------------------------
@@ -223,8 +225,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     if args.hidden < 1 or args.epochs < 1:
         raise UserError("--hidden and --epochs must be positive integers")
-    if not args.lr > 0:
-        raise UserError(f"--lr must be a positive number, got {args.lr}")
+    if args.batch_size < 1:
+        raise UserError(f"--batch-size must be a positive integer, got {args.batch_size}")
+    if not (args.lr > 0 and math.isfinite(args.lr)):
+        raise UserError(f"--lr must be a positive finite number, got {args.lr}")
+    if not (args.l2 >= 0 and math.isfinite(args.l2)):
+        raise UserError(f"--l2 must be a finite number >= 0, got {args.l2}")
     files = ["loss.png", "summary.json"] + (["boundary.png"] if args.data in ("moons", "circles") else [])
     out = _output_dir(args.out, args.force, files) if args.out else None
     X, y = getattr(datasets, args.data)()
@@ -276,7 +282,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
             out / "boundary.png",
         )
         written.append(out / "boundary.png")
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    viz.write_atomic(out / "summary.json", (json.dumps(summary, indent=2) + "\n").encode("utf-8"))
     written.append(out / "summary.json")
     for p in written:
         print(f"wrote {p}")
@@ -309,9 +315,12 @@ def _cmd_tour(args: argparse.Namespace) -> int:
         raise UserError(
             f"--lessons: there is no lesson {bad[0]}; the lessons are {', '.join(map(str, lessons.LESSONS))}"
         )
-    out = _output_dir(args.out, args.force, [tour.INDEX])
+    out = Path(args.out)
     t0 = time.perf_counter()
-    result = tour.run(out, progress=not args.quiet, only=args.lessons)
+    try:
+        result = tour.run(out, progress=not args.quiet, only=args.lessons, replace=args.force)
+    except (FileExistsError, FileNotFoundError, NotADirectoryError) as e:
+        raise UserError(str(e)) from None
     seconds = time.perf_counter() - t0
     print(
         f"The tour ran {result.lessons} lessons, {result.steps} steps, in {seconds:.1f} s and wrote "
@@ -412,6 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(Goodfellow, Bengio & Courville, 2016) writes it, on scalars, made visible.",
         epilog="Start with: micrograph tour --out out/",
     )
+    p.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     t = sub.add_parser(
@@ -420,8 +430,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run every lesson's steps and write each diagram (SVG), the plots (PNG), "
         "the step-through HTML pages and an index.html that links them all.",
     )
-    t.add_argument("--out", default="out", help="output directory (created if missing; default: out)")
-    t.add_argument("--force", action="store_true", help="overwrite the files of an earlier tour")
+    t.add_argument(
+        "--out", default="out", help="output directory (created if missing, in an existing one; default: out)"
+    )
+    t.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an earlier tour in --out (never a directory of other files)",
+    )
     t.add_argument(
         "--lessons",
         type=_lesson_list,
@@ -502,7 +518,7 @@ def build_parser() -> argparse.ArgumentParser:
         "train",
         help="train an MLP on a data set (Algorithms 6.3, 6.4) and plot the loss",
         description="Train a one-hidden-layer MLP with softmax cross-entropy by minibatch SGD on "
-        "a shipped data set (70%% train, 30%% held out, standardized on the training part). "
+        "a shipped data set (70% train, 30% held out, standardized on the training part). "
         "Writes loss.png, summary.json and, for 2-D data, boundary.png.",
     )
     tr.add_argument("data", choices=DATASETS, help="the data set")
@@ -553,11 +569,53 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _version() -> str:
+    from micrograph import __version__
+
+    return __version__
+
+
 def _lesson_list(text: str) -> list[int]:
     try:
         return [int(t) for t in text.split(",") if t.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected lesson numbers such as 1,2,6, got {text!r}") from None
+
+
+def _expressions_as_positionals(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """Let an expression start with a minus (``micrograph render "-x" --at x=1``).
+
+    argparse reads any word starting with ``-`` as an option. A word that is not one of the subcommand's
+    options, nor a negative number, is given a leading space, which argparse reads as a positional and the
+    expression parser ignores.
+    """
+    if not argv or argv[0] not in _EXPRESSION_COMMANDS:
+        return argv
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    command = sub.choices.get(argv[0])
+    if command is None:
+        return argv
+    options = set(command._option_string_actions)
+    out = argv[:1]
+    for word in argv[1:]:
+        name = word.split("=", 1)[0]
+        dash = word.startswith("-") and not word.startswith("--")
+        if dash and name not in options and not _is_number(word):
+            word = " " + word
+        out.append(word)
+    return out
+
+
+def _is_number(word: str) -> bool:
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
+
+
+_EXPRESSION_COMMANDS = ("render", "steps", "explore")
+"""The subcommands whose positional argument is an expression."""
 
 
 def _fail(message: str, detail: str = "") -> int:
@@ -574,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
     expression adds the expression and a caret under the column.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_expressions_as_positionals(parser, sys.argv[1:] if argv is None else argv))
     if args.command is None:
         parser.print_help()
         return 0
@@ -582,7 +640,7 @@ def main(argv: list[str] | None = None) -> int:
     from micrograph.expr import ExprError
     from micrograph.train import TrainingError
     from viz.dot import GraphTooLarge
-    from viz.render import GraphvizMissing
+    from viz.render import GraphvizFailed, GraphvizMissing
 
     if args.command == "exercise" and args.action is None:
         args.exercise_parser.print_help()
@@ -597,7 +655,14 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"value outside the domain: {e}")
     except FileExistsError as e:
         return _fail(f"{e}; use --force to overwrite")
-    except (GraphTooLarge, GraphvizMissing, TrainingError) as e:  # anything else is a bug: a traceback
+    except (GraphTooLarge, GraphvizMissing, GraphvizFailed, TrainingError) as e:
         return _fail(str(e))
+    except subprocess.TimeoutExpired as e:
+        program = e.cmd[0] if isinstance(e.cmd, list) else e.cmd
+        return _fail(f"{program} took longer than {e.timeout:g} s and was stopped")
+    except OSError as e:  # a file that cannot be written: read-only, a name too long, no space ...
+        where = f" {e.filename}" if e.filename else ""
+        return _fail(f"cannot write{where}: {e.strerror or e}")
     except KeyboardInterrupt:
         return _fail("interrupted")
+    # anything else is a bug in micrograph and keeps its traceback

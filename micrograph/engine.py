@@ -66,8 +66,6 @@ class NodeMeta:
 
 
 _CONSTANT = NodeMeta(constant=True)
-NOT_FINITE = "an argument is not finite (operations take finite numbers only)"
-"""The reason a DomainError gives when an operation meets inf or nan: leaves may hold them, operations not."""
 _new = object.__new__
 
 

@@ -8,7 +8,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from micrograph.ops import Op
 
-__all__ = ["DomainError", "describe", "is_node"]
+__all__ = ["DomainError", "NOT_FINITE", "describe", "is_node"]
+
+NOT_FINITE = "an argument is not finite (operations take finite numbers only)"
+"""The reason a DomainError gives when an operation meets inf or nan: leaves may hold them, operations not."""
 
 
 def is_node(x: Any) -> bool:

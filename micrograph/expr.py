@@ -22,6 +22,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 (
 from __future__ import annotations
 
 import ast
+import difflib
 import math
 import numbers
 from collections.abc import Callable, Mapping
@@ -187,7 +188,9 @@ def _check(node: ast.AST, text: str, lead: int) -> None:
         if not isinstance(f, ast.Name):
             raise ExprError("only calls of plain function names are allowed", text, col)
         if f.id not in FUNCTIONS:
-            raise ExprError(f"calling {f.id}() is not allowed", text, col)
+            close = difflib.get_close_matches(f.id, FUNCTIONS, n=1)
+            hint = f"; did you mean {close[0]}?" if close else f" (the functions are {' '.join(FUNCTIONS)})"
+            raise ExprError(f"calling {f.id}() is not allowed{hint}", text, col)
         if node.keywords or len(node.args) != 1:
             raise ExprError(f"{f.id}() takes exactly one argument", text, col)
         return
@@ -271,7 +274,7 @@ def build(text: str, env: Mapping[str, Any]) -> Value:
     while stack:
         node, ready = stack.pop()
         if isinstance(node, ast.Constant):
-            results.append(float(node.value))  # type: ignore[arg-type]
+            results.append(_number(node, text, lead))
         elif isinstance(node, ast.Name):
             results.append(leaves[node.id])
         elif not ready:
@@ -299,6 +302,24 @@ def build(text: str, env: Mapping[str, Any]) -> Value:
                 results.append(ops.OPS[node.func.id](arg))
     out = results.pop()
     return out if isinstance(out, Value) else Value(out, label=text.strip())
+
+
+def _number(node: ast.Constant, text: str, lead: int) -> float:
+    """A number of the expression as a float; an ExprError (with its column) if it is not a finite one."""
+    try:
+        x = float(node.value)  # type: ignore[arg-type]
+    except OverflowError:
+        x = math.inf
+    if not math.isfinite(x):
+        shown = text.strip()[node.col_offset : node.end_col_offset or node.col_offset + 12]
+        shown = shown if len(shown) <= 24 else f"{shown[:12]}... ({len(shown)} characters)"
+        raise ExprError(
+            f"the number {shown} is too large for a float (at most 1.8e308)",
+            text,
+            node.col_offset + lead,
+            allowed=False,
+        )
+    return x
 
 
 _FOLD = {ast.Add: ops.ADD, ast.Sub: ops.SUB, ast.Mult: ops.MUL, ast.Div: ops.DIV, ast.Pow: ops.POW}

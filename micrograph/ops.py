@@ -33,7 +33,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Union
 
-from micrograph.errors import DomainError
+from micrograph.errors import NOT_FINITE, DomainError
 
 if TYPE_CHECKING:
     from micrograph.engine import Value
@@ -149,6 +149,8 @@ class Op:
                 build = getattr(type(a), "apply_op", None)
                 if build is not None:
                     return build(self, args)
+            if a - a != 0.0:  # inf or nan: no operation takes a non-finite argument
+                raise DomainError(self, args, reason=NOT_FINITE)
         try:
             out = self.f(*args)
         except (ArithmeticError, ValueError) as e:

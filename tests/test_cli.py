@@ -92,11 +92,12 @@ def test_render_without_wrt_draws_G_only(tmp_path, capsys):
     assert "backward subgraph B" not in text and "exp" in text
 
 
-def test_render_creates_a_missing_directory_and_says_so(tmp_path, capsys):
+def test_render_refuses_a_missing_directory_and_creates_nothing(tmp_path, capsys):
+    """One behaviour everywhere: a file is written into an existing directory only (as viz.save and l.svg)."""
     out = tmp_path / "a" / "b" / "g.svg"
-    assert main(["render", "w*w", "--at", "w=3", "--out", str(out)]) == 0
-    assert out.exists()
-    assert "created directory" in capsys.readouterr().err
+    err = _user_error(capsys, ["render", "w*w", "--at", "w=3", "--out", str(out)])
+    assert "does not exist; create it first" in err
+    assert not (tmp_path / "a").exists()
 
 
 def test_render_does_not_overwrite_without_force(tmp_path, capsys):
@@ -223,7 +224,7 @@ def test_lesson_subcommand_lists_and_prints(capsys):
 def test_tour_refuses_to_overwrite_without_force(tmp_path, capsys):
     (tmp_path / "index.html").write_text("an earlier tour")
     err = _user_error(capsys, ["tour", "--out", str(tmp_path), "--lessons", "1"])
-    assert "--force" in err
+    assert "not replacing" in err  # not a tour micrograph wrote: not replaced, even with --force
     assert (tmp_path / "index.html").read_text() == "an earlier tour"
 
 

@@ -3,6 +3,7 @@
 * :func:`draw` -- the computational graph G, one record per node u(i) (a ``graphviz.Digraph``);
 * :func:`draw_side_by_side` -- G and the backward subgraph B of :func:`micrograph.grad`, figure 6.10;
 * :func:`render` -- write a drawing as SVG, PNG, PDF or DOT, atomically;
+* :func:`save` -- write a drawing or a matplotlib figure to a file, atomically (the one way views write);
 * :func:`text` -- a terminal drawing that needs no Graphviz;
 * :func:`steps` -- Algorithms 6.1 and 6.2 step by step, one self-contained HTML page;
 * :func:`plot_blowup`, :func:`plot_memory`, :func:`plot_training`, :func:`plot_decision_boundary` --
@@ -16,13 +17,17 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import graphviz
 
 from micrograph.engine import Value
 from micrograph.graph import Graph
 from viz.dot import GraphTooLarge, draw, draw_side_by_side
-from viz.render import GraphvizMissing, pipe_svg, render
+from viz.render import GraphvizMissing, pipe_svg, render, write_atomic
 from viz.steps import steps
 from viz.text import text
 
@@ -35,6 +40,8 @@ __all__ = [
     "draw",
     "draw_side_by_side",
     "render",
+    "save",
+    "write_atomic",
     "text",
     "steps",
     "plot_blowup",
@@ -45,6 +52,32 @@ __all__ = [
     "GraphvizMissing",
     "register_ipython",
 ]
+
+
+def save(obj: Any, path: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
+    """Write a drawing (a ``graphviz.Digraph``) or a matplotlib Figure to ``path``, atomically.
+
+    A drawing is written by :func:`render` (``.svg``, ``.png``, ``.pdf``, ``.dot``), a figure by matplotlib in
+    viz's style (``.png``, ``.svg``, ``.pdf``); either way through one temporary file renamed over the
+    destination, which replaces a symbolic link rather than writing through it. The directory must exist.
+
+    Raises:
+        FileExistsError: ``path`` exists and ``overwrite`` is False.
+        FileNotFoundError: the directory does not exist.
+        ValueError: a suffix the format does not know.
+        TypeError: ``obj`` is neither a drawing nor a figure.
+    """
+    if isinstance(obj, (graphviz.Digraph, graphviz.Graph)):
+        return Path(render(obj, path, overwrite=overwrite))
+    if hasattr(obj, "savefig"):
+        from viz import plots  # matplotlib loads on first use
+
+        try:
+            plots.save_figure(obj, path, overwrite=overwrite)
+        finally:
+            plots.close(obj)
+        return Path(path)
+    raise TypeError(f"save: expected a graphviz Digraph or a matplotlib Figure, got {type(obj).__name__}")
 
 
 def _svg(obj: Any) -> str | None:

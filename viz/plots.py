@@ -50,6 +50,16 @@ def _figure(width: float, height: float) -> Figure:
     return fig
 
 
+def close(fig: Figure) -> None:
+    """Release a figure made by pyplot (viz's own figures are not pyplot's: nothing to do for them)."""
+    try:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    except Exception:  # pragma: no cover - a figure not managed by pyplot
+        pass
+
+
 def save_figure(
     fig: Figure, path: str | os.PathLike[str] | None, *, dpi: int = 150, overwrite: bool = True
 ) -> None:

@@ -18,7 +18,8 @@ from pathlib import Path
 import graphviz
 
 __all__ = [
-    "render", "write_atomic", "pipe_svg", "GraphvizMissing", "FORMATS", "INSTALL_HINT", "dot_available"
+    "render", "write_atomic", "pipe_svg", "GraphvizMissing", "GraphvizFailed", "FORMATS", "INSTALL_HINT",
+    "dot_available",
 ]  # fmt: skip
 
 FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot"}
@@ -53,6 +54,10 @@ class GraphvizMissing(RuntimeError):
         )
 
 
+class GraphvizFailed(RuntimeError):
+    """Graphviz's ``dot`` ran but failed, or took longer than :data:`TIMEOUT_SECONDS` and was stopped."""
+
+
 def dot_available() -> bool:
     """True if Graphviz's ``dot`` program is on PATH."""
     return shutil.which("dot") is not None
@@ -70,20 +75,27 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, overwrite: bool =
     Returns:
         The destination as a Path.
 
+    A symbolic link at ``path`` is replaced by the file, never written through: nothing outside the
+    destination's directory is touched.
+
     Raises:
         FileExistsError: ``path`` exists and ``overwrite`` is False.
         FileNotFoundError: the directory does not exist.
         IsADirectoryError: ``path`` is a directory.
+        OSError: the file cannot be written (a read-only directory, a name too long ...), naming ``path``.
     """
     dest = Path(path)
-    if not overwrite and dest.exists():
+    if not overwrite and (dest.exists() or dest.is_symlink()):
         raise FileExistsError(f"{dest} exists; pass overwrite=True to replace it")
-    if dest.is_dir():
+    if dest.is_dir() and not dest.is_symlink():
         raise IsADirectoryError(f"{dest} is a directory; give a file name such as {dest / 'graph.svg'}")
     directory = dest.parent
     if not directory.is_dir():
         raise FileNotFoundError(f"cannot write {dest}: the directory {directory} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{dest.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{dest.name}.", suffix=".tmp")
+    except OSError as e:  # read-only, a name too long, a file system that refuses: name the destination
+        raise type(e)(e.errno, e.strerror, str(dest)) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -131,7 +143,7 @@ def render(
         FileExistsError: the file exists and ``overwrite`` is False.
         GraphvizMissing: ``dot`` is not installed (a RuntimeError); the DOT source has then been written
             next to ``path`` with the suffix ``.dot``, and the message says how to install Graphviz.
-        RuntimeError: Graphviz failed or took longer than two minutes.
+        GraphvizFailed: Graphviz failed or took longer than two minutes (a RuntimeError).
     """
     dest = Path(path)
     fmt = FORMATS.get(dest.suffix.lower())
@@ -147,7 +159,9 @@ def render(
     exe = shutil.which("dot")
     if exe is None:
         dot_path = dest.with_suffix(".dot")
-        write_atomic(dot_path, source, overwrite=True)
+        if not overwrite and (dot_path.exists() or dot_path.is_symlink()):
+            raise GraphvizMissing(None, dest)  # the fallback would replace a file: nothing is written
+        write_atomic(dot_path, source, overwrite=overwrite)
         raise GraphvizMissing(dot_path, dest)
     args = [exe, f"-T{fmt}"]
     if dpi is not None and fmt == "png":
@@ -155,12 +169,13 @@ def render(
     try:
         done = subprocess.run(args, input=source, capture_output=True, timeout=TIMEOUT_SECONDS, check=False)
     except subprocess.TimeoutExpired:
-        raise RuntimeError(
+        raise GraphvizFailed(
             f"Graphviz took more than {TIMEOUT_SECONDS:.0f} s to lay out {dest} and was stopped. "
             "Draw a smaller graph (see max_nodes)."
         ) from None
     if done.returncode != 0:
-        raise RuntimeError(f"Graphviz failed on {dest}: {done.stderr.decode('utf-8', 'replace').strip()}")
+        first = done.stderr.decode("utf-8", "replace").strip().splitlines()[:1] or ["no message"]
+        raise GraphvizFailed(f"Graphviz failed on {dest}: {first[0]}")
     return write_atomic(dest, done.stdout, overwrite=overwrite)
 
 
