@@ -15,6 +15,11 @@ writes the same loop out as Python source, one assignment per node, and lets Pyt
   ``grad_u5`` (the grad_table entry dz/du(5)), B's other nodes continue the numbering ``u(n+1), ...``,
   and B's constants (the seed 1, the 1 in tanh's rule ...) are written as numbers.
 
+**Dialects.** The same statement generator writes JavaScript (:func:`compile_javascript`), from the ``js``
+template beside each operation's Python one: G's nodes, then B and any other nodes built on G by the
+derivative rules, one assignment per node into a ``Float64Array``. The explorer page (:mod:`viz.explore`)
+evaluates G and B with it, in the browser.
+
 The source holds only generated identifiers, numbers and comments made of them: a node's label (user
 text) never goes into the code. Each statement computes one node, so no expression is nested deeper than
 one operation; a graph of more than ``part_size`` statements is split into several functions (parts), each
@@ -49,7 +54,7 @@ from micrograph.memory import paused_gc
 from micrograph.ops import OPS, Op, pow_const
 from micrograph.symbolic import grad
 
-__all__ = ["CompiledGraph", "compile_graph"]
+__all__ = ["CompiledGraph", "compile_graph", "JavaScriptProgram", "compile_javascript"]
 
 FUNCTION = "forward_backward"
 """The generated function: ``forward_backward(x) -> (u(n), [dz/dw for w in wrt], [kept], check sum)``."""
@@ -322,17 +327,27 @@ class _Generator:
         return op.name if op.param is None else f"pow_const({op.param!r})"
 
     # --- one statement per node: the generator used for G and for B --------------------------------
+    @staticmethod
+    def template(op: Op) -> str | None:
+        """The dialect's expression template of a trusted operation (Python: ``op.code``)."""
+        return op.code
+
+    @staticmethod
+    def line(name: str, expr: str, comment: str) -> str:
+        """One assignment in the dialect."""
+        return f"{name} = {expr}  # {comment}"
+
     def statement(self, v: Value) -> str:
         """``name = expression  # comment`` for a computed node v (of G or of B)."""
         op = v.op
         args = [self.names[p] for p in v.inputs]
-        template = op.code if _trusted(op) else None
+        template = self.template(op) if _trusted(op) else None
         if template is not None:
             expr = template.format(*args)
         else:
             expr = f"{self._function(op)}({', '.join(args)})"
         shown = ", ".join(self.book[p] for p in v.inputs)
-        return f"{self.names[v]} = {expr}  # {self.book[v]} = {self._op_text(op)}({shown})"
+        return self.line(self.names[v], expr, f"{self.book[v]} = {self._op_text(op)}({shown})")
 
     def _leaf(self, v: Value) -> str:
         j = self.g.index[v]
@@ -449,3 +464,150 @@ def _build(texts: list[str], namespace: dict[str, Any]) -> Any:
     for k, text in enumerate(texts):
         exec(compile(text, f"<micrograph compiled graph, part {k + 1}>", "exec"), namespace)
     return namespace[FUNCTION]
+
+
+# -------------------------------------------------------------------------------------------------
+# The JavaScript dialect: the same statements, from the operations' ``js`` templates, for the explorer page.
+
+
+def _js_literal(x: float) -> str:
+    """A float as JavaScript source (``repr`` is valid JavaScript for a finite float)."""
+    if math.isfinite(x):
+        return f"({x!r})" if x < 0.0 or (x == 0.0 and math.copysign(1.0, x) < 0.0) else repr(x)
+    if math.isnan(x):
+        return "NaN"
+    return "Infinity" if x > 0.0 else "(-Infinity)"
+
+
+class JavaScriptProgram:
+    """G, and nodes computed from G's nodes (B, local derivatives), as one straight-line JavaScript function.
+
+    Made by :func:`compile_javascript`. ``source`` defines ``function forward_backward(x, u)``: ``x``
+    holds u(1)..u(n_i) (numbers, in ``graph.leaves`` order), ``u`` is a ``Float64Array(size)`` that the
+    function fills, one slot per node: slot i < n is G's u(i+1) (Algorithm 6.1), the slots after hold the
+    other nodes, each computed from its parents by its operation's JavaScript template.
+
+    A value outside an operation's domain makes that node NaN or an infinity (and the nodes that use it
+    follow). The first non-finite slot in slot order is therefore the node whose operation failed, with
+    finite arguments: :meth:`Graph.forward` would raise :class:`~micrograph.DomainError` there.
+
+    Attributes:
+        graph (Graph): G.
+        source (str): the JavaScript source (a function declaration, no other statement).
+        slot (dict[Value, int]): every node's slot in ``u``.
+        nodes (list[Value]): the node of every slot, in slot order (G's nodes first).
+        size (int): the number of slots.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 and 6.5.6.
+    """
+
+    __slots__ = ("graph", "source", "slot", "nodes", "size")
+
+    def __init__(self, graph: Graph, source: str, nodes: list[Value]) -> None:
+        self.graph = graph
+        self.source = source
+        self.nodes = nodes
+        self.slot = {v: k for k, v in enumerate(nodes)}
+        self.size = len(nodes)
+
+    def __repr__(self) -> str:
+        return f"<JavaScriptProgram of {self.graph!r}: {self.size} slots>"
+
+
+class _JavaScriptGenerator(_Generator):
+    """The JavaScript dialect of :class:`_Generator`: every node a slot ``u[k]`` of one Float64Array."""
+
+    @staticmethod
+    def template(op: Op) -> str | None:
+        return op.js
+
+    @staticmethod
+    def line(name: str, expr: str, comment: str) -> str:
+        return f"{name} = {expr}; // {comment}"
+
+    def _function(self, op: Op) -> str:
+        what = self._op_text(op)
+        raise ValueError(
+            f"compile_javascript: {what} has no JavaScript template (Op.js); only the operations of "
+            "micrograph's table can be written as JavaScript"
+        )
+
+    def program(self, extra: Sequence[Value]) -> JavaScriptProgram:
+        g = self.g
+        index = g.index
+        nodes = list(g.nodes)
+        later = [v for v in topological_order(list(extra)) if v not in index]
+        nodes += later
+        for k, v in enumerate(nodes):
+            self.names[v] = f"u[{k}]"
+            if k < len(g.nodes):
+                self.book[v] = f"u({k + 1})"
+            elif v.grad_of is not None and v.grad_of in index:
+                self.book[v] = f"grad_table[u({index[v.grad_of] + 1})]"
+            else:
+                self.book[v] = f"slot {k}"
+        n_i = g.n_inputs
+        body = [f"u[{j}] = x[{j}]; // {self._leaf_comment(v)}" for j, v in enumerate(g.nodes[:n_i])]
+        body.append("// Algorithm 6.1: u(i) <- f(i)(Pa(u(i))) for i = n_i+1, ..., n")
+        body += [self.statement(v) for v in g.nodes[n_i:]]
+        if later:
+            body.append("// nodes built on G's nodes by the derivative rules (B), by the same generator")
+        for v in later:
+            if v.op is None:  # a constant of B (the seed 1, a rule's 1.0 ...)
+                body.append(f"u[{self.slot_of(v)}] = {_js_literal(v.data)}; // constant")
+            else:
+                body.append(self.statement(v))
+        header = [
+            "// Generated by micrograph.compile_javascript: Algorithm 6.1 on G and the nodes of B, written",
+            "// out as straight-line JavaScript from the operation table's js templates.",
+            f"// G: n = {len(g.nodes)} nodes, n_i = {n_i} inputs; {len(nodes)} slots in all.",
+        ]
+        source = (
+            "\n".join(header)
+            + f"\nfunction {FUNCTION}(x, u) {{\n"
+            + "".join(f"  {line}\n" for line in body)
+            + "}\n"
+        )
+        return JavaScriptProgram(g, source, nodes)
+
+    def slot_of(self, v: Value) -> str:
+        return self.names[v][2:-1]
+
+
+def compile_javascript(g: Graph, extra: Iterable[Value] = ()) -> JavaScriptProgram:
+    """G and the nodes ``extra`` depend on, as straight-line JavaScript: the compiler's JavaScript dialect.
+
+    The same statement generator as :func:`compile_graph`, with each operation's ``js`` template in place
+    of its Python one: one assignment per node, Algorithm 6.1 over G's nodes u(1)..u(n), then every node
+    that ``extra`` needs and G does not hold, in topological order. ``extra`` is typically B, built on G by
+    :func:`micrograph.grad` (Algorithms 6.5/6.6), and local derivatives built by calling an operation's
+    rule on G's nodes: so the derivatives in the JavaScript come from the table's rules, never from a
+    formula written in JavaScript. Labels never go into the source.
+
+    Args:
+        g: the graph G.
+        extra: nodes built from G's nodes (each must depend on G's nodes or on constants only).
+
+    Returns:
+        A :class:`JavaScriptProgram`.
+
+    Raises:
+        TypeError: if ``g`` is not a Graph or an element of ``extra`` is not a Value.
+        ValueError: if a node needs an operation outside micrograph's table (no JavaScript template), or
+            a node of ``extra`` depends on a leaf that is not in G.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3, 6.5.5, 6.5.6.
+    """
+    if not isinstance(g, Graph):
+        raise TypeError(f"compile_javascript takes a Graph (e.g. Graph(z)), got {type(g).__name__} {g!r}")
+    more = list(extra)
+    for k, v in enumerate(more):
+        if not isinstance(v, Value):
+            raise TypeError(f"compile_javascript: extra[{k}] must be a Value, got {type(v).__name__} {v!r}")
+    for v in topological_order(more) if more else []:
+        if v.op is None and v not in g.index and not v.is_constant:
+            raise ValueError(
+                f"compile_javascript: {v!r} is a variable that is not in {g!r}; extra nodes may only "
+                "depend on G's nodes and constants"
+            )
+    return _JavaScriptGenerator(g, [], []).program(more)

@@ -11,6 +11,9 @@ needs to know about one operation:
   du/dx_k. Each takes the arguments and the node's own output, ``(x, out)`` or ``(x, y, out)``.
 * ``code``: a Python expression template for the compiler (``{0}``, ``{1}`` are the arguments), or None
   to call ``f``.
+* ``js``: the same computation as a JavaScript expression template, for the compiler's JavaScript dialect
+  (the explorer page evaluates G and B with it). Outside the domain it gives NaN or an infinity, which the
+  generated code reports as the node being outside its domain.
 
 The derivative rules are written with micrograph's own operations: arithmetic operators and the Op
 objects of this table, which are callable. Called on floats, a rule returns a float: that is the
@@ -86,6 +89,8 @@ class Op:
         derivs: one derivative rule per argument position k: ``(x, out)`` or ``(x, y, out)`` -> du/dx_k.
         domain: the domain in words, for error messages, e.g. ``"x > 0"``.
         code: a Python expression template for the compiler, or None to call ``f``.
+        js: a JavaScript expression template computing ``f`` (``{0}``, ``{1}`` are the arguments), giving
+            NaN or an infinity where ``f`` raises or overflows; None if the operation has none.
         commutative: whether the arguments may be swapped (drawings label the edges otherwise).
         param: the constant of a parametrised operation (the exponent of ``x ** c``), else None.
 
@@ -93,7 +98,8 @@ class Op:
     ``op.bprop``).
     """
 
-    __slots__ = ("name", "symbol", "arity", "f", "derivs", "domain", "code", "commutative", "param", "_push")
+    __slots__ = ("name", "symbol", "arity", "f", "derivs", "domain", "code", "js", "commutative", "param",
+                 "_push")  # fmt: skip
 
     def __init__(
         self,
@@ -105,6 +111,7 @@ class Op:
         *,
         domain: str = "all real x",
         code: str | None = None,
+        js: str | None = None,
         commutative: bool = False,
         param: float | None = None,
     ) -> None:
@@ -117,6 +124,7 @@ class Op:
         self.derivs = derivs
         self.domain = domain
         self.code = code
+        self.js = js
         self.commutative = commutative
         self.param = param
         self._push: Callable[[Any, float], None] | None = None  # built on first use by push_function()
@@ -416,48 +424,70 @@ def _step(x: float) -> float:
 ADD = Op(
     "add", "+", 2, operator.add,
     (lambda x, y, out: 1.0, lambda x, y, out: 1.0),
-    code="{0} + {1}", commutative=True,
+    code="{0} + {1}", js="{0} + {1}", commutative=True,
 )  # fmt: skip
 SUB = Op(
     "sub", "−", 2, operator.sub,
     (lambda x, y, out: 1.0, lambda x, y, out: -1.0),
-    code="{0} - {1}",
+    code="{0} - {1}", js="{0} - {1}",
 )  # fmt: skip
 MUL = Op(
     "mul", "×", 2, operator.mul,
     (lambda x, y, out: y, lambda x, y, out: x),
-    code="{0} * {1}", commutative=True,
+    code="{0} * {1}", js="{0} * {1}", commutative=True,
 )  # fmt: skip
 DIV = Op(
     "div", "÷", 2, _div,
     (lambda x, y, out: 1.0 / y, lambda x, y, out: -out / y),
-    domain="y ≠ 0", code="{0} / {1}",
+    domain="y ≠ 0", code="{0} / {1}", js="{0} / {1}",
 )  # fmt: skip
-NEG = Op("neg", "−", 1, operator.neg, (lambda x, out: -1.0,), code="-{0}")
-STEP = Op("step", "H", 1, _step, (lambda x, out: 0.0,), code="1.0 if {0} > 0.0 else 0.0")
-RELU = Op("relu", "ReLU", 1, _relu, (lambda x, out: STEP(x),), code="{0} if {0} > 0.0 else 0.0")
-EXP = Op(
-    "exp", "exp", 1, math.exp, (lambda x, out: out,), domain="x < 709.78 (no overflow)", code="math.exp({0})"
+NEG = Op("neg", "−", 1, operator.neg, (lambda x, out: -1.0,), code="-{0}", js="-{0}")
+STEP = Op(
+    "step", "H", 1, _step, (lambda x, out: 0.0,), code="1.0 if {0} > 0.0 else 0.0", js="({0} > 0 ? 1 : 0)"
 )
-LOG = Op("log", "log", 1, _log, (lambda x, out: 1.0 / x,), domain="x > 0", code="math.log({0})")
-TANH = Op("tanh", "tanh", 1, math.tanh, (lambda x, out: 1.0 - out * out,), code="math.tanh({0})")
-SIGMOID = Op("sigmoid", "σ", 1, _sigmoid, (lambda x, out: out * (1.0 - out),))
+RELU = Op(
+    "relu", "ReLU", 1, _relu, (lambda x, out: STEP(x),),
+    code="{0} if {0} > 0.0 else 0.0", js="({0} > 0 ? {0} : 0)",
+)  # fmt: skip
+EXP = Op(
+    "exp", "exp", 1, math.exp, (lambda x, out: out,), domain="x < 709.78 (no overflow)",
+    code="math.exp({0})", js="Math.exp({0})",
+)  # fmt: skip
+LOG = Op(
+    "log", "log", 1, _log, (lambda x, out: 1.0 / x,), domain="x > 0", code="math.log({0})", js="Math.log({0})"
+)
+TANH = Op(
+    "tanh", "tanh", 1, math.tanh, (lambda x, out: 1.0 - out * out,),
+    code="math.tanh({0})", js="Math.tanh({0})",
+)  # fmt: skip
+SIGMOID = Op(
+    "sigmoid", "σ", 1, _sigmoid, (lambda x, out: out * (1.0 - out),),
+    js="({0} >= 0 ? 1 / (1 + Math.exp(-{0})) : Math.exp({0}) / (1 + Math.exp({0})))",
+)  # fmt: skip
 SQRT = Op(
     "sqrt", "√", 1, _sqrt, (lambda x, out: 0.5 / out,),
-    domain="x ≥ 0 (x > 0 for the derivative)", code="math.sqrt({0})",
+    domain="x ≥ 0 (x > 0 for the derivative)", code="math.sqrt({0})", js="Math.sqrt({0})",
 )  # fmt: skip
-SIN: Op = Op("sin", "sin", 1, math.sin, (lambda x, out: COS(x),), domain="finite x", code="math.sin({0})")
-COS: Op = Op("cos", "cos", 1, math.cos, (lambda x, out: -SIN(x),), domain="finite x", code="math.cos({0})")
+SIN: Op = Op(
+    "sin", "sin", 1, math.sin, (lambda x, out: COS(x),), domain="finite x",
+    code="math.sin({0})", js="Math.sin({0})",
+)  # fmt: skip
+COS: Op = Op(
+    "cos", "cos", 1, math.cos, (lambda x, out: -SIN(x),), domain="finite x",
+    code="math.cos({0})", js="Math.cos({0})",
+)  # fmt: skip
 XLOGY = Op(
     "xlogy", "·log", 2, _xlogy,
     (lambda a, x, out: LOG(x), lambda a, x, out: a / x),
     domain="x > 0, or a = 0 with x = 0 (the limit 0)",
+    js="({0} === 0 && {1} === 0 ? 0 : {0} * Math.log({1}))",
 )  # fmt: skip
 """a · log(x), 0 at a = x = 0: d(x ** y)/dy = x ** y · log(x), whose limit at x = 0, y > 0 is 0."""
 POW = Op(
     "pow", "^", 2, _pow,
     (lambda x, y, out: y * x ** (y - 1.0), lambda x, y, out: XLOGY(out, x)),
     domain="x > 0, or x < 0 with an integer y, or x = 0 with y ≥ 0 (d/dy needs x > 0, or x = 0 with y > 0)",
+    js="Math.pow({0}, {1})",
 )  # fmt: skip
 
 
@@ -494,7 +524,7 @@ def pow_const(c: float) -> Op:
     return Op(
         "pow", f"^{shown}", 1, f, (d,),
         domain="x > 0, x < 0 with an integer exponent, or x = 0 with a non-negative exponent",
-        param=c,
+        js=f"Math.pow({{0}}, {c!r})", param=c,
     )  # fmt: skip
 
 
