@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 OUT    ?= out
 
-.PHONY: demo test lint bench graphviz clean
+.PHONY: demo test lint bench graphviz testtools clean
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,20 @@ graphviz:
 demo: $(VENV)/.installed graphviz
 	$(VENV)/bin/micrograph tour --out $(OUT) --force
 
-test: $(VENV)/.installed graphviz
+# The browser and terminal tests need Debian's chromium and tmux: installed with apt-get where we can; the
+# tests say which command to run where not (they never pass silently without them).
+testtools:
+	@missing=""; for p in chromium tmux; do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    (apt-get install -y -qq $$missing || (apt-get update -qq && apt-get install -y -qq $$missing)) >/dev/null; \
+	  else \
+	    echo "micrograph: the browser and terminal tests need:$$missing"; \
+	    echo "  install with: sudo apt-get install$$missing"; \
+	  fi; \
+	fi
+
+test: $(VENV)/.installed graphviz testtools
 	$(PY) -m pytest -q
 
 lint: $(VENV)/.installed

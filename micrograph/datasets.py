@@ -52,15 +52,19 @@ def load_csv(path: str | Path) -> tuple[Data, list[str]]:
 
     Raises:
         FileNotFoundError: if the file does not exist (the message names it).
-        DataFileError: (a ValueError) if the header or a line is malformed, a number does not parse or is not
-            finite, a class index is out of range, or the line count differs from the header's; the message
-            names the file and the line.
+        DataFileError: (a ValueError) if the file is not UTF-8 text (a byte-order mark is fine), the header or
+            a line is malformed, a number does not parse or is not finite, a class index is not a number or is
+            out of range, or the line count differs from the header's; the message names the file and line.
     """
     name = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a byte-order mark is allowed, and skipped
     except FileNotFoundError:
         raise FileNotFoundError(f"data file not found: {name}") from None
+    except UnicodeDecodeError as e:
+        line = Path(path).read_bytes()[: e.start].count(b"\n") + 1
+        byte = e.object[e.start]
+        raise DataFileError(name, line, f"the file is not UTF-8 text (byte {byte:#04x})") from None
     return _parse_csv(text, name)
 
 
@@ -247,11 +251,30 @@ def _linspace(a: float, b: float, n: int, endpoint: bool = True) -> list[float]:
     return [a + i * d for i in range(n)]
 
 
+def _pair(data: Any, where: str) -> tuple[Any, Any]:
+    """(X, y) from a pair; a TypeError that says so for anything else (a bare X, say)."""
+    if isinstance(data, (str, bytes)) or not isinstance(data, Sequence) or len(data) != 2:
+        raise TypeError(
+            f"{where}: expected a pair (X, y) of feature rows and labels, got {type(data).__name__}"
+            + (f" of length {len(data)}" if isinstance(data, Sequence) else "")
+        )
+    first = data[0]
+    if isinstance(first, Sequence) and first and isinstance(first[0], numbers.Real):
+        raise TypeError(
+            f"{where}: expected a pair (X, y) of feature rows and labels; this looks like X alone "
+            f"(its first element is a row of numbers, {list(first)!r})"
+        )
+    return data[0], data[1]
+
+
 def _check_xy(X: Any, y: Any, where: str) -> tuple[list[list[float]], list[Any]]:
     try:
         rows, labels = [list(map(float, x)) for x in X], list(y)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, OverflowError) as e:
         raise ValueError(f"{where}: X must be rows of numbers and y a sequence of labels ({e})") from None
+    for i, r in enumerate(rows):
+        if not all(math.isfinite(v) for v in r):
+            raise ValueError(f"{where}: example {i} has a feature that is not finite: {r!r}")
     if not rows:
         raise ValueError(f"{where}: X is empty (0 examples)")
     if len(rows) != len(labels):
@@ -324,12 +347,14 @@ def standardize(train: Pair, test: Pair | None = None) -> tuple[Split, Split] | 
         ``(train, test)`` as new (X, y) pairs (labels unchanged); just ``train`` when test is None.
 
     Raises:
-        ValueError: for empty data, rows of different lengths, or a test set with another feature count.
+        TypeError: if ``train`` or ``test`` is not a pair (X, y) (a bare X, say).
+        ValueError: for empty data, rows of different lengths, a feature that is not finite (NaN, inf), or a
+            test set with another feature count.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 8.7.1 and section 12.2.1.1
     (contrast normalisation).
     """
-    X, y = _check_xy(*train, "standardize(train)")
+    X, y = _check_xy(*_pair(train, "standardize(train)"), "standardize(train)")
     d = len(X[0])
     n = len(X)
     mean = [sum(r[j] for r in X) / n for j in range(d)]
@@ -342,7 +367,7 @@ def standardize(train: Pair, test: Pair | None = None) -> tuple[Split, Split] | 
     out_train: Split = (scale(X), y)
     if test is None:
         return out_train
-    Xt, yt = _check_xy(*test, "standardize(test)")
+    Xt, yt = _check_xy(*_pair(test, "standardize(test)"), "standardize(test)")
     if len(Xt[0]) != d:
         raise ValueError(f"standardize(train, test): train has {d} features, test has {len(Xt[0])}")
     return out_train, (scale(Xt), yt)

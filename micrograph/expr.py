@@ -242,8 +242,10 @@ def build(text: str, env: Mapping[str, Any]) -> Value:
         ExprError: as :func:`parse`, and for a name that ``env`` does not bind (the message lists the
             names that are bound).
         DomainError: an operation applied outside its domain (``log(0)``, ``sqrt(-1)``, ``1/0``).
-        TypeError: a value in ``env`` that is neither a Value nor a real number.
+        TypeError: ``env`` is not a mapping, or a value in it is neither a Value nor a real number.
     """
+    if not isinstance(env, Mapping):
+        raise TypeError(f"build(text, env): env must be a mapping {{name: number}}, got {type(env).__name__}")
     tree = parse(text)
     lead = len(text) - len(text.lstrip())
     leaves: dict[str, Value] = {}

@@ -2,8 +2,9 @@
 
 * ``tests/`` is put on ``sys.path`` so that test files (any of them) can write
   ``from catalogue import CATALOGUE`` and ``from strategies import dag_cases`` under any import mode.
-* Hypothesis runs a modest number of examples with no deadline (the machine is small and shared); set
-  ``HYPOTHESIS_PROFILE=thorough`` for a longer run.
+* Hypothesis runs a modest number of examples with no deadline (the machine is small and shared). With
+  ``CI`` set (continuous integration) the examples are derandomized, so a run is reproducible; locally
+  each run draws new ones (``--hypothesis-seed=N`` repeats one); ``HYPOTHESIS_PROFILE=thorough`` runs 500.
 * A test that takes an argument named ``catalogue_case`` runs once per catalogue case, with the case's
   name as its id.
 """
@@ -25,8 +26,10 @@ for _path in (_ROOT, _TESTS):
 from catalogue import CATALOGUE  # noqa: E402
 
 settings.register_profile("default", max_examples=30, deadline=None)
+settings.register_profile("ci", max_examples=30, deadline=None, derandomize=True, print_blob=True)
 settings.register_profile("thorough", max_examples=500, deadline=None)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+# CI (CI=true, as .ci/run is run) draws the same examples every run; elsewhere each run draws new ones.
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
 
 
 def pytest_generate_tests(metafunc):  # type: ignore[no-untyped-def]

@@ -32,8 +32,13 @@ ARGS = [
 ]
 
 pytestmark = [
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"chromium is not installed at {CHROMIUM}"),
-    pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed"),
+    pytest.mark.skipif(
+        not os.path.exists(CHROMIUM),
+        reason=f"chromium is not installed at {CHROMIUM}: install it with sudo apt-get install chromium",
+    ),
+    pytest.mark.skipif(
+        shutil.which("dot") is None, reason="Graphviz's dot is not installed: sudo apt-get install graphviz"
+    ),
 ]
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 

@@ -208,6 +208,11 @@ def draw(
     _check_size(len(graph.nodes), max_nodes)
     grads: list[float | None] | None = None
     if grad_table is not None:
+        if not isinstance(grad_table, Mapping):
+            raise TypeError(
+                "draw(grad_table=...) must be a mapping {node: dz/dnode} such as Graph(z).backprop(), "
+                f"got {type(grad_table).__name__} {grad_table!r}"
+            )
         grads = [grad_table.get(v) for v in graph.nodes]
     return digraph(graph, grads=grads, highlight=highlight, title=title)
 

@@ -139,12 +139,18 @@ def render(
         The path written, a Path.
 
     Raises:
+        TypeError: ``dot`` is not a drawing.
         ValueError: an unknown suffix, or a dpi that is not a positive number.
         FileExistsError: the file exists and ``overwrite`` is False.
         GraphvizMissing: ``dot`` is not installed (a RuntimeError); the DOT source has then been written
             next to ``path`` with the suffix ``.dot``, and the message says how to install Graphviz.
         GraphvizFailed: Graphviz failed or took longer than two minutes (a RuntimeError).
     """
+    if not isinstance(dot, (graphviz.Digraph, graphviz.Graph)):
+        raise TypeError(
+            f"render(dot, path): dot must be a drawing such as viz.draw(z) (a graphviz Digraph), "
+            f"got {type(dot).__name__} {dot!r}"
+        )
     dest = Path(path)
     fmt = FORMATS.get(dest.suffix.lower())
     if fmt is None:
