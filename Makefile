@@ -7,10 +7,15 @@ OUT    ?= out
 
 .PHONY: demo test lint bench graphviz testtools clean
 
-$(VENV)/.installed: setup.cfg pyproject.toml
+# The main job installs micrograph and what it needs, nothing more; the tests add the dev extra.
+$(VENV)/.installed-main: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -e .
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.installed-main
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
 
 # Graphviz's `dot` program is a system package: installed with apt-get where we can, explained where not.
@@ -25,7 +30,7 @@ graphviz:
 	    echo "  install it with: apt-get install graphviz | brew install graphviz | conda install graphviz"; \
 	  fi; }
 
-demo: $(VENV)/.installed graphviz
+demo: $(VENV)/.installed-main graphviz
 	$(VENV)/bin/micrograph tour --out $(OUT) --force
 
 # The browser and terminal tests need Debian's chromium and tmux: installed with apt-get where we can; the
