@@ -104,8 +104,9 @@ def _output_dir(path: str, force: bool, files: Sequence[str]) -> Path:
 # --- render ---------------------------------------------------------------------------------------------
 
 
-def _cmd_render(args: argparse.Namespace) -> int:
-    from micrograph.expr import build, parse_binding, variables
+def _bindings(args: argparse.Namespace) -> dict[str, float]:
+    """The --at values of the expression's variables, checked against the expression (and --wrt)."""
+    from micrograph.expr import parse_binding, variables
 
     names = variables(args.expression)  # checks the whitelist before anything else
     env: dict[str, float] = {}
@@ -134,6 +135,13 @@ def _cmd_render(args: argparse.Namespace) -> int:
             )
     if args.max_nodes < 1:
         raise UserError(f"--max-nodes must be at least 1, got {args.max_nodes}")
+    return env
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from micrograph.expr import build
+
+    env = _bindings(args)
     out = _output_file(args.out, args.force, (".svg", ".png", ".pdf", ".dot")) if args.out else None
     z = build(args.expression, env)  # a DomainError (log(0), 1/0 ...) stops here, before anything is written
     leaves = {v.label: v for v in _leaves(z)}
@@ -157,6 +165,24 @@ def _cmd_render(args: argparse.Namespace) -> int:
         return 0
     written = viz.render(dot, out, overwrite=args.force)  # without --force nothing is replaced (nor g.dot)
     print(f"wrote {written}")
+    return 0
+
+
+def _cmd_explore(args: argparse.Namespace) -> int:
+    from micrograph.expr import build
+
+    env = _bindings(args)
+    out = _output_file(args.out, args.force, (".html",))
+    z = build(args.expression, env)  # a DomainError stops here, before anything is written
+    leaves = {v.label: v for v in _leaves(z)}
+    import viz
+
+    explorer = viz.explore(z, [leaves[n] for n in args.wrt] or None, max_nodes=args.max_nodes)
+    written = explorer.save(out, overwrite=args.force)
+    print(
+        f"wrote {written} ({explorer.spec['n']} nodes, {len(explorer.spec['frames'])} frames); "
+        "open it in a browser"
+    )
     return 0
 
 
@@ -487,6 +513,25 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true", help="overwrite an existing file")
     r.add_argument("--max-nodes", type=int, default=300, help="refuse to draw bigger graphs (default 300)")
     r.set_defaults(func=_cmd_render)
+
+    xp = sub.add_parser(
+        "explore",
+        help="one HTML page: drag each variable, watch G and B change, step through Algorithms 6.1/6.2",
+        description="Parse an expression (as render does, never eval) and write the explorer as one "
+        "self-contained HTML page: a slider per variable, G and B recomputed in the browser by JavaScript "
+        "generated from the operation table, the frames of Algorithms 6.1 and 6.2, and a node's "
+        "grad_table entry as the book's sum when clicked.",
+        epilog='example: micrograph explore "tanh(x*y + exp(x))" --at x=1 --at y=2 --out z.html',
+    )
+    xp.add_argument("expression", help='e.g. "tanh(x*y + exp(x))"')
+    xp.add_argument("--at", action="append", default=[], metavar="NAME=NUMBER",
+                    help="the starting value of a variable; repeat for each (e.g. --at x=1)")  # fmt: skip
+    xp.add_argument("--wrt", action="append", default=[], metavar="NAME",
+                    help="draw B for these variables (repeatable; default: every variable)")  # fmt: skip
+    xp.add_argument("--out", required=True, help="the page to write (.html)")
+    xp.add_argument("--force", action="store_true", help="overwrite an existing file")
+    xp.add_argument("--max-nodes", type=int, default=300, help="refuse to draw bigger graphs (default 300)")
+    xp.set_defaults(func=_cmd_explore)
 
     b = sub.add_parser(
         "blowup",

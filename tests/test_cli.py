@@ -13,7 +13,7 @@ import pytest
 from micrograph.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBCOMMANDS = ["tour", "lesson", "render", "blowup", "train", "exercise"]
+SUBCOMMANDS = ["tour", "lesson", "render", "explore", "blowup", "train", "exercise"]
 
 
 def _run(*args: str, stdin: str | None = "") -> subprocess.CompletedProcess[str]:
@@ -66,7 +66,7 @@ def test_bad_usage_is_one_line_and_status_2():
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
 
 
-def test_parser_has_the_six_subcommands():
+def test_parser_has_every_subcommand():
     parser = build_parser()
     actions = [a for a in parser._actions if a.dest == "command"]
     assert set(actions[0].choices) == set(SUBCOMMANDS)  # type: ignore[arg-type]

@@ -6,6 +6,7 @@
 * :func:`save` -- write a drawing or a matplotlib figure to a file, atomically (the one way views write);
 * :func:`text` -- a terminal drawing that needs no Graphviz;
 * :func:`steps` -- Algorithms 6.1 and 6.2 step by step, one self-contained HTML page;
+* :func:`explore` -- drag the inputs and watch G and B change (a Jupyter widget, or one HTML page);
 * :func:`plot_blowup`, :func:`plot_memory`, :func:`plot_training`, :func:`plot_decision_boundary` --
   matplotlib figures (matplotlib is imported on first use of a plot).
 
@@ -27,6 +28,7 @@ import graphviz
 from micrograph.engine import Value
 from micrograph.graph import Graph
 from viz.dot import GraphTooLarge, draw, draw_side_by_side
+from viz.explore import explore
 from viz.render import GraphvizMissing, pipe_svg, render, write_atomic
 from viz.steps import steps
 from viz.text import text
@@ -44,6 +46,7 @@ __all__ = [
     "write_atomic",
     "text",
     "steps",
+    "explore",
     "plot_blowup",
     "plot_memory",
     "plot_training",
