@@ -431,7 +431,9 @@ def _cmd_exercise(args: argparse.Namespace) -> int:
         raise UserError(f"--time-limit must be a positive number of seconds, got {args.time_limit}")
     name = _exercise_of(path, args.exercise)
     kw = {} if args.time_limit is None else {"time_limit": args.time_limit}
-    report = exercises.check(name, path, **kw)  # the drawing of a failure goes next to FILE
+    report = exercises.check(
+        name, path, record=not args.no_progress, **kw
+    )  # a failure's drawing: next to FILE
     print(report.to_json() if args.json else report.text())
     return 0 if report.passed else 1
 
@@ -606,6 +608,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ex_check.add_argument("file", metavar="FILE", help="your solution, e.g. backprop.py")
     ex_check.add_argument("--json", action="store_true", help="print the report as JSON (for autograders)")
+    ex_check.add_argument(
+        "--no-progress", action="store_true", help="do not record the result in .micrograph-progress.json"
+    )
     ex_check.add_argument("--exercise", metavar="NAME", help="which exercise FILE is (default: from FILE)")
     ex_check.add_argument(
         "--time-limit", type=float, metavar="S", help="seconds one case may run (default: 3)"

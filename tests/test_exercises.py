@@ -119,8 +119,9 @@ def test_check_exits_0_when_every_check_passes_and_1_otherwise(tmp_path: Path) -
 
 def test_check_json_for_autograders(tmp_path: Path) -> None:
     (tmp_path / "backprop.py").write_text(OVERWRITE_BACKPROP, encoding="utf-8")
-    done = run_cli("exercise", "check", "backprop.py", "--json", cwd=tmp_path)
+    done = run_cli("exercise", "check", "backprop.py", "--json", "--no-progress", cwd=tmp_path)
     assert done.returncode == 1
+    assert not (tmp_path / PROGRESS_FILE).exists()
     data = json.loads(done.stdout)
     assert data["exercise"] == "backprop"
     assert data["checks_run"] == 1 and data["checks_passed"] == 0 and data["passed"] is False
