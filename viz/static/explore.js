@@ -285,7 +285,7 @@ var micrographExplorer = (function () {
         status.textContent = spec.title + " = " + fmt(value(n - 1), D) + "; ∂u" + (b.i + 1) + "/∂u" + (b.j + 1) +
           " does not exist here (" + nodes[b.i].op + ": " + nodes[b.i].domain + "): Algorithm 6.2 stops.";
       } else {
-        status.textContent = spec.title + " = u" + n + " = " + fmt(value(n - 1), D);
+        status.textContent = (spec.title === "u" + n ? "" : spec.title + " = ") + "u" + n + " = " + fmt(value(n - 1), D);
       }
       status.classList.toggle("mg-error", state.forward >= 0 || state.backward !== null);
       var ok = state.forward < 0 && state.backward === null;
