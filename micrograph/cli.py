@@ -186,6 +186,21 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_notebooks(args: argparse.Namespace) -> int:
+    import lessons
+    from lessons.notebooks import write_notebooks
+
+    try:
+        import nbformat  # noqa: F401
+    except ImportError:
+        raise UserError("micrograph notebooks needs nbformat: pip install 'micrograph[notebook]'") from None
+    files = [f"lesson{n}.ipynb" for n in lessons.LESSONS]
+    out = _output_dir(args.out, args.force, files)
+    for path in write_notebooks(out, overwrite=args.force):
+        print(f"wrote {path}")
+    return 0
+
+
 def _leaves(z: Any) -> list[Any]:
     from micrograph import Graph
 
@@ -534,6 +549,17 @@ def build_parser() -> argparse.ArgumentParser:
     xp.add_argument("--force", action="store_true", help="overwrite an existing file")
     xp.add_argument("--max-nodes", type=int, default=300, help="refuse to draw bigger graphs (default 300)")
     xp.set_defaults(func=_cmd_explore)
+
+    nbp = sub.add_parser(
+        "notebooks",
+        help="every lesson as a Jupyter notebook (lesson1.ipynb ...), generated from the lessons themselves",
+        description="Run each lesson once and write it as a notebook: its text as Markdown cells, the code "
+        "of each step as a code cell, its pictures as the cells' outputs.",
+        epilog="example: micrograph notebooks --out notebooks/",
+    )
+    nbp.add_argument("--out", required=True, help="the directory to write into (created if missing)")
+    nbp.add_argument("--force", action="store_true", help="overwrite existing notebooks")
+    nbp.set_defaults(func=_cmd_notebooks)
 
     b = sub.add_parser(
         "blowup",

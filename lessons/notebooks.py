@@ -1,0 +1,153 @@
+"""Every lesson as a Jupyter notebook, generated from the lesson module itself: no second copy to keep.
+
+A lesson module yields :class:`~lessons._core.Step` objects: a title, the book's line, ``run(l)`` (the code),
+``text(l)`` (the explanation, a function of the live objects) and ``figure(l)`` (the picture). The
+notebook of lesson n is that lesson run once, here, by a :class:`~lessons._core.Stepper`:
+
+* the title, the book's line and each step's text (with the numbers of this run) become Markdown cells;
+* each step's code, the source of its own ``run`` (:attr:`Step.code`), becomes a code cell, preceded by
+  ``step = next(lesson)`` (the lesson's next Step, as the stepper takes it) and followed, where the step
+  has a picture, by ``step.figure(l)``, which displays it;
+* the pictures of this run are stored as the code cells' outputs, so the notebook shows them unexecuted.
+
+Executed in a kernel, the notebook runs the same code on the same live namespace ``l`` in the same order as
+the stepper does, so it reproduces the lesson's numbers and pictures.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import lessons
+from lessons._core import Live, Step, Stepper, _expression
+
+__all__ = ["notebook", "start", "write_notebooks"]
+
+
+def start(n: int) -> tuple[Live, Iterator[Step], dict[str, Any]]:
+    """The live namespace ``l`` of lesson n, its steps (a generator), and the names its code uses.
+
+    Called by a notebook's first cell: ``l, lesson, names = lessons.notebooks.start(n)``. The names are
+    the lesson module's globals (``Value``, ``Graph``, ``fmt`` ...), which its steps' code refers to.
+
+    Raises:
+        ValueError: there is no lesson n.
+    """
+    module = lessons.load(n)
+    expr, at = _expression(module, None, None)
+    _show_figures_as_svg()
+    l = Live(memo={})  # noqa: E741 -- the name the lessons' code uses
+    if expr is not None:
+        l.expr, l.at = expr, dict(at)
+    names = {k: v for k, v in vars(module).items() if not k.startswith("__")}
+    return l, module.steps(l), names
+
+
+def _figure_svg(fig: Any) -> str:
+    import io
+
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    return buf.getvalue()
+
+
+def _show_figures_as_svg() -> None:
+    """In IPython, show matplotlib Figures as SVG, as diagrams are (viz's plots use no pyplot backend)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    ip = get_ipython()
+    if ip is not None:
+        ip.display_formatter.formatters["image/svg+xml"].for_type_by_name(
+            "matplotlib.figure", "Figure", _figure_svg
+        )
+
+
+def _quote(step: Step) -> str:
+    lines = "\n".join(f"    {ln}" for ln in step.line.splitlines())
+    return f"*{step.source}:*\n\n{lines}\n" if step.line else ""
+
+
+def notebook(n: int) -> Any:
+    """The notebook of lesson n (an ``nbformat`` NotebookNode, version 4), with this run's pictures.
+
+    Raises:
+        ValueError: there is no lesson n.
+        ImportError: nbformat is not installed (``pip install 'micrograph[notebook]'``).
+    """
+    import nbformat
+    from nbformat import v4
+
+    module = lessons.load(n)
+    stepper = Stepper(module)
+    cells = [
+        v4.new_markdown_cell(
+            f"# Lesson {stepper.number}: {stepper.title}\n\n*{stepper.section}*\n\n{module.SUMMARY}\n\n"
+            "Run the cells in order: each code cell is one step of the lesson, the code that runs when "
+            "you step through it with `lessons.start(" + str(n) + ")`."
+        ),
+        v4.new_code_cell(
+            "import lessons.notebooks\n\n"
+            f"l, lesson, names = lessons.notebooks.start({n})  # the live objects, the steps, their names\n"
+            "globals().update(names)"
+        ),
+    ]
+    while True:
+        step = stepper.step
+        head = f"## Step {stepper.index}: {step.title}\n\n{_quote(step)}\n"
+        text = "\n\n".join(" ".join(p.split()) if not p.startswith("  ") else f"```\n{p}\n```"
+                           for p in stepper.text.split("\n\n"))  # fmt: skip
+        question = stepper.question
+        ask = f"\n\n**Predict:** {question.text}" if question is not None else ""
+        code = [f"step = next(lesson)  # step {stepper.index}: {step.title}", step.code]
+        outputs = []
+        if step.figure is not None:
+            code.append("step.figure(l)")
+            svg = stepper.svg_text()
+            if svg:
+                outputs.append(v4.new_output("display_data", data={"image/svg+xml": svg[svg.find("<svg") :]}))
+        cell = v4.new_code_cell("\n".join(c for c in code if c))
+        cell.outputs = outputs
+        cells += [v4.new_markdown_cell(head + text + ask), cell]
+        if stepper.at_end:
+            break
+        stepper.next()
+    nb = v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nbformat.validate(nb)
+    return nb
+
+
+def write_notebooks(out: str | os.PathLike[str], *, overwrite: bool = False) -> list[Path]:
+    """Write ``lesson1.ipynb`` .. ``lessonN.ipynb`` into the directory ``out`` (atomically, one per lesson).
+
+    Args:
+        out: an existing directory.
+        overwrite: replace existing notebooks; if False, an existing one is an error and nothing is written.
+
+    Returns:
+        The paths written.
+
+    Raises:
+        FileExistsError: a notebook exists and ``overwrite`` is False.
+        ImportError: nbformat is not installed.
+    """
+    import nbformat
+
+    from viz.render import write_atomic
+
+    d = Path(out)
+    paths = [d / f"lesson{n}.ipynb" for n in lessons.LESSONS]
+    if not overwrite:
+        clash = [p for p in paths if p.exists() or p.is_symlink()]
+        if clash:
+            raise FileExistsError(f"{clash[0]} exists")
+    texts = [nbformat.writes(notebook(n)) for n in lessons.LESSONS]
+    return [write_atomic(p, t.encode("utf-8"), overwrite=overwrite) for p, t in zip(paths, texts)]

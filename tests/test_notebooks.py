@@ -1,0 +1,98 @@
+"""The lessons as notebooks: generated from the lesson modules, executed by a real Jupyter kernel.
+
+Each notebook is executed with nbclient and ipykernel; any error, any output on stderr (a warning, such as
+tqdm's "IProgress not found" when ipywidgets is missing) fails the test. The notebook's text and code are
+the lesson's own (``Stepper.text``, ``Step.code``), and its executed pictures are the lesson's pictures.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import lessons
+from lessons._core import Stepper
+
+nbformat = pytest.importorskip("nbformat", reason="nbformat is not installed (the dev extra)")
+nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed (the dev extra)")
+pytest.importorskip("ipykernel", reason="ipykernel is not installed (the dev extra)")
+
+from lessons.notebooks import notebook, write_notebooks  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+
+
+def _pictures(nb: object) -> int:
+    return sum(
+        1
+        for c in nb.cells  # type: ignore[attr-defined]
+        for o in c.get("outputs", [])
+        if o.output_type in ("display_data", "execute_result") and "image/svg+xml" in o.get("data", {})
+    )
+
+
+@pytest.mark.parametrize("n", sorted(lessons.LESSONS))
+def test_each_lesson_notebook_runs_in_a_kernel_without_errors_or_warnings(
+    n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nb = notebook(n)
+    nbformat.validate(nb)
+    stepper = Stepper(lessons.load(n))
+    markdown = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    code = [c.source for c in nb.cells if c.cell_type == "code"][1:]  # after the setup cell
+    k = 0
+    while True:
+        step = stepper.step
+        assert markdown[k + 1].startswith(f"## Step {k + 1}: {step.title}")
+        first = " ".join(stepper.text.split("\n\n")[0].split())
+        assert first[:60] in markdown[k + 1]
+        assert step.code in code[k]
+        k += 1
+        if stepper.at_end:
+            break
+        stepper.next()
+    assert len(code) == k
+    stored = _pictures(nb)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the kernel imports this checkout's micrograph
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3").execute()
+    problems = [
+        (c.source.splitlines()[0], o)
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if o.output_type == "error" or (o.output_type == "stream" and o.name == "stderr")
+    ]
+    assert problems == []
+    assert _pictures(nb) == stored  # the executed cells show the pictures the lesson shows
+
+
+def test_write_notebooks_and_the_command(tmp_path: Path) -> None:
+    out = tmp_path / "nb"
+    out.mkdir()
+    paths = write_notebooks(out)
+    assert [p.name for p in paths] == [f"lesson{n}.ipynb" for n in sorted(lessons.LESSONS)]
+    for p in paths:
+        nbformat.validate(nbformat.read(p, as_version=4))
+    with pytest.raises(FileExistsError):
+        write_notebooks(out)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "micrograph", *args], capture_output=True, text=True,
+                              cwd=tmp_path, env=env, timeout=300)  # fmt: skip
+
+    before = (out / "lesson1.ipynb").read_bytes()
+    done = run("notebooks", "--out", "nb")
+    assert done.returncode == 2 and "without --force" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert (out / "lesson1.ipynb").read_bytes() == before
+    done = run("notebooks", "--out", "nb", "--force")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("wrote ") == len(lessons.LESSONS)
+    done = run("notebooks", "--out", "missing/deeper")
+    assert done.returncode == 2 and "does not exist" in done.stderr
