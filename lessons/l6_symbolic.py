@@ -100,8 +100,9 @@ def _grad_text(l: Any) -> str:
         f"grad(z, w) ran Algorithm 6.5: grad_table[z] <- 1, then build_grad for the nodes of G' from z "
         f"down. It returns a node, not a number: dz_dw, whose value is {fmt(l.dz_dw.data)}. Algorithm 6.2 "
         f"on G gives {fmt(l.table[l.w])}. B has {len(l.B_nodes)} new nodes (orange on the right); they read "
-        f"the stored values {', '.join(reads)} of G (dashed edges), because tanh's derivative rule is "
-        f"1 - tanh(a)^2 = 1 - out*out: equation 6.52, f'(y) f'(x) f'(w), evaluated from stored values."
+        f"the stored values {', '.join(reads)} of G (dashed edges): tanh's derivative rule is the "
+        f"operation tanh'(a) = 1 - tanh(a)^2 of its argument a, one node f'(y), f'(x), f'(w) per step as "
+        f"in figure 6.10, and one product per step: equation 6.52, evaluated from stored values."
     )
 
 

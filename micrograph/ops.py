@@ -57,7 +57,10 @@ __all__ = [
     "EXP",
     "LOG",
     "TANH",
+    "TANH_GRAD",
+    "TANH_GRAD2",
     "SIGMOID",
+    "SIGMOID_GRAD",
     "RELU",
     "STEP",
     "SIN",
@@ -264,7 +267,14 @@ class Op:
         total = None
         for k, x in enumerate(inputs):
             if x is X:
-                term = scale(G, self.local_derivative(k, inputs, out))
+                d = self.local_derivative(k, inputs, out)
+                # G = grad_table[z] = 1, the constant: the term is the local derivative itself when the
+                # rule built it as a new node (figure 6.10's dz/dy = f'(y)); a node of G the rule returns
+                # (mul's other argument, exp's output) still gets its own node 1 × d, a node of B.
+                if _is_one(G) and d is not out and all(d is not a for a in inputs) and not _is_number(d):
+                    term = d
+                else:
+                    term = scale(G, d)
                 if term is not None:
                     total = term if total is None else total + term
         return total
@@ -347,6 +357,15 @@ class Source:
         return Source(f"{name}({', '.join(texts)})", functions)
 
 
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float))
+
+
+def _is_one(G: Any) -> bool:
+    """True for the constant node 1 (an implicit constant such as grad_table[z] = 1 of Algorithm 6.5)."""
+    return getattr(G, "is_constant", False) and G.data == 1.0
+
+
 def scale(G: Any, d: Any) -> Any:
     """G * d, without building a node when d is the number 0, 1 or -1 (keeps B small and readable).
 
@@ -409,6 +428,23 @@ def _sigmoid(x: float) -> float:
     return e / (1.0 + e)
 
 
+def _tanh_grad(x: float) -> float:
+    # 1 - tanh(x)^2 from x, as t * t: bit for bit the 1 - out * out of a rule that reads tanh's output
+    t = math.tanh(x)
+    return 1.0 - t * t
+
+
+def _tanh_grad2(x: float) -> float:
+    t = math.tanh(x)
+    return -2.0 * t * (1.0 - t * t)
+
+
+def _sigmoid_grad(x: float) -> float:
+    # σ(x)(1 - σ(x)) from x: bit for bit the out * (1 - out) of a rule that reads σ's output
+    s = _sigmoid(x)
+    return s * (1.0 - s)
+
+
 def _relu(x: float) -> float:
     return x if x > 0.0 else 0.0
 
@@ -419,7 +455,7 @@ def _step(x: float) -> float:
 
 # ---------------------------------------------------------------------------------------------
 # The table. Derivative rules use arithmetic operators and the ops below, so that they work on
-# floats and on Values alike. Rules that only need the output (tanh, exp, sigmoid) reuse it.
+# floats and on Values alike. Rules that only need the output (exp, sqrt, x / y) reuse it.
 
 ADD = Op(
     "add", "+", 2, operator.add,
@@ -456,12 +492,33 @@ EXP = Op(
 LOG = Op(
     "log", "log", 1, _log, (lambda x, out: 1.0 / x,), domain="x > 0", code="math.log({0})", js="Math.log({0})"
 )
-TANH = Op(
-    "tanh", "tanh", 1, math.tanh, (lambda x, out: 1.0 - out * out,),
+# tanh and σ have their derivatives as operations of their own, f'(x) reading the argument x, as figure
+# 6.10 draws f'(y), f'(x), f'(w) and as TensorFlow has TanhGrad and SigmoidGrad: B then holds one node per
+# local derivative. Their own rules use the table again, so B can be differentiated once more.
+TANH_GRAD2: Op = Op(
+    "tanh_grad2", "tanh″", 1, _tanh_grad2,
+    (lambda x, out: -2.0 * (TANH_GRAD(x) * TANH_GRAD(x) + TANH(x) * out),),
+    js="(-2 * Math.tanh({0}) * (1 - Math.tanh({0}) * Math.tanh({0})))",
+)  # fmt: skip
+"""tanh″(x) = -2 tanh(x)(1 - tanh(x)²), so that a second derivative is one node per step too; its
+derivative, tanh‴(x) = -2 (tanh′(x)² + tanh(x) tanh″(x)), is written with the table's operations."""
+TANH_GRAD: Op = Op(
+    "tanh_grad", "tanh′", 1, _tanh_grad, (lambda x, out: TANH_GRAD2(x),),
+    js="(1 - Math.tanh({0}) * Math.tanh({0}))",
+)  # fmt: skip
+"""tanh′(x) = 1 - tanh(x)², the derivative of tanh as an operation; its derivative is tanh″(x)."""
+TANH: Op = Op(
+    "tanh", "tanh", 1, math.tanh, (lambda x, out: TANH_GRAD(x),),
     code="math.tanh({0})", js="Math.tanh({0})",
 )  # fmt: skip
-SIGMOID = Op(
-    "sigmoid", "σ", 1, _sigmoid, (lambda x, out: out * (1.0 - out),),
+SIGMOID_GRAD: Op = Op(
+    "sigmoid_grad", "σ′", 1, _sigmoid_grad, (lambda x, out: out * (1.0 - 2.0 * SIGMOID(x)),),
+    js="(({0} >= 0 ? 1 / (1 + Math.exp(-{0})) : Math.exp({0}) / (1 + Math.exp({0})))"
+    " * (1 - ({0} >= 0 ? 1 / (1 + Math.exp(-{0})) : Math.exp({0}) / (1 + Math.exp({0})))))",
+)  # fmt: skip
+"""σ′(x) = σ(x)(1 - σ(x)), the derivative of σ as an operation; its derivative is σ′(x)(1 - 2σ(x))."""
+SIGMOID: Op = Op(
+    "sigmoid", "σ", 1, _sigmoid, (lambda x, out: SIGMOID_GRAD(x),),
     js="({0} >= 0 ? 1 / (1 + Math.exp(-{0})) : Math.exp({0}) / (1 + Math.exp({0})))",
 )  # fmt: skip
 SQRT = Op(
@@ -530,7 +587,8 @@ def pow_const(c: float) -> Op:
 
 OPS: dict[str, Op] = {
     op.name: op
-    for op in (ADD, SUB, MUL, DIV, NEG, POW, EXP, LOG, TANH, SIGMOID, RELU, STEP, SIN, COS, SQRT, XLOGY)
+    for op in (ADD, SUB, MUL, DIV, NEG, POW, EXP, LOG, TANH, TANH_GRAD, TANH_GRAD2, SIGMOID, SIGMOID_GRAD,
+               RELU, STEP, SIN, COS, SQRT, XLOGY)
 }
 """Every fixed operation by name (``pow_const(c)`` makes the x ** c family on demand)."""
 

@@ -34,7 +34,12 @@ from typing import Any
 
 import sympy
 
-from micrograph import Value
+from micrograph import Value, ops
+
+_t = sympy.Symbol("t", real=True)
+_TANH_GRAD = sympy.diff(sympy.tanh(_t), _t)  # the derivative operations' oracles: sympy differentiates
+_TANH_GRAD2 = sympy.diff(sympy.tanh(_t), _t, 2)
+_SIGMOID_GRAD = sympy.diff(1 / (1 + sympy.exp(-_t)), _t)
 
 __all__ = [
     "CATALOGUE",
@@ -96,6 +101,11 @@ class ValueNamespace:
     def sqrt(x: Value) -> Value:
         return x.sqrt()
 
+    # the derivative operations of the table, as operations of G in their own right
+    tanh_grad = staticmethod(ops.TANH_GRAD)
+    tanh_grad2 = staticmethod(ops.TANH_GRAD2)
+    sigmoid_grad = staticmethod(ops.SIGMOID_GRAD)
+
 
 class SympyNamespace:
     """Builds exact sympy expressions over real symbols; relu is a Piecewise, sigmoid 1 / (1 + e^-x)."""
@@ -120,6 +130,18 @@ class SympyNamespace:
     @staticmethod
     def relu(x: Any) -> Any:
         return sympy.Piecewise((x, x > 0), (0, True))
+
+    @staticmethod
+    def tanh_grad(x: Any) -> Any:
+        return _TANH_GRAD.subs(_t, x)
+
+    @staticmethod
+    def tanh_grad2(x: Any) -> Any:
+        return _TANH_GRAD2.subs(_t, x)
+
+    @staticmethod
+    def sigmoid_grad(x: Any) -> Any:
+        return _SIGMOID_GRAD.subs(_t, x)
 
 
 class FloatNamespace:
@@ -148,6 +170,10 @@ class FloatNamespace:
     def relu(self, x: float) -> float:
         self.relu_args.append(x)
         return x if x > 0 else 0.0
+
+    tanh_grad = staticmethod(sympy.lambdify(_t, _TANH_GRAD, "math"))
+    tanh_grad2 = staticmethod(sympy.lambdify(_t, _TANH_GRAD2, "math"))
+    sigmoid_grad = staticmethod(sympy.lambdify(_t, _SIGMOID_GRAD, "math"))
 
 
 VALUES = ValueNamespace()
@@ -369,6 +395,9 @@ CATALOGUE: list[Case] = [
     Case("op_sigmoid_negative", {"x": -2.3}, lambda ns, x: ns.sigmoid(x * 3.0), tags=("op:sigmoid",)),
     Case("op_relu_positive", {"x": 0.7}, lambda ns, x: ns.relu(x) * x, tags=("op:relu",)),
     Case("op_relu_negative", {"x": -0.7}, lambda ns, x: ns.relu(x) + x * x, tags=("op:relu",)),
+    Case("op_tanh_grad", {"x": -0.8}, lambda ns, x: ns.tanh_grad(x * 1.5), tags=("op:tanh_grad",)),
+    Case("op_tanh_grad2", {"x": 0.45}, lambda ns, x: ns.tanh_grad2(x) * x, tags=("op:tanh_grad2",)),
+    Case("op_sigmoid_grad", {"x": 0.9}, lambda ns, x: ns.sigmoid_grad(x * x - 1.0), tags=("op:sigmoid_grad",)),  # noqa: E501
     Case("op_sin", {"x": 0.6}, lambda ns, x: ns.sin(x), tags=("op:sin",)),
     Case("op_cos", {"x": 0.6}, lambda ns, x: ns.cos(x), tags=("op:cos",)),
     Case("op_sqrt", {"x": 2.5}, lambda ns, x: ns.sqrt(x), tags=("op:sqrt",)),

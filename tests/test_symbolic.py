@@ -159,8 +159,11 @@ def check_marking(case: Case) -> tuple[set[Value], set[Value]]:
 
 def test_B_marking_on_catalogue(catalogue_case: Case) -> None:
     covered, G_prime = check_marking(catalogue_case)
-    if "chain" in catalogue_case.tags:  # figure 6.10: one gradient node per node of G'
-        assert covered == G_prime
+    if "chain" in catalogue_case.tags:
+        # figure 6.10: one gradient node per node of G' below z; z's own gradient is the constant 1,
+        # which B uses only where a rule returns a node of G (exp's output: dz/dy = 1 × z)
+        assert G_prime - {next(u for u in G_prime if not any(u in v.inputs for v in G_prime))} <= covered
+        assert covered <= G_prime
 
 
 @DAG_SETTINGS

@@ -239,7 +239,11 @@ def test_side_by_side_clusters_cross_edges_and_captions():
     found = nodes(src)
     # gradient nodes are captioned with what they are
     captions = [found[n][0] for n in b_names if "∂z/∂" in found[n][0]]
-    assert any("∂z/∂w (" in c for c in captions) and any("∂z/∂z (" in c for c in captions)
+    assert [c.strip('"').split(" (")[0] for c in captions] == ["∂z/∂u3", "∂z/∂u2", "∂z/∂w"]
+    # figure 6.10's B: one node f'(.) per step, reading y, x, w as the book's do, and one product per step
+    assert sorted(found[n][0].split("|")[1] for n in b_names) == sorted(
+        ["tanh′(u3)", "tanh′(u2)", "tanh′(u1)", "u5 × u6", "u7 × u8"]
+    )
     assert all("grad " not in found[n][0] for n in b_names)
     # G shows Algorithm 6.2's grad_table without touching .grad
     assert "grad 0.5339" in found["u1"][0]
@@ -251,8 +255,8 @@ def test_side_by_side_clusters_cross_edges_and_captions():
     assert cross and all("style=dashed" in attrs for _, _, attrs in cross)
     assert all("style=dashed" not in attrs for t, h, attrs in es if (t, h, attrs) not in cross)
     assert not [e for e in es if e[0] in b_set and e[1] in g_set]  # B never feeds G
-    # tanh's rule 1 - out*out uses out = u4 twice: two dashed edges u4 -> B
-    assert sum(1 for t, _, _ in cross if t == "u4") == 2
+    # tanh's derivative tanh′ reads tanh's argument: one dashed edge from each of y, x, w, none from z
+    assert sorted(t for t, _, _ in cross) == ["u1", "u2", "u3"]
     # layout: invisible edges from z to each node of B without a parent in B (so B sits right of G)
     heads_in_b = {h for t, h, _ in es if t in b_set}
     assert invisible_edges(src) == [("u4", n) for n in b_names if n not in heads_in_b]
@@ -303,7 +307,7 @@ def test_side_by_side_svg_shows_both_clusters():
     z, w = chain3()
     texts = svg_texts(viz.draw_side_by_side(z, w))
     assert "forward graph G" in texts and "backward subgraph B" in texts
-    assert "∂z/∂w (u17)" in texts
+    assert "∂z/∂w (u9)" in texts  # figure 6.10: G has u1..u4, B u5..u9
 
 
 def test_catalogue_draws():

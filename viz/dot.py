@@ -274,7 +274,7 @@ def draw_side_by_side(
     zname = clean(z.label, 12) or names[z]
 
     dot = _new_digraph("figure_6_10", None)
-    dot.attr(compound="true")
+    dot.attr(compound="true", newrank="true")  # newrank: no "lost edge" for invisible edges to records
     with dot.subgraph(name="cluster_G") as g:
         g.attr(**style.CLUSTER_G)
         for i, v in enumerate(G.nodes):
