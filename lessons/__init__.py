@@ -32,6 +32,7 @@ LESSONS: dict[int, str] = {
     5: "lessons.l5_mlp",
     6: "lessons.l6_symbolic",
     7: "lessons.l7_higher_order",
+    8: "lessons.l8_modes",
 }
 """Lesson number -> module."""
 

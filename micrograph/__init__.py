@@ -17,6 +17,7 @@ from micrograph.compile import CompiledGraph, compile_graph
 from micrograph.engine import Value
 from micrograph.errors import DomainError
 from micrograph.forward import forward
+from micrograph.forward_mode import JVP, jacobian_forward, jacobian_reverse, jvp
 from micrograph.graph import Graph, SubGraph
 from micrograph.memory import paused_gc
 from micrograph.naive import checkpoint_grad, naive_grad, store_grad
@@ -36,6 +37,10 @@ __all__ = [
     "grad",
     "build_grad",
     "hessian_vector_product",
+    "jvp",
+    "JVP",
+    "jacobian_forward",
+    "jacobian_reverse",
     "naive_grad",
     "store_grad",
     "checkpoint_grad",

@@ -291,3 +291,23 @@ def test_pager_shows_its_keys_on_every_screen_and_asks_for_predictions(capsys, m
     assert "l.next()" not in out
     prose = [ln for ln in out.splitlines() if not ln.startswith(" ")]
     assert max(len(ln) for ln in prose) <= 80
+
+
+def test_lesson_8_prints_its_counts_and_agreeing_numbers() -> None:
+    """Lesson 8: J v by forward mode equals back-propagation's rows times v; n vs m passes counted."""
+    import lessons
+
+    l = lessons.start(8)
+    text = l.text
+    assert "One pass, 13 local derivatives" in text
+    rows = [line.split() for line in l.values().splitlines()[2:]]
+    assert [r[1] for r in rows] == [r[2] for r in rows]  # the two columns agree as printed
+    l.next()
+    assert "forward mode evaluated 1184 local derivatives and reverse mode 75" in l.text
+    assert "forward 38, reverse 144" in l.text
+    l.next()
+    assert "2010000 multiply-adds" in l.text and "30000, 67 times fewer" in l.text
+    l.next()
+    rows = [line.split() for line in l.values().splitlines()[2:]]
+    assert len(rows) == 3 and all(r[2] == r[3] for r in rows)
+    assert l.figure() is not None

@@ -64,11 +64,12 @@ def test_long_graph_elided():
 
 def test_backward_nodes_marked():
     w = Value(0.5, label="w")
-    z = w.tanh()
+    z = (w * w).tanh()
     dz_dw = micrograph.grad(z, w)
     out = viz.text(dz_dw)
-    assert "B: dz/dw" in out
-    assert out.count(" B") >= 3
+    assert "B: dz/dw" in out and "B: dz/du2" in out  # grad_table entries of B, named
+    assert out.count(" B") == 4  # tanh′(u2), the two products of a * a, their sum
+    assert "tanh′(u2)" in out
 
 
 def test_text_needs_no_graphviz(monkeypatch, tmp_path):

@@ -34,9 +34,9 @@ from viz.steps import steps
 from viz.text import text
 
 if TYPE_CHECKING:
-    from viz.plots import plot_blowup, plot_decision_boundary, plot_memory, plot_training
+    from viz.plots import plot_blowup, plot_decision_boundary, plot_hessian, plot_memory, plot_training
 
-_PLOTS = ("plot_blowup", "plot_memory", "plot_training", "plot_decision_boundary")
+_PLOTS = ("plot_blowup", "plot_memory", "plot_training", "plot_decision_boundary", "plot_hessian")
 
 __all__ = [
     "draw",
@@ -51,6 +51,7 @@ __all__ = [
     "plot_memory",
     "plot_training",
     "plot_decision_boundary",
+    "plot_hessian",
     "GraphTooLarge",
     "GraphvizMissing",
     "register_ipython",

@@ -409,3 +409,62 @@ def plot_decision_boundary(
         )
     save_figure(fig, path)
     return fig
+
+
+def plot_hessian(
+    H: Sequence[Sequence[float]],
+    names: Sequence[str],
+    Hv: Sequence[float] | None = None,
+    v: Sequence[float] | None = None,
+    path: str | os.PathLike[str] | None = None,
+) -> Figure:
+    """The Hessian H as a heat map, each entry written in its cell; beside it H v, if given.
+
+    Args:
+        H: the n x n Hessian (rows of numbers), e.g. from ``grad`` applied twice.
+        names: the n variables' names, for the axes.
+        Hv: ``hessian_vector_product``'s result as numbers, drawn as a column beside H; None for none.
+        v: the vector v of H v, for the column's title.
+        path: a file to write (``.png``, ``.svg``, ``.pdf``), or None.
+
+    Returns:
+        The matplotlib Figure.
+
+    Raises:
+        ValueError: H not square, or names, Hv or v of another length than H.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.10, equation 6.59.
+    """
+    n = len(H)
+    if any(len(row) != n for row in H):
+        raise ValueError(f"plot_hessian: H must be square, got rows of lengths {[len(r) for r in H]}")
+    if len(names) != n or (Hv is not None and len(Hv) != n) or (v is not None and len(v) != n):
+        raise ValueError(f"plot_hessian: names, Hv and v must have n = {n} entries each")
+    top = max((abs(x) for row in H for x in row), default=1.0) or 1.0
+    with _styled():
+        fig = _figure(2.0 + 1.1 * n + (1.4 if Hv is not None else 0.0), 1.2 + 0.9 * n)
+        axes = fig.subplots(1, 2, width_ratios=[n, 1]) if Hv is not None else [fig.subplots()]
+        ax = axes[0]
+        image = ax.imshow(H, cmap="RdBu_r", vmin=-top, vmax=top)
+        for i in range(n):
+            for j in range(n):
+                ink = "white" if abs(H[i][j]) > 0.6 * top else "black"  # readable on the dark cells
+                ax.text(j, i, f"{H[i][j]:.4g}", ha="center", va="center", fontsize=10, color=ink)
+        ax.grid(False)
+        ax.set_xticks(range(n), [f"∂{x}" for x in names])
+        ax.set_yticks(range(n), [f"∂{x}" for x in names])
+        ax.set_title("H = ∂²f / ∂xᵢ∂xⱼ  (grad of grad)")
+        fig.colorbar(image, ax=ax, shrink=0.8)
+        if Hv is not None:
+            side = axes[1]
+            side.imshow([[h] for h in Hv], cmap="RdBu_r", vmin=-top, vmax=top)
+            for i, h in enumerate(Hv):
+                ink = "white" if abs(h) > 0.6 * top else "black"
+                side.text(0, i, f"{h:.4g}", ha="center", va="center", fontsize=10, color=ink)
+            side.grid(False)
+            side.set_xticks([])
+            side.set_yticks(range(n), [""] * n)
+            shown = "" if v is None else ",\nv = (" + ", ".join(f"{x:g}" for x in v) + ")"
+            side.set_title(f"H v (eq. 6.59){shown}", fontsize=9)
+    save_figure(fig, path)
+    return fig
