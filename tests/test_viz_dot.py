@@ -5,6 +5,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 a
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 import xml.etree.ElementTree as ET
@@ -18,13 +19,20 @@ from viz.render import pipe_svg
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
 
-NODE_LINE = re.compile(r"^\s*(u\d+) \[label=(\".*?(?<!\\)\")(.*)\]$", re.M)
+NODE_LINE = re.compile(r"^\s*(u\d+) \[label=<(<TABLE (.*?)>.*</TABLE>)>(.*)\]$", re.M)
+CELL = re.compile(r"<FONT[^>]*>(.*?)</FONT>")
 EDGE_LINE = re.compile(r"^\s*(u\d+) -> (u\d+)(?: \[(.*)\])?$", re.M)
 
 
 def nodes(source: str) -> dict[str, tuple[str, str]]:
-    """{name: (label, other attributes)} of every node statement."""
-    return {m.group(1): (m.group(2), m.group(3)) for m in NODE_LINE.finditer(source)}
+    """{name: (its box's rows joined by "|", the box's attributes)} of every node statement.
+
+    A node is drawn as an HTML-like table, one row per field; the rows are read back as text.
+    """
+    return {
+        m.group(1): ("|".join(html.unescape(c) for c in CELL.findall(m.group(2))), m.group(3) + m.group(4))
+        for m in NODE_LINE.finditer(source)
+    }
 
 
 def edges(source: str) -> list[tuple[str, str, str]]:
@@ -61,10 +69,10 @@ def test_draw_returns_digraph_one_record_per_node_in_graph_order():
     found = nodes(dot.source)
     assert list(found) == ["u1", "u2", "u3", "u4"]
     assert "rankdir=LR" in dot.source
-    assert "shape=record" in dot.source
+    assert "shape=plain" in dot.source and "record" not in dot.source  # HTML-like boxes, never records
     label = found["u2"][0]
     assert "tanh(u1)" in label and "data 0.4621" in label and "grad 0.000" in label
-    assert found["u1"][0].startswith('"w (u1)|input|data 0.5000')
+    assert found["u1"][0].startswith("w (u1)|input|data 0.5000")
 
 
 def test_same_expression_gives_same_source():
@@ -124,19 +132,21 @@ def test_grad_table_and_highlight():
     assert w.grad == 0.0  # drawing reads, never writes
 
 
-def test_labels_escaped_in_records():
+def test_labels_escaped_in_the_boxes():
     a = Value(1.0, label="{a|b}")
     b = Value(2.0, label="<script>alert(1)</script>")
     c = Value(3.0, label='q"uo\\te')
-    z = a * b + c
+    d = Value(4.0, label="&lt;b&gt; &amp; &#65;")
+    z = a * b + c * d
     src = viz.draw(z).source
-    found = nodes(src)
-    assert r"\{a\|b\} (u1)" in found["u1"][0]
-    assert r"\<script\>alert(1)\</script\> (u2)" in found["u2"][0]
-    assert r"q\"uo\\te (u3)" in found["u3"][0]
-    # each record keeps its 4 fields: the user's | and { } did not split it
-    for label, _ in found.values():
-        assert len(re.findall(r"(?<!\\)\|", label)) == 3
+    assert "<script>" not in src and "&lt;script&gt;" in src  # HTML-escaped in the DOT source
+    found = nodes(src)  # read back (unescaped): exactly the text typed
+    assert "{a|b} (u1)" in found["u1"][0]
+    assert "<script>alert(1)</script> (u2)" in found["u2"][0]
+    assert 'q"uo\\te (u3)' in found["u3"][0]
+    assert "&lt;b&gt; &amp; &#65; (u4)" in found["u4"][0]
+    for name in ("u1", "u2", "u3", "u4"):  # each box keeps its 4 rows: no user text split one
+        assert src.split(f"\t{name} [", 1)[1].split("\n", 1)[0].count("<TR>") == 4
 
 
 @needs_dot
@@ -157,7 +167,7 @@ def test_control_characters_shown_not_obeyed():
     a = Value(1.0, label="x\ny\x1b[31m")
     label = nodes(viz.draw(a * 2).source)["u1"][0]
     assert "\n" not in label and "\x1b" not in label
-    assert "x\\\\x0ay\\\\x1b[31m" in label
+    assert "x\\x0ay\\x1b[31m" in label
 
 
 def test_constants_and_output_styled():
@@ -166,7 +176,7 @@ def test_constants_and_output_styled():
     found = nodes(viz.draw(z).source)
     assert "constant" in found["u1"][0] and style.CONSTANT["fillcolor"] in found["u1"][1]
     assert style.VARIABLE["fillcolor"] in found["u2"][1]
-    assert f"penwidth={style.OUTPUT_PENWIDTH}" in found["u3"][1]
+    assert f'BORDER="{style.OUTPUT_PENWIDTH}"' in found["u3"][1]
 
 
 def test_draw_accepts_graph_and_rejects_other_things():

@@ -1,15 +1,16 @@
 """Graph -> graphviz.Digraph: G, B, and G and B side by side (figure 6.10). No file I/O here.
 
-Every node u(i) is drawn as a record holding its name and label, how it is computed from its parents,
-its value and its gradient (4 significant digits). Node names in the DOT source are the book's names
-``u1, u2, ...`` in the topological order of :class:`~micrograph.graph.Graph`, so the same expression
-always gives the same DOT source. An edge u(j) -> u(i) says u(j) is an argument of u(i); where the
-operation is not commutative (a - b, a / b, a ** b) the edge carries the argument's position, 1 or 2.
+Every node u(i) is drawn as a box (a Graphviz HTML-like table) holding its name and label, how it is
+computed from its parents, its value and its gradient (4 significant digits). Node names in the DOT
+source are the book's names ``u1, u2, ...`` in the topological order of
+:class:`~micrograph.graph.Graph`, so the same expression always gives the same DOT source. An edge
+u(j) -> u(i) says u(j) is an argument of u(i); where the operation is not commutative (a - b, a / b,
+a ** b) the edge carries the argument's position, 1 or 2.
 ``a * a`` has two edges from ``a``.
 
-Labels are user text: they are escaped for the DOT record syntax (``{ } | < > " \\``) and control
-characters are shown as ``\\xNN``, so a label renders as exactly the text typed. Colours, fonts and
-shapes come from :mod:`viz.style`, which also documents the legend.
+Labels are user text: they are escaped for HTML (``& < > "``) and control characters are shown as
+``\\xNN``, so a label renders as exactly the text typed (``&lt;b&gt;`` stays ``&lt;b&gt;``). Colours,
+fonts and shapes come from :mod:`viz.style`, which also documents the legend.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 and figure 6.10.
 """
@@ -37,6 +38,7 @@ __all__ = [
     "digraph",
     "escape_record",
     "escape_text",
+    "html_box",
     "DEFAULT_MAX_NODES",
 ]
 
@@ -88,15 +90,45 @@ def check_size(size: int, max_nodes: int, what: str = "the graph") -> None:
 _check_size = check_size
 
 
-def _record(name: str, node: Value, names: Mapping[Value, str], data: float | None,
-            grad: float | None, *, show_grad: bool = True, caption: str | None = None) -> str:  # fmt: skip
-    head = name if not node.label else f"{escape_record(node.label)} ({name})"
+def _fields(name: str, node: Value, names: Mapping[Value, str], data: float | None, grad: float | None,
+            *, show_grad: bool = True, caption: str | None = None) -> list[str]:  # fmt: skip
+    """The rows of a node's box, as plain text: name (and label or caption), computation, data, grad."""
+    head = name if not node.label else f"{clean(node.label)} ({name})"
     if caption:
-        head = f"{escape_record(caption)} ({name})"
-    fields = [head, escape_record(formula(node, names), 60), f"data {fmt(data)}"]
+        head = f"{clean(caption)} ({name})"
+    fields = [head, clean(formula(node, names), 60), f"data {fmt(data)}"]
     if show_grad:
         fields.append(f"grad {fmt(grad) if grad is not None else '—'}")
-    return "|".join(fields)
+    return fields
+
+
+_NO_BORDER = ' BORDER="0"'
+
+
+def html_box(rows: Sequence[str], attrs: Mapping[str, str]) -> str:
+    """A node's box as a Graphviz HTML-like label: one row per text, in the colours of ``attrs``.
+
+    Rows are user text, escaped for HTML (``&`` ``<`` ``>`` ``"``), so a label is drawn exactly as typed.
+    HTML-like labels (not record shapes) also keep Graphviz 2.43 from losing edges between adjacent
+    nodes inside clusters ("flat edge between adjacent nodes one of which has a record shape").
+
+    Args:
+        rows: the lines of the box, top to bottom (plain text).
+        attrs: a node style of :mod:`viz.style` (``fillcolor``, ``color``, ``fontcolor``, ``penwidth``,
+            ``style`` with ``dashed``).
+    """
+    border = attrs.get("penwidth", "1")
+    dashed = ' STYLE="dashed"' if "dashed" in attrs.get("style", "") else ""
+    font = attrs.get("fontcolor", "#1a1a1a")
+    cells = "".join(
+        f'<TR><TD{"" if k == 0 else _NO_BORDER}><FONT COLOR="{font}">{html.escape(row)}</FONT></TD></TR>'
+        for k, row in enumerate(rows)
+    )
+    return (
+        f'<<TABLE BORDER="{border}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2" '
+        f'BGCOLOR="{attrs.get("fillcolor", "#ffffff")}" COLOR="{attrs.get("color", "#555555")}"{dashed}>'
+        f"{cells}</TABLE>>"
+    )
 
 
 def _node_attrs(
@@ -118,6 +150,11 @@ def _node_attrs(
     if highlighted:
         attrs.update(style.HIGHLIGHT)
     return attrs
+
+
+def _node(dot: graphviz.Digraph, name: str, rows: Sequence[str], attrs: Mapping[str, str]) -> None:
+    """Add a node drawn as an HTML-like box (the node's own shape is plain: the table is the box)."""
+    dot.node(name, html_box(rows, attrs))
 
 
 def _edges(dot: graphviz.Digraph, node: Value, names: Mapping[Value, str], *,
@@ -162,8 +199,8 @@ def digraph(
     dot = _new_digraph("G", title)
     last = len(nodes) - 1
     for i, v in enumerate(nodes):
-        dot.node(names[v], graphviz.nohtml(_record(names[v], v, names, data[i], grads[i])),
-                 **_node_attrs(v, highlighted=v in marked, output=i == last))  # fmt: skip
+        _node(dot, names[v], _fields(names[v], v, names, data[i], grads[i]),
+              _node_attrs(v, highlighted=v in marked, output=i == last))  # fmt: skip
     for v in nodes[graph.n_inputs :]:
         _edges(dot, v, names)
     return dot
@@ -280,8 +317,8 @@ def draw_side_by_side(
         for i, v in enumerate(G.nodes):
             faded = v not in G_prime
             grad = table.get(v) if table is not None else None
-            g.node(names[v], graphviz.nohtml(_record(names[v], v, names, v.data, grad)),
-                   **_node_attrs(v, faded=faded, output=i == n - 1))  # fmt: skip
+            _node(g, names[v], _fields(names[v], v, names, v.data, grad),
+                  _node_attrs(v, faded=faded, output=i == n - 1))  # fmt: skip
     with dot.subgraph(name="cluster_B") as b:
         b.attr(**style.CLUSTER_B)
         for v in B_nodes:
@@ -289,8 +326,8 @@ def draw_side_by_side(
             if v.meta is not None and v.meta.grad_of:
                 of = [clean(u.label, 12) or names.get(u, "?") for u in v.meta.grad_of]
                 caption = f"∂{zname}/∂{of[0]}" if len(of) == 1 else f"∂{zname}/∂{{{', '.join(of)}}}"
-            b.node(names[v], graphviz.nohtml(_record(names[v], v, names, v.data, None, show_grad=False,
-                                                     caption=caption)), **_node_attrs(v))  # fmt: skip
+            _node(b, names[v], _fields(names[v], v, names, v.data, None, show_grad=False, caption=caption),
+                  _node_attrs(v))  # fmt: skip
     for v in G.nodes[G.n_inputs :]:
         _edges(dot, v, names)
     in_G = G.index

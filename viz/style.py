@@ -63,7 +63,8 @@ GRAPH: dict[str, str] = {
     "ranksep": "0.45",
     "labelloc": "t",
 }
-NODE: dict[str, str] = {"shape": "record", "fontname": FONT, "fontsize": FONTSIZE, "style": "filled"}
+NODE: dict[str, str] = {"shape": "plain", "fontname": FONT, "fontsize": FONTSIZE}
+"""A node's box is its HTML-like label (viz.dot.html_box), in the colours of its kind below."""
 EDGE: dict[str, str] = {"fontname": FONT, "fontsize": EDGE_FONTSIZE, "color": "#555555", "arrowsize": "0.7"}
 
 # Node kinds: each a dict of Graphviz node attributes.

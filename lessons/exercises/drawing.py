@@ -17,9 +17,9 @@ import graphviz
 
 from micrograph.graph import Graph
 from viz import style
-from viz.dot import digraph, escape_record
+from viz.dot import digraph, html_box
 from viz.render import pipe_svg
-from viz.words import fmt, formula, node_names
+from viz.words import clean, fmt, formula, node_names
 
 __all__ = ["Mark", "failure_drawing", "failure_svg", "MAX_DRAWN"]
 
@@ -79,14 +79,14 @@ def failure_drawing(
     if wrong is not None:
         v = nodes[wrong]
         name = names[v]
-        head = name if not v.label else f"{escape_record(v.label)} ({name})"
+        head = name if not v.label else f"{clean(v.label)} ({name})"
         value = data[wrong] if data is not None else v.data
-        fields = [head, escape_record(formula(v, names), 60)] + ([f"data {fmt(value)}"] if show_data else [])
+        fields = [head, clean(formula(v, names), 60)] + ([f"data {fmt(value)}"] if show_data else [])
         if expected:
-            fields.append(escape_record(f"expected {expected}", 60))
+            fields.append(clean(f"expected {expected}", 60))
         if actual:
-            fields.append(escape_record(f"yours {actual}", 60))
-        dot.node(name, graphviz.nohtml("|".join(fields)), **style.WRONG)  # overrides the node's attributes
+            fields.append(clean(f"yours {actual}", 60))
+        dot.node(name, html_box(fields, style.WRONG))  # drawn again over the node's first box
     return dot
 
 
