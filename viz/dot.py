@@ -102,7 +102,7 @@ def _fields(name: str, node: Value, names: Mapping[Value, str], data: float | No
     return fields
 
 
-_NO_BORDER = ' BORDER="0"'
+_FIRST, _RULED = ' BORDER="0"', ' BORDER="1" SIDES="T"'  # a rule above every row but the first
 
 
 def html_box(rows: Sequence[str], attrs: Mapping[str, str]) -> str:
@@ -121,7 +121,7 @@ def html_box(rows: Sequence[str], attrs: Mapping[str, str]) -> str:
     dashed = ' STYLE="dashed"' if "dashed" in attrs.get("style", "") else ""
     font = attrs.get("fontcolor", "#1a1a1a")
     cells = "".join(
-        f'<TR><TD{"" if k == 0 else _NO_BORDER}><FONT COLOR="{font}">{html.escape(row)}</FONT></TD></TR>'
+        f'<TR><TD{_FIRST if k == 0 else _RULED}><FONT COLOR="{font}">{html.escape(row)}</FONT></TD></TR>'
         for k, row in enumerate(rows)
     )
     return (
