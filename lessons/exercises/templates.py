@@ -7,6 +7,8 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 
 from __future__ import annotations
 
+from micrograph.pseudocode import ALGORITHMS
+
 __all__ = ["TEMPLATES"]
 
 _DERIVATIVES = '''\
@@ -94,14 +96,7 @@ _FORWARD = '''\
 
 The book (section 6.5.3, Algorithm 6.1):
 
-    for i = 1, ..., n_i do
-        u(i) <- x_i
-    end for
-    for i = n_i + 1, ..., n do
-        A(i) <- {u(j) | j in Pa(u(i))}
-        u(i) <- f(i)(A(i))
-    end for
-    return u(n)
+@ALGORITHM_6_1@
 
 Here positions are 0-based: G.nodes[0] is u(1), G.nodes[n - 1] is u(n); G.n_inputs is n_i.
 G.parents[i] is the tuple of positions j of the parents of G.nodes[i], in argument order.
@@ -128,13 +123,7 @@ _BACKPROP = '''\
 
 The book (section 6.5.3, Algorithm 6.2):
 
-    grad_table[u(n)] <- 1
-    for j = n - 1 down to 1 do
-        The next line computes du(n)/du(j) = sum_{i: j in Pa(u(i))} du(n)/du(i) du(i)/du(j)
-        using stored values:
-        grad_table[u(j)] <- sum_{i: j in Pa(u(i))} grad_table[u(i)] du(i)/du(j)
-    end for
-    return {grad_table[u(i)] | i = 1, ..., n_i}
+@ALGORITHM_6_2@
 
 Return the grad_table for every node of G (a dict {node: du(n)/dnode}).
 
@@ -195,13 +184,7 @@ _MLP = '''\
 
 The book (section 6.5.4, Algorithm 6.4):
 
-    g <- grad_yhat J = grad_yhat L(yhat, y)
-    for k = l, l - 1, ..., 1 do
-        g <- grad_a(k) J = g (*) f'(a(k))            (element-wise)
-        grad_b(k) J = g + lambda grad_b(k) Omega(theta)
-        grad_W(k) J = g h(k-1)^T + lambda grad_W(k) Omega(theta)
-        g <- grad_h(k-1) J = W(k)^T g
-    end for
+@ALGORITHM_6_4@
 
 net holds one example's forward pass (Algorithm 6.3) as numbers, indexed as the book does (k = 1..l;
 index 0 of W, b, a is unused):
@@ -253,13 +236,22 @@ def naive_grad(z, w):
     raise NotImplementedError
 '''
 
+def _quote(text: str) -> str:
+    """Put the book's pseudo-code, transcribed once in :mod:`micrograph.pseudocode`, into a template."""
+    for number, algorithm in ALGORITHMS.items():
+        lines = algorithm.lines[3:] if number == "6.2" else algorithm.lines  # 6.2 from grad_table[u(n)] <- 1
+        quoted = "\n".join("    " + line for line in lines)
+        text = text.replace(f"@ALGORITHM_{number.replace('.', '_')}@", quoted)
+    return text
+
+
 TEMPLATES: dict[str, str] = {
     "derivatives": _DERIVATIVES,
     "topo": _TOPO,
-    "forward": _FORWARD,
-    "backprop": _BACKPROP,
+    "forward": _quote(_FORWARD),
+    "backprop": _quote(_BACKPROP),
     "build_grad": _BUILD_GRAD,
-    "mlp_backward": _MLP,
+    "mlp_backward": _quote(_MLP),
     "naive": _NAIVE,
 }
 """{exercise name: the template's text}."""
