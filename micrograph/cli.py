@@ -142,7 +142,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     from micrograph.expr import build
 
     env = _bindings(args)
-    out = _output_file(args.out, args.force, (".svg", ".png", ".pdf", ".dot")) if args.out else None
+    out = _output_file(args.out, args.force, (".svg", ".png", ".pdf", ".dot", ".tex")) if args.out else None
     z = build(args.expression, env)  # a DomainError (log(0), 1/0 ...) stops here, before anything is written
     leaves = {v.label: v for v in _leaves(z)}
 
@@ -163,7 +163,10 @@ def _cmd_render(args: argparse.Namespace) -> int:
     if out is None:
         print(f"{PROG}: nothing written (give --out FILE.svg to draw it)", file=sys.stderr)
         return 0
-    written = viz.render(dot, out, overwrite=args.force)  # without --force nothing is replaced (nor g.dot)
+    if out.suffix.lower() == ".tex":  # TikZ from Graphviz's layout: a LaTeX document for pdflatex
+        written = viz.write_atomic(out, viz.to_tikz(dot).encode("utf-8"), overwrite=args.force)
+    else:
+        written = viz.render(dot, out, overwrite=args.force)  # nothing replaced without --force (nor g.dot)
     print(f"wrote {written}")
     return 0
 
@@ -526,7 +529,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="differentiate with respect to this variable (repeatable): draws B beside G",
     )
-    r.add_argument("--out", help="the file to write: .svg, .png, .pdf or .dot")
+    r.add_argument("--out", help="the file to write: .svg, .png, .pdf, .dot or .tex (TikZ, for LaTeX)")
     r.add_argument("--force", action="store_true", help="overwrite an existing file")
     r.add_argument("--max-nodes", type=int, default=300, help="refuse to draw bigger graphs (default 300)")
     r.set_defaults(func=_cmd_render)

@@ -32,6 +32,7 @@ from viz.explore import explore
 from viz.render import GraphvizMissing, pipe_svg, render, write_atomic
 from viz.steps import steps
 from viz.text import text
+from viz.tikz import to_tikz
 
 if TYPE_CHECKING:
     from viz.plots import plot_blowup, plot_decision_boundary, plot_hessian, plot_memory, plot_training
@@ -45,6 +46,7 @@ __all__ = [
     "save",
     "write_atomic",
     "text",
+    "to_tikz",
     "steps",
     "explore",
     "plot_blowup",

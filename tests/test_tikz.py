@@ -1,0 +1,96 @@
+"""viz.to_tikz: TikZ from Graphviz's layout for G, B and figure 6.10, labels escaped; compiled by pdflatex."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import viz
+from micrograph import Value, grad
+from micrograph.families import chain
+from viz.tikz import escape_latex
+
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+MICROGRAPH = [sys.executable, "-m", "micrograph"]  # this checkout's, first on the path
+ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+needs_pdflatex = pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+
+
+def _compile(tex: str, tmp_path: Path, name: str) -> Path:
+    src = tmp_path / f"{name}.tex"
+    src.write_text(tex, encoding="utf-8")
+    done = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", src.name],
+        cwd=tmp_path, capture_output=True, timeout=180, check=False,
+    )  # fmt: skip
+    log = done.stdout.decode("utf-8", "replace")
+    assert done.returncode == 0, [line for line in log.splitlines() if line.startswith("!")]
+    pdf = tmp_path / f"{name}.pdf"
+    assert pdf.read_bytes().startswith(b"%PDF")
+    return pdf
+
+
+def test_escape_latex() -> None:
+    assert escape_latex("a_b & 50% $x# {y} ~^\\") == (
+        r"a\_b \& 50\% \$x\# \{y\} \textasciitilde{}\textasciicircum{}\textbackslash{}"
+    )
+    assert escape_latex("∂z/∂w × tanh′") == r"$\partial$z/$\partial$w $\times$ tanh$'$"
+    assert escape_latex("é\x07") == "??"
+
+
+@needs_dot
+def test_figure_6_10_tikz_has_every_node_and_edge() -> None:
+    z, w = chain(3)
+    tex = viz.to_tikz(viz.draw_side_by_side(z, w), standalone=False)
+    assert tex.startswith("\\begin{tikzpicture}") and tex.rstrip().endswith("\\end{tikzpicture}")
+    # 9 records (4 of G, 5 of B) with their fields: 4 x 4 + 5 x 3 boxes, and the captions of B
+    assert tex.count("rectangle") == 2 + 4 * 4 + 5 * 3  # two clusters
+    assert r"$\partial$z/$\partial$y (u5)" in tex and r"tanh$'$(u3)" in tex
+    # edges: 3 in G, 3 dashed from G into B, 4 in B; the invisible layout edges are not drawn
+    assert len(re.findall(r"\\draw\[-latex", tex)) == 10
+    assert len(re.findall(r"\\draw\[-latex[^\]]*dashed", tex)) == 3
+
+
+@needs_dot
+@needs_pdflatex
+def test_tikz_compiles_for_G_B_and_side_by_side(tmp_path: Path) -> None:
+    z, w = chain(3)
+    w.label = "w_0 & 100% {$#}"  # LaTeX's special characters in a label
+    dz = grad(z, w)
+    for name, drawing in (
+        ("G", viz.draw(z)),
+        ("B", viz.draw(dz)),
+        ("fig_6_10", viz.draw_side_by_side(z, w)),
+    ):
+        tex = viz.to_tikz(drawing)
+        assert r"w\_0 \& 100\% \{\$\#\}" in tex
+        _compile(tex, tmp_path, name)
+
+
+@needs_dot
+@needs_pdflatex
+def test_micrograph_render_writes_tex(tmp_path: Path) -> None:
+    out = tmp_path / "f.tex"
+    done = subprocess.run(
+        [*MICROGRAPH, "render", "tanh(tanh(tanh(w)))", "--at", "w=0.5", "--wrt", "w", "--out", str(out)],
+        capture_output=True, timeout=120, check=False, env=ENV,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"wrote {out}" in done.stdout.decode()
+    _compile(out.read_text(encoding="utf-8"), tmp_path, "g")
+    again = subprocess.run(
+        [*MICROGRAPH, "render", "tanh(w)", "--at", "w=0.5", "--out", str(out)],
+        capture_output=True, timeout=120, check=False, env=ENV,
+    )  # fmt: skip
+    assert again.returncode == 2 and len(again.stderr.decode().strip().splitlines()) == 1
+
+
+def test_scale_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="scale must be a positive number"):
+        viz.to_tikz(viz.draw(Value(1.0)), scale=0)

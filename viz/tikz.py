@@ -1,0 +1,228 @@
+"""A drawing as TikZ for LaTeX documents and slides, from Graphviz's own layout.
+
+Graphviz lays the drawing out (``dot -Tjson``: every node's position and size, a record's fields, every
+edge's Bézier spline, the clusters' boxes); this module only writes that layout as TikZ commands, so the
+picture in a paper or a Beamer slide is the same as the SVG. Text is escaped for LaTeX (``\\ & % $ # _ { }
+~ ^``), and the symbols micrograph's labels use (∂, ×, ′, −, ÷, σ, √, ², ·, ≠, ≥) are written as math, so
+the output compiles with pdflatex and the standard packages only (``tikz``, ``xcolor``).
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, figure 6.10 (G and B side by side).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+import graphviz
+
+__all__ = ["to_tikz", "escape_latex"]
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+}
+_MATH = {
+    "∂": r"$\partial$",
+    "×": r"$\times$",
+    "′": r"$'$",
+    "″": r"$''$",
+    "‴": r"$'''$",
+    "−": r"$-$",
+    "÷": r"$\div$",
+    "σ": r"$\sigma$",
+    "√": r"$\surd$",
+    "²": r"$^2$",
+    "·": r"$\cdot$",
+    "≠": r"$\neq$",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "→": r"$\rightarrow$",
+    "⇢": r"$\dashrightarrow$",
+    "—": "---",
+    "–": "--",
+}
+
+
+def escape_latex(text: str) -> str:
+    """``text`` as LaTeX that prints it literally: special characters escaped, known symbols as math,
+    any other non-ASCII character (or control character) as ``?``."""
+    out = []
+    for ch in text:
+        if ch in _LATEX_SPECIAL:
+            out.append(_LATEX_SPECIAL[ch])
+        elif ch in _MATH:
+            out.append(_MATH[ch])
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.append("?")
+    return "".join(out)
+
+
+def _color(value: str | None, default: str) -> str:
+    """A Graphviz colour ``#rrggbb`` as an xcolor expression; names are passed through when simple."""
+    value = value or default
+    m = re.fullmatch(r"#([0-9a-fA-F]{2})([0-9a-fA-F]{2})([0-9a-fA-F]{2})(?:[0-9a-fA-F]{2})?", value)
+    if m:
+        r, g, b = (int(x, 16) for x in m.groups())
+        return f"{{rgb,255:red,{r};green,{g};blue,{b}}}"
+    return value if re.fullmatch(r"[a-z]+", value) else "black"
+
+
+def _fields(label: str) -> list[str]:
+    """The fields of a record label (``a|b|c``, ``\\|`` an escaped bar), unescaped."""
+    parts, cur, k = [], [], 0
+    while k < len(label):
+        ch = label[k]
+        if ch == "\\" and k + 1 < len(label):
+            cur.append(label[k + 1])
+            k += 2
+            continue
+        if ch == "|":
+            parts.append("".join(cur))
+            cur = []
+        elif ch not in "{}":
+            cur.append(ch)
+        k += 1
+    parts.append("".join(cur))
+    return parts
+
+
+def _html_lines(label: str) -> list[str]:
+    """The text lines of an HTML-like label: rows and ``<BR/>`` break lines, other tags are dropped."""
+    text = re.sub(r"(?i)<br\s*/?>|</tr>", "\n", label)
+    text = re.sub(r"<[^>]*>", "", text)
+    return [html.unescape(line).strip() for line in text.split("\n") if line.strip()]
+
+
+def _points(spec: str) -> list[tuple[float, float]]:
+    return [(float(a), float(b)) for a, b in (p.split(",")[:2] for p in spec.split())]
+
+
+def _edge_path(pos: str) -> tuple[list[tuple[float, float]], tuple[float, float] | None]:
+    """A Graphviz spline ``e,x,y p0 p1 ...`` as its Bézier points and the arrow's end point."""
+    end = None
+    items = []
+    for item in pos.split():
+        if item.startswith("e,"):
+            x, y = item[2:].split(",")
+            end = (float(x), float(y))
+        elif not item.startswith("s,"):
+            items.append(item)
+    return _points(" ".join(items)), end
+
+
+def _xy(p: tuple[float, float]) -> str:
+    return f"({p[0]:.2f},{p[1]:.2f})"
+
+
+def _box(x0: float, y0: float, x1: float, y1: float, options: str) -> str:
+    return f"  \\draw[{options}] {_xy((x0, y0))} rectangle {_xy((x1, y1))};"
+
+
+def _text(x: float, y: float, options: str, text: str) -> str:
+    return f"  \\node[{options}] at {_xy((x, y))} {{{text}}};"
+
+
+def to_tikz(
+    drawing: graphviz.Digraph | graphviz.Graph, *, standalone: bool = True, scale: float = 1.0
+) -> str:
+    """The drawing as TikZ, laid out by Graphviz: G, B, or figure 6.10's G and B side by side.
+
+    Args:
+        drawing: a ``graphviz.Digraph`` from :func:`viz.draw` or :func:`viz.draw_side_by_side`.
+        standalone: a complete LaTeX document (a page the picture's size, for ``pdflatex f.tex``) when True;
+            only the ``tikzpicture`` environment (for ``\\input`` in a paper or a slide) when False. The
+            picture needs ``\\usepackage{tikz}`` (``xcolor`` comes with it).
+        scale: a factor on the layout's coordinates (1.0: Graphviz's points); text keeps its size.
+
+    Returns:
+        The LaTeX source, as a string (no file is written; see :func:`viz.render`).
+
+    Raises:
+        viz.GraphvizMissing or graphviz.ExecutableNotFound: Graphviz's ``dot`` is not installed.
+        ValueError: ``scale`` is not a positive number.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, figure 6.10.
+    """
+    if not isinstance(scale, (int, float)) or not scale > 0:
+        raise ValueError(f"to_tikz: scale must be a positive number, got {scale!r}")
+    layout: dict[str, Any] = json.loads(drawing.pipe(format="json"))
+    lines = [f"\\begin{{tikzpicture}}[x={scale:g}pt,y={scale:g}pt,font=\\sffamily\\small]"]
+    objects = layout.get("objects", [])
+    for obj in objects:  # clusters first, so nodes are drawn over them
+        if "bb" in obj and "pos" not in obj:
+            x0, y0, x1, y1 = (float(v) for v in obj["bb"].split(","))
+            frame = f"draw={_color(obj.get('color'), 'black')},fill={_color(obj.get('fillcolor'), 'white')}"
+            lines.append(_box(x0, y0, x1, y1, "rounded corners=4pt," + frame))
+            if obj.get("label") and "lp" in obj:
+                (lx, ly), = _points(obj["lp"])
+                ink = f"text={_color(obj.get('fontcolor'), 'black')}"
+                lines.append(_text(lx, ly, ink, escape_latex(obj["label"])))
+    for edge in layout.get("edges", []):
+        if "invis" in edge.get("style", "") or "pos" not in edge:
+            continue
+        pts, end = _edge_path(edge["pos"])
+        if not pts:
+            continue
+        path = _xy(pts[0])
+        for k in range(1, len(pts) - 2, 3):
+            path += f" .. controls {_xy(pts[k])} and {_xy(pts[k + 1])} .. {_xy(pts[k + 2])}"
+        if end is not None:
+            path += f" -- {_xy(end)}"
+        dashed = ",dashed" if "dashed" in edge.get("style", "") else ""
+        lines.append(f"  \\draw[-latex,draw={_color(edge.get('color'), 'black')}{dashed}] {path};")
+        if edge.get("label") and "lp" in edge:
+            (lx, ly), = _points(edge["lp"])
+            lines.append(_text(lx, ly, "font=\\sffamily\\scriptsize", escape_latex(edge["label"])))
+    for obj in objects:
+        if "pos" not in obj:
+            continue
+        (x, y), = _points(obj["pos"])
+        style = obj.get("style", "")
+        draw = _color(obj.get("color"), "black")
+        fill = _color(obj.get("fillcolor"), "white") if "filled" in style else "white"
+        ink = _color(obj.get("fontcolor"), "black")
+        extra = ",dashed" if "dashed" in style else ""
+        extra += ",line width=1.2pt" if float(obj.get("penwidth", "1") or 1) > 1 else ""
+        label = obj.get("label", obj["name"])
+        if obj.get("rects"):  # a record: one box per field, as Graphviz placed them
+            for (x0, y0, x1, y1), text in zip(
+                ((float(v) for v in r.split(",")) for r in obj["rects"].split()), _fields(label)
+            ):
+                lines.append(_box(x0, y0, x1, y1, f"draw={draw},fill={fill}{extra}"))
+                lines.append(_text((x0 + x1) / 2, (y0 + y1) / 2, f"text={ink}", escape_latex(text)))
+        else:  # an HTML-like or plain label: a box of the node's size with its lines of text
+            w, h = float(obj.get("width", 0.75)) * 72 / 2, float(obj.get("height", 0.5)) * 72 / 2
+            texts = _html_lines(label) if label.startswith("<") else [label]
+            body = r" \\ ".join(escape_latex(t) for t in texts)
+            lines.append(_box(x - w, y - h, x + w, y + h, f"draw={draw},fill={fill}{extra}"))
+            lines.append(_text(x, y, f"text={ink},align=center", body))
+    lines.append("\\end{tikzpicture}")
+    picture = "\n".join(lines) + "\n"
+    if not standalone:
+        return picture
+    # A page the size of the picture, with classes every TeX installation has (article; no standalone).
+    x0, y0, x1, y1 = (float(v) for v in layout.get("bb", "0,0,100,100").split(","))
+    width, height = (x1 - x0) * scale + 8, (y1 - y0) * scale + 8
+    return (
+        "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{tikz}\n\\pagestyle{empty}\n"
+        f"\\paperwidth={width:.0f}pt \\paperheight={height + 12:.0f}pt\n"
+        "\\hoffset=-1in \\voffset=-1in \\oddsidemargin=4pt \\topmargin=4pt \\headheight=0pt \\headsep=0pt\n"
+        f"\\textwidth={width:.0f}pt \\textheight={height + 4:.0f}pt \\parindent=0pt\n"
+        "\\begin{document}\n" + picture + "\\end{document}\n"
+    )
