@@ -142,7 +142,8 @@ def _cmd_render(args: argparse.Namespace) -> int:
     from micrograph.expr import build
 
     env = _bindings(args)
-    out = _output_file(args.out, args.force, (".svg", ".png", ".pdf", ".dot", ".tex")) if args.out else None
+    suffixes = (".svg", ".png", ".pdf", ".dot", ".tex", ".gif", ".mp4")
+    out = _output_file(args.out, args.force, suffixes) if args.out else None
     z = build(args.expression, env)  # a DomainError (log(0), 1/0 ...) stops here, before anything is written
     leaves = {v.label: v for v in _leaves(z)}
 
@@ -165,6 +166,8 @@ def _cmd_render(args: argparse.Namespace) -> int:
         return 0
     if out.suffix.lower() == ".tex":  # TikZ from Graphviz's layout: a LaTeX document for pdflatex
         written = viz.write_atomic(out, viz.to_tikz(dot).encode("utf-8"), overwrite=args.force)
+    elif out.suffix.lower() in (".gif", ".mp4"):  # Algorithms 6.1 and 6.2 on G, one frame per step
+        written = viz.animate(z, out, overwrite=args.force, max_nodes=args.max_nodes)
     else:
         written = viz.render(dot, out, overwrite=args.force)  # nothing replaced without --force (nor g.dot)
     print(f"wrote {written}")
@@ -529,7 +532,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="differentiate with respect to this variable (repeatable): draws B beside G",
     )
-    r.add_argument("--out", help="the file to write: .svg, .png, .pdf, .dot or .tex (TikZ, for LaTeX)")
+    r.add_argument("--out", help="the file to write: .svg, .png, .pdf, .dot, .tex (TikZ, for LaTeX), "
+                   ".gif or .mp4 (Algorithms 6.1 and 6.2 animated, for slides)")
     r.add_argument("--force", action="store_true", help="overwrite an existing file")
     r.add_argument("--max-nodes", type=int, default=300, help="refuse to draw bigger graphs (default 300)")
     r.set_defaults(func=_cmd_render)
@@ -735,6 +739,8 @@ def main(argv: list[str] | None = None) -> int:
     except FileExistsError as e:
         return _fail(f"{e}; use --force to overwrite")
     except (GraphTooLarge, GraphvizMissing, GraphvizFailed, TrainingError) as e:
+        return _fail(str(e))
+    except ModuleNotFoundError as e:  # an optional extra not installed (the message names it)
         return _fail(str(e))
     except subprocess.TimeoutExpired as e:
         program = e.cmd[0] if isinstance(e.cmd, list) else e.cmd

@@ -27,6 +27,7 @@ import graphviz
 
 from micrograph.engine import Value
 from micrograph.graph import Graph
+from viz.animate import animate
 from viz.dot import GraphTooLarge, draw, draw_side_by_side
 from viz.explore import explore
 from viz.render import GraphvizMissing, pipe_svg, render, write_atomic
@@ -47,6 +48,7 @@ __all__ = [
     "write_atomic",
     "text",
     "to_tikz",
+    "animate",
     "steps",
     "explore",
     "plot_blowup",
