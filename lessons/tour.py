@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -153,6 +154,35 @@ def _flipbooks(out: Path, live: dict[int, Stepper], result: TourResult) -> list[
     return pages
 
 
+def _slides(out: Path, result: TourResult) -> list[tuple[str, str]]:
+    """Figure 6.10 for slides: Algorithms 6.1/6.2 as a GIF (with the ``slides`` extra), its TikZ source and,
+    where pdflatex is installed, the PDF compiled from it: (file name, one line of explanation)."""
+    import viz
+    from micrograph.families import chain
+
+    z, w = chain(3)
+    made = []
+    tex = viz.to_tikz(viz.draw_side_by_side(z, w))
+    result.files.append(viz.write_atomic(out / "fig_6_10.tex", tex.encode("utf-8"), overwrite=False))
+    made.append(("fig_6_10.tex", "figure 6.10 as TikZ for LaTeX (pdflatex fig_6_10.tex), Graphviz's layout"))
+    pdflatex = shutil.which("pdflatex")
+    if pdflatex is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "fig_6_10.tex").write_text(tex, encoding="utf-8")
+            done = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", "fig_6_10.tex"],
+                                  cwd=tmp, capture_output=True, timeout=180, check=False)  # fmt: skip
+            pdf = Path(tmp) / "fig_6_10.pdf"
+            if done.returncode == 0 and pdf.exists():
+                result.files.append(viz.write_atomic(out / "fig_6_10.pdf", pdf.read_bytes(), overwrite=False))
+                made.append(("fig_6_10.pdf", "the same TikZ picture compiled by pdflatex"))
+    try:
+        result.files.append(viz.animate(z, out / "fig_6_10_backprop.gif", overwrite=False))
+        made.append(("fig_6_10_backprop.gif", "Algorithms 6.1 and 6.2 on figure 6.10's G, for slides"))
+    except ModuleNotFoundError:  # imageio is in the slides extra, not in the default install
+        pass
+    return made
+
+
 def _expr(z: Any) -> str:
     """A chain of one-argument operations written out: ``tanh(tanh(tanh(w)))``."""
     ops, node = [], z
@@ -275,6 +305,8 @@ def run(
                 bar.update()
             bar.set_postfix_str("step-through pages")
             pages = _flipbooks(building, live, result)
+            if 6 in live:
+                pages += _slides(building, result)
         index = _index(building, runs, pages, time.perf_counter() - t0)
         result.files.append(viz.write_atomic(building / INDEX, index.encode("utf-8"), overwrite=False))
         viz.write_atomic(building / MARKER, b"written by micrograph tour\n", overwrite=False)

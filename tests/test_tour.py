@@ -139,3 +139,20 @@ def test_readme_keeps_the_make_commands_and_its_example_runs():
     assert d2z.data != 0.0  # type: ignore[attr-defined]
     for n in lessons.LESSONS:
         assert f"| {n} | " in readme
+
+
+def test_figure_6_10_for_slides_tex_pdf_and_gif(toured):
+    """The tour writes figure 6.10 as TikZ, its PDF where pdflatex is installed, and the GIF (slides extra)."""
+    import shutil
+
+    out, result = toured
+    tex = (out / "fig_6_10.tex").read_text(encoding="utf-8")
+    assert "\\begin{tikzpicture}" in tex and r"$\partial$z/$\partial$w" in tex
+    if shutil.which("pdflatex"):
+        assert (out / "fig_6_10.pdf").read_bytes().startswith(b"%PDF")
+    try:
+        import imageio.v3 as iio
+    except ModuleNotFoundError:
+        return
+    frames = iio.imread(out / "fig_6_10_backprop.gif", index=None)
+    assert frames.shape[0] == 10  # Algorithms 6.1 and 6.2 on z = f(f(f(w))): 5 + 5 steps
