@@ -142,10 +142,10 @@ def test_readme_keeps_the_make_commands_and_its_example_runs():
 
 
 def test_figure_6_10_for_slides_tex_pdf_and_gif(toured):
-    """The tour writes figure 6.10 as TikZ, its PDF where pdflatex is installed, and the GIF (slides extra)."""
+    """The tour writes figure 6.10 as TikZ, its PDF (where pdflatex is), and the GIF (the slides extra)."""
     import shutil
 
-    out, result = toured
+    out, _ = toured
     tex = (out / "fig_6_10.tex").read_text(encoding="utf-8")
     assert "\\begin{tikzpicture}" in tex and r"$\partial$z/$\partial$w" in tex
     if shutil.which("pdflatex"):
