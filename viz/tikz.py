@@ -206,12 +206,26 @@ def to_tikz(
             ):
                 lines.append(_box(x0, y0, x1, y1, f"draw={draw},fill={fill}{extra}"))
                 lines.append(_text((x0 + x1) / 2, (y0 + y1) / 2, f"text={ink}", escape_latex(text)))
-        else:  # an HTML-like or plain label: a box of the node's size with its lines of text
+        else:  # an HTML-like or plain label: a box of the node's size, one row per line of text
             w, h = float(obj.get("width", 0.75)) * 72 / 2, float(obj.get("height", 0.5)) * 72 / 2
-            texts = _html_lines(label) if label.startswith("<") else [label]
-            body = r" \\ ".join(escape_latex(t) for t in texts)
+            texts = [label]
+            table = re.match(r"\s*<TABLE([^>]*)>", label, re.I)
+            if table:  # the box's colours and border are the table's
+                texts = _html_lines(label)
+                attrs = dict(re.findall(r'(\w+)="([^"]*)"', table.group(1).upper()))
+                draw = _color(attrs.get("COLOR", "").lower() or None, "black")
+                fill = _color(attrs.get("BGCOLOR", "").lower() or None, "white")
+                extra = ",dashed" if attrs.get("STYLE", "").find("DASHED") >= 0 else ""
+                extra += ",line width=1.2pt" if int(attrs.get("BORDER", "1") or 1) > 1 else ""
+                font = re.search(r'<FONT[^>]*COLOR="([^"]*)"', label, re.I)
+                ink = _color(font.group(1) if font else None, "black")
             lines.append(_box(x - w, y - h, x + w, y + h, f"draw={draw},fill={fill}{extra}"))
-            lines.append(_text(x, y, f"text={ink},align=center", body))
+            step = 2 * h / len(texts)
+            for k, t in enumerate(texts):
+                top = y + h - k * step
+                if k:
+                    lines.append(f"  \\draw[draw={draw}] {_xy((x - w, top))} -- {_xy((x + w, top))};")
+                lines.append(_text(x, top - step / 2, f"text={ink}", escape_latex(t)))
     lines.append("\\end{tikzpicture}")
     picture = "\n".join(lines) + "\n"
     if not standalone:
