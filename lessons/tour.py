@@ -305,6 +305,7 @@ def run(
                 bar.update()
             bar.set_postfix_str("step-through pages")
             pages = _flipbooks(building, live, result)
+            pages += _notebooks(building, numbers, result)
             if 6 in live:
                 pages += _slides(building, result)
         index = _index(building, runs, pages, time.perf_counter() - t0)
@@ -317,6 +318,24 @@ def run(
         raise
     result.files = [root / Path(f).relative_to(building) for f in result.files]
     return result
+
+
+def _notebooks(out: Path, numbers: list[int], result: TourResult) -> list[tuple[str, str]]:
+    """Every lesson as a Jupyter notebook in ``notebooks/``: for a whole tour, with the notebook extra."""
+    if sorted(numbers) != sorted(lessons.LESSONS):
+        return []
+    try:
+        import nbformat  # noqa: F401 - the notebook extra: without it the tour writes no notebooks
+    except ImportError:
+        return []
+    from lessons.notebooks import write_notebooks
+
+    d = out / "notebooks"
+    d.mkdir()
+    written = write_notebooks(d)
+    result.files += written
+    return [(f"notebooks/{p.name}", f"lesson {p.stem.removeprefix('lesson')} as a Jupyter notebook")
+            for p in written]  # fmt: skip
 
 
 def _check_destination(root: Path, replace: bool) -> None:

@@ -156,3 +156,12 @@ def test_figure_6_10_for_slides_tex_pdf_and_gif(toured):
         return
     frames = iio.imread(out / "fig_6_10_backprop.gif", index=None)
     assert frames.shape[0] == 10  # Algorithms 6.1 and 6.2 on z = f(f(f(w))): 5 + 5 steps
+
+
+def test_the_tour_writes_every_lesson_as_a_notebook(toured):
+    pytest.importorskip("nbformat", reason="the notebook extra: pip install 'micrograph[notebook]'")
+    out, result = toured
+    written = sorted(p.name for p in (out / "notebooks").glob("*.ipynb"))
+    assert written == sorted(f"lesson{n}.ipynb" for n in lessons.LESSONS)
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert all(f"notebooks/{name}" in index for name in written)
