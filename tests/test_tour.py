@@ -160,7 +160,7 @@ def test_figure_6_10_for_slides_tex_pdf_and_gif(toured):
 
 def test_the_tour_writes_every_lesson_as_a_notebook(toured):
     pytest.importorskip("nbformat", reason="the notebook extra: pip install 'micrograph[notebook]'")
-    out, result = toured
+    out, _ = toured
     written = sorted(p.name for p in (out / "notebooks").glob("*.ipynb"))
     assert written == sorted(f"lesson{n}.ipynb" for n in lessons.LESSONS)
     index = (out / "index.html").read_text(encoding="utf-8")
