@@ -412,6 +412,16 @@ class Value:
         for node, g in zip(graph.nodes, grad_table):
             node.grad += g
 
+    @property
+    def _prev(self) -> set[Value]:
+        """micrograd's name for the node's parents, as a set (read-only), for the lecture's ``trace``."""
+        return set(self.inputs)
+
+    @property
+    def _op(self) -> str:
+        """micrograd's name for the operation's symbol (read-only); ``""`` for a leaf, as in micrograd."""
+        return "" if self.op is None else str(self.op.symbol)
+
 
 def topological_order(outputs: Iterable[Value]) -> list[Value]:
     """Every ancestor of ``outputs`` (themselves included), each after all of its parents.
