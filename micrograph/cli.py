@@ -350,7 +350,39 @@ def _cmd_lesson(args: argparse.Namespace) -> int:
         raise UserError(
             f"there is no lesson {args.number}; the lessons are {', '.join(map(str, lessons.LESSONS))}"
         )
-    return lessons_main([str(args.number)])
+    if args.expr is None:
+        if args.at:
+            raise UserError("--at needs --expr: the values are for the variables of your expression")
+        return lessons_main([str(args.number)])
+    from lessons.__main__ import interact, print_all
+    from micrograph.errors import DomainError
+
+    env = _bindings(argparse.Namespace(expression=args.expr, at=args.at, wrt=[], max_nodes=1))
+    try:
+        stepper = lessons.start(args.number, expr=args.expr, at=env)
+    except DomainError:
+        raise
+    except ValueError as e:  # a lesson that takes no expression says so
+        raise UserError(str(e)) from None
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        return interact(stepper)
+    print_all(stepper)
+    return 0
+
+
+def _cmd_steps(args: argparse.Namespace) -> int:
+    from micrograph.expr import build
+
+    env = _bindings(
+        argparse.Namespace(expression=args.expression, at=args.at, wrt=[], max_nodes=args.max_nodes)
+    )
+    out = _output_file(args.out, args.force, (".html",))
+    z = build(args.expression, env)  # a DomainError stops here, before anything is written
+    import viz
+
+    written = viz.steps(z, out, overwrite=args.force, max_nodes=args.max_nodes)
+    print(f"wrote {written}: Algorithms 6.1 and 6.2 step by step on z = {args.expression}")
+    return 0
 
 
 def _cmd_tour(args: argparse.Namespace) -> int:
@@ -505,7 +537,39 @@ def build_parser() -> argparse.ArgumentParser:
         "step.",
     )
     le.add_argument("number", type=int, nargs="?", metavar="N", help="the lesson number")
+    le.add_argument(
+        "--expr",
+        metavar="EXPRESSION",
+        help='run lesson 1 or 2 on your own expression, e.g. "x*y + exp(x)" (with --at for each variable)',
+    )
+    le.add_argument(
+        "--at",
+        action="append",
+        default=[],
+        metavar="NAME=NUMBER",
+        help="the value of a variable of --expr; repeat for each (e.g. --at x=1 --at y=2)",
+    )
     le.set_defaults(func=_cmd_lesson)
+
+    st = sub.add_parser(
+        "steps",
+        help="write the step-through page of Algorithms 6.1 and 6.2 for an expression",
+        description="Write one self-contained HTML page that steps through Algorithm 6.1 (forward) and "
+        "Algorithm 6.2 (back-propagation) on the graph of EXPRESSION, frame by frame.",
+        epilog='example: micrograph steps "x*y + exp(x)" --at x=1 --at y=2 --out page.html',
+    )
+    st.add_argument("expression", help='e.g. "tanh(tanh(tanh(w)))" or "x*y + exp(x)"')
+    st.add_argument(
+        "--at",
+        action="append",
+        default=[],
+        metavar="NAME=NUMBER",
+        help="the value of a variable; repeat for each (e.g. --at w=0.5)",
+    )
+    st.add_argument("--out", required=True, help="the page to write (.html)")
+    st.add_argument("--force", action="store_true", help="overwrite an existing file")
+    st.add_argument("--max-nodes", type=int, default=80, help="refuse bigger graphs (default 80)")
+    st.set_defaults(func=_cmd_steps)
 
     r = sub.add_parser(
         "render",
