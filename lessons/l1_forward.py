@@ -160,7 +160,8 @@ def _figure(l: Any) -> Any:
         return viz.draw(g, title=f"G: z = {l.expr}")
     i = getattr(l, "i", None)
     mark = [g.nodes[i - 1]] if i is not None else g.leaves
-    return digraph(g, data=u, grads=[None] * len(u), highlight=mark, title="Algorithm 6.1")
+    title = "Algorithm 6.1: return u(n)" if hasattr(l, "result") else "Algorithm 6.1"
+    return digraph(g, data=u, grads=[None] * len(u), highlight=mark, title=title)
 
 
 def steps(l: Any) -> Iterator[Step]:

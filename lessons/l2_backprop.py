@@ -210,6 +210,14 @@ def _values(l: Any) -> str:
 
 def _figure(l: Any) -> Any:
     g = l.graph
+    if hasattr(l, "pushed"):
+        return viz.draw(
+            g, grad_table=l.pushed, title="The push form: the same table, summed into the parents"
+        )
+    if hasattr(l, "engine_table"):  # the return line: the inputs' entries
+        return viz.draw(
+            g, grad_table=l.grad_table, highlight=g.leaves, title="return grad_table[u(i)], i ≤ n_i"
+        )
     j = getattr(l, "j", None)
     mark = [g.nodes[j - 1]] if j is not None else []
     return viz.draw(g, grad_table=getattr(l, "grad_table", {}), highlight=mark, title="Algorithm 6.2")

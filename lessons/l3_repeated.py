@@ -34,9 +34,11 @@ NO_EXPR = "it studies the shapes of figure 6.9 (chains and ladders of growing de
 """Why this lesson runs on its own graphs, not on an expression of the student's."""
 
 LINES = {
-    "chain": Ours("dz/dw = dz/dy dy/dx dx/dw                      (6.50-6.51)\n"
-    "      = f'(y) f'(x) f'(w)                        (6.52)\n"
-    "      = f'(f(f(w))) f'(f(w)) f'(w)               (6.53)"),
+    "chain": Ours(
+        "dz/dw = dz/dy dy/dx dx/dw                      (6.50-6.51)\n"
+        "      = f'(y) f'(x) f'(w)                        (6.52)\n"
+        "      = f'(f(f(w))) f'(f(w)) f'(w)               (6.53)"
+    ),
     "naive": Ours("(6.53): recompute f(w), f(f(w)) wherever they appear"),
     "store": Ours("(6.52): compute f(w) once, store it in x; back-propagation"),
     "long": Ours("the naive cost of (6.53) grows with the square of the depth"),
@@ -108,6 +110,9 @@ def _long_text(l: Any) -> str:
 
 def _ladder(l: Any) -> None:
     l.zl, l.wl = ladder(LADDER)  # each level uses the previous one twice: u = sin(u) + cos(u)
+    for v in Graph(l.zl).nodes:  # the levels' own labels u1, u2 ... would clash with the book's u(i)
+        if v.label[:1] == "u" and v.label[1:].isdigit():
+            v.label = f"level {v.label[1:]}"
     l.ladder_graph = Graph(l.zl)
     l.ladder_counts = expected_counts("ladder", LADDER)
     l.naive_l = naive_grad(l.zl, l.wl)

@@ -311,3 +311,42 @@ def test_lesson_8_prints_its_counts_and_agreeing_numbers() -> None:
     rows = [line.split() for line in l.values().splitlines()[2:]]
     assert len(rows) == 3 and all(r[2] == r[3] for r in rows)
     assert l.figure() is not None
+
+
+# --- items 7, 13 and 14 ----------------------------------------------------------------------------------
+
+
+def test_ladder_labels_do_not_clash_with_the_books_numbering() -> None:
+    l = lessons.start(3)
+    l.goto(4)
+    assert "ladder" in l.step.title.lower()
+    src = l.svg_text()
+    assert not re.search(r">u\d+ \(u\d+\)<", src), "a node labelled u(k) drawn as u(i)"
+    names = {v.label for v in Graph(l.zl).nodes if v.label}
+    assert not [n for n in names if re.fullmatch(r"u\d+", n)]
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_consecutive_steps_do_not_repeat_a_picture(n: int) -> None:
+    if n:
+        l = lessons.start(n)
+        before = None
+        while True:
+            pic = l.svg_text() if l.step.figure is not None else None
+            assert pic is None or pic != before, f"lesson {n} step {l.index} repeats the previous picture"
+            before = pic
+            if isinstance(l.next(), str):
+                break
+
+
+def test_lesson_5_uses_one_lambda() -> None:
+    import lessons.l5_mlp as l5
+
+    src = open(l5.__file__, encoding="utf-8").read()
+    assert "l2=1e-4" not in src and src.count("l2=LAMBDA") >= 3
+
+
+def test_lesson_6_says_what_the_picture_shows() -> None:
+    l = lessons.start(6)
+    l.goto(2)
+    assert "faded" not in l.text and "highlighted" in l.text
