@@ -78,3 +78,29 @@ def test_text_needs_no_graphviz(monkeypatch, tmp_path):
 
     assert shutil.which("dot") is None
     assert "tanh(u1)" in viz.text(Value(1.0).tanh())
+
+
+def test_a_gradient_stale_against_its_data_is_marked() -> None:
+    """README's lines: backward() at w = 0.5, then B evaluated at w = 0.9 moves G's data, not its .grad."""
+    from micrograph import grad as _grad
+
+    w = Value(0.5, label="w")
+    z = w.tanh().tanh().tanh()
+    z.backward()
+    fresh = viz.text(z)
+    assert "*" not in fresh and "not dz/du" not in fresh
+    Graph(_grad(z, w)).forward({w: 0.9})
+    shown = viz.text(z)
+    assert "0.9000" in shown
+    assert "0.5339*" in shown  # dz/dw from w = 0.5, next to data at w = 0.9: marked
+    assert "3 grads not dz/du at the data shown" in shown
+    assert max(len(line) for line in shown.splitlines()) <= 80
+    for v in Graph(z).nodes:
+        v.grad = 0.0
+    z.backward()
+    assert "*" not in viz.text(z)
+
+
+def test_gradients_never_computed_are_not_called_stale() -> None:
+    w = Value(0.5, label="w")
+    assert "not dz/du" not in viz.text(w.tanh() * 2)

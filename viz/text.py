@@ -11,6 +11,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1, 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from micrograph.engine import Value
@@ -47,6 +48,7 @@ def text(target: Value | Graph, *, max_rows: int = 200) -> str:
     names = node_names(graph)
     rows: list[tuple[str, ...]] = []
     n = len(graph.nodes)
+    stale = _stale(graph)
     shown: list[Any] = list(range(n))
     if n > max_rows:
         head = max_rows // 2
@@ -65,7 +67,8 @@ def text(target: Value | Graph, *, max_rows: int = 200) -> str:
                 note = f"B: dz/d{of}" if of else "B: a gradient dz/du"
         if i == n - 1:
             note = (note + ", " if note else "") + "output z"
-        rows.append((names[v], clean(v.label), what, fmt(v.data), fmt(v.grad), note))
+        grad = fmt(v.grad) + ("*" if i in stale else "")
+        rows.append((names[v], clean(v.label), what, fmt(v.data), grad, note))
     header = ("node", "label", "computation", "data", "grad", "")
     widths = [max(len(r[c]) for r in [header, *rows]) for c in range(6)]
     inputs, edges = _count(graph.n_inputs, "input"), _count(graph.num_edges, "edge")
@@ -80,7 +83,34 @@ def text(target: Value | Graph, *, max_rows: int = 200) -> str:
             r[5],
         ]
         lines.append("  ".join(cells).rstrip())
+    if stale:
+        lines.append(f"* {_count(len(stale), 'grad')} not dz/du at the data shown: the data changed after")
+        lines.append("  backward(), or backward() ran twice; set .grad = 0 and call backward() again")
     return "\n".join(lines)
+
+
+STALE_CHECK_LIMIT = 100_000
+"""Graphs up to this many nodes have their .grad fields checked against the data (one Algorithm 6.2 run)."""
+
+
+def _stale(graph: Graph) -> set[int]:
+    """Positions whose ``.grad`` is not dz/du at the nodes' current data, once backward() has filled them.
+
+    A gradient is stale when the data changed after ``backward()`` (``Graph.forward`` with new inputs) or
+    when ``backward()`` added into ``.grad`` twice. The engine's Algorithm 6.2 at the current data is the
+    reference; where it is undefined, or before any backward() (every .grad 0), nothing is marked.
+    """
+    if len(graph.nodes) > STALE_CHECK_LIMIT or graph.output.grad == 0.0:
+        return set()
+    try:
+        table = graph.backprop_list()
+    except (ArithmeticError, ValueError):
+        return set()
+    out = set()
+    for i, (v, g) in enumerate(zip(graph.nodes, table)):
+        if not math.isclose(v.grad, g, rel_tol=1e-9, abs_tol=1e-12) and not (math.isnan(g) and v.is_constant):
+            out.add(i)
+    return out
 
 
 def _count(k: int, noun: str) -> str:
