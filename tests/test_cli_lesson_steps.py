@@ -53,3 +53,10 @@ def test_steps_writes_the_page_for_the_expression_and_never_overwrites(capsys, t
     assert main(["steps", "x*y", "--at", "x=1", "--at", "y=2", "--out", str(page)]) == 2
     assert "exists" in capsys.readouterr().err
     assert page.read_text(encoding="utf-8") == text
+
+
+def test_derivative_of_sqrt_at_zero_names_sqrt_not_a_division(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["render", "sqrt(w)", "--at", "w=0", "--wrt", "w"]) == 2
+    err = capsys.readouterr().err
+    assert "derivative of sqrt" in err and not err.startswith("micrograph: error: div(")
+    assert len(err.strip().splitlines()) == 1
