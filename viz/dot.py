@@ -63,15 +63,23 @@ _RECORD_SPECIAL = re.compile(r'([{}|<>"\\])')
 _QUOTED_SPECIAL = re.compile(r'(["\\])')
 
 
+def _no_entities(s: str) -> str:
+    # Graphviz decodes character entities (``&amp;``, ``&lt;``, ``&#65;``) in every label, record or
+    # quoted string alike; writing ``&`` as ``&amp;`` makes a label show exactly the text typed.
+    return s.replace("&", "&amp;")
+
+
 def escape_record(s: str, limit: int = 40) -> str:
-    """User text as a literal field of a DOT record label: ``{ } | < > " \\`` escaped, control characters
-    shown as ``\\xNN`` (see :func:`viz.text.clean`), cut to ``limit`` characters."""
-    return _RECORD_SPECIAL.sub(r"\\\1", clean(s, limit))
+    """User text as a literal field of a DOT record label: ``{ } | < > " \\`` escaped, ``&`` written as
+    ``&amp;`` (Graphviz decodes entities), control characters shown as ``\\xNN`` (see
+    :func:`viz.text.clean`), cut to ``limit`` characters (before escaping, so no escape is cut in two)."""
+    return _no_entities(_RECORD_SPECIAL.sub(r"\\\1", clean(s, limit)))
 
 
 def escape_text(s: str, limit: int = 120) -> str:
-    """User text as a literal DOT quoted string (a title): ``"`` and ``\\`` escaped, never HTML."""
-    return _QUOTED_SPECIAL.sub(r"\\\1", clean(s, limit))
+    """User text as a literal DOT quoted string (a title): ``"`` and ``\\`` escaped, ``&`` written as
+    ``&amp;``, never HTML."""
+    return _no_entities(_QUOTED_SPECIAL.sub(r"\\\1", clean(s, limit)))
 
 
 def check_size(size: int, max_nodes: int, what: str = "the graph") -> None:
