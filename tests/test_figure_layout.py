@@ -59,6 +59,7 @@ def test_compositions_cover_two_and_three_unary_operations():
 
 
 @needs_dot
+@pytest.mark.slow
 def test_every_composition_of_two_and_three_unary_operations_lays_out_side_by_side():
     failures: list[str] = []
     drawn = 0
