@@ -165,7 +165,8 @@ def _expression(
     if default is None:
         takes = ", ".join(str(n) for n in _lessons_with_expressions())
         raise ValueError(
-            f"lesson {module.NUMBER} does not take an expression: {module.NO_EXPR} "
+            f"lesson {module.NUMBER} does not take an expression: "
+            f"{getattr(module, 'NO_EXPR', 'it runs on its own example.')} "
             f"Lessons {takes} run on yours."
         )
     from micrograph.expr import variables

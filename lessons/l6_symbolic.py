@@ -27,6 +27,8 @@ TITLE = "Symbol-to-symbol derivatives: G and B side by side"
 SECTION = "sections 6.5.5-6.5.6, figure 6.10, Algorithms 6.5 and 6.6"
 SUMMARY = "grad(z, w) adds the derivative to the graph as new nodes B: evaluate, draw, differentiate them."
 
+NO_EXPR = "it draws figure 6.10's own chain z = tanh(tanh(tanh(w))) and its B, as the book does."
+"""Why this lesson runs on its own example, not on a student's expression."""
 LINES = {
     "G": Ours("figure 6.10 (left): x = f(w), y = f(x), z = f(y)"),
     "prune": pseudocode.ALGORITHM_6_5.line(3),

@@ -25,6 +25,8 @@ TITLE = "Higher-order derivatives and Hessian-vector products"
 SECTION = "section 6.5.10, equation 6.59"
 SUMMARY = "B is a graph, so grad(grad(z, w), w) works; H v = grad((grad f)^T v) costs two gradients, not n."
 
+NO_EXPR = "it differentiates figure 6.10's chain again, to the second and third order."
+"""Why this lesson runs on its own example, not on a student's expression."""
 LINES = {
     "second": Ours("section 6.5.10: the derivatives are a graph, so we can differentiate them again"),
     "fd": Ours("f''(w) ~ (f'(w + h) - f'(w - h)) / 2h   (central differences, a check)"),
