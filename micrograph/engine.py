@@ -14,7 +14,9 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 (
 from __future__ import annotations
 
 import copy
+import math
 import numbers
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Union
 
@@ -378,22 +380,15 @@ class Value:
             order, held = _reverse_order(self)
             self.grad = gradient
             try:
-                for node in order:  # every consumer of a node comes before it: its gradient is complete
-                    g = node.grad
-                    if g - g != 0.0 and not node.is_constant:  # a constant's derivative may not exist
-                        raise OverflowError("not finite")
-                    op = node.op
-                    if op is None:
-                        continue  # a leaf has no parents
-                    # g x du/dx_k into each parent: the table's rules, written out once per operation
-                    (op._push or op.push_function())(node, g)
+                # every consumer of a node comes before it: its gradient is complete when it is reached
+                (_push_all or _make_push_all())(order)
             except (ArithmeticError, ValueError):
-                for node in order:
-                    node.grad = 0.0
-                for node, old in held:
-                    node.grad = old
+                _unmark(order, held)
                 self._locate_failure(gradient)
                 return
+            except BaseException:  # interrupted (Ctrl-C): the gradients as they were before the call
+                _unmark(order, held)
+                raise
             for node, old in held:  # the earlier gradients, added back (IEEE addition is commutative)
                 node.grad += old
 
@@ -493,48 +488,121 @@ def _rebuild(records: list[Any]) -> Value:
     return nodes[-1]
 
 
+# The operations whose pushes Value.backward inlines, most frequent first: the rest are called.
+_INLINED = (ADD, MUL, RELU, TANH)
+_push_all: Any = None
+
+
+def _make_push_all() -> Any:
+    """Compile ``push_all(order)``: the push form's loop, each node pushing g × du/dx_k into its parents.
+
+    The loop is generated once from the operation table: for the operations in ``_INLINED`` their
+    :meth:`~micrograph.ops.Op.push_source` statements are written into the loop (no call per node); any
+    other operation's compiled ``push_function`` is called. Either way the arithmetic is the table's rule,
+    so the results equal calling the rules, bit for bit.
+
+    Raises (from the compiled loop): OverflowError for a gradient that is not finite at a node that is
+    not a constant; ArithmeticError or ValueError from a rule (a derivative that does not exist).
+    """
+    global _push_all
+    namespace: dict[str, Any] = {"math": math}
+    branches = []
+    for k, op in enumerate(_INLINED):
+        body, names = op.push_source()
+        for name, value in names.items():  # each operation's helpers under names of their own
+            if value is math:
+                continue
+            own = f"_op{k}{name}"
+            body = [re.sub(rf"\b{re.escape(name)}\b", own, line) for line in body]
+            namespace[own] = value
+        namespace[f"_op{k}"] = op
+        branches.append(f"        {'if' if k == 0 else 'elif'} op is _op{k}:\n")
+        branches += [f"            {line}\n" for line in body]
+    source = (
+        "def push_all(order):\n"
+        "    for node in order:\n"
+        "        g = node.grad\n"
+        "        if g - g != 0.0 and not node.is_constant:  # a constant's derivative may not exist\n"
+        "            raise OverflowError('not finite')\n"
+        "        op = node.op\n"
+        + "".join(branches)
+        + "        elif op is not None:  # a leaf has no parents\n"
+        "            (op._push or op.push_function())(node, g)\n"
+    )
+    exec(compile(source, "<Value.backward push loop>", "exec"), namespace)  # text from the table's rules
+    _push_all = namespace["push_all"]
+    return _push_all
+
+
+# The marks of _reverse_order's search, each a float 0.0 of its own, told apart by identity: _OPEN for a
+# node whose parents are being searched, _DONE for a node in the order. No other .grad is ever one of
+# these objects (a sum makes a new float), and a node in the order needs no reset afterwards: its
+# gradient is already the 0.0 that the pushes add into.
+_OPEN = float("0")
+_DONE = float("0")
+
+
 def _reverse_order(z: Value) -> tuple[list[Value], list[tuple[Value, float]]]:
     """The ancestors of z in reverse topological order (z first), each ``.grad`` set to zero.
 
-    :func:`topological_order`'s depth-first search, for ``backward`` only, where speed matters most: a node
-    is marked as seen by setting its ``.grad`` to None (its old gradient is kept aside first): no set of
-    seen nodes is built, which on a large graph is the costliest part of the search. Returns the order and
-    the nodes that held a non-zero gradient, with those gradients.
+    :func:`topological_order`'s depth-first search, for ``backward`` only, where speed matters most. A
+    node's state is kept in its ``.grad`` (its old gradient is set aside first): no set of seen nodes is
+    built, which on a large graph is the costliest part of the search. A node is opened once, when it
+    first reaches the top of the stack: its unfinished parents are pushed, both at once (a parent pushed
+    twice is skipped when it comes up finished). It is finished (appended to the order) when it is on top
+    again, so every node comes after its parents; the order is then reversed. A node whose parents are
+    all finished is finished when it is opened.
+
+    Returns:
+        The order, and the nodes that held a non-zero gradient with those gradients.
     """
     order: list[Value] = []
     held: list[tuple[Value, float]] = []
     keep, append = held.append, order.append
-    if z.grad:
-        keep((z, z.grad))
-    z.grad = None  # type: ignore[assignment]
+    opened, done = _OPEN, _DONE
     stack = [z]
     push, pop = stack.append, stack.pop
     try:
         while stack:
             node = stack[-1]
-            p = node._a
-            if p is not None and p.grad is not None:
-                if p.grad:
-                    keep((p, p.grad))
-                p.grad = None
-                push(p)
-                continue
-            p = node._b
-            if p is not None and p.grad is not None:
-                if p.grad:
-                    keep((p, p.grad))
-                p.grad = None
-                push(p)
-                continue
+            g = node.grad
+            if g is not opened:
+                if g is done:  # pushed twice, finished since
+                    pop()
+                    continue
+                if g:
+                    keep((node, g))
+                node.grad = opened
+                a = node._a  # an opened node cannot be a parent (the graph has no cycle): never pushed
+                if a is not None:
+                    b = node._b
+                    if b is not None and b.grad is not done:
+                        push(b)
+                        if a.grad is not done:
+                            push(a)
+                        continue
+                    if a.grad is not done:
+                        push(a)
+                        continue
             pop()
+            node.grad = done
             append(node)
-    finally:  # every marked node is on the stack or in the order: all get a number again
-        for node in order:
-            node.grad = 0.0
-        for node in stack:
-            node.grad = 0.0
+    except BaseException:  # interrupted: every node marked so far gets its gradient back
+        _unmark(order, held, stack)
+        raise
     order.reverse()
     return order, held
+
+
+def _unmark(order: list[Value], held: list[tuple[Value, float]], more: Iterable[Value] = ()) -> None:
+    """Undo :func:`_reverse_order` (and any pushes since): each node's ``.grad`` as it was before."""
+    for node in order:
+        node.grad = 0.0
+    for node in more:  # the stack: opened nodes, and pushed ones not yet opened (their .grad untouched)
+        if node.grad is _OPEN or node.grad is _DONE:
+            node.grad = 0.0
+    for node, old in held:
+        node.grad = old
 
 
 def _to_float(x: Any, where: str) -> float:

@@ -21,6 +21,7 @@ import numbers
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from operator import mul
 from typing import Any, Union
 
 from micrograph.engine import Value
@@ -165,15 +166,26 @@ class Neuron(Module):
         """
         if len(x) != len(self.w):
             raise ValueError(f"{self!r}: x must have {len(self.w)} features, got {len(x)}")
-        return sum((wi * xi for wi, xi in zip(self.w, x, strict=True)), self.b)
+        # The same nodes in the same order as micrograd's generator, with the loop in C (no generator frame).
+        return sum(map(mul, self.w, x), self.b)
 
     def activate(self, a: Value) -> Value:
         """h = f(a) for this neuron's activation f (the node ``a`` itself for the identity)."""
         return a if self._f is None else self._f(a)
 
     def __call__(self, x: Sequence[Any]) -> Value:
-        """h = f(b + w . x) for one example x of nin numbers or Values."""
-        return self.activate(self.preactivation(x))
+        """h = f(b + w . x) for one example x of nin numbers or Values: ``activate(preactivation(x))``.
+
+        Raises:
+            ValueError: if ``x`` does not have nin components.
+        """
+        # preactivation and activate written out: this is called once per neuron and example.
+        w = self.w
+        if len(x) != len(w):
+            return self.preactivation(x)  # raises its ValueError
+        a = sum(map(mul, w, x), self.b)
+        f = self._f
+        return a if f is None else f(a)
 
     def parameters(self) -> list[Value]:
         """``w + [b]``, as micrograd."""

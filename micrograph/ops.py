@@ -211,17 +211,19 @@ class Op:
         args = [Source(name, functions) for name in names]
         return Source.text_of(self.derivs[k](*args)), functions
 
-    def push_function(self) -> Callable[[Any, float], None]:
-        """``push(node, g)``: add g × du/dx_k into the ``.grad`` of each parent x_k of ``node`` (push form).
+    def push_source(self) -> tuple[list[str], dict[str, Any]]:
+        """The statements of :meth:`push_function`'s body, and the names they use besides ``node`` and ``g``.
 
-        Generated once per operation from :meth:`derivative_source`, so the derivative is the table's rule,
-        inlined: no call per edge. Where a rule cannot be written out, the rule is called instead. Used by
-        ``Value.backward``; the same results as calling the rules, bit for bit.
+        Each statement adds g × du/dx_k into the ``.grad`` of parent x_k (``node._a``, ``node._b``), with
+        du/dx_k written out from :meth:`derivative_source`; where a rule cannot be written out (it
+        branches on a value), the rule is called. ``Value.backward`` inlines these statements for its most
+        frequent operations, so the rules stay written once, here.
+
+        Returns:
+            (lines, namespace): Python statements (no indentation) and the globals they need.
 
         Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6.
         """
-        if self._push is not None:
-            return self._push
         namespace: dict[str, Any] = {"math": math}
         try:
             texts = []
@@ -230,8 +232,9 @@ class Op:
                 namespace.update(functions)
                 texts.append(text)
         except TypeError:  # a rule that branches on a value: call it
-            texts = [f"_d{k}({'x, y, out' if self.arity == 2 else 'x, out'})" for k in range(self.arity)]
-            namespace.update({f"_d{k}": rule for k, rule in enumerate(self.derivs)})
+            rules = [f"_{self.name}_d{k}" for k in range(self.arity)]
+            texts = [f"{rule}({'x, y, out' if self.arity == 2 else 'x, out'})" for rule in rules]
+            namespace.update(dict(zip(rules, self.derivs)))
         body = ["a = node._a"] + (["b = node._b"] if self.arity == 2 else [])
         used = " ".join(texts)
         if re.search(r"\bx\b", used):
@@ -242,6 +245,19 @@ class Op:
             body.append("out = node.data")
         for parent, text in zip("ab", texts):
             body.append(f"{parent}.grad += g" if text == "1.0" else f"{parent}.grad += g * {text}")
+        return body, namespace
+
+    def push_function(self) -> Callable[[Any, float], None]:
+        """``push(node, g)``: add g × du/dx_k into the ``.grad`` of each parent x_k of ``node`` (push form).
+
+        Compiled once per operation from :meth:`push_source`, so the derivative is the table's rule,
+        inlined: no call per edge. The same results as calling the rules, bit for bit.
+
+        Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6.
+        """
+        if self._push is not None:
+            return self._push
+        body, namespace = self.push_source()
         source = "def push(node, g):\n" + "".join(f"    {line}\n" for line in body)
         exec(compile(source, f"<push {self!r}>", "exec"), namespace)  # text from the table's own rules
         self._push = namespace["push"]
