@@ -6,6 +6,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1.
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -105,7 +106,34 @@ def test_value_is_micrographs_engine_value_and_has_slots() -> None:
     assert not hasattr(v, "__dict__")
     with pytest.raises(AttributeError):
         v.something = 1  # type: ignore[attr-defined]
-    assert {"data", "grad", "op", "_a", "_b", "label"} <= set(Value.__slots__)  # parents in two slots
+    assert set(Value.__slots__) == {"data", "grad", "op", "_a", "_b", "_info"}  # parents in two slots
+    assert sys.getsizeof(v) <= 80  # six slots: an 80-byte node
+
+
+def test_label_and_meta_share_a_slot_and_each_keeps_its_own_value() -> None:
+    from micrograph.engine import NodeMeta
+
+    x = Value(2.0, label="x")
+    assert (x.label, x.meta, x.is_constant) == ("x", None, False)
+    c = x * 3.0
+    k = c._b
+    assert (k.label, k.is_constant, c.label, c.meta) == ("", True, "", None)
+    k.label = "three"  # the constants' shared NodeMeta is copied, not changed
+    assert (k.label, k.is_constant) == ("three", True)
+    assert (x * 4.0)._b.label == "" and (x * 4.0)._b.is_constant
+    shared = NodeMeta(call=7)
+    a, b = x + 1.0, x - 1.0
+    a.label = "a"
+    a.meta = b.meta = shared
+    assert (a.label, a.meta.call, b.label, b.meta.call) == ("a", 7, "", 7)  # type: ignore[union-attr]
+    a.meta = None
+    assert (a.label, a.meta, a.in_backward, b.in_backward) == ("a", None, False, True)
+    b.label = "b"
+    assert (b.label, shared.label) == ("b", "")
+    with pytest.raises(TypeError, match="label"):
+        a.label = None  # type: ignore[assignment]
+    with pytest.raises(TypeError, match="meta"):
+        a.meta = "constant"  # type: ignore[assignment]
 
 
 def test_hash_and_eq_are_identity() -> None:
