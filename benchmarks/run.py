@@ -421,7 +421,7 @@ def demo_section(steps: int, n_points: int, rounds: int = 1) -> tuple[str, dict[
     for r in range(rounds):
         for protocol, shown in PROTOCOLS.items():
             for v in VARIANTS:
-                print(f"  demo step: {v}, {shown}, round {r + 1} of {rounds} ...", file=sys.stderr, flush=True)
+                print(f"  demo step: {v}, {shown}, round {r + 1}/{rounds} ...", file=sys.stderr, flush=True)
                 result = run_worker(["demo", v, str(steps), protocol, str(n_points)])
                 if (v, protocol) not in t or mean(result["times"]) < t[v, protocol]:
                     runs[v, protocol], t[v, protocol] = result, mean(result["times"])
@@ -524,7 +524,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes and two steps: a smoke run")
     parser.add_argument("--steps", type=int, default=None, help="timed demo steps per variant (default 10)")
     parser.add_argument(
-        "--rounds", type=int, default=3, help="interleaved rounds of the demo step; the best counts (default 3)"
+        "--rounds", type=int, default=3, help="interleaved rounds of the demo step (default 3)"
     )
     parser.add_argument(
         "--only", choices=["chain", "memory", "demo"], action="append", help="run only this part (repeatable)"
