@@ -1,49 +1,59 @@
-"""A graph G and its backward subgraph B compiled to straight-line Python: fast replay of Algorithms 6.1/6.2.
+"""A graph G and its gradients compiled to straight-line Python: fast replay of Algorithms 6.1/6.2.
 
 Section 6.5.5 of the book: once the graph exists, "a generic graph evaluation engine can later compute the
 derivatives for any specific numeric values". :meth:`Graph.forward` and :meth:`Graph.backprop` are that
 engine as an interpreter: a loop over the stored order that looks up each node's operation. This module
-writes the same loop out as Python source, one assignment per node, and lets Python compile it:
+writes the same computations out as Python source and lets Python compile it:
 
-* **Forward** (Algorithm 6.1): the inputs u(1)..u(n_i) taken from the list ``x`` (``(u1, u2, ...) = x``,
-  one line each), then ``u5 = u3 * u4`` for every u(i), i = n_i+1..n, in the stored order, each from the
-  operation's code template (:attr:`micrograph.ops.Op.code`), or a call of the operation's own numeric
-  function ``f`` where it has no template.
-* **Backward**: not a second set of derivative templates. :func:`micrograph.grad` (Algorithms 6.5/6.6)
-  builds the backward subgraph B from the operation table's derivative rules; B is an ordinary graph of
-  ordinary nodes, so the *same* generator writes it out, after G. The gradient nodes of B are named
-  ``grad_u5`` (the grad_table entry dz/du(5)), B's other nodes continue the numbering ``u(n+1), ...``,
-  and B's constants (the seed 1, the 1 in tanh's rule ...) are written as numbers.
+* **Forward** (Algorithm 6.1): the inputs u(1)..u(n_i) unpacked from the list ``x``, then u(i) for
+  i = n_i+1..n in the stored order, each from its operation's code template (:attr:`micrograph.ops.Op.code`,
+  e.g. ``{0} * {1}``), or a call of the operation's own numeric function ``f`` where it has no template.
+* **Backward** (Algorithm 6.2 on G', the nodes between ``wrt`` and z, as Algorithm 6.5 prunes): for every
+  node u(j) of G', from the last to the first, grad_table[u(j)] is the sum, over the edges to its
+  consumers u(i) in the order Algorithm 6.2 adds them, of grad_table[u(i)] times du(i)/du(j). Each local
+  derivative is the operation's own rule written out by :meth:`micrograph.ops.Op.derivative_source` (the
+  rule called on placeholders), so the text computes what the rule computes, operation for operation;
+  a rule that cannot be written out is called. No derivative formula is written here.
 
-**Dialects.** The same statement generator writes JavaScript (:func:`compile_javascript`), from the ``js``
-template beside each operation's Python one: G's nodes, then B and any other nodes built on G by the
-derivative rules, one assignment per node into a ``Float64Array``. The explorer page (:mod:`viz.explore`)
-evaluates G and B with it, in the browser.
+**Fewer statements.** CPython's ``compile()`` costs about a microsecond per syntax-tree node, so a value
+used once, by an operation whose template names it once, and needed nowhere else, is not given a
+statement of its own: its expression is written into its consumer's (``u7 = u4 * u5 + u6``), at most
+:data:`FUSE` operations per statement. The same holds for a gradient used by one term only, so a chain's
+backward pass is one statement per step. Every other value keeps a name: ``u5`` is u(5), ``grad_u5`` is
+grad_table[u(5)].
+
+**Parts.** A graph of more than ``part_size`` statements is split into functions (parts), each compiled
+on its own, so that Python's compiler never holds more than one part at a time. A part names its values
+relative to its own first node and takes what earlier parts computed as arguments; so parts that do the
+same operations on the same pattern of values (the steps of a long chain, the layers of a network) have
+the same text, and each distinct text is compiled once (a small cache of code objects). A driver calls
+the parts in order, passing values between them in one list.
 
 The source holds only generated identifiers, numbers and comments made of them: a node's label (user
-text) never goes into the code. Each statement computes one node, so no expression is nested deeper than
-one operation; a graph of more than ``part_size`` statements is split into several functions (parts), each
-compiled separately, so that Python's compiler never holds more than one part at a time (a chain of
-100,000 nodes compiles in a few seconds).
+text) never goes into the code, and an operation outside micrograph's table is always called, never
+templated.
 
 Errors are those of the interpreter. Algorithm 6.1 rejects an operation outside its domain and any value
-of G that is not finite; the generated code adds G's values up (one inf or nan makes the sum inf or nan),
-and the call adds the returned gradients to that sum: B's operations pass an inf or nan on (products,
-sums, differences, and divisions whose divisor is a value of G), so a non-finite value anywhere in B
-reaches a gradient. When the sum is not finite or an operation raises (in G or in B), the call re-runs
-Algorithms 6.1 and 6.2 on the graph, which raise the same :class:`~micrograph.DomainError` naming the node,
-or return their own numbers (when only the check sum overflowed, or the interpreter lets an infinite
-gradient through).
+of G that is not finite; the generated code adds up every value of G whose consumers could hide an inf or
+nan (:func:`micrograph.ops.passes_non_finite`: relu's argument, but not an addition's), which with the
+output makes any non-finite value of G reach the check sum. The call adds the returned gradients to that
+sum: the backward terms are products and sums, so a non-finite value anywhere in the backward pass reaches
+a gradient. When the sum is not finite or an operation raises, the call re-runs Algorithms 6.1 and 6.2 on
+the graph, which raise the same :class:`~micrograph.DomainError` naming the node, or return their own
+numbers (when only the check sum overflowed, or the interpreter lets an infinite gradient through).
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 (Algorithms 6.1, 6.2),
-6.5.5 (symbol-to-symbol derivatives), 6.5.6 (Algorithms 6.5, 6.6).
+6.5.5 (symbol-to-symbol derivatives), 6.5.6 (Algorithm 6.5).
 """
 
 from __future__ import annotations
 
 import math
+import operator
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from micrograph.backprop import grad_table_list
@@ -51,16 +61,20 @@ from micrograph.engine import Value
 from micrograph.forward import input_values
 from micrograph.graph import Graph, Inputs, topological_order
 from micrograph.memory import paused_gc
-from micrograph.ops import OPS, Op, pow_const
-from micrograph.symbolic import grad
+from micrograph.ops import OPS, Op, passes_non_finite, pow_const
 
 __all__ = ["CompiledGraph", "compile_graph", "JavaScriptProgram", "compile_javascript"]
 
 FUNCTION = "forward_backward"
 """The generated function: ``forward_backward(x) -> (u(n), [dz/dw for w in wrt], [kept], check sum)``."""
 
-_CHECK_TERMS = 10
+FUSE = 12
+"""The most operations one generated statement computes (bounds the nesting of an expression)."""
+
+_CHECK_TERMS = 20
 """How many values one check-sum statement adds up (keeps each line short)."""
+
+Function = Callable[[Sequence[float]], tuple[float, list[float], list[float], float]]
 
 
 class CompiledGraph:
@@ -71,30 +85,25 @@ class CompiledGraph:
     Attributes:
         graph (Graph): G, the graph compiled.
         wrt (list[Value]): the nodes the gradients are taken with respect to, in the order returned.
-        source (str): the generated Python source (one statement per node, commented).
-        backward (list[Value]): the gradient nodes of B returned by :func:`micrograph.grad`, in wrt order.
         keep (list[Value]): nodes of G whose values :meth:`evaluate_all` returns too.
-        n_statements (int): how many node statements the source has (G's and B's, inputs included).
+        source (str): the generated Python source (every part, and how the driver calls them).
+        n_statements (int): how many assignments of a value or a gradient the source has.
         parts (int): how many functions the source was split into (1 unless the graph is large).
         compile_seconds (float): the time :func:`compile_graph` took, in seconds.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 and 6.5.6.
     """
 
-    __slots__ = (
-        "graph", "wrt", "keep", "source", "backward", "n_statements", "parts", "compile_seconds", "_fn",
-    )  # fmt: skip
+    __slots__ = ("graph", "wrt", "keep", "source", "n_statements", "parts", "compile_seconds", "_fn")
 
     def __init__(
-        self, graph: Graph, wrt: list[Value], keep: list[Value], source: str, backward: list[Value],
-        fn: Callable[[Sequence[float]], tuple[float, list[float], list[float], float]], n_statements: int,
-        parts: int,
+        self, graph: Graph, wrt: list[Value], keep: list[Value], source: str, fn: Function,
+        n_statements: int, parts: int,
     ) -> None:  # fmt: skip
         self.graph = graph
         self.wrt = wrt
         self.keep = keep
         self.source = source
-        self.backward = backward
         self._fn = fn
         self.n_statements = n_statements
         self.parts = parts
@@ -186,20 +195,21 @@ class CompiledGraph:
 def compile_graph(
     g: Graph, wrt: Value | Sequence[Value], *, keep: Sequence[Value] = (), part_size: int = 5000
 ) -> CompiledGraph:
-    """Compile G and its backward subgraph B to one Python function: ``f(values) -> (z, grads)``.
+    """Compile G and its gradients to one Python function: ``f(values) -> (z, grads)``.
 
-    B is built by :func:`micrograph.grad` (Algorithms 6.5/6.6) on G's nodes; G's nodes u(1)..u(n) and then
-    B's nodes are written out by one code generator, one assignment per node in topological order.
+    G's nodes u(1)..u(n) are written out from the operations' code templates (Algorithm 6.1), then
+    the grad_table entries of G' from the operations' derivative rules (Algorithm 6.2 on the graph pruned
+    as Algorithm 6.5 prunes it), fused into few statements (see the module's docstring).
 
     Args:
         g: the graph G (its output is z).
         wrt: the nodes to differentiate with respect to (usually leaves of G: variables, parameters), or
-            one node.
-            A node z does not depend on gets a gradient of 0.
+            one node. A node z does not depend on gets a gradient of 0.
         keep: nodes of G whose values :meth:`CompiledGraph.evaluate_all` also returns (e.g. a model's
             output inside a loss graph).
-        part_size: the most node statements one generated function holds; larger graphs are split into
-            parts, each compiled on its own, which bounds the memory Python's compiler needs.
+        part_size: the most operations one generated function computes (a statement computes up to
+            :data:`FUSE`); larger graphs are split into parts, each compiled on its own, which bounds the
+            memory Python's compiler needs.
 
     Returns:
         A :class:`CompiledGraph` ``f``: ``f(values)`` returns ``(value, grads)``; ``f.source`` is the code.
@@ -208,8 +218,6 @@ def compile_graph(
         TypeError: if ``g`` is not a Graph, ``wrt`` is not a Value or a sequence of them, or ``part_size``
             is not an int.
         ValueError: if ``wrt`` is empty, ``part_size < 1`` or a ``keep`` node is not in G.
-        DomainError: if B cannot be built at the graph's current values (a local derivative that does not
-            exist there, such as sqrt's at 0): :func:`micrograph.grad` evaluates B's nodes as it builds them.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3, 6.5.5, 6.5.6.
     """
@@ -238,17 +246,15 @@ def compile_graph(
     for v in kept:
         if v not in g.index:
             raise ValueError(f"compile_graph: keep={v!r} is not a node of {g!r}")
-    backward = grad(g.output, targets)  # B: Algorithms 6.5 and 6.6, the same derivative rules as 6.2
     with paused_gc():
-        source, parts, n_statements, namespace = _Generator(g, backward, kept).generate(part_size)
-        fn = _build(parts, namespace)
-    f = CompiledGraph(g, targets, kept, source, backward, fn, n_statements, len(parts) - 1 or 1)
+        source, fn, n_statements, parts = _Writer(g, targets, kept).write(part_size)
+    f = CompiledGraph(g, targets, kept, source, fn, n_statements, parts)
     f.compile_seconds = time.perf_counter() - start
     return f
 
 
 # -------------------------------------------------------------------------------------------------
-# The code generator: one statement per node, for G and for B alike.
+# Templates: an operation's expression (either dialect) and its derivative rules, written out.
 
 
 def _literal(x: float) -> str:
@@ -267,203 +273,412 @@ def _trusted(op: Op) -> bool:
     return op.name == "pow" and op.param is not None and op.arity == 1 and pow_const(op.param) is op
 
 
-class _Generator:
-    """Writes the statements of G and B; names every node; splits the statements into parts."""
+def _op_text(op: Op) -> str:
+    """An operation's name for a comment (never the name of an operation outside the table)."""
+    if not _trusted(op):
+        return "an operation outside micrograph's table"
+    return op.name if op.param is None else f"pow_const({op.param!r})"
 
-    def __init__(self, g: Graph, backward: list[Value], keep: list[Value]) -> None:
-        self.g = g
-        self.backward = backward
-        self.keep = keep
-        self.names: dict[Value, str] = {}  # node -> identifier or number
-        self.book: dict[Value, str] = {}  # node -> the book's name, for comments
-        self.functions: dict[Any, str] = {}  # an Op's numeric f -> its name in the namespace
-        self.namespace: dict[str, Any] = {"math": math, "INF": math.inf, "NAN": math.nan}
-        self.header: list[str] = []
 
-    # --- names ------------------------------------------------------------------------------------
-    def _name_nodes(self) -> list[Value]:
-        """Name G's nodes u1..un and B's nodes; return B's computed nodes in topological order."""
-        g = self.g
-        index = g.index
-        for i, v in enumerate(g.nodes):
-            self.names[v] = f"u{i + 1}"
-            self.book[v] = f"u({i + 1})"
-        order = [v for v in topological_order(self.backward) if v not in index]
-        m = len(g.nodes)
-        computed = []
-        for v in order:
-            if v.op is None:  # a constant of B (the seed 1, a rule's 1.0 ...): written as a number
-                self.names[v] = self.book[v] = _literal(v.data)
-                continue
-            of = v.grad_of
-            if of is not None and of in index:  # a grad_table entry: dz/du(k)
-                k = index[of] + 1
-                self.names[v] = f"grad_u{k}"
-                self.book[v] = f"grad_table[u({k})]"
-            else:
-                m += 1
-                self.names[v] = f"u{m}"
-                self.book[v] = f"u({m}) of B"
-            computed.append(v)
-        return computed
+def _template(op: Op, dialect: str | None, function: Callable[[Op], str]) -> str:
+    """The expression of ``op`` with fields ``{0}``, ``{1}`` for its arguments, in either dialect.
 
-    def _function(self, op: Op) -> str:
-        """The namespace name bound to ``op.f`` (for operations without a code template)."""
-        name = self.functions.get(op.f)
+    The dialect's template (``op.code`` or ``op.js``) of an operation of the table, else a call of the
+    name ``function(op)`` returns.
+    """
+    if dialect is not None and _trusted(op):
+        return dialect
+    return f"{function(op)}({', '.join(f'{{{k}}}' for k in range(op.arity))})"
+
+
+_ARGUMENT = re.compile(r"\b(x|y|out)\b")
+_RULE_FUNCTION = re.compile(r"\b_f\d+\b")
+_TABLE_FUNCTIONS = {op.f: f"f_{name}" for name, op in OPS.items()}
+
+
+@lru_cache(maxsize=32)
+def _code(text: str) -> Any:
+    """``text`` compiled; a part whose text was compiled before (another step of a chain) is not again."""
+    return compile(text, "<micrograph compiled graph>", "exec")
+
+
+class _Names(dict):  # type: ignore[type-arg]
+    """The identifiers of one function: its own values by position, every other value as an argument."""
+
+    def __init__(self, local: Callable[[str], str | None]) -> None:
+        super().__init__()
+        self.local = local
+        self.inputs: list[str] = []
+
+    def __missing__(self, key: str) -> str:
+        name = self.local(key)
         if name is None:
-            if _trusted(op) and op.param is None:
-                name = f"f_{op.name}"
-            else:
-                name = f"f_{len(self.functions) + 1}"
-            self.functions[op.f] = name
-            self.namespace[name] = op.f
-            self.header.append(f"# {name}: the numeric function f of {self._op_text(op)}")
+            name = f"a{len(self.inputs)}"
+            self.inputs.append(key)
+        self[key] = name
         return name
 
+
+class _Writer:
+    """Writes G's values and G''s gradients as fused statements, splits them into parts, compiles them.
+
+    A statement is kept as a text with a field for every value it reads or sets: ``{f12}`` is the value
+    of u(13) (position 12), ``{g12}`` its grad_table entry. The fields become identifiers when the
+    statements are split into functions (absolute names in one function, relative ones in parts).
+    """
+
+    def __init__(self, g: Graph, wrt: list[Value], keep: list[Value]) -> None:
+        self.g = g
+        self.wrt = wrt
+        self.keep = keep
+        self.namespace: dict[str, Any] = {"math": math, "INF": math.inf, "NAN": math.nan}
+        self.callables: dict[Any, str] = {}  # a numeric function or a rule -> its name in the namespace
+        self.header: list[str] = []
+        self.forward_templates: dict[Op, tuple[str, tuple[int, ...]]] = {}
+        self.derivative_templates: dict[tuple[Op, int], tuple[str, bool, bool, bool]] = {}
+
+    # --- templates ---------------------------------------------------------------------------------
+    def _callable(self, fn: Any, what: str) -> str:
+        """The namespace name bound to ``fn`` (a numeric function or a derivative rule)."""
+        name = self.callables.get(fn)
+        if name is None:
+            name = _TABLE_FUNCTIONS.get(fn) or f"f_{len(self.callables) + 1}"
+            self.callables[fn] = name
+            self.namespace[name] = fn
+            self.header.append(f"# {name}: {what}")
+        return name
+
+    def _function(self, op: Op) -> str:
+        return self._callable(op.f, f"the numeric function f of {_op_text(op)}")
+
+    def forward_template(self, op: Op) -> tuple[str, tuple[int, ...]]:
+        """The expression of u = op(...) with fields {0}, {1}, and how often each field occurs."""
+        found = self.forward_templates.get(op)
+        if found is None:
+            text = _template(op, op.code, self._function)
+            found = (text, tuple(text.count(f"{{{k}}}") for k in range(op.arity)))
+            self.forward_templates[op] = found
+        return found
+
+    def derivative_template(self, op: Op, k: int) -> tuple[str, bool, bool, bool]:
+        """du/dx_k with fields {0} (x), {1} (y, or out for one argument), {2} (out); and which it reads.
+
+        The rule written out by :meth:`Op.derivative_source`; a rule that cannot be written out, or
+        one of an operation outside the table, is called with all of them, as Algorithm 6.2 calls it.
+        """
+        found = self.derivative_templates.get((op, k))
+        if found is None:
+            fields = {"x": "{0}", "y": "{1}", "out": f"{{{op.arity}}}"}
+            text = None
+            if _trusted(op):
+                try:
+                    text, functions = op.derivative_source(k)
+                except TypeError:
+                    pass
+                else:
+                    text = _ARGUMENT.sub(lambda m: fields[m.group()], text)
+                    what = "a numeric function a rule calls"
+                    text = _RULE_FUNCTION.sub(lambda m: self._callable(functions[m.group()], what), text)
+            if text is None:
+                rule = self._callable(op.derivs[k], f"derivative rule {k} of {_op_text(op)}, called")
+                text = f"{rule}({', '.join(f'{{{m}}}' for m in range(op.arity + 1))})"
+            found = (text, "{0}" in text, op.arity == 2 and "{1}" in text, f"{{{op.arity}}}" in text)
+            self.derivative_templates[op, k] = found
+        return found
+
+    # --- the statements ----------------------------------------------------------------------------
+    def write(self, part_size: int) -> tuple[str, Function, int, int]:
+        """Return (source, the function, number of statements, number of parts)."""
+        g = self.g
+        nodes, parents, index = g.nodes, g.parents, g.index
+        n, n_i = len(nodes), g.n_inputs
+        out = index[g.output]
+        ops = [v.op for v in nodes]
+        sub = g.prune(self.wrt)  # G' (Algorithm 6.5): the nodes between wrt and z
+        member = [v in sub for v in nodes]
+        wrt_at = {index[w] for w in self.wrt if w in index}
+
+        # Which values need a name: read twice, read by a derivative, returned, or checked for inf/nan.
+        named = [True] * n_i + [False] * (n - n_i)
+        checked = [False] * n
+        uses = [0] * n
+        grad_uses = [0] * n
+        named[out] = checked[out] = True
+        for v in self.keep:
+            named[index[v]] = True
+        passes: dict[Op, tuple[bool, ...]] = {}
+        for i in range(n_i, n):
+            op = ops[i]
+            flags = passes.get(op)
+            if flags is None:
+                flags = passes[op] = tuple(passes_non_finite(op, k) for k in range(op.arity))
+            counts = self.forward_template(op)[1]
+            pa = parents[i]
+            for k, p in enumerate(pa):
+                uses[p] += 1
+                if counts[k] != 1:
+                    named[p] = True
+                if not flags[k] and p >= n_i:
+                    checked[p] = named[p] = True
+                if member[i] and member[p]:
+                    grad_uses[i] += 1
+                    _, reads_x, reads_y, reads_out = self.derivative_template(op, k)
+                    if reads_x:
+                        named[pa[0]] = True
+                    if reads_y:
+                        named[pa[1]] = True
+                    if reads_out:
+                        named[i] = True
+        for i in range(n_i, n):
+            if uses[i] > 1:
+                named[i] = True
+
+        statements: list[tuple[str, str]] = []  # (the field it sets, the statement)
+        sizes: list[int] = []  # the operations each statement computes
+        # Algorithm 6.1: u(i) <- f(i)(Pa(u(i))) for i = n_i+1, ..., n
+        pending: dict[int, tuple[str, int]] = {}  # a value not named yet: its expression, its size
+        for i in range(n_i, n):
+            size = 1
+            args = []
+            for p in parents[i]:
+                e = pending.pop(p, None)
+                if e is not None:
+                    if size + e[1] <= FUSE:
+                        args.append(f"({e[0]})")
+                        size += e[1]
+                        continue
+                    statements.append((f"f{p}", f"{{f{p}}} = {e[0]}"))
+                    sizes.append(e[1])
+                args.append(f"{{f{p}}}")
+            expr = self.forward_templates[ops[i]][0].format(*args)
+            if named[i]:
+                statements.append((f"f{i}", f"{{f{i}}} = {expr}"))
+                sizes.append(size)
+            else:
+                pending[i] = (expr, size)
+        n_forward = len(statements)
+
+        # Algorithm 6.2 over G': grad_table[u(j)] <- sum over the edges to consumers u(i) of
+        # grad_table[u(i)] * du(i)/du(j), the terms in the order the interpreter adds them.
+        consumers = g.consumers()
+        waiting: dict[int, tuple[str, int]] = {}  # a gradient not named yet: its expression, its size
+        same: dict[int, int] = {}  # a gradient equal to another's (an addition passes it on): that node
+        for j in range(n - 1, -1, -1):
+            if not member[j] or j == out:
+                continue
+            terms = []
+            size = 0
+            bare = None  # the one term's text without parentheses, where it is a gradient passed on
+            for edge in consumers[j]:
+                i, k = edge[0], edge[1]
+                d = self.derivative_templates[ops[i], k][0]
+                d = d.format(*[f"{{f{p}}}" for p in parents[i]], f"{{f{i}}}")
+                if i == out:  # grad_table[z] = 1: the term is the local derivative itself
+                    terms.append(d)
+                    size += 1
+                    continue
+                i = same.get(i, i)
+                e = waiting.pop(i, None)
+                G = f"{{g{i}}}"
+                if e is not None:
+                    if size + e[1] <= FUSE:
+                        G = f"({e[0]})"
+                        size += e[1]
+                        bare = e[0]
+                    else:
+                        statements.append((f"g{i}", f"{{g{i}}} = {e[0]}"))
+                        sizes.append(e[1])
+                if d == "1.0":  # g * 1.0 is g
+                    terms.append(G)
+                elif d == "(-1.0)":
+                    terms.append(f"(-{G})")
+                    size += 1
+                else:
+                    terms.append(f"{G} * {d}")
+                    size += 1
+            expr = (
+                bare
+                if len(terms) == 1 and bare is not None and terms[0] == f"({bare})"
+                else " + ".join(terms)
+            )
+            size += len(terms) - 1
+            if expr[:2] == "{g" and expr[-1] == "}" and expr.count("{") == 1:  # 0.0 + g * 1.0 is g
+                same[j] = int(expr[2:-1])
+            elif grad_uses[j] != 1 or j in wrt_at:
+                statements.append((f"g{j}", f"{{g{j}}} = {expr}"))
+                sizes.append(max(size, 1))
+            else:
+                waiting[j] = (expr, size)
+
+        results = [f"f{out}"]
+        for w in self.wrt:
+            at = index.get(w)
+            results.append("0.0" if at is None else "1.0" if at == out else f"g{same.get(at, at)}")
+        results += [f"f{index[v]}" for v in self.keep]
+        checks = {f"f{i}" for i in range(n_i, n) if checked[i]}
+        if sum(sizes) <= part_size:
+            return self._one_function(statements, n_forward, results, checks)
+        chunks: list[list[tuple[str, str]]] = [[]]
+        total = 0
+        for statement, size in zip(statements, sizes):
+            if total + size > part_size and chunks[-1]:
+                chunks.append([])
+                total = 0
+            chunks[-1].append(statement)
+            total += size
+        return self._parts(chunks, results, checks)
+
+    # --- the functions -------------------------------------------------------------------------------
     @staticmethod
-    def _op_text(op: Op) -> str:
-        if not _trusted(op):
-            return "an operation outside micrograph's table"
-        return op.name if op.param is None else f"pow_const({op.param!r})"
+    def _check_lines(names: list[str]) -> list[str]:
+        if not names:
+            return ["check = 0.0"]
+        lines = ["# the values of G that an operation could hide an inf or nan of, added up"]
+        for t in range(0, len(names), _CHECK_TERMS):
+            head = "check = " if t == 0 else "check = check + "
+            lines.append(head + " + ".join(names[t : t + _CHECK_TERMS]))
+        return lines
 
-    # --- one statement per node: the generator used for G and for B --------------------------------
-    @staticmethod
-    def template(op: Op) -> str | None:
-        """The dialect's expression template of a trusted operation (Python: ``op.code``)."""
-        return op.code
-
-    @staticmethod
-    def line(name: str, expr: str, comment: str) -> str:
-        """One assignment in the dialect."""
-        return f"{name} = {expr}  # {comment}"
-
-    def statement(self, v: Value) -> str:
-        """``name = expression  # comment`` for a computed node v (of G or of B)."""
-        op = v.op
-        args = [self.names[p] for p in v.inputs]
-        template = self.template(op) if _trusted(op) else None
-        if template is not None:
-            expr = template.format(*args)
-        else:
-            expr = f"{self._function(op)}({', '.join(args)})"
-        shown = ", ".join(self.book[p] for p in v.inputs)
-        return self.line(self.names[v], expr, f"{self.book[v]} = {self._op_text(op)}({shown})")
-
-    def _leaf(self, v: Value) -> str:
-        j = self.g.index[v]
-        return f"u{j + 1} = x[{j}]  # {self._leaf_comment(v)}"
-
-    def _leaf_comment(self, v: Value) -> str:
-        j = self.g.index[v]
+    def _leaf_comment(self, j: int) -> str:
+        v = self.g.nodes[j]
         what = f"constant {_literal(v.data)}" if v.is_constant else "variable"
         return f"u({j + 1}) <- x_{j + 1}, an input ({what})"
 
-    # --- the source ---------------------------------------------------------------------------------
-    def generate(self, part_size: int) -> tuple[str, list[str], int, dict[str, Any]]:
-        """Return (source, the source of each function, number of node statements, namespace)."""
+    def _header(self, parts: int) -> list[str]:
         g = self.g
-        n_i = g.n_inputs
-        b_nodes = self._name_nodes()
-        computed = g.nodes[n_i:] + b_nodes  # G's u(n_i+1)..u(n), then B's nodes
-        n_forward = len(g.nodes) - n_i
-        lines = [self.statement(v) for v in computed]  # the same generator for G and B
-        returned = [g.output, *self.backward, *self.keep]
-
-        total = len(computed)
-        chunks = [list(range(s, min(s + part_size, total))) for s in range(0, total, part_size)] or [[]]
-        part_of: dict[Value, int] = {computed[s]: k for k, chunk in enumerate(chunks) for s in chunk}
-        leaves: list[dict[int, None]] = [{} for _ in range(len(chunks) + 1)]  # per part: input positions used
-        live_in: list[dict[Value, None]] = [{} for _ in range(len(chunks) + 1)]
-        live_out: list[dict[Value, None]] = [{} for _ in chunks]
-        index = g.index
-
-        def use(node: Value, k: int) -> None:
-            j = index.get(node)
-            if j is not None and j < n_i:
-                leaves[k][j] = None
-            elif node in part_of and part_of[node] != k:
-                live_in[k][node] = None
-                live_out[part_of[node]][node] = None
-
-        for k, chunk in enumerate(chunks):
-            for s in chunk:
-                for p in computed[s].inputs:
-                    use(p, k)
-        main = len(chunks)
-        for v in returned:
-            use(v, main)
-
-        names = self.names
-        result = (
-            f"{names[g.output]}, [{', '.join(names[w] for w in self.backward)}], "
-            f"[{', '.join(names[v] for v in self.keep)}]"
-        )
-        single = len(chunks) == 1
-        texts: list[str] = []
-        for k, chunk in enumerate(chunks):
-            body: list[str] = []
-            if single and len(leaves[k].keys() | leaves[main].keys()) == n_i:
-                # Algorithm 6.1, lines 1-3: u(i) <- x_i for i = 1..n_i, as one unpacking (one line per input)
-                unpack = [f"    {names[v]},  # {self._leaf_comment(v)}" for v in g.nodes[:n_i]]
-                body += ["(", *unpack, ") = x"]
-            elif single:
-                body += [self._leaf(g.nodes[j]) for j in sorted(leaves[k].keys() | leaves[main].keys())]
-            else:
-                body += [self._leaf(g.nodes[j]) for j in sorted(leaves[k])]
-            for s in chunk:
-                if s == 0 and n_forward:
-                    body.append("# Algorithm 6.1: u(i) <- f(i)(Pa(u(i))) for i = n_i+1, ..., n")
-                if s == n_forward:
-                    body.append(
-                        "# Algorithm 6.2 as the backward subgraph B (built by Algorithms 6.5 and 6.6), "
-                        "written by the same generator"
-                    )
-                body.append(lines[s])
-            sums = [names[computed[s]] for s in chunk if s < n_forward]
-            if sums:
-                body.append("# the values of G added up: one inf or nan among them makes the sum inf or nan")
-            for t in range(0, len(sums), _CHECK_TERMS):
-                body.append("check = check + " + " + ".join(sums[t : t + _CHECK_TERMS]))
-            if single:
-                texts.append(
-                    f"def {FUNCTION}(x):\n    check = 0.0\n"
-                    + "".join(f"    {line}\n" for line in body)
-                    + f"    return {result}, check\n"
-                )
-            else:
-                params = ", ".join(["x", *(names[v] for v in live_in[k]), "check"])
-                outs = ", ".join([*(names[v] for v in live_out[k]), "check"])
-                texts.append(
-                    f"def part_{k + 1}({params}):\n"
-                    + "".join(f"    {line}\n" for line in body)
-                    + f"    return {outs}\n"
-                )
-        if not single:
-            body = ["check = 0.0"]
-            body += [self._leaf(g.nodes[j]) for j in sorted(leaves[main])]
-            for k in range(len(chunks)):
-                params = ", ".join(["x", *(names[v] for v in live_in[k]), "check"])
-                outs = ", ".join([*(names[v] for v in live_out[k]), "check"])
-                body.append(f"{outs} = part_{k + 1}({params})")
-            body.append(f"return {result}, check")
-            texts.append(f"def {FUNCTION}(x):\n" + "".join(f"    {line}\n" for line in body))
-
-        header = [
+        return [
             "# Generated by micrograph.compile_graph: Algorithms 6.1 and 6.2 of Goodfellow, Bengio &",
             "# Courville (2016), Deep Learning, section 6.5, written out as straight-line code.",
-            f"# G: n = {len(g.nodes)} nodes, n_i = {n_i} inputs; B: {len(b_nodes)} computed nodes.",
-            f"# {FUNCTION}(x): x holds u(1)..u(n_i); returns (u(n), [dz/dw for w in wrt], [kept], check).",
+            f"# G: n = {len(g.nodes)} nodes, n_i = {g.n_inputs} inputs; {parts} function(s).",
+            "# uK is the value u(K), grad_uK is grad_table[u(K)] (in a part, K counts from its first node).",
             *self.header,
         ]
-        source = "\n".join(header) + "\n\n\n" + "\n\n".join(texts)
-        return source, texts, len(computed) + n_i, self.namespace
+
+    def _one_function(
+        self, statements: list[tuple[str, str]], n_forward: int, results: list[str], checks: set[str]
+    ) -> tuple[str, Function, int, int]:
+        """All statements in ``forward_backward(x)``, every value named by its position: u(5) is ``u5``."""
+        n_i = self.g.n_inputs
+        names = _Names(lambda key: ("u%d" if key[0] == "f" else "grad_u%d") % (int(key[1:]) + 1))
+        body = ["(", *(f"    u{j + 1},  # {self._leaf_comment(j)}" for j in range(n_i)), ") = x"]
+        for s, (_, text) in enumerate(statements):
+            if s == 0 and n_forward:
+                body.append("# Algorithm 6.1: u(i) <- f(i)(Pa(u(i))) for i = n_i+1, ..., n")
+            if s == n_forward:
+                body.append(
+                    "# Algorithm 6.2 on the graph Algorithm 6.5 prunes: grad_table[u(j)] = sum over the "
+                    "consumers u(i) of grad_table[u(i)] * du(i)/du(j)"
+                )
+            body.append(text.format_map(names))
+        body += self._check_lines([names[key] for key, _ in statements if key in checks])
+        shown = [names[key] if key[0] in "fg" else key for key in results]
+        z, grads, kept = shown[0], shown[1 : 1 + len(self.wrt)], shown[1 + len(self.wrt) :]
+        body.append(f"return {z}, [{', '.join(grads)}], [{', '.join(kept)}], check")
+        text = f"def {FUNCTION}(x):\n" + "".join(f"    {line}\n" for line in body)
+        exec(_code(text), self.namespace)  # text made of generated names and numbers only
+        fn = self.namespace.pop(FUNCTION)
+        return "\n".join(self._header(1)) + "\n\n\n" + text, fn, len(statements), 1
+
+    def _parts(
+        self, chunks: list[list[tuple[str, str]]], results: list[str], checks: set[str]
+    ) -> tuple[str, Function, int, int]:
+        """The statements split into functions ``part(v, get)`` that a driver calls in order.
+
+        ``v`` is one list: u(1)..u(n_i), then the values each part hands on, each part's check sum, and
+        the constants 0.0 and 1.0. A part reads its arguments with ``get(v)`` (an ``operator.itemgetter``
+        of their positions) and returns what it hands on; its own values are named relative to its first
+        node, so parts doing the same operations on the same pattern of values have one text.
+        """
+        n_i = self.g.n_inputs
+        defined_in = {key: c for c, chunk in enumerate(chunks) for key, _ in chunk}
+        bodies: list[list[str]] = []
+        namers: list[_Names] = []
+        for c, chunk in enumerate(chunks):
+            base_f = min((int(key[1:]) for key, _ in chunk if key[0] == "f"), default=0)
+            base_g = min((int(key[1:]) for key, _ in chunk if key[0] == "g"), default=0)
+
+            def local(key: str, c: int = c, base_f: int = base_f, base_g: int = base_g) -> str | None:
+                if defined_in.get(key) != c:
+                    return None
+                if key[0] == "f":
+                    return f"u{int(key[1:]) - base_f + 1}"
+                return f"grad_u{int(key[1:]) - base_g + 1}"
+
+            names = _Names(local)
+            body = [text.format_map(names) for _, text in chunk]
+            body += self._check_lines([names[key] for key, _ in chunk if key in checks])
+            bodies.append(body)
+            namers.append(names)
+        handed_on: list[dict[str, None]] = [{} for _ in chunks]  # per part: the values later ones read
+        for key in [key for names in namers for key in names.inputs] + results:
+            part = defined_in.get(key)
+            if part is not None:
+                handed_on[part][key] = None
+
+        slot: dict[str, int] = {}
+        top = n_i
+        steps = []
+        texts = []
+        check_slots = []
+        for c, chunk in enumerate(chunks):
+            names = namers[c]
+            positions = [slot.get(key, -1) if key in defined_in else int(key[1:]) for key in names.inputs]
+            outs = [key for key, _ in chunk if key in handed_on[c]]
+            start = top
+            for key in outs:
+                slot[key] = top
+                top += 1
+            check_slots.append(top)
+            top += 1
+            lines = []
+            if positions:
+                lines.append(f"{', '.join(f'a{m}' for m in range(len(positions)))} = get(v)")
+            returned = ", ".join([names[key] for key in outs] + ["check"])
+            text = "def part(v, get):\n" + "".join(f"    {line}\n" for line in lines + bodies[c])
+            text += f"    return ({returned},)\n"
+            exec(_code(text), self.namespace)  # text made of generated names and numbers only
+            get = operator.itemgetter(*positions) if positions else None
+            steps.append((self.namespace.pop("part"), get, start, top))
+            call = f"v[{start}:{top}] = part(v, {_getter_text(positions)})"
+            texts.append(f"# part {c + 1} of {len(chunks)}: {call}\n{text}")
+        constants = {"0.0": top, "1.0": top + 1}
+        fetched = [slot.get(key, constants.get(key, -1)) for key in results]
+        fetched = [int(key[1:]) if at < 0 else at for key, at in zip(results, fetched)]  # a leaf: u(j+1)
+        pad = [0.0] * (top - n_i) + [0.0, 1.0]
+        fn = _driver(steps, pad, fetched + check_slots, len(self.wrt), len(self.keep))
+        driver = [
+            f"# {FUNCTION}(x): v = x + [0.0] * {top - n_i} + [0.0, 1.0]; each part in order: "
+            "v[start:end] = part(v, get);",
+            f"# returns (v[{fetched[0]}], the gradients at {fetched[1 : 1 + len(self.wrt)]}, the kept "
+            "values, the sum of the parts' check sums).",
+        ]
+        source = "\n".join(self._header(len(chunks)) + driver) + "\n\n\n" + "\n\n".join(texts)
+        return source, fn, sum(map(len, chunks)), len(chunks)
 
 
-def _build(texts: list[str], namespace: dict[str, Any]) -> Any:
-    """Compile every function's text on its own (bounded compiler memory) into one namespace."""
-    for k, text in enumerate(texts):
-        exec(compile(text, f"<micrograph compiled graph, part {k + 1}>", "exec"), namespace)
-    return namespace[FUNCTION]
+def _getter_text(positions: list[int]) -> str:
+    if len(positions) <= 6:
+        return f"itemgetter({', '.join(map(str, positions))})"
+    return f"itemgetter({positions[0]}, ..., {positions[-1]}) ({len(positions)} positions)"
+
+
+def _driver(
+    steps: list[tuple[Any, Any, int, int]], pad: list[float], fetched: list[int], n_wrt: int, n_keep: int
+) -> Function:
+    """``forward_backward(x)`` for a graph split into parts: run the parts in order over one list."""
+    fetch = operator.itemgetter(*fetched)
+    a = 1 + n_wrt
+    b = a + n_keep
+
+    def forward_backward(x: Sequence[float]) -> tuple[float, list[float], list[float], float]:
+        v = list(x)
+        v += pad
+        for part, get, start, end in steps:
+            v[start:end] = part(v, get)
+        r = fetch(v)
+        return r[0], list(r[1:a]), list(r[a:b]), sum(r[b:])
+
+    return forward_backward
 
 
 # -------------------------------------------------------------------------------------------------
@@ -514,23 +729,36 @@ class JavaScriptProgram:
         return f"<JavaScriptProgram of {self.graph!r}: {self.size} slots>"
 
 
-class _JavaScriptGenerator(_Generator):
-    """The JavaScript dialect of :class:`_Generator`: every node a slot ``u[k]`` of one Float64Array."""
+class _JavaScriptGenerator:
+    """The JavaScript dialect: every node a slot ``u[k]`` of one Float64Array, one statement per node.
+
+    Each node's expression comes from :func:`_template`, as the Python dialect's do, with the ``js``
+    template of the operation in place of its Python ``code``.
+    """
+
+    def __init__(self, g: Graph) -> None:
+        self.g = g
+        self.names: dict[Value, str] = {}  # node -> its slot u[k]
+        self.book: dict[Value, str] = {}  # node -> the book's name, for comments
 
     @staticmethod
-    def template(op: Op) -> str | None:
-        return op.js
-
-    @staticmethod
-    def line(name: str, expr: str, comment: str) -> str:
-        return f"{name} = {expr}; // {comment}"
-
-    def _function(self, op: Op) -> str:
-        what = self._op_text(op)
+    def _function(op: Op) -> str:
         raise ValueError(
-            f"compile_javascript: {what} has no JavaScript template (Op.js); only the operations of "
+            f"compile_javascript: {_op_text(op)} has no JavaScript template (Op.js); only the operations of "
             "micrograph's table can be written as JavaScript"
         )
+
+    def statement(self, v: Value) -> str:
+        """``u[k] = expression; // comment`` for a computed node v."""
+        op = v.op
+        expr = _template(op, op.js, self._function).format(*[self.names[p] for p in v.inputs])
+        shown = ", ".join(self.book[p] for p in v.inputs)
+        return f"{self.names[v]} = {expr}; // {self.book[v]} = {_op_text(op)}({shown})"
+
+    def _leaf_comment(self, j: int) -> str:
+        v = self.g.nodes[j]
+        what = f"constant {_literal(v.data)}" if v.is_constant else "variable"
+        return f"u({j + 1}) <- x_{j + 1}, an input ({what})"
 
     def program(self, extra: Sequence[Value]) -> JavaScriptProgram:
         g = self.g
@@ -547,14 +775,14 @@ class _JavaScriptGenerator(_Generator):
             else:
                 self.book[v] = f"slot {k}"
         n_i = g.n_inputs
-        body = [f"u[{j}] = x[{j}]; // {self._leaf_comment(v)}" for j, v in enumerate(g.nodes[:n_i])]
+        body = [f"u[{j}] = x[{j}]; // {self._leaf_comment(j)}" for j in range(n_i)]
         body.append("// Algorithm 6.1: u(i) <- f(i)(Pa(u(i))) for i = n_i+1, ..., n")
         body += [self.statement(v) for v in g.nodes[n_i:]]
         if later:
             body.append("// nodes built on G's nodes by the derivative rules (B), by the same generator")
         for v in later:
             if v.op is None:  # a constant of B (the seed 1, a rule's 1.0 ...)
-                body.append(f"u[{self.slot_of(v)}] = {_js_literal(v.data)}; // constant")
+                body.append(f"{self.names[v]} = {_js_literal(v.data)}; // constant")
             else:
                 body.append(self.statement(v))
         header = [
@@ -569,9 +797,6 @@ class _JavaScriptGenerator(_Generator):
             + "}\n"
         )
         return JavaScriptProgram(g, source, nodes)
-
-    def slot_of(self, v: Value) -> str:
-        return self.names[v][2:-1]
 
 
 def compile_javascript(g: Graph, extra: Iterable[Value] = ()) -> JavaScriptProgram:
@@ -610,4 +835,4 @@ def compile_javascript(g: Graph, extra: Iterable[Value] = ()) -> JavaScriptProgr
                 f"compile_javascript: {v!r} is a variable that is not in {g!r}; extra nodes may only "
                 "depend on G's nodes and constants"
             )
-    return _JavaScriptGenerator(g, [], []).program(more)
+    return _JavaScriptGenerator(g).program(more)

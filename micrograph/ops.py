@@ -624,3 +624,37 @@ def op_by_name(name: str) -> Op:
         KeyError: if no operation of the table has that name.
     """
     return OPS[name]
+
+
+# ---------------------------------------------------------------------------------------------
+# Which arguments pass a non-finite value on: the compiler checks a value of G only where it could vanish.
+
+_PASSES_NON_FINITE: dict[str, tuple[bool, ...]] = {
+    "add": (True, True),  # inf + y and x + inf are inf or nan
+    "sub": (True, True),
+    "mul": (True, True),  # inf * 0 is nan
+    "div": (True, False),  # inf / y is inf, nan or an error; x / inf is 0
+    "neg": (True,),
+    "log": (True,),  # log(inf) = inf, log(nan) = nan, log(-inf) raises
+    "sqrt": (True,),
+    "sin": (True,),  # sin(inf) raises
+    "cos": (True,),
+}
+
+
+def passes_non_finite(op: Op, k: int) -> bool:
+    """Whether u = op(...) is inf, nan or an error whenever argument k is inf or nan (the others finite).
+
+    True for the table's arithmetic (an inf or nan argument cannot vanish in the result); False for the
+    operations that can hide one (relu(-inf) = 0, tanh(inf) = 1, exp(-inf) = 0, x / inf = 0, ...) and for
+    any operation outside the table. :func:`micrograph.compile_graph` uses it to check a value of G for
+    inf and nan only where one could vanish before reaching a checked value.
+
+    Args:
+        op: the operation.
+        k: the argument position, 0-based.
+    """
+    if OPS.get(op.name) is not op:
+        return False
+    flags = _PASSES_NON_FINITE.get(op.name)
+    return flags is not None and flags[k]

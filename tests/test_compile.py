@@ -20,9 +20,8 @@ from hypothesis import strategies as st
 from strategies import DAG_SETTINGS, dag_cases
 
 from micrograph import DomainError, Graph, Value, compile_graph, grad
-from micrograph.compile import CompiledGraph, _literal
+from micrograph.compile import FUSE, CompiledGraph, _literal
 from micrograph.engine import as_value
-from micrograph.graph import topological_order
 from micrograph.ops import STEP, Op
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -160,23 +159,43 @@ def test_a_single_leaf_graph() -> None:
 # --- the source ---------------------------------------------------------------------------------------
 
 
-def test_source_is_one_commented_statement_per_node_with_book_names() -> None:
+def test_source_names_values_by_position_and_fuses_values_used_once() -> None:
     x, w, _, g = _example()
     f = compile_graph(g, [x, w])
     lines = [line.strip() for line in f.source.splitlines()]
-    # the inputs u(1)..u(n_i) are unpacked from x, one line each; every other node is one assignment
-    statements = [line for line in lines if re.match(r"^(grad_)?u\d+(,  # | = )", line)]
-    b_nodes = [v for v in topological_order(f.backward) if v not in g.index and v.op is not None]
-    assert len(statements) == len(g.nodes) + len(b_nodes)  # one per node of G, one per computed node of B
-    names = [re.split(r",| = ", s)[0] for s in statements[: len(g.nodes)]]
-    assert names == [f"u{i}" for i in range(1, len(g.nodes) + 1)]  # u1..un in order, each once
-    assert len(set(re.split(r",| = ", s)[0] for s in statements)) == len(statements)
+    # Algorithm 6.1, lines 1-3: the inputs u(1)..u(n_i) unpacked from x, one commented line each
+    unpack = [line for line in lines if re.match(r"^u\d+,  # u\(\d+\) <- x_\d+, an input", line)]
+    assert [line.split(",")[0] for line in unpack] == [f"u{j}" for j in range(1, g.n_inputs + 1)]
     assert ") = x" in f.source
-    assert all("  # " in s for s in statements)
-    assert "grad_u1 = " in f.source and "grad_u2 = " in f.source
+    statements = [line for line in lines if re.match(r"^(grad_)?u\d+ = ", line)]
+    assert len(statements) == f.n_statements
+    forward = [s.split(" = ")[0] for s in statements if s.startswith("u")]
+    positions = [int(name[1:]) for name in forward]
+    assert positions == sorted(positions) and len(set(positions)) == len(positions)
+    assert all(g.n_inputs < k <= len(g.nodes) for k in positions)  # uK is u(K), a value of G
+    assert f"u{len(g.nodes)} = " in f.source  # z = u(n) always has a name
+    assert len(forward) < len(g.nodes) - g.n_inputs  # values used once are written into their consumer
+    assert "grad_u1 = " in f.source and "grad_u2 = " in f.source  # x = u(1), w = u(2): the returned ones
     assert "math.tanh(" in f.source and "math.exp(" in f.source  # templates of the operation table
-    assert f"u{len(g.nodes)} = " in f.source
+    assert "f_tanh_grad(" in f.source  # tanh's rule calls the table's tanh_grad: written out, not copied
     compile(f.source, "<test>", "exec")  # the whole source is valid Python as shown
+
+
+def test_a_chain_step_is_one_forward_statement_and_backward_steps_are_fused() -> None:
+    x = Value(0.5, label="x")
+    u = x
+    for _ in range(50):
+        u = (u * 0.999 + 0.1).relu()
+    g = Graph(u)
+    f = compile_graph(g, [x])
+    body = [line.strip() for line in f.source.splitlines() if re.match(r"^\s+(grad_)?u\d+ = ", line)]
+    forward = [line for line in body if line.startswith("u")]
+    backward = [line for line in body if line.startswith("grad_")]
+    # relu(u) * 0.999 + 0.1 is one statement; u, which relu reads twice and its derivative once, is named
+    assert len(forward) == 51  # (the last relu is z)
+    assert len(backward) <= 2 * 50 // FUSE + 2  # two products a step, FUSE operations a statement
+    assert re.search(r"u\d+ = \(\(u(\d+) if u\1 > 0.0 else 0.0\) \* u\d+\) \+ u\d+", f.source)
+    check_same(g, [x], f, [0.75] + [v.data for v in g.leaves[1:]])
 
 
 def test_labels_never_go_into_the_code() -> None:
