@@ -406,28 +406,29 @@ class _Writer:
         named[out] = checked[out] = True
         for v in self.keep:
             named[index[v]] = True
-        passes: dict[Op, tuple[bool, ...]] = {}
+        kinds: dict[Op, tuple[str, tuple[int, ...], tuple[bool, ...]]] = {}  # template, counts, passes
+        for op in set(ops[n_i:]):
+            template, counts = self.forward_template(op)
+            kinds[op] = (template, counts, tuple(passes_non_finite(op, k) for k in range(op.arity)))
+        derivatives = self.derivative_templates
         for i in range(n_i, n):
             op = ops[i]
-            flags = passes.get(op)
-            if flags is None:
-                flags = passes[op] = tuple(passes_non_finite(op, k) for k in range(op.arity))
-            counts = self.forward_template(op)[1]
+            _, counts, passes = kinds[op]
             pa = parents[i]
             for k, p in enumerate(pa):
                 uses[p] += 1
                 if counts[k] != 1:
                     named[p] = True
-                if not flags[k] and p >= n_i:
+                if not passes[k] and p >= n_i:
                     checked[p] = named[p] = True
-                if member[i] and member[p]:
+                if member[p] and member[i]:
                     grad_uses[i] += 1
-                    _, reads_x, reads_y, reads_out = self.derivative_template(op, k)
-                    if reads_x:
+                    found = derivatives.get((op, k)) or self.derivative_template(op, k)
+                    if found[1]:
                         named[pa[0]] = True
-                    if reads_y:
+                    if found[2]:
                         named[pa[1]] = True
-                    if reads_out:
+                    if found[3]:
                         named[i] = True
         for i in range(n_i, n):
             if uses[i] > 1:
@@ -450,7 +451,7 @@ class _Writer:
                     statements.append((f"f{p}", f"{{f{p}}} = {e[0]}"))
                     sizes.append(e[1])
                 args.append(f"{{f{p}}}")
-            expr = self.forward_templates[ops[i]][0].format(*args)
+            expr = kinds[ops[i]][0].format(*args)
             if named[i]:
                 statements.append((f"f{i}", f"{{f{i}}} = {expr}"))
                 sizes.append(size)
@@ -471,8 +472,12 @@ class _Writer:
             bare = None  # the one term's text without parentheses, where it is a gradient passed on
             for edge in consumers[j]:
                 i, k = edge[0], edge[1]
-                d = self.derivative_templates[ops[i], k][0]
-                d = d.format(*[f"{{f{p}}}" for p in parents[i]], f"{{f{i}}}")
+                pa = parents[i]
+                d = derivatives[ops[i], k][0]
+                if len(pa) == 1:
+                    d = d.format(f"{{f{pa[0]}}}", f"{{f{i}}}")
+                else:
+                    d = d.format(f"{{f{pa[0]}}}", f"{{f{pa[1]}}}", f"{{f{i}}}")
                 if i == out:  # grad_table[z] = 1: the term is the local derivative itself
                     terms.append(d)
                     size += 1
@@ -593,19 +598,17 @@ class _Writer:
         defined_in = {key: c for c, chunk in enumerate(chunks) for key, _ in chunk}
         bodies: list[list[str]] = []
         namers: list[_Names] = []
-        for c, chunk in enumerate(chunks):
+        for chunk in chunks:
             base_f = min((int(key[1:]) for key, _ in chunk if key[0] == "f"), default=0)
             base_g = min((int(key[1:]) for key, _ in chunk if key[0] == "g"), default=0)
 
-            def local(key: str, c: int = c, base_f: int = base_f, base_g: int = base_g) -> str | None:
-                if defined_in.get(key) != c:
-                    return None
+            names = _Names(lambda key: None)  # a value of another part: an argument
+            for key, _ in chunk:
                 if key[0] == "f":
-                    return f"u{int(key[1:]) - base_f + 1}"
-                return f"grad_u{int(key[1:]) - base_g + 1}"
-
-            names = _Names(local)
-            body = [text.format_map(names) for _, text in chunk]
+                    names[key] = f"u{int(key[1:]) - base_f + 1}"
+                else:
+                    names[key] = f"grad_u{int(key[1:]) - base_g + 1}"
+            body = "\n".join([text for _, text in chunk]).format_map(names).split("\n")
             body += self._check_lines([names[key] for key, _ in chunk if key in checks])
             bodies.append(body)
             namers.append(names)

@@ -17,12 +17,12 @@ import pytest
 from catalogue import CATALOGUE, Case
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import DAG_SETTINGS, dag_cases
+from strategies import DAG_SETTINGS, as_case, dag_cases, recipes
 
 from micrograph import DomainError, Graph, Value, compile_graph, grad
-from micrograph.compile import FUSE, CompiledGraph, _literal
+from micrograph.compile import FUSE, CompiledGraph, _code, _literal
 from micrograph.engine import as_value
-from micrograph.ops import STEP, Op
+from micrograph.ops import OPS, STEP, Op, passes_non_finite
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,6 +81,91 @@ def test_random_dags_match(case: Case) -> None:
 @given(dag_cases(max_steps=12))
 def test_random_dags_in_small_parts_match(case: Case) -> None:
     check_case(case, part_size=3)
+
+
+def _same_float(a: float, b: float) -> bool:
+    """Equal bit for bit, but for the sign of a zero (the interpreter's sums start at 0.0), or both nan."""
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+@DAG_SETTINGS
+@given(
+    recipes(max_vars=3, max_steps=14),
+    st.sampled_from([1, 4, 5000]),
+    st.lists(st.floats(-40.0, 40.0, allow_nan=False, allow_infinity=False), min_size=3, max_size=3),
+)
+def test_random_dags_equal_the_interpreter_bit_for_bit_or_raise_its_error(
+    recipe: tuple[tuple[float, ...], tuple[tuple[str, int, int], ...]], part_size: int, point: list[float]
+) -> None:
+    """Forward values and gradients as Algorithms 6.1 and 6.2 compute them, to the last bit, wherever
+    they are defined (points up to 40 make powers and products overflow), and their error elsewhere;
+    with respect to the variables, an inner node and z itself; in one function or in parts."""
+    case = as_case(recipe)
+    try:
+        z, xs = case.build_values()
+    except DomainError:
+        return  # the recipe leaves the domain at its own point: nothing to compile
+    g = Graph(z)
+    wrt = [*xs, g.nodes[len(g.nodes) // 2], z]
+    f = compile_graph(g, wrt, part_size=part_size)
+    values = dict(zip(xs, point))
+    try:
+        expected_z = g.forward(values)
+        table = g.backprop()
+    except DomainError as e:
+        with pytest.raises(DomainError) as compiled:
+            f(values)
+        assert str(compiled.value) == str(e)
+        return
+    value, grads = f(values)
+    assert _same_float(value, expected_z), (value, expected_z)
+    for w, got in zip(wrt, grads):
+        assert _same_float(got, table[w]), (g.name(w), got, table[w])
+
+
+def test_every_value_a_checked_value_needs_is_checked_where_an_operation_could_hide_it() -> None:
+    """passes_non_finite's claims, probed: an inf or nan argument at a position it marks gives an inf, a
+    nan or an error, in the operation's f and in its code template (what compiled code runs)."""
+    others = [0.0, -0.0, 1.0, -1.0, 2.5, -7.0, 1e-300, 1e300, -1e300]
+    claimed = 0
+    for op in OPS.values():
+        for k in range(op.arity):
+            if not passes_non_finite(op, k):
+                continue
+            claimed += 1
+            run = [op.f]
+            if op.code is not None:
+                template = op.code.format(*[f"a{m}" for m in range(op.arity)])
+                run.append(eval(f"lambda a0, a1=0.0: {template}", {"math": math}))  # the table's own text
+            for fn in run:
+                for bad in (math.inf, -math.inf, math.nan):
+                    for other in others:
+                        args = [other] * op.arity
+                        args[k] = bad
+                        try:
+                            out = fn(*args)
+                        except (ArithmeticError, ValueError):
+                            continue
+                        assert not math.isfinite(out), (op.name, k, args, out)
+    assert claimed >= 12
+    assert not passes_non_finite(OPS["relu"], 0) and not passes_non_finite(OPS["div"], 1)
+    assert not passes_non_finite(Op("mine", "m", 1, lambda v: v, (lambda v, out: 1.0,)), 0)
+
+
+def test_parts_of_a_long_chain_share_their_text_and_are_compiled_once() -> None:
+    x = Value(0.3, label="x")
+    u = x
+    for k in range(3000):
+        u = (u * 0.999 + 0.1).relu() if k % 2 else (u * 1.001 - 0.05).tanh()
+    g = Graph(u)
+    before = _code.cache_info()
+    f = compile_graph(g, [x], part_size=300)
+    after = _code.cache_info()
+    bodies = [part.split("\n", 1)[1] for part in f.source.split("# part ")[1:]]
+    assert len(bodies) == f.parts > 20
+    assert after.misses - before.misses == len(set(bodies)) <= 8  # each distinct text compiled once
+    assert after.hits - before.hits == f.parts - len(set(bodies))
+    check_same(g, [x], f, [0.7] + [v.data for v in g.leaves[1:]])
 
 
 def test_second_derivative_compiles_b_as_an_ordinary_graph() -> None:
