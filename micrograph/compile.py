@@ -570,10 +570,8 @@ class _Writer:
             if s == 0 and n_forward:
                 body.append("# Algorithm 6.1: u(i) <- f(i)(Pa(u(i))) for i = n_i+1, ..., n")
             if s == n_forward:
-                body.append(
-                    "# Algorithm 6.2 on the graph Algorithm 6.5 prunes: grad_table[u(j)] = sum over the "
-                    "consumers u(i) of grad_table[u(i)] * du(i)/du(j)"
-                )
+                body.append("# Algorithm 6.2 over the nodes Algorithm 6.5 keeps, from the last to the first:")
+                body.append("# grad_table[u(j)] = sum over consumers u(i) of grad_table[u(i)] * du(i)/du(j)")
             body.append(text.format_map(names))
         body += self._check_lines([names[key] for key, _ in statements if key in checks])
         shown = [names[key] if key[0] in "fg" else key for key in results]
