@@ -74,6 +74,13 @@ FUSE = 12
 _CHECK_TERMS = 20
 """How many values one check-sum statement adds up (keeps each line short)."""
 
+_SUM_TERMS = 20
+"""How many terms of a gradient's sum one statement adds (a node with many consumers gets partial sums,
+``sK``: Python's compiler recurses into a long sum)."""
+
+_PREFIX = {"f": "u", "g": "grad_u", "p": "s"}
+"""The identifier of a value (``f``), a gradient (``g``) and a partial sum (``p``): u5, grad_u5, s5."""
+
 Function = Callable[[Sequence[float]], tuple[float, list[float], list[float], float]]
 
 
@@ -507,6 +514,15 @@ class _Writer:
                 else " + ".join(terms)
             )
             size += len(terms) - 1
+            if len(terms) > _SUM_TERMS:  # a long sum: partial sums, in the same order, a few terms each
+                expr = ""
+                for t in range(0, len(terms), _SUM_TERMS):
+                    key = f"p{len(sizes)}"
+                    group = terms[t : t + _SUM_TERMS]
+                    statements.append((key, f"{{{key}}} = {' + '.join([expr, *group] if expr else group)}"))
+                    sizes.append(len(group))
+                    expr = f"{{{key}}}"
+                size = 1
             if expr[:2] == "{g" and expr[-1] == "}" and expr.count("{") == 1:  # 0.0 + g * 1.0 is g
                 same[j] = int(expr[2:-1])
             elif grad_uses[j] != 1 or j in wrt_at:
@@ -564,7 +580,7 @@ class _Writer:
     ) -> tuple[str, Function, int, int]:
         """All statements in ``forward_backward(x)``, every value named by its position: u(5) is ``u5``."""
         n_i = self.g.n_inputs
-        names = _Names(lambda key: ("u%d" if key[0] == "f" else "grad_u%d") % (int(key[1:]) + 1))
+        names = _Names(lambda key: f"{_PREFIX[key[0]]}{int(key[1:]) + 1}")
         body = ["(", *(f"    u{j + 1},  # {self._leaf_comment(j)}" for j in range(n_i)), ") = x"]
         for s, (_, text) in enumerate(statements):
             if s == 0 and n_forward:
@@ -597,15 +613,15 @@ class _Writer:
         bodies: list[list[str]] = []
         namers: list[_Names] = []
         for chunk in chunks:
-            base_f = min((int(key[1:]) for key, _ in chunk if key[0] == "f"), default=0)
-            base_g = min((int(key[1:]) for key, _ in chunk if key[0] == "g"), default=0)
+            base: dict[str, int] = {}  # per kind of field, the smallest position this part sets
+            for key, _ in chunk:
+                at = int(key[1:])
+                if at < base.get(key[0], at + 1):
+                    base[key[0]] = at
 
             names = _Names(lambda key: None)  # a value of another part: an argument
             for key, _ in chunk:
-                if key[0] == "f":
-                    names[key] = f"u{int(key[1:]) - base_f + 1}"
-                else:
-                    names[key] = f"grad_u{int(key[1:]) - base_g + 1}"
+                names[key] = f"{_PREFIX[key[0]]}{int(key[1:]) - base[key[0]] + 1}"
             body = "\n".join([text for _, text in chunk]).format_map(names).split("\n")
             body += self._check_lines([names[key] for key, _ in chunk if key in checks])
             bodies.append(body)

@@ -360,6 +360,20 @@ def test_non_finite_intermediate_is_caught_even_when_masked() -> None:
 # --- deep graphs -----------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("part_size", [5000, 40, 7])
+def test_a_node_with_thousands_of_consumers_sums_its_terms_in_statements_of_a_few(part_size: int) -> None:
+    x = Value(0.5, label="x")
+    z = x * 1.0
+    for k in range(3000):  # grad_table[x] is a sum of 3001 terms: one expression would overflow the compiler
+        z = z + x * float(k % 7)
+    g = Graph(z)
+    f = compile_graph(g, [x], part_size=part_size)
+    assert f.source.count(" + ") < 4 * 3001  # partial sums of a few terms, no term twice
+    for point in (0.5, -2.0):
+        value, grads = f({x: point})
+        assert value == g.forward({x: point}) and grads == [g.backprop()[x]]
+
+
 @pytest.mark.slow
 def test_a_100000_node_chain_compiles_in_parts() -> None:
     x = Value(0.5, label="x")
