@@ -414,7 +414,7 @@ class _Writer:
         for v in self.keep:
             named[index[v]] = True
         kinds: dict[Op, tuple[str, tuple[int, ...], tuple[bool, ...]]] = {}  # template, counts, passes
-        for op in set(ops[n_i:]):
+        for op in dict.fromkeys(ops[n_i:]):  # in order of first use: the same text in every run
             template, counts = self.forward_template(op)
             kinds[op] = (template, counts, tuple(passes_non_finite(op, k) for k in range(op.arity)))
         derivatives = self.derivative_templates

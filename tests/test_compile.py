@@ -152,6 +152,18 @@ def test_every_value_a_checked_value_needs_is_checked_where_an_operation_could_h
     assert not passes_non_finite(Op("mine", "m", 1, lambda v: v, (lambda v, out: 1.0,)), 0)
 
 
+def test_the_same_structure_gives_the_same_source() -> None:
+    def build() -> tuple[Value, Value]:
+        x = Value(0.5, label="x")
+        u = x
+        for _ in range(5):
+            u = (u**2.5 + u**1.5).sigmoid() * (u**3.5).tanh() + x.relu()
+        return x, u
+
+    (x1, z1), (x2, z2) = build(), build()
+    assert compile_graph(Graph(z1), [x1]).source == compile_graph(Graph(z2), [x2]).source
+
+
 def test_parts_of_a_long_chain_share_their_text_and_are_compiled_once() -> None:
     x = Value(0.3, label="x")
     u = x
