@@ -309,20 +309,24 @@ def _code(text: str) -> Any:
     return compile(text, "<micrograph compiled graph>", "exec")
 
 
-class _Names(dict):  # type: ignore[type-arg]
-    """The identifiers of one function: its own values by position, every other value as an argument."""
+class _Arguments(dict):  # type: ignore[type-arg]
+    """The identifiers of one part: its own values set up front, any other value an argument a0, a1, ..."""
 
-    def __init__(self, local: Callable[[str], str | None]) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.local = local
-        self.inputs: list[str] = []
+        self.inputs: list[str] = []  # the fields read from other parts or the inputs, in order of first use
 
     def __missing__(self, key: str) -> str:
-        name = self.local(key)
-        if name is None:
-            name = f"a{len(self.inputs)}"
-            self.inputs.append(key)
-        self[key] = name
+        name = self[key] = f"a{len(self.inputs)}"
+        self.inputs.append(key)
+        return name
+
+
+class _Positions(dict):  # type: ignore[type-arg]
+    """The identifiers of the one function: every field named by its position, ``{f4}`` as ``u5``."""
+
+    def __missing__(self, key: str) -> str:
+        name = self[key] = f"{_PREFIX[key[0]]}{int(key[1:]) + 1}"
         return name
 
 
@@ -580,7 +584,7 @@ class _Writer:
     ) -> tuple[str, Function, int, int]:
         """All statements in ``forward_backward(x)``, every value named by its position: u(5) is ``u5``."""
         n_i = self.g.n_inputs
-        names = _Names(lambda key: f"{_PREFIX[key[0]]}{int(key[1:]) + 1}")
+        names = _Positions()
         body = ["(", *(f"    u{j + 1},  # {self._leaf_comment(j)}" for j in range(n_i)), ") = x"]
         for s, (_, text) in enumerate(statements):
             if s == 0 and n_forward:
@@ -611,7 +615,7 @@ class _Writer:
         n_i = self.g.n_inputs
         defined_in = {key: c for c, chunk in enumerate(chunks) for key, _ in chunk}
         bodies: list[list[str]] = []
-        namers: list[_Names] = []
+        namers: list[_Arguments] = []
         for chunk in chunks:
             base: dict[str, int] = {}  # per kind of field, the smallest position this part sets
             for key, _ in chunk:
@@ -619,7 +623,7 @@ class _Writer:
                 if at < base.get(key[0], at + 1):
                     base[key[0]] = at
 
-            names = _Names(lambda key: None)  # a value of another part: an argument
+            names = _Arguments()
             for key, _ in chunk:
                 names[key] = f"{_PREFIX[key[0]]}{int(key[1:]) - base[key[0]] + 1}"
             body = "\n".join([text for _, text in chunk]).format_map(names).split("\n")
@@ -639,7 +643,7 @@ class _Writer:
         check_slots = []
         for c, chunk in enumerate(chunks):
             names = namers[c]
-            positions = [slot.get(key, -1) if key in defined_in else int(key[1:]) for key in names.inputs]
+            positions = [slot.get(key) or int(key[1:]) for key in names.inputs]  # slots, or u(j+1) at j
             outs = [key for key, _ in chunk if key in handed_on[c]]
             start = top
             for key in outs:
