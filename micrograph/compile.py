@@ -17,16 +17,16 @@ writes the same computations out as Python source and lets Python compile it:
 
 **Fewer statements.** CPython's ``compile()`` costs about a microsecond per syntax-tree node, so a value
 used once, by an operation whose template names it once, and needed nowhere else, is not given a
-statement of its own: its expression is written into its consumer's (``u7 = u4 * u5 + u6``), at most
-:data:`FUSE` operations per statement. The same holds for a gradient used by one term only, so a chain's
-backward pass is one statement per step. Every other value keeps a name: ``u5`` is u(5), ``grad_u5`` is
-grad_table[u(5)].
+statement of its own: its expression is written into its consumer's (``u7 = (u4 * u5) + u6``), at most
+:data:`FUSE` operations per statement. The same holds for a gradient read by one term only, so a chain's
+backward pass takes one statement per :data:`FUSE` products. Every other value keeps a name: ``u5`` is
+u(5), ``grad_u5`` is grad_table[u(5)].
 
-**Parts.** A graph of more than ``part_size`` statements is split into functions (parts), each compiled
+**Parts.** A graph of more than ``part_size`` operations is split into functions (parts), each compiled
 on its own, so that Python's compiler never holds more than one part at a time. A part names its values
 relative to its own first node and takes what earlier parts computed as arguments; so parts that do the
-same operations on the same pattern of values (the steps of a long chain, the layers of a network) have
-the same text, and each distinct text is compiled once (a small cache of code objects). A driver calls
+same operations on the same pattern of values (the steps of a long chain, repeated blocks) have the
+same text, and each distinct text is compiled once (a small cache of code objects). A driver calls
 the parts in order, passing values between them in one list.
 
 The source holds only generated identifiers, numbers and comments made of them: a node's label (user
