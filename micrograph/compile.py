@@ -331,7 +331,7 @@ class _Positions(dict):  # type: ignore[type-arg]
 
 
 class _Writer:
-    """Writes G's values and G''s gradients as fused statements, splits them into parts, compiles them.
+    """Writes G's values and the gradients over G' as fused statements, in one function or in parts.
 
     A statement is kept as a text with a field for every value it reads or sets: ``{f12}`` is the value
     of u(13) (position 12), ``{g12}`` its grad_table entry. The fields become identifiers when the
