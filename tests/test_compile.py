@@ -456,12 +456,14 @@ def test_train_compiled_equals_eager_cross_entropy_momentum_l1_minibatches() -> 
     )  # fmt: skip
 
 
-def test_compiled_graph_keeps_requested_values() -> None:
+@pytest.mark.parametrize("part_size", [5000, 1])
+def test_compiled_graph_keeps_requested_values(part_size: int) -> None:
     x = Value(0.5)
     h = (x * 3.0).tanh()
     z = h * h
     g = Graph(z)
-    f = compile_graph(g, [x], keep=[h, x])
+    f = compile_graph(g, [x], keep=[h, x], part_size=part_size)
+    assert (f.parts > 1) == (part_size == 1)
     value, grads, kept = f.evaluate_all([v.data for v in g.leaves])
     assert close(grads[0], g.backprop()[x])
     assert kept == [h.data, 0.5] and value == z.data
