@@ -123,6 +123,38 @@ def test_random_dags_equal_the_interpreter_bit_for_bit_or_raise_its_error(
         assert _same_float(got, table[w]), (g.name(w), got, table[w])
 
 
+@DAG_SETTINGS
+@given(recipes(max_vars=2, max_steps=8), st.sampled_from([1, 5000]))
+def test_gradient_graphs_of_random_dags_compile_to_the_interpreters_numbers(
+    recipe: tuple[tuple[float, ...], tuple[tuple[str, int, int], ...]], part_size: int
+) -> None:
+    """B of a random DAG is an ordinary graph (tanh', sigma', xlogy, step, x ** c ...): compiled with its
+    own gradients, bit for bit as Algorithms 6.1 and 6.2 on it (section 6.5.10's second derivatives)."""
+    case = as_case(recipe)
+    try:
+        z, xs = case.build_values()
+        dz = grad(z, xs[0])
+    except DomainError:
+        return
+    if not isinstance(dz, Value) or dz.op is None:
+        return  # a constant derivative: nothing to compile
+    g = Graph(dz)
+    f = compile_graph(g, xs, part_size=part_size)
+    for point in (case.point, case.other_point):
+        values = {x: p for x, p in zip(xs, point) if x in g}  # B need not read every variable
+        try:
+            expected_z = g.forward(values)
+            table = g.backprop()
+        except DomainError as e:
+            with pytest.raises(DomainError) as compiled:
+                f(values)
+            assert str(compiled.value) == str(e)
+            continue
+        value, grads = f(values)
+        assert _same_float(value, expected_z)
+        assert all(_same_float(a, table.get(w, 0.0)) for a, w in zip(grads, xs))
+
+
 def test_every_value_a_checked_value_needs_is_checked_where_an_operation_could_hide_it() -> None:
     """passes_non_finite's claims, probed: an inf or nan argument at a position it marks gives an inf, a
     nan or an error, in the operation's f and in its code template (what compiled code runs)."""
