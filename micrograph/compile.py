@@ -299,6 +299,7 @@ def _template(op: Op, dialect: str | None, function: Callable[[Op], str]) -> str
 
 
 _ARGUMENT = re.compile(r"\b(x|y|out)\b")
+_FIELD = re.compile(r"\{([fgp]\d+)\}")
 _RULE_FUNCTION = re.compile(r"\b_f\d+\b")
 _TABLE_FUNCTIONS = {op.f: f"f_{name}" for name, op in OPS.items()}
 
@@ -310,16 +311,15 @@ def _code(text: str) -> Any:
 
 
 class _Arguments(dict):  # type: ignore[type-arg]
-    """The identifiers of one part: its own values set up front, any other value an argument a0, a1, ..."""
+    """The identifiers of one part: its own values by position, any other value an argument a0, a1, ...
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.inputs: list[str] = []  # the fields read from other parts or the inputs, in order of first use
+    ``inputs`` lists the fields read from other parts (or the graph's inputs), in order of first use.
+    """
 
-    def __missing__(self, key: str) -> str:
-        name = self[key] = f"a{len(self.inputs)}"
-        self.inputs.append(key)
-        return name
+    def __init__(self, own: dict[str, str], text: str) -> None:
+        super().__init__(own)
+        self.inputs = [key for key in dict.fromkeys(_FIELD.findall(text)) if key not in own]
+        self.update(zip(self.inputs, [f"a{m}" for m in range(len(self.inputs))]))
 
 
 class _Positions(dict):  # type: ignore[type-arg]
@@ -623,10 +623,10 @@ class _Writer:
                 if at < base.get(key[0], at + 1):
                     base[key[0]] = at
 
-            names = _Arguments()
-            for key, _ in chunk:
-                names[key] = f"{_PREFIX[key[0]]}{int(key[1:]) - base[key[0]] + 1}"
-            body = "\n".join([text for _, text in chunk]).format_map(names).split("\n")
+            own = {key: f"{_PREFIX[key[0]]}{int(key[1:]) - base[key[0]] + 1}" for key, _ in chunk}
+            joined = "\n".join([text for _, text in chunk])
+            names = _Arguments(own, joined)
+            body = joined.format_map(names).split("\n")
             body += self._check_lines([names[key] for key, _ in chunk if key in checks])
             bodies.append(body)
             namers.append(names)
