@@ -162,8 +162,7 @@ def _values(l: Any) -> str:
         rows = [[u.label, fmt(b), fmt(t)] for u, b, t in l.pairs]
         return table(rows, ["dz/d(.)", "node of B", "Algorithm 6.2"])
     if hasattr(l, "B_nodes"):
-        names = node_names(l.graph)  # G is u1..un; B's nodes are numbered on, as in the picture
-        names.update({v: f"u{len(names) + k}" for k, v in enumerate(l.B_nodes, 1)})
+        names = node_names(l.graph, l.B_nodes)  # G is u1..un; B's nodes are numbered on, as in the picture
         rows = [
             [names[v], formula(v, names), fmt(v.data), (v.grad_of.label if v.grad_of else "")]
             for v in l.B_nodes

@@ -313,9 +313,8 @@ def draw_side_by_side(
     except DomainError:  # a local derivative does not exist here: draw G without numbers for grad
         table = None
 
-    names = node_names(G)
+    names = node_names(G, B_nodes)  # G's nodes u1..un, B's u(n+1).. in B's order
     n = len(G.nodes)
-    names.update({v: f"u{n + k}" for k, v in enumerate(B_nodes, 1)})
     zname = clean(z.label, 12) or names[z]
 
     dot = _new_digraph("figure_6_10", None)
@@ -331,9 +330,8 @@ def draw_side_by_side(
         b.attr(**style.CLUSTER_B)
         for v in B_nodes:
             caption = None
-            if v.meta is not None and v.meta.grad_of:
-                of = [clean(u.label, 12) or names.get(u, "?") for u in v.meta.grad_of]
-                caption = f"∂{zname}/∂{of[0]}" if len(of) == 1 else f"∂{zname}/∂{{{', '.join(of)}}}"
+            if v.grad_of is not None:  # one grad_table entry, the first of a node shared by several
+                caption = f"∂{zname}/∂{clean(v.grad_of.label, 12) or names.get(v.grad_of, '?')}"
             _node(b, names[v], _fields(names[v], v, names, v.data, None, show_grad=False, caption=caption),
                   _node_attrs(v))  # fmt: skip
     for v in G.nodes[G.n_inputs :]:

@@ -13,7 +13,7 @@ import math
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 
-from micrograph.engine import Value
+from micrograph.engine import NodeMeta, Value
 from micrograph.graph import Graph
 from viz import style
 
@@ -104,9 +104,63 @@ def kind(node: Value) -> str:
     return "operation"
 
 
-def node_names(graph: Graph) -> dict[Value, str]:
-    """{node: "u1", ...}: the book's names in the graph's topological order."""
-    return {v: f"u{i}" for i, v in enumerate(graph.nodes, 1)}
+def node_names(graph: Graph, extra: Iterable[Value] = ()) -> dict[Value, str]:
+    """{node: "u1", ...}: the book's names, one name per node in every view of the same graph.
+
+    A graph without nodes built by :func:`~micrograph.grad` is named u1..un in its topological order. A
+    graph holding nodes of a backward subgraph B names them as figure 6.10 does: the nodes of the graph G
+    that B was built for keep their names in G (u1..un), B's nodes are u(n+1), u(n+2), ... in B's order
+    (recorded by ``grad`` on each node), and any other node is numbered on after them in the graph's order.
+    This repeats for B's built from B's (second and higher derivatives), without recursion.
+
+    Args:
+        graph: the graph to name.
+        extra: further nodes drawn with it (figure 6.10's B next to G), named after the same rule.
+
+    Returns:
+        A dict from each node of ``graph`` and ``extra`` to its name.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.1 and 6.5.6 (figure 6.10).
+    """
+    view = list(graph.nodes)
+    view += [v for v in dict.fromkeys(extra) if v not in graph.index]
+    # The chain of derivations below the view: the G of the newest grad call among the view's nodes, the
+    # G of the newest call among that G's nodes, ... down to a graph that holds no such node.
+    levels: list[tuple[list[Value], NodeMeta | None]] = []
+    nodes, below = view, _newest_call(view, None)
+    while below is not None:
+        levels.append((nodes, below))
+        nodes = Graph(below.z).nodes  # type: ignore[arg-type]
+        below = _newest_call(nodes, below.call)
+    levels.append((nodes, None))
+    names: dict[Value, str] = {}
+    count = 0
+    for nodes, built_by in reversed(levels):  # innermost G first
+        if built_by is not None:  # this graph holds the B of the call whose G was just named
+            n, last = count, count
+            for v in nodes:
+                m = v.meta
+                if m is not None and m.call == built_by.call and m.z is built_by.z and v not in names:
+                    names[v] = f"u{n + m.position}"
+                    last = max(last, n + m.position)
+            count = last
+        for v in nodes:
+            if v not in names:
+                count += 1
+                names[v] = f"u{count}"
+    return names
+
+
+def _newest_call(nodes: Sequence[Value], before: int | None) -> NodeMeta | None:
+    """The record of the newest grad call (before call ``before``) that built one of ``nodes``, or None."""
+    newest: NodeMeta | None = None
+    for v in nodes:
+        m = v.meta
+        if m is None or m.call is None or m.z is None or (before is not None and m.call >= before):
+            continue
+        if newest is None or m.call > newest.call:  # type: ignore[operator]
+            newest = m
+    return newest
 
 
 def graph_name(node: Value, names: Mapping[Value, str]) -> str:
