@@ -74,6 +74,7 @@ def _chain_text(l: Any) -> str:
 def _naive(l: Any) -> None:
     l.naive = naive_grad(l.z, l.w)  # equation 6.53: no table, every subexpression recomputed
     l.store = store_grad(l.z, l.w)  # equation 6.52: what back-propagation does
+    l.grad_table = l.graph.backprop()  # Algorithm 6.2 on the chain: reads the stored x and y
 
 
 def _naive_text(l: Any) -> str:
@@ -86,7 +87,8 @@ def _naive_text(l: Any) -> str:
         f"{s.local_derivatives} local derivatives and recomputed {s.recomputed}: it reads x, y, z from the "
         f"forward pass. Memory goes the other way: the naive rule held at most {n.peak_values} "
         "values at once, "
-        f"back-propagation {s.peak_values}."
+        f"back-propagation {s.peak_values}. The picture highlights the stored x and y and shows each "
+        "node's grad, dz/du, as Algorithm 6.2 computes it from them."
     )
 
 
@@ -95,6 +97,7 @@ def _long(l: Any) -> None:
     l.naive50 = naive_grad(l.z50, l.w50)
     l.store50 = store_grad(l.z50, l.w50)
     l.expected50 = expected_counts("chain", LONG)  # the closed forms
+    l.chain_plot = viz.plot_blowup(LONG, families=("chain",), max_operations=BUDGET)  # depths 1..50
 
 
 def _long_text(l: Any) -> str:
@@ -104,7 +107,8 @@ def _long_text(l: Any) -> str:
         f"{LONG * (LONG + 1) // 2} as the closed form says ({l.expected50['naive_recomputed']}), for "
         f"{n.local_derivatives} local derivatives. Back-propagation: {s.local_derivatives} local "
         "derivatives, "
-        f"one per edge, nothing recomputed. Quadratic against linear, on a graph with a single path."
+        f"one per edge, nothing recomputed. Quadratic against linear, on a graph with a single path: the "
+        f"plot shows both counts for every depth from 1 to {LONG}."
     )
 
 
@@ -208,13 +212,25 @@ def _values(l: Any) -> str:
 
 
 def _figure(l: Any) -> Any:
+    """Each step's own picture (none where the step's numbers are the picture): no two steps repeat one."""
     if hasattr(l, "stopped"):
         return None
     if hasattr(l, "plot"):
         return l.plot
+    if hasattr(l, "rows"):
+        return None  # the table of counts is this step's picture; the next step plots it
     if hasattr(l, "ladder_graph"):
         return viz.draw(
             l.ladder_graph, title=f"ladder of depth {LADDER}: {l.ladder_counts['paths']} paths from w to z"
+        )
+    if hasattr(l, "chain_plot"):
+        return l.chain_plot
+    if hasattr(l, "grad_table"):
+        return viz.draw(
+            l.graph,
+            grad_table=l.grad_table,
+            highlight=[l.x, l.y],
+            title="(6.52): x and y computed once, stored, and read back; grad = dz/du by Algorithm 6.2",
         )
     return viz.draw(l.graph, title="figure 6.9: z = f(f(f(w)))")
 

@@ -123,13 +123,15 @@ def _build_text(l: Any) -> str:
         f"({', '.join(str(c) for c in consumers)} consumer(s) respectively), takes the consumer's "
         "gradient D from the grad_table, and calls op.bprop: tanh's one "
         f"derivative rule from micrograph/ops.py, applied to nodes, so it builds nodes. The grad_table "
-        f"entries are nodes of B: {'; '.join(parts)}. Each is drawn dark orange and captioned."
+        f"entries are nodes of B: {'; '.join(parts)}. The picture draws B alone, each node with the "
+        "name it has in figure 6.10, the grad_table entries highlighted."
     )
 
 
 def _reuse(l: Any) -> None:
     l.B.forward({l.w: 0.9})  # Algorithm 6.1 on B: new w; x, y, z and every node of B recomputed
-    l.table_09 = l.graph.backprop()  # Algorithm 6.2 at w = 0.9 (G's values were just updated)
+    l.graph.forward({l.w: 0.9})  # and on G: z itself is not in B (B reads w, x, y), so it is updated here
+    l.table_09 = l.graph.backprop()  # Algorithm 6.2 at w = 0.9
     l.exact_09 = math.prod(1 - math.tanh(a) ** 2 for a in (0.9, math.tanh(0.9), math.tanh(math.tanh(0.9))))
 
 
@@ -153,7 +155,7 @@ def _same_text(l: Any) -> str:
         f"the {len(l.pairs)} grad_table entries, the node of B holds the same float as Algorithm 6.2's "
         f"table ({'all equal, bit for bit' if equal else 'NOT all equal'}), because both ran "
         "tanh's one rule, "
-        f"once on floats and once on nodes."
+        f"once on floats and once on nodes. The picture shows Algorithm 6.2's numbers on G at w = 0.9."
     )
 
 
@@ -185,6 +187,13 @@ def _values(l: Any) -> str:
 
 
 def _figure(l: Any) -> Any:
+    if hasattr(l, "pairs"):
+        return viz.draw(l.graph, grad_table=l.table_09, title="G at w = 0.9, grad from Algorithm 6.2")
+    if hasattr(l, "table_09"):
+        return viz.draw_side_by_side(l.z, l.w)
+    if hasattr(l, "grad_nodes"):
+        entries = [b for _, b in l.grad_nodes]
+        return viz.draw(l.dz_dw, highlight=entries, title="B alone: the grad_table entries highlighted")
     if hasattr(l, "dz_dw"):
         return viz.draw_side_by_side(l.z, l.w)
     if hasattr(l, "G_prime"):

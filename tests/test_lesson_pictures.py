@@ -1,0 +1,53 @@
+"""No two steps of a lesson show the same picture: a step either draws something new or draws nothing.
+
+Every lesson is stepped through as a student would (``l.next()``) and each step's picture is rendered to
+SVG: a Graphviz drawing as ``l.svg("step.svg")`` writes it, a matplotlib figure without the two things that
+differ between renderings of the same figure (the date and the random ids), so equal bytes mean the same
+picture.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from typing import Any
+
+import matplotlib
+import pytest
+
+import lessons
+
+
+def svg(fig: Any) -> bytes:
+    """The picture as SVG bytes, the same bytes for the same picture."""
+    if hasattr(fig, "pipe"):
+        return bytes(fig.pipe(format="svg"))
+    buf = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": "lesson"}):
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    return buf.getvalue()
+
+
+def pictures(n: int) -> list[tuple[int, str, str]]:
+    """(step number, title, SHA-1 of the SVG) for every step of lesson n that has a picture."""
+    lesson = lessons.start(n)
+    out = []
+    while True:
+        fig = lesson.figure()
+        if fig is not None:
+            out.append((lesson.index, lesson.step.title, hashlib.sha1(svg(fig)).hexdigest()))
+        if isinstance(lesson.next(), str):
+            return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", sorted(lessons.LESSONS))
+def test_no_two_steps_of_a_lesson_draw_the_same_picture(n: int) -> None:
+    shown = pictures(n)
+    assert shown, f"lesson {n} draws no picture at all"
+    first: dict[str, tuple[int, str]] = {}
+    for k, title, digest in shown:
+        assert digest not in first, f"lesson {n} step {k} ({title}) repeats step {first[digest]}"
+        first[digest] = (k, title)
+    # the comparison means something: the same step rendered twice gives the same bytes
+    assert [d for _, _, d in pictures(n)] == [d for _, _, d in shown]
