@@ -95,3 +95,49 @@ def test_micrograph_render_writes_tex(tmp_path: Path) -> None:
 def test_scale_must_be_positive() -> None:
     with pytest.raises(ValueError, match="scale must be a positive number"):
         viz.to_tikz(viz.draw(Value(1.0)), scale=0)
+
+
+@needs_dot
+def test_figure_6_10_tikz_has_the_legend_the_svg_has() -> None:
+    from viz import style
+    from viz.tikz import _color
+
+    z, w = chain(3)
+    drawing = viz.draw_side_by_side(z, w)
+    tex = viz.to_tikz(drawing, standalone=False)
+    svg = drawing.pipe(format="svg").decode()
+    for text, attrs in style.LEGEND:  # each swatch: its words, on its fill colour, outlined in its colour
+        assert f">{text.replace(chr(39), '&#39;')}<" in svg
+        swatch = re.search(
+            rf"\\filldraw\[draw=none(?:,dashed)?,fill={re.escape(_color(attrs['fillcolor'], ''))}\] "
+            rf"(\(.*?) -- cycle;\n"
+            rf"  \\draw\[draw={re.escape(_color(attrs['color'], ''))}(,dashed)?\] \1 -- cycle;\n"
+            rf"  \\node\[anchor=base west,inner sep=0pt,text=[^\]]*\] at \([\d.]+,[\d.]+\) "
+            rf"\{{{re.escape(escape_latex(text))}\}};",
+            tex,
+        )
+        assert swatch, text
+        assert bool(swatch.group(2)) == ("dashed" in attrs.get("style", "")), text
+    assert r"$\rightarrow$ argument (1, 2: position)}" in tex
+    assert r"-\,-\,$\rightarrow$ dashed: B uses a value of G}" in tex
+    # the legend lies below the drawing's nodes, inside the picture, as Graphviz placed it
+    ys = [float(y) for y in re.findall(r"at \([\d.]+,([\d.]+)\) \{variable \(input\)\}", tex)]
+    nodes = [float(y) for y in re.findall(r"at \([\d.]+,([\d.]+)\) \{data ", tex)]
+    assert len(ys) == 1 and ys[0] < min(nodes)
+
+
+@needs_dot
+def test_a_drawings_title_is_in_its_tikz() -> None:
+    z, _ = chain(2)
+    tex = viz.to_tikz(viz.draw(z, title="figure 6.9 & 100%"), standalone=False)
+    assert r"{figure 6.9 \& 100\%}" in tex
+    assert "{figure" not in viz.to_tikz(viz.draw(z), standalone=False)
+
+
+@needs_dot
+@needs_pdflatex
+def test_figure_6_10_tikz_with_its_legend_compiles(tmp_path: Path) -> None:
+    z, w = chain(3)
+    tex = viz.to_tikz(viz.draw_side_by_side(z, w))
+    assert "{node of B}" in tex
+    _compile(tex, tmp_path, "legend")

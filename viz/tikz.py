@@ -51,7 +51,7 @@ _MATH = {
     "≥": r"$\geq$",
     "≤": r"$\leq$",
     "→": r"$\rightarrow$",
-    "⇢": r"$\dashrightarrow$",
+    "⇢": r"-\,-\,$\rightarrow$",  # amssymb's \dashrightarrow without amssymb
     "—": "---",
     "–": "--",
 }
@@ -76,9 +76,11 @@ def escape_latex(text: str) -> str:
 def _color(value: str | None, default: str) -> str:
     """A Graphviz colour ``#rrggbb`` as an xcolor expression; names are passed through when simple."""
     value = value or default
-    m = re.fullmatch(r"#([0-9a-fA-F]{2})([0-9a-fA-F]{2})([0-9a-fA-F]{2})(?:[0-9a-fA-F]{2})?", value)
+    m = re.fullmatch(r"#([0-9a-fA-F]{2})([0-9a-fA-F]{2})([0-9a-fA-F]{2})([0-9a-fA-F]{2})?", value)
+    if m and m.group(4) and int(m.group(4), 16) == 0:  # fully transparent: Graphviz's "no pen"
+        return "none"
     if m:
-        r, g, b = (int(x, 16) for x in m.groups())
+        r, g, b = (int(x, 16) for x in m.groups()[:3])
         return f"{{rgb,255:red,{r};green,{g};blue,{b}}}"
     return value if re.fullmatch(r"[a-z]+", value) else "black"
 
@@ -136,6 +138,57 @@ def _box(x0: float, y0: float, x1: float, y1: float, options: str) -> str:
 
 def _text(x: float, y: float, options: str, text: str) -> str:
     return f"  \\node[{options}] at {_xy((x, y))} {{{text}}};"
+
+
+_ANCHOR = {"l": "base west", "c": "base", "r": "base east"}
+
+
+def _size(points: float) -> str:
+    """Graphviz's font size in points as the nearest of LaTeX's standard sizes in a 10pt document (so no
+    font is scaled to an odd size, which would need bitmap fonts generated on the fly)."""
+    for limit, command in ((7.5, "\\tiny"), (9.0, "\\scriptsize"), (11.0, "\\footnotesize"),
+                           (13.0, "\\small"), (15.0, "\\normalsize")):  # fmt: skip
+        if points <= limit:
+            return command
+    return "\\large"
+
+
+def _xdot(ops: list[dict[str, Any]]) -> list[str]:
+    """Graphviz's own drawing operations for a label (xdot: ``_ldraw_``) as TikZ commands.
+
+    Used for the graph's label, which is a title or, under figure 6.10, the legend (an HTML-like table of
+    swatches): polygons filled and outlined in the pen and fill colours set before them, lines, and text
+    at the baseline Graphviz computed, in its font size.
+    """
+    pen, fill, size, dashed = "black", "white", 10.0, False
+    lines = []
+    for op in ops:
+        kind = op.get("op")
+        if kind == "c":
+            pen = _color(op.get("color"), "black")
+        elif kind == "C":
+            fill = _color(op.get("color"), "white")
+        elif kind == "S":
+            dashed = str(op.get("style", "")).startswith("dashed")
+        elif kind == "F":
+            size = float(op.get("size", size))
+        elif kind in ("P", "p", "L"):
+            path = " -- ".join(_xy((float(x), float(y))) for x, y in op.get("points", []))
+            if not path:
+                continue
+            style = f"draw={pen}" + (",dashed" if dashed else "")
+            if kind == "P":
+                lines.append(f"  \\filldraw[{style},fill={fill}] {path} -- cycle;")
+            elif kind == "p":
+                lines.append(f"  \\draw[{style}] {path} -- cycle;")
+            else:
+                lines.append(f"  \\draw[{style}] {path};")
+        elif kind == "T":
+            (x, y), text = op["pt"], str(op.get("text", ""))
+            font = f"font=\\sffamily{_size(size)}"
+            where = f"anchor={_ANCHOR.get(op.get('align', 'c'), 'base')},inner sep=0pt"
+            lines.append(_text(float(x), float(y), f"{where},text={pen},{font}", escape_latex(text)))
+    return lines
 
 
 def to_tikz(
@@ -226,6 +279,7 @@ def to_tikz(
                 if k:
                     lines.append(f"  \\draw[draw={draw}] {_xy((x - w, top))} -- {_xy((x + w, top))};")
                 lines.append(_text(x, top - step / 2, f"text={ink}", escape_latex(t)))
+    lines += _xdot(layout.get("_ldraw_", []))  # the graph's own label: a title, or figure 6.10's legend
     lines.append("\\end{tikzpicture}")
     picture = "\n".join(lines) + "\n"
     if not standalone:
