@@ -10,8 +10,10 @@ Data: R. A. Fisher (1936), the Iris flowers (shipped as micrograph/data/iris.csv
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterator
+import random
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import viz
@@ -106,43 +108,68 @@ def _backward_text(l: Any) -> str:
     )
 
 
+def _kept(run: Callable[[Any], None]) -> Callable[[Any], None]:
+    """A step that runs once per lesson: replays (``l.back()``, ``l.goto(k)``) restore what it left in ``l``.
+
+    The code shown for the step stays ``run``'s own (``functools.wraps``: ``inspect`` reads the original).
+    """
+
+    @functools.wraps(run)
+    def replay(l: Any) -> None:
+        key = f"_kept:{run.__name__}"
+        if key not in l.memo:
+            before = dict(vars(l))
+            run(l)
+            l.memo[key] = {k: v for k, v in vars(l).items() if k not in before or before[k] is not v}
+        for k, v in l.memo[key].items():
+            setattr(l, k, v)
+
+    return replay
+
+
+@_kept  # training takes a few seconds: l.back() does not train again
 def _train(l: Any) -> None:
-    if "history" not in l.memo:  # training is kept across l.back() replays: it takes a few seconds
-        model = nn.MLP(4, [HIDDEN, 3], activation="tanh", seed=0)
-        history = nn.train(
-            model,
-            l.train,
-            loss="cross_entropy",
-            lr=LR,
-            epochs=EPOCHS,
-            batch_size=BATCH,
-            l2=LAMBDA,  # the same lambda as Algorithms 6.3 and 6.4 above
-            seed=0,
-            test=l.test,
-            progress=False,
-            compile=True,
-        )
-        l.memo["history"], l.memo["trained"] = history, model
-    l.history, l.trained = l.memo["history"], l.memo["trained"]
-    l.plot = viz.plot_training(l.history, title="Iris: MLP(4, [8, 3]), softmax cross-entropy")
+    l.net = nn.MLP(4, [HIDDEN, 3], activation="tanh", seed=0)  # a new network
+    (X, Y), shuffler = l.train, random.Random(0)
+    l.history = nn.History()  # one entry per epoch, for the plot
+    for _ in range(EPOCHS):  # an epoch: one pass over the data
+        order = list(range(len(X)))
+        shuffler.shuffle(order)  # the examples in a new order every epoch
+        losses = []
+        for start in range(0, len(X), BATCH):
+            batch = order[start : start + BATCH]  # a minibatch
+            fws = [nn.forward_mlp(l.net, X[i], Y[i]) for i in batch]  # Alg. 6.3
+            mean_L = sum(fw.loss for fw in fws) * (1.0 / len(fws))
+            J = mean_L + LAMBDA * nn.l2(nn.weights(l.net))  # + lambda Omega
+            for p in l.net.parameters():
+                p.grad = 0.0
+            J.backward()  # Algorithm 6.2: dJ/dp into every p.grad
+            for p in l.net.parameters():
+                p.data -= LR * p.grad  # theta <- theta - epsilon grad J
+            losses.append(J.data)
+        l.history.loss.append(sum(losses) / len(losses))  # mean J of the epoch
+        l.history.accuracy.append(nn.accuracy(l.net, l.train))
+        l.history.test_accuracy.append(nn.accuracy(l.net, l.test))
+    l.plot = viz.plot_training(l.history, title="Iris: MLP(4, [8, 3])")
 
 
 def _train_text(l: Any) -> str:
-    h = l.history
+    h, steps = l.history, EPOCHS * math.ceil(len(l.train[0]) / BATCH)
     return (
-        f"Minibatch SGD: {h.epochs} epochs of batches of {BATCH}, learning rate {LR}, lambda = {LAMBDA} as "
-        f"above, {h.steps} steps, each "
-        "evaluating J and back-propagating it (Algorithm 6.2; compile=True replays each graph as "
-        "straight-line "
-        f"Python from micrograph/compile.py, the same numbers, faster). The training loss fell "
+        f"The loop above is minibatch SGD as you would write it: {EPOCHS} epochs; each shuffles the "
+        f"{len(l.train[0])} flowers and takes them in batches of {BATCH}; each batch runs Algorithm 6.3 on "
+        f"its examples, builds J = mean L + lambda Omega with lambda = {LAMBDA} as above, zeroes the "
+        f"gradients, back-propagates (J.backward(), Algorithm 6.2) and moves every parameter by -{LR} "
+        f"times its gradient: {steps} updates. nn.train(model, data, lr={LR}, epochs={EPOCHS}, "
+        f"batch_size={BATCH}, l2={LAMBDA}, seed=0) runs the same loop (and gives the same numbers). J fell "
         f"from {fmt(h.loss[0])} in the first epoch to {fmt(h.loss[-1])} in the last; training accuracy "
         f"{h.accuracy[-1]:.3f}."
     )
 
 
 def _test(l: Any) -> None:
-    l.test_accuracy = nn.accuracy(l.trained, l.test)
-    l.train_accuracy = nn.accuracy(l.trained, l.train)
+    l.test_accuracy = nn.accuracy(l.net, l.test)
+    l.train_accuracy = nn.accuracy(l.net, l.train)
 
 
 def _test_text(l: Any) -> str:

@@ -343,7 +343,7 @@ def test_lesson_5_uses_one_lambda() -> None:
     import lessons.l5_mlp as l5
 
     src = open(l5.__file__, encoding="utf-8").read()
-    assert "l2=1e-4" not in src and src.count("l2=LAMBDA") >= 3
+    assert "l2=1e-4" not in src and src.count("l2=LAMBDA") >= 2 and "LAMBDA * nn.l2(" in src
 
 
 def test_lesson_6_says_what_the_picture_shows() -> None:

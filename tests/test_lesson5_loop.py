@@ -1,0 +1,70 @@
+"""Lesson 5 trains with the loop a student writes (forward, loss, backward, update), run as shown.
+
+The loop the lesson shows under "Code that ran" is the code that ran, and it is nn.train's training: the
+same losses and the same final weights, bit for bit, on the same data and seeds. One λ in the whole lesson.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import lessons
+import lessons.l5_mlp as l5
+from micrograph import nn
+
+
+@pytest.fixture(autouse=True)
+def _short_training(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(l5, "EPOCHS", 3)
+
+
+def _at_training() -> lessons.Stepper:
+    l = lessons.start(5)  # noqa: E741 - the student's name for the stepper
+    l.goto(4)
+    assert "Training" in l.step.title
+    return l
+
+
+def test_the_loop_shown_is_plain_sgd_without_plumbing() -> None:
+    l = _at_training()  # noqa: E741
+    code = l.step.code
+    for line in ("for _ in range(EPOCHS):", "nn.forward_mlp(", "J.backward()", "p.grad = 0.0",
+                 "p.data -= LR * p.grad"):  # fmt: skip
+        assert line in code, line
+    assert "memo" not in code and "nn.train(" not in code and "compile" not in code
+    assert all(len(line) <= 76 for line in code.splitlines())  # fits an 80-column terminal as shown
+
+
+def test_the_lessons_loop_equals_nn_train_bit_for_bit() -> None:
+    l = _at_training()  # noqa: E741
+    model = nn.MLP(4, [l5.HIDDEN, 3], activation="tanh", seed=0)
+    history = nn.train(model, l.train, loss="cross_entropy", lr=l5.LR, epochs=l5.EPOCHS,
+                       batch_size=l5.BATCH, l2=l5.LAMBDA, seed=0, progress=False)  # fmt: skip
+    assert len(l.history.loss) == l5.EPOCHS
+    assert l.history.loss == history.loss
+    assert [p.data for p in l.net.parameters()] == [p.data for p in model.parameters()]
+    # the numbers the student reads are those of this run
+    assert nn.accuracy(model, l.test) == l.history.test_accuracy[-1]
+    assert f"{l.history.loss[-1]:#.4g}" in l.text
+
+
+def test_the_loop_runs_once_per_lesson_and_replays_restore_it() -> None:
+    l = _at_training()  # noqa: E741
+    net, history = l.net, l.history
+    l.back()
+    l.next()
+    assert l.net is net and l.history is history
+    l.next()
+    assert f"accuracy {nn.accuracy(net, l.test):.3f}" in l.text
+
+
+def test_one_lambda_in_every_step_of_lesson_5() -> None:
+    l = lessons.start(5)  # noqa: E741
+    said = []
+    while True:
+        said += re.findall(r"(?:lambda|λ) = ([0-9.e-]+)", l.text)
+        if isinstance(l.next(), str):
+            break
+    assert said and {float(x) for x in said} == {l5.LAMBDA}
