@@ -53,15 +53,15 @@ class NodeMeta:
         call: for nodes of B, the serial number of the :func:`~micrograph.grad` call that built them.
         grad_of: for the nodes of B that are a gradient dz/du (a grad_table entry), the forward nodes u.
         label: the node's label (``Value.label``), kept here for a node that has a NodeMeta.
-        z: for nodes of B, the output z of the graph G whose derivative built them (a node of G, so a
-            node of B refers back to G and never G to B).
-        position: for nodes of B, k = 1, 2, ...: the node's place in B's topological order. When G has
-            n nodes, the views name it u(n + k), as Algorithm 6.6 inserts it into G.
+        z: for nodes of B, the output z of the graph G whose derivative built them.
+        targets: for nodes of B, the targets T of that call, in order. With ``z`` they let a view name
+            B's nodes after G's (u(n+1), ... in B's order, as figure 6.10 is drawn); both are nodes of G,
+            so a node of B refers back to G and never G to B (no reference cycle).
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, figure 6.10.
     """
 
-    __slots__ = ("constant", "call", "grad_of", "label", "z", "position")
+    __slots__ = ("constant", "call", "grad_of", "label", "z", "targets")
 
     def __init__(
         self,
@@ -70,14 +70,14 @@ class NodeMeta:
         grad_of: tuple[Value, ...] = (),
         label: str = "",
         z: Value | None = None,
-        position: int = 0,
+        targets: tuple[Value, ...] = (),
     ):
         self.constant = constant
         self.call = call
         self.grad_of = grad_of
         self.label = label
         self.z = z
-        self.position = position
+        self.targets = targets
 
     def __repr__(self) -> str:
         return f"NodeMeta(constant={self.constant}, call={self.call}, grad_of={len(self.grad_of)} node(s))"

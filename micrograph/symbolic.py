@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from micrograph.engine import NodeMeta, Value, as_value, sum_nodes, topological_order
+from micrograph.engine import NodeMeta, Value, as_value, sum_nodes
 from micrograph.errors import DomainError
 from micrograph.graph import Graph, SubGraph, get_consumers, get_inputs, get_operation
 from micrograph.memory import paused_gc
@@ -223,35 +223,42 @@ def grad(
                 build_grad(V, G, G_prime, grad_table, observe=observe)
             else:  # z does not depend on V
                 grad_table[V] = as_value(0.0)
-        result = [grad_table[V] for V in targets]  # return grad_table restricted to T
-        _mark_backward(G, grad_table, targets, result, next(_calls))
+        _mark_backward(G, grad_table, targets, next(_calls))
+    result = [grad_table[V] for V in targets]  # return grad_table restricted to T
     return result[0] if single else result
 
 
-def _mark_backward(
-    G: Graph, grad_table: dict[Value, Value], targets: Sequence[Value], results: Sequence[Value], call: int
-) -> None:
+def _mark_backward(G: Graph, grad_table: dict[Value, Value], targets: Sequence[Value], call: int) -> None:
     """Mark every node built by this call (those reachable from the grad_table and not in G) as part of B.
 
-    Each node learns which G it belongs to (G's output z) and its place k in B's topological order (the
-    order of ``topological_order(results)``, then the grad_table entries no result uses), so every view
-    names it u(n + k) after G's u1..un. A node that is several grad_table entries at once (an addition
-    passes its D on unchanged) lists them targets first, then in the order they were entered: its caption
-    is one entry dz/du, the first.
+    Each node learns which G it belongs to (G's output z) and the call's targets T, from which the views
+    name B's nodes u(n+1), u(n+2), ... after G's (:func:`viz.words.node_names`); all but the grad_table
+    entries share one record. A node that is several grad_table entries at once (an addition passes its D
+    on unchanged) lists them targets first, then in the order they were entered: its caption is one entry
+    dz/du, the first.
     """
     grad_of: dict[Value, dict[Value, None]] = {}  # node -> the entries it is, in order (a dict as a set)
     for V in targets:
         grad_of.setdefault(grad_table[V], {})[V] = None
     for V, node in grad_table.items():
         grad_of.setdefault(node, {})[V] = None
-    in_G = G.index
-    built = [v for v in topological_order([*results, *grad_table.values()]) if v not in in_G]
-    z = G.output
-    for k, node in enumerate(built, 1):
+    z, T = G.output, tuple(dict.fromkeys(targets))
+    plain = NodeMeta(call=call, z=z, targets=T)
+    constant = NodeMeta(constant=True, call=call, z=z, targets=T)
+    stack = [node for node in grad_of if node not in G.index]
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        was_constant = node.is_constant
         of = grad_of.get(node)
-        node.meta = NodeMeta(
-            constant=node.is_constant, call=call, grad_of=tuple(of) if of else (), z=z, position=k
-        )
+        if of:
+            node.meta = NodeMeta(constant=was_constant, call=call, grad_of=tuple(of), z=z, targets=T)
+        else:
+            node.meta = constant if was_constant else plain
+        for p in node.inputs:
+            if p not in seen and p not in G.index:
+                seen.add(p)
+                stack.append(p)
 
 
 def _vector_component(x: Any, k: int) -> float:

@@ -110,8 +110,9 @@ def node_names(graph: Graph, extra: Iterable[Value] = ()) -> dict[Value, str]:
     A graph without nodes built by :func:`~micrograph.grad` is named u1..un in its topological order. A
     graph holding nodes of a backward subgraph B names them as figure 6.10 does: the nodes of the graph G
     that B was built for keep their names in G (u1..un), B's nodes are u(n+1), u(n+2), ... in B's order
-    (recorded by ``grad`` on each node), and any other node is numbered on after them in the graph's order.
-    This repeats for B's built from B's (second and higher derivatives), without recursion.
+    (``grad`` records G and the targets on each node of B), and any other node is numbered on after them
+    in the graph's order. This repeats for B's built from B's (second and higher derivatives), without
+    recursion. A view of one gradient of several names its B as ``draw_side_by_side`` for that target.
 
     Args:
         graph: the graph to name.
@@ -137,18 +138,57 @@ def node_names(graph: Graph, extra: Iterable[Value] = ()) -> dict[Value, str]:
     count = 0
     for nodes, built_by in reversed(levels):  # innermost G first
         if built_by is not None:  # this graph holds the B of the call whose G was just named
-            n, last = count, count
-            for v in nodes:
-                m = v.meta
-                if m is not None and m.call == built_by.call and m.z is built_by.z and v not in names:
-                    names[v] = f"u{n + m.position}"
-                    last = max(last, n + m.position)
-            count = last
+            for v in _backward_order(nodes, built_by):
+                if v not in names:
+                    count += 1
+                    names[v] = f"u{count}"
         for v in nodes:
             if v not in names:
                 count += 1
                 names[v] = f"u{count}"
     return names
+
+
+def _backward_order(nodes: Sequence[Value], record: NodeMeta) -> list[Value]:
+    """The nodes of B (built by the call of ``record``) among ``nodes``, in B's order.
+
+    B's order is figure 6.10's: ``topological_order`` of the gradients for the targets T (in T's order)
+    that no other node of B uses, without G's nodes; then from any other node of B that none uses. So
+    the same nodes get the same names whichever gradients of the call are shown. The search stops at
+    nodes that are not of this B (G's), which emit none of B's, so the order is the same as a search
+    through G too.
+    """
+    ours = {}
+    for v in nodes:
+        m = v.meta
+        if m is not None and m.call == record.call and m.z is record.z:
+            ours[v] = m
+    entry: dict[Value, Value] = {}
+    targets = set(record.targets)
+    for v, m in ours.items():
+        for u in m.grad_of:
+            if u in targets and u not in entry:
+                entry[u] = v
+    used = {p for v in ours for p in v.inputs if p in ours}  # a gradient another one is computed from
+    results = [entry[t] for t in record.targets if t in entry and entry[t] not in used]
+    order: list[Value] = []
+    seen: set[Value] = set()
+    for root in results + [v for v in ours if v not in used] + list(ours):
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [root]  # the path of an iterative depth-first search, parents in argument order
+        while stack:
+            node = stack[-1]
+            for p in node.inputs:
+                if p in ours and p not in seen:
+                    seen.add(p)
+                    stack.append(p)
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    return order
 
 
 def _newest_call(nodes: Sequence[Value], before: int | None) -> NodeMeta | None:
