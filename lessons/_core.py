@@ -24,6 +24,7 @@ import io
 import math
 import shutil
 import textwrap
+import tokenize
 import types
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -121,8 +122,52 @@ class Step:
 
     @property
     def code(self) -> str:
-        """The source of ``run`` without its ``def`` line and docstring, after the bound parameters."""
-        return _body(self.run, self.params)
+        """The source of ``run`` without its ``def`` line and docstring, after the bound parameters.
+
+        Lines are at most :data:`CODE_WIDTH` columns where they can be: a trailing comment that makes a
+        line longer goes on its own line(s) above the code it explains (:func:`fit_code`).
+        """
+        return fit_code(_body(self.run, self.params))
+
+
+CODE_WIDTH = 76
+"""Columns of a line of shown code: indented by four in the terminal, it fits an 80-column screen."""
+
+
+def fit_code(code: str, width: int = CODE_WIDTH) -> str:
+    """``code`` with every comment that makes a line longer than ``width`` moved onto lines of its own.
+
+    A trailing comment goes above its line, at the line's indentation, wrapped to ``width``; a long
+    comment line is wrapped. Code itself is never changed or cut: the result runs as the original does.
+    Comments are found with :mod:`tokenize`, so a ``#`` inside a string is not one.
+
+    Args:
+        code: Python source.
+        width: the longest line wanted, in columns.
+
+    Returns:
+        The source, with the same statements in the same order.
+    """
+    lines = code.split("\n")
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code + "\n").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return code
+    comments = {t.start[0] - 1: t.start[1] for t in tokens if t.type == tokenize.COMMENT}
+    out: list[str] = []
+    for k, line in enumerate(lines):
+        column = comments.get(k)
+        if len(line) <= width or column is None:
+            out.append(line)
+            continue
+        before = line[:column].rstrip()
+        indent = line[: len(line) - len(line.lstrip())]
+        text = line[column:].lstrip("#").strip()
+        wrapped = textwrap.wrap(text, width=max(20, width - len(indent) - 2), break_on_hyphens=False)
+        out += [f"{indent}# {w}" for w in wrapped or [""]]
+        if before.strip():
+            out.append(before)
+    return "\n".join(out)
 
 
 def _body(fn: Callable[..., Any], params: Mapping[str, Any]) -> str:

@@ -45,7 +45,8 @@ LINES = {
 
 def _build(l: Any) -> None:
     l.leaves = {name: Value(x, label=name) for name, x in l.at.items()}  # one input node per variable
-    vars(l).update({name: v for name, v in l.leaves.items() if name not in vars(l)})  # l.x, l.y ...
+    # l.x, l.y ...: each variable's node, unless the name is taken
+    vars(l).update({n: v for n, v in l.leaves.items() if n not in vars(l)})
     l.z = build(l.expr, l.leaves)  # the command line's safe parser; building z computes every value
     l.graph = Graph(l.z)  # the ordered node list u(1)..u(n), inputs first
 

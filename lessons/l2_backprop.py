@@ -43,7 +43,8 @@ LINES = {
 
 def _forward(l: Any) -> None:
     l.leaves = {name: Value(x, label=name) for name, x in l.at.items()}  # one input node per variable
-    vars(l).update({name: v for name, v in l.leaves.items() if name not in vars(l)})  # l.x, l.y ...
+    # l.x, l.y ...: each variable's node, unless the name is taken
+    vars(l).update({n: v for n, v in l.leaves.items() if n not in vars(l)})
     l.z = build(l.expr, l.leaves)  # building z runs the forward pass: every u(i) gets its value
     l.graph = Graph(l.z)  # u(1)..u(n)
 
@@ -179,7 +180,8 @@ def _push(l: Any) -> None:
         u_i = l.graph.nodes[i - 1]
         args = tuple(a.data for a in u_i.inputs)
         for k, u_j in enumerate(u_i.inputs):  # u(i) adds grad × local derivative into each parent
-            l.pushed[u_j] += l.pushed[u_i] * local_derivative(u_i.op, k, args, u_i.data)
+            du_i_du_j = local_derivative(u_i.op, k, args, u_i.data)
+            l.pushed[u_j] += l.pushed[u_i] * du_i_du_j
 
 
 def _push_text(l: Any) -> str:

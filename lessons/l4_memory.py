@@ -77,7 +77,8 @@ def _checkpoint_text(l: Any) -> str:
 
 
 def _sweep(l: Any) -> None:
-    l.sweep = [(k, checkpoint_grad(l.z, l.w, k)) for k in (1, 2, 4, 8, 16, 32, 65)]
+    intervals = (1, 2, 4, 8, 16, 32, 65)
+    l.sweep = [(k, checkpoint_grad(l.z, l.w, k)) for k in intervals]
 
 
 def _sweep_text(l: Any) -> str:

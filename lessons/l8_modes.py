@@ -78,7 +78,8 @@ def _count(l: Any) -> None:
     for name, outs, ins in (("R^16 -> R", [s], l.xs), ("R -> R^16", fan, [t])):
         J_f, cost_f = jacobian_forward(outs, ins)
         J_r, cost_r = jacobian_reverse(outs, ins)
-        assert all(abs(a - b) <= 1e-12 * max(1.0, abs(b)) for ra, rb in zip(J_f, J_r) for a, b in zip(ra, rb))
+        pairs = [(a, b) for ra, rb in zip(J_f, J_r) for a, b in zip(ra, rb)]
+        assert all(abs(a - b) <= 1e-12 * max(1.0, abs(b)) for a, b in pairs)
         l.costs.append((name, len(ins), len(outs), cost_f, cost_r))
 
 
@@ -113,7 +114,8 @@ def _matmul_cost(shapes: list[tuple[int, int]], order: str) -> int:
 
 def _chain(l: Any) -> None:
     l.shapes = [(100, 100), (100, 100), (100, 100), (100, 1)]  # A B C D, D a column vector
-    l.chain_costs = {order: _matmul_cost(l.shapes, order) for order in ("left to right", "right to left")}
+    orders = ("left to right", "right to left")
+    l.chain_costs = {order: _matmul_cost(l.shapes, order) for order in orders}
 
 
 def _chain_text(l: Any) -> str:

@@ -350,3 +350,54 @@ def test_lesson_6_says_what_the_picture_shows() -> None:
     l = lessons.start(6)
     l.goto(2)
     assert "faded" not in l.text and "highlighted" in l.text
+
+
+# --- the code shown fits an 80-column terminal ----------------------------------------------------------
+
+
+def _codes(n: int, expr: str | None = None, at: dict[str, float] | None = None) -> list[str]:
+    l = lessons.start(n, expr=expr, at=at) if expr else lessons.start(n)
+    codes = [l.step.code]
+    while not isinstance(l.next(), str):
+        codes.append(l.step.code)
+    return codes
+
+
+@pytest.mark.parametrize("n", range(1, 9))
+def test_the_code_that_ran_fits_80_columns_and_is_the_code_that_runs(n: int) -> None:
+    import ast
+
+    from lessons._core import CODE_WIDTH, _body
+
+    cases = [(None, None)] + (CASES[:3] if n in lessons._core._lessons_with_expressions() else [])
+    for expr, at in cases:
+        l = lessons.start(n, expr=expr, at=at) if expr else lessons.start(n)
+        while True:
+            step = l.step
+            shown = step.code
+            assert all(len(line) <= CODE_WIDTH for line in shown.splitlines()), (n, step.title, shown)
+            assert all(len(line) <= 80 for line in l.show(width=80).split("  Code that ran:")[-1].splitlines()
+                       if line.startswith("    ")), (n, step.title)  # fmt: skip
+            original = _body(step.run, step.params)
+            # comments moved, never code: the same program
+            assert ast.dump(ast.parse(shown)) == ast.dump(ast.parse(original)), (n, step.title)
+            if isinstance(l.next(), str):
+                break
+
+
+def test_fit_code_moves_a_long_trailing_comment_above_its_line_and_leaves_strings_alone() -> None:
+    from lessons._core import fit_code
+
+    code = (
+        "x = 1  # short\n"
+        "for p, k in edges[j - 1]:  # p = i - 1, the consumer's place in the list, and more words to wrap\n"
+        '    s = "a # b" + "c" * 30 + "dddddddddddddddddddddddddddddddddddddddd"  # why\n'
+    )
+    assert fit_code(code, width=60).splitlines() == [
+        "x = 1  # short",
+        "# p = i - 1, the consumer's place in the list, and more",
+        "# words to wrap",
+        "for p, k in edges[j - 1]:",
+        "    # why",
+        '    s = "a # b" + "c" * 30 + "dddddddddddddddddddddddddddddddddddddddd"',
+    ]
