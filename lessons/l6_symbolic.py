@@ -132,7 +132,8 @@ def _reuse(l: Any) -> None:
     l.B.forward({l.w: 0.9})  # Algorithm 6.1 on B: new w; x, y, z and every node of B recomputed
     l.graph.forward({l.w: 0.9})  # and on G: z itself is not in B (B reads w, x, y), so it is updated here
     l.table_09 = l.graph.backprop()  # Algorithm 6.2 at w = 0.9
-    l.exact_09 = math.prod(1 - math.tanh(a) ** 2 for a in (0.9, math.tanh(0.9), math.tanh(math.tanh(0.9))))
+    w_y_x = (0.9, math.tanh(0.9), math.tanh(math.tanh(0.9)))  # the arguments of the three tanh
+    l.exact_09 = math.prod(1 - math.tanh(a) ** 2 for a in w_y_x)
 
 
 def _reuse_text(l: Any) -> str:

@@ -108,7 +108,8 @@ def _cost(l: Any) -> None:
     l.hvp_nodes = len(topological_order(hv)) - before  # nodes built for H v
     g = grad(l.fn, l.xs)
     rows = [grad(gi, l.xs) for gi in g]  # n more gradients: the whole Hessian
-    l.hessian_nodes = len(topological_order([h for row in rows for h in row])) - before
+    entries = [h for row in rows for h in row]
+    l.hessian_nodes = len(topological_order(entries)) - before
 
 
 def _cost_text(l: Any) -> str:
