@@ -27,6 +27,7 @@ from typing import Any
 import lessons
 from lessons._core import Stepper
 from micrograph import Graph
+from viz import style
 
 __all__ = ["INDEX", "MARKER", "TourResult", "run"]
 
@@ -34,15 +35,6 @@ INDEX = "index.html"
 
 MARKER = ".micrograph-tour"
 """A file in every tour's directory: a directory without it is not replaced (it may hold the user's files)."""
-
-_STYLE = """
-body { font-family: system-ui, sans-serif; max-width: 70em; margin: 2em auto; padding: 0 1em; color: #222; }
-h1, h2, h3 { font-weight: 600; } code, pre { font-family: ui-monospace, monospace; font-size: 0.92em; }
-pre { background: #f6f6f6; padding: 0.6em 0.9em; overflow-x: auto; } pre.book { background: #eef2ff; }
-.step { border-top: 1px solid #ddd; padding-top: 1em; margin-top: 1.5em; }
-img { max-width: 100%; border: 1px solid #eee; } li { margin: 0.25em 0; } .muted { color: #666; }
-"""
-
 
 @dataclass
 class TourResult:
@@ -64,6 +56,7 @@ class _Entry:
     index: int
     title: str
     line: str
+    quoted: bool  # line is the book's own words (else micrograph's)
     text: str
     code: str
     values: str
@@ -93,7 +86,9 @@ def _run_lesson(n: int, out: Path, result: TourResult, bar: Any) -> tuple[Steppe
             name = f"step{l.index:02d}" + (".svg" if hasattr(fig, "pipe") else ".png")
             result.files.append(viz.save(fig, d / name, overwrite=False))
             image = name
-        entries.append(_Entry(l.index, l.step.title, l.step.line, l.text, l.step.code, l.values(), image))
+        entries.append(
+            _Entry(l.index, l.step.title, l.step.line, l.step.quoted, l.text, l.step.code, l.values(), image)
+        )
         result.steps += 1
         if isinstance(l.next(), str):
             break
@@ -106,7 +101,7 @@ def _lesson_page(l: Stepper, entries: list[_Entry]) -> str:
     e = html.escape
     parts = [
         "<!doctype html><html lang='en'><meta charset='utf-8'>",
-        f"<title>Lesson {l.number}: {e(l.title)}</title><style>{_STYLE}</style>",
+        f"<title>Lesson {l.number}: {e(l.title)}</title><style>{style.TOUR_CSS}</style>",
         f"<p><a href='../{INDEX}'>← all lessons</a></p>",
         f"<h1>Lesson {l.number}: {e(l.title)}</h1><p class='muted'>Deep Learning, {e(l.section)}. "
         f"In a Python REPL: <code>import lessons; l = lessons.start({l.number})</code>, then "
@@ -114,8 +109,10 @@ def _lesson_page(l: Stepper, entries: list[_Entry]) -> str:
     ]
     for en in entries:
         parts.append(f"<div class='step' id='step{en.index}'><h2>Step {en.index}: {e(en.title)}</h2>")
-        if en.line:
-            parts.append(f"<pre class='book'>{e(en.line)}</pre>")
+        if en.line:  # labelled: the book's own words, or micrograph's
+            who = f"The book ({e(l.section)}):" if en.quoted else "micrograph (not the book's words):"
+            kind = "book" if en.quoted else "ours"
+            parts.append(f"<p class='who'>{who}</p><pre class='{kind}'>{e(en.line)}</pre>")
         parts += [f"<p>{e(' '.join(p.split()))}</p>" for p in en.text.split("\n\n")]
         if en.code:
             parts.append(f"<p class='muted'>Code that ran:</p><pre>{e(en.code)}</pre>")
@@ -198,7 +195,7 @@ def _index(
     e = html.escape
     parts = [
         "<!doctype html><html lang='en'><meta charset='utf-8'>",
-        f"<title>micrograph tour</title><style>{_STYLE}</style>",
+        f"<title>micrograph tour</title><style>{style.TOUR_CSS}</style>",
         "<h1>micrograph: the tour</h1>",
         "<p>Back-propagation as section 6.5 of <i>Deep Learning</i> (Goodfellow, Bengio &amp; "
         "Courville, 2016) "

@@ -8,6 +8,7 @@ node; the algorithm lives with the graph). The engine imports neither viz nor le
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,20 @@ def test_each_algorithm_loop_is_written_once() -> None:
         n for n, s in sources.items() if "rule(u[a], u[i]) if b < 0" in s or "(u[a], u[i]) if b < 0" in s
     ]
     assert calls == ["backprop.py"]
+
+
+def test_every_colour_and_stylesheet_is_in_viz_style() -> None:
+    """viz/style.py is the one place for colours and the pages' CSS (the explorer's static assets aside)."""
+    colour = re.compile(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b(?![0-9a-zA-Z])|\brgba?\(")
+    css = re.compile(r"\{\s*[a-z-]+\s*:\s*[^}]*;")  # a CSS rule body: { property: value; ... }
+    root = ENGINE.parent
+    offenders = []
+    for folder in ("viz", "lessons"):
+        for path in sorted((root / folder).rglob("*.py")):
+            if path == root / "viz" / "style.py":
+                continue
+            text = path.read_text(encoding="utf-8")
+            for k, line in enumerate(text.splitlines(), 1):
+                if colour.search(line) or css.search(line):
+                    offenders.append(f"{path.relative_to(root)}:{k}: {line.strip()}")
+    assert offenders == []

@@ -401,3 +401,28 @@ def test_fit_code_moves_a_long_trailing_comment_above_its_line_and_leaves_string
         "    # why",
         '    s = "a # b" + "c" * 30 + "dddddddddddddddddddddddddddddddddddddddd"',
     ]
+
+
+@pytest.mark.skipif(not corpus(), reason="the book's excerpts are not on this machine")
+@pytest.mark.parametrize("n", sorted(lessons.LESSONS))
+def test_the_tour_pages_label_each_quoted_line_as_the_books_or_micrographs(n: int) -> None:
+    import html as html_module
+
+    from lessons.tour import _Entry, _lesson_page
+
+    l = lessons.start(n)
+    entries = []
+    while True:
+        s = l.step
+        entries.append(_Entry(l.index, s.title, s.line, s.quoted, l.text, s.code, l.values(), None))
+        if isinstance(l.next(), str):
+            break
+    page = _lesson_page(l, entries)
+    blocks = re.findall(r"<p class='who'>(.*?)</p><pre class='(book|ours)'>(.*?)</pre>", page, re.S)
+    assert len(blocks) == sum(1 for en in entries if en.line)
+    for who, kind, text in blocks:
+        text = html_module.unescape(text)
+        if kind == "book":
+            assert who.startswith("The book (") and in_book(text), text
+        else:
+            assert who == "micrograph (not the book's words):" and not in_book(text), text

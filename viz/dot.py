@@ -127,14 +127,15 @@ def html_box(rows: Sequence[str], attrs: Mapping[str, str]) -> str:
     """
     border = attrs.get("penwidth", "1")
     dashed = ' STYLE="dashed"' if "dashed" in attrs.get("style", "") else ""
-    font = attrs.get("fontcolor", "#1a1a1a")
+    font = attrs.get("fontcolor", style.BOX_DEFAULT["fontcolor"])
     cells = "".join(
         f'<TR><TD{_FIRST if k == 0 else _RULED}><FONT COLOR="{font}">{html.escape(row)}</FONT></TD></TR>'
         for k, row in enumerate(rows)
     )
     return (
         f'<<TABLE BORDER="{border}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2" '
-        f'BGCOLOR="{attrs.get("fillcolor", "#ffffff")}" COLOR="{attrs.get("color", "#555555")}"{dashed}>'
+        f'BGCOLOR="{attrs.get("fillcolor", style.BOX_DEFAULT["fillcolor"])}" '
+        f'COLOR="{attrs.get("color", style.BOX_DEFAULT["color"])}"{dashed}>'
         f"{cells}</TABLE>>"
     )
 

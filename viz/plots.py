@@ -35,7 +35,7 @@ __all__ = ["plot_blowup", "plot_memory", "plot_training", "plot_decision_boundar
 
 OPERATIONS = "operations (local derivatives + recomputed nodes)"
 PLOT_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
-CLASS_COLORS = ["#2b6cb0", "#d46a00", "#2f7d32", "#8e44ad", "#c0392b", "#7f8c8d", "#b7950b", "#16a085"]
+CLASS_COLORS = style.PLOT_CLASS_COLORS  # one colour per class, in class order
 
 
 @contextmanager
@@ -157,7 +157,7 @@ def plot_blowup(
                 )
                 ax.plot([r["depth"] for r in rest], [r["naive_ops"] for r in rest], "s", mfc="white",
                         color=c["naive"], ms=4, label="naive, extrapolated by the closed form")  # fmt: skip
-                ax.axhline(max_operations, color="#888888", lw=0.8, ls=":",
+                ax.axhline(max_operations, color=style.PLOT_REFERENCE, lw=0.8, ls=":",
                            label=f"naive rule's budget ({max_operations:,} operations)")  # fmt: skip
             ax.set_yscale("log")
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -385,10 +385,11 @@ def plot_decision_boundary(
         )
         boundary = False
         if n_outputs == 1 and min(map(min, score)) < threshold < max(map(max, score)):
-            ax.contour(gx, gy, score, levels=[threshold], colors="#333333", linewidths=1.2)
+            ax.contour(gx, gy, score, levels=[threshold], colors=style.PLOT_BOUNDARY, linewidths=1.2)
             boundary = True
         elif n_outputs > 1 and len({c for r in cls for c in r}) > 1:
-            ax.contour(gx, gy, cls, levels=[i + 0.5 for i in range(k - 1)], colors="#333333", linewidths=1.2)
+            levels = [i + 0.5 for i in range(k - 1)]
+            ax.contour(gx, gy, cls, levels=levels, colors=style.PLOT_BOUNDARY, linewidths=1.2)
             boundary = True
         for c in sorted(set(labels)):
             sel = [i for i, v in enumerate(labels) if v == c]
@@ -399,7 +400,7 @@ def plot_decision_boundary(
         ax.grid(False)
         handles, texts = ax.get_legend_handles_labels()
         if boundary:
-            handles.append(Line2D([], [], color="#333333", lw=1.2))
+            handles.append(Line2D([], [], color=style.PLOT_BOUNDARY, lw=1.2))
             texts.append("decision boundary")
         ax.legend(handles, texts, loc="best", fontsize=9)
         ax.set_title(

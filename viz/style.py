@@ -136,6 +136,19 @@ table.gt tr.empty td.num { color: #aaaaaa; }
 .help { color: #666666; font-size: 0.9em; }
 """
 
+# A node box drawn by viz.dot.html_box when its style leaves a colour out.
+BOX_DEFAULT: dict[str, str] = {"fillcolor": "#ffffff", "color": "#555555", "fontcolor": "#1a1a1a"}
+
+# The tour's pages (lessons.tour): one stylesheet, inlined; pre.book holds the book's own words.
+TOUR_CSS = """
+body { font-family: system-ui, sans-serif; max-width: 70em; margin: 2em auto; padding: 0 1em; color: #222; }
+h1, h2, h3 { font-weight: 600; } code, pre { font-family: ui-monospace, monospace; font-size: 0.92em; }
+pre { background: #f6f6f6; padding: 0.6em 0.9em; overflow-x: auto; } pre.book { background: #eef2ff; }
+.step { border-top: 1px solid #ddd; padding-top: 1em; margin-top: 1.5em; }
+img { max-width: 100%; border: 1px solid #eee; } li { margin: 0.25em 0; } .muted { color: #666; }
+.who { font-size: 0.8em; font-weight: 600; color: #555; margin: 0.8em 0 0.2em 0; }
+"""
+
 # matplotlib: colours for the plots (back-propagation in the blue of G, the naive rule in orange).
 PLOT_COLORS: dict[str, str] = {
     "backprop": "#2b6cb0",
@@ -146,6 +159,14 @@ PLOT_COLORS: dict[str, str] = {
     "train": "#2b6cb0",
     "test": "#d46a00",
 }
+PLOT_CLASS_COLORS: list[str] = [
+    "#2b6cb0", "#d46a00", "#2f7d32", "#8e44ad", "#c0392b", "#7f8c8d", "#b7950b", "#16a085",
+]  # fmt: skip
+"""One colour per class in decision-boundary plots (viz.plot_decision_boundary), in class order."""
+PLOT_BOUNDARY = "#333333"
+"""The decision boundary's line, and its legend entry."""
+PLOT_REFERENCE = "#888888"
+"""A reference line in a plot (the limit in the naive rule's operation counts)."""
 PLOT_RC: dict[str, object] = {
     "font.size": 11,
     "axes.titlesize": 12,
