@@ -17,7 +17,7 @@ from lessons._core import Question, Step
 from micrograph import Graph, Value, backprop, pseudocode
 from micrograph.expr import build
 from micrograph.ops import local_derivative
-from viz.words import NamedTable, clean, fmt, formula, node_names, node_table
+from viz.words import NamedTable, clean, factor, fmt, formula, node_names, node_table
 
 __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
@@ -115,13 +115,14 @@ def _iteration_text(l: Any) -> str:
     if not l.terms:
         return f"j = {j}: {who} has no consumers, so the sum is empty and grad_table[u{j}] = 0."
     lines = [
-        f"  grad_table[u{i}] × ∂u{i}/∂u{j} = {_num(gi)} × {_num(d)} = {fmt(gi * d)}"
+        f"  grad_table[u{i}] × ∂u{i}/∂u{j} = {factor(gi)} × {factor(d)} = {fmt(gi * d)}"
         f"    (u{i} = {formula(g.nodes[i - 1], names)})"
         for i, _, gi, d in l.terms
     ]
     total = fmt(l.grad_table[g.nodes[j - 1]])
     if len(l.terms) > 1:
-        lines.append(f"  grad_table[u{j}] = {' + '.join(_num(gi * d) for _, _, gi, d in l.terms)} = {total}")
+        addends = " + ".join(factor(gi * d) for _, _, gi, d in l.terms)
+        lines.append(f"  grad_table[u{j}] = {addends} = {total}")
         many = f" {who} has {len(l.terms)} edges into its consumers, so their terms add up."
     else:
         lines.append(f"  grad_table[u{j}] = {total}")
@@ -131,11 +132,6 @@ def _iteration_text(l: Any) -> str:
         f"{many} Every grad_table[u(i)] used here was filled earlier, because consumers come later in "
         f"the list.\n\n" + "\n".join(lines)
     )
-
-
-def _num(x: float) -> str:
-    """A number inside a formula: bracketed when negative, ``0.2100 × (-2.000)``."""
-    return f"({fmt(x)})" if x < 0 else fmt(x)
 
 
 def _ask(l: Any) -> Question:

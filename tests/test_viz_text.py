@@ -19,8 +19,9 @@ def test_one_line_per_node_in_graph_order():
     lines = out.splitlines()
     g = Graph(z)
     assert lines[0] == f"G: {len(g)} nodes (n_i = 2 inputs), {g.num_edges} edges"
-    assert lines[1].split() == ["node", "label", "computation", "data", "grad"]
-    body = lines[2:]
+    assert lines[1].split() == ["u(i)", "label", "computes", "data", "grad"]  # lessons 1 and 2's headings
+    assert set(lines[2]) <= {"-", " "}
+    body = lines[3:]
     assert [line.split()[0] for line in body] == [f"u{i}" for i in range(1, len(g) + 1)]
     assert body[0].split() == ["u1", "a", "input", "2.000", fmt(a.grad)]
     assert "u1 × u2" in body[2] and "-6.000" in body[2]
@@ -49,7 +50,7 @@ def test_labels_cannot_drive_the_terminal():
     out = viz.text(a * 2)
     assert "\x1b" not in out
     assert "\\x1b[2J" in out and "\\x0aline" in out
-    assert len(out.splitlines()) == 2 + 3
+    assert len(out.splitlines()) == 3 + 3  # title, headings, rule, three nodes
 
 
 def test_long_graph_elided():
@@ -57,8 +58,8 @@ def test_long_graph_elided():
     for _ in range(999):
         x = x.sin()
     lines = viz.text(x, max_rows=10).splitlines()
-    assert len(lines) == 2 + 11
-    assert "990 nodes not shown" in lines[7]
+    assert len(lines) == 3 + 11
+    assert "990 nodes not shown" in lines[8]
     assert lines[-1].startswith("u1000")
 
 

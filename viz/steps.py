@@ -30,7 +30,7 @@ from micrograph.graph import Graph
 from viz import style
 from viz.dot import check_size, digraph
 from viz.render import pipe_svg, write_atomic
-from viz.words import clean, fmt, formula, node_names
+from viz.words import clean, factor, fmt, formula, node_names
 
 __all__ = ["steps", "frames", "Frame", "ALGORITHM_6_1", "ALGORITHM_6_2", "derivative_formula"]
 
@@ -83,11 +83,6 @@ def derivative_formula(node: Value, k: int, names: Mapping[Value, str]) -> str:
     if not isinstance(d, Value):
         return _short(float(d))
     return _expression(d)
-
-
-def _num(x: float | None) -> str:
-    """A number for a formula: 4 significant digits, bracketed when negative (``2.000 × (-1.000)``)."""
-    return f"({fmt(x)})" if x is not None and x < 0 else fmt(x)
 
 
 def _short(x: float) -> str:
@@ -151,7 +146,7 @@ def frames(z: Value | Graph) -> list[Frame]:
         u[i] = value
         v = nodes[i]
         A_text = ", ".join(f"u{j + 1} = {fmt(u[j])}" for j in dict.fromkeys(parents[i]))
-        numbers = formula(v, {p: _num(u[graph.index[p]]) for p in v.inputs})
+        numbers = formula(v, {p: factor(u[graph.index[p]]) for p in v.inputs})
         label = f" ({clean(v.label)})" if v.label else ""
         say = (
             f"i = {i + 1}: A({i + 1}) = {{{A_text}}}; u{i + 1}{label} ← f({i + 1})(A({i + 1})) = "
@@ -192,7 +187,7 @@ def _explain_62(
     label = f" ({clean(nodes[j].label)})" if nodes[j].label else ""
     consumers = ", ".join(dict.fromkeys(f"u{i + 1}" for i, *_ in terms))
     symbolic = " + ".join(f"grad_table[u{i + 1}] · ∂u{i + 1}/∂u{j + 1}" for i, *_ in terms)
-    numeric = " + ".join(f"{_num(g)} × {_num(d)}" for _, _, g, d, _ in terms)
+    numeric = " + ".join(f"{factor(g)} × {factor(d)}" for _, _, g, d, _ in terms)
     return (
         f"j = {j + 1}: u{j + 1}{label} is an argument of {consumers}. "
         f"grad_table[u{j + 1}] ← {symbolic} = {numeric} = {fmt(total)}."

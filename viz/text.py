@@ -12,11 +12,10 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1, 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from micrograph.engine import Value
 from micrograph.graph import Graph
-from viz.words import as_graph, clean, fmt, formula, graph_name, kind, node_names
+from viz.words import as_graph, clean, fmt, formula, graph_name, kind, node_names, node_table
 
 __all__ = ["text", "fmt", "formula", "clean", "kind", "as_graph", "node_names", "graph_name"]
 
@@ -46,19 +45,10 @@ def text(target: Value | Graph, *, max_rows: int = 200) -> str:
     """
     graph = as_graph(target)
     names = node_names(graph)
-    rows: list[tuple[str, ...]] = []
     n = len(graph.nodes)
     stale = _stale(graph)
-    shown: list[Any] = list(range(n))
-    if n > max_rows:
-        head = max_rows // 2
-        shown = [*range(head), None, *range(n - (max_rows - head), n)]
-    for i in shown:
-        if i is None:
-            rows.append(("...", "", f"({n - max_rows} nodes not shown)", "", "", ""))
-            continue
-        v = graph.nodes[i]
-        what = formula(v, names)
+    notes = []
+    for i, v in enumerate(graph.nodes):
         note = ""
         if v.in_backward:
             note = "B"
@@ -67,22 +57,14 @@ def text(target: Value | Graph, *, max_rows: int = 200) -> str:
                 note = f"B: dz/d{of}" if of else "B: a gradient dz/du"
         if i == n - 1:
             note = (note + ", " if note else "") + "output z"
-        grad = fmt(v.grad) + ("*" if i in stale else "")
-        rows.append((names[v], clean(v.label), what, fmt(v.data), grad, note))
-    header = ("node", "label", "computation", "data", "grad", "")
-    widths = [max(len(r[c]) for r in [header, *rows]) for c in range(6)]
+        notes.append(note)
+    columns = {
+        "data": [v.data for v in graph.nodes],
+        "grad": [fmt(v.grad) + ("*" if i in stale else "") for i, v in enumerate(graph.nodes)],
+    }
     inputs, edges = _count(graph.n_inputs, "input"), _count(graph.num_edges, "edge")
     lines = [f"G: {_count(n, 'node')} (n_i = {inputs}), {edges}"]
-    for r in [header, *rows]:
-        cells = [
-            r[0].ljust(widths[0]),
-            r[1].ljust(widths[1]),
-            r[2].ljust(widths[2]),
-            r[3].rjust(widths[3]),
-            r[4].rjust(widths[4]),
-            r[5],
-        ]
-        lines.append("  ".join(cells).rstrip())
+    lines += node_table(graph, columns, names=names, notes=notes, max_rows=max_rows).splitlines()
     if stale:
         lines.append(f"* {_count(len(stale), 'grad')} not dz/du at the data shown: the data changed after")
         lines.append("  backward(), or backward() ran twice; set .grad = 0 and call backward() again")

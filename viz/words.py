@@ -20,6 +20,7 @@ from viz import style
 __all__ = [
     "as_graph",
     "clean",
+    "factor",
     "fmt",
     "formula",
     "graph_name",
@@ -208,40 +209,68 @@ def graph_name(node: Value, names: Mapping[Value, str]) -> str:
     return clean(node.label) if node.label else names.get(node, "")
 
 
-def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
-    """A plain-text table with right-aligned columns under a ruled header."""
+def factor(x: float | None) -> str:
+    """A number as a factor of a written-out product: :func:`fmt`, bracketed when negative (``(-1.000)``)."""
+    return f"({fmt(x)})" if x is not None and x < 0 else fmt(x)
+
+
+def table(rows: Sequence[Sequence[str]], header: Sequence[str], *, align: str | None = None) -> str:
+    """A plain-text table under a ruled header, columns two spaces apart, trailing spaces removed.
+
+    Args:
+        rows: the cells, one sequence of strings per row.
+        header: the column headings.
+        align: one character per column, ``<`` (left) or ``>`` (right); right everywhere by default.
+    """
     cols = [list(header), *[list(r) for r in rows]]
     widths = [max(len(r[c]) for r in cols) for c in range(len(header))]
-    line = "  ".join(f"{{:>{w}}}" for w in widths)
-    out = [line.format(*header), "  ".join("-" * w for w in widths)]
+    align = align or ">" * len(header)
+    line = "  ".join(f"{{:{a}{w}}}" for a, w in zip(align, widths))
+    out = [line.format(*header), "  ".join(("-" if h else " ") * w for h, w in zip(header, widths))]
     out += [line.format(*r) for r in cols[1:]]
-    return "\n".join(out)
+    return "\n".join(row.rstrip() for row in out)
 
 
 def node_table(
     graph: Graph,
-    columns: Mapping[str, Sequence[float | None]] | None = None,
+    columns: Mapping[str, Sequence[float | str | None]] | None = None,
     *,
     names: Mapping[Value, str] | None = None,
+    notes: Sequence[str] | None = None,
+    max_rows: int | None = None,
 ) -> str:
     """The node list u(1)..u(n) as a table: name, label, what it computes, then one column per entry.
 
     Args:
         graph: the graph G.
-        columns: ``{heading: one number per node (None: not known yet, shown as ?)}``; by default
-            ``{"value": each node's data}``.
+        columns: ``{heading: one entry per node}``; a number is shown by :func:`fmt` (None, not known
+            yet, as ``?``), a str as it is. By default ``{"value": each node's data}``.
         names: the nodes' names (default :func:`node_names` of ``graph``).
+        notes: a last, unheaded column of remarks, one per node (``"output z"``).
+        max_rows: at most this many node rows; the middle of a longer graph is left out, with one row
+            saying how many nodes are not shown.
 
     Returns:
-        The table as lines of text (no trailing newline).
+        The table as lines of text (no trailing newline): the text columns left-aligned, the numbers
+        right-aligned.
     """
     names = node_names(graph) if names is None else names
     cols = {"value": [v.data for v in graph.nodes]} if columns is None else columns
-    rows = [
-        [names[v], clean(v.label), formula(v, names), *(fmt(c[i]) for c in cols.values())]
-        for i, v in enumerate(graph.nodes)
-    ]
-    return table(rows, ["u(i)", "label", "computes", *cols])
+    n = len(graph.nodes)
+    shown: list[int | None] = list(range(n))
+    if max_rows is not None and n > max_rows:
+        head = max_rows // 2
+        shown = [*range(head), None, *range(n - (max_rows - head), n)]
+    rows = []
+    for i in shown:
+        if i is None:
+            rows.append(["...", "", f"({n - len(shown) + 1} nodes not shown)", *([""] * len(cols)), ""])
+            continue
+        v = graph.nodes[i]
+        cells = [c[i] if isinstance(c[i], str) else fmt(c[i]) for c in cols.values()]  # type: ignore[arg-type]
+        rows.append([names[v], clean(v.label), formula(v, names), *cells, notes[i] if notes else ""])
+    header = ["u(i)", "label", "computes", *cols, ""]
+    return table(rows, header, align="<<<" + ">" * len(cols) + "<")
 
 
 class NamedTable(dict):  # type: ignore[type-arg]
