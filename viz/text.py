@@ -58,7 +58,7 @@ def text(target: Value | Graph, *, max_rows: int = 200) -> str:
         if i == n - 1:
             note = (note + ", " if note else "") + "output z"
         notes.append(note)
-    columns = {
+    columns: dict[str, list[float | str | None]] = {
         "data": [v.data for v in graph.nodes],
         "grad": [fmt(v.grad) + ("*" if i in stale else "") for i, v in enumerate(graph.nodes)],
     }

@@ -231,6 +231,10 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str], *, align: str | 
     return "\n".join(row.rstrip() for row in out)
 
 
+def _cell(x: float | str | None) -> str:
+    return x if isinstance(x, str) else fmt(x)
+
+
 def node_table(
     graph: Graph,
     columns: Mapping[str, Sequence[float | str | None]] | None = None,
@@ -267,9 +271,9 @@ def node_table(
             rows.append(["...", "", f"({n - len(shown) + 1} nodes not shown)", *([""] * len(cols)), ""])
             continue
         v = graph.nodes[i]
-        cells = [c[i] if isinstance(c[i], str) else fmt(c[i]) for c in cols.values()]  # type: ignore[arg-type]
+        cells = [_cell(c[i]) for c in cols.values()]
         rows.append([names[v], clean(v.label), formula(v, names), *cells, notes[i] if notes else ""])
-    header = ["u(i)", "label", "computes", *cols, ""]
+    header = ["u(i)", "label", "computes", *cols.keys(), ""]
     return table(rows, header, align="<<<" + ">" * len(cols) + "<")
 
 
