@@ -39,8 +39,8 @@ def expected_names(z: Value, results: list[Value]) -> dict[Value, str]:
 
 
 def text_names(target: Value) -> list[str]:
-    """The first column of ``viz.text``'s rows, in the graph's order (the header lines skipped)."""
-    return [line.split()[0] for line in viz.text(target, max_rows=10_000).splitlines()[2:]]
+    """The first column of ``viz.text``'s rows, in the graph's order (title, headings and rule skipped)."""
+    return [line.split()[0] for line in viz.text(target, max_rows=10_000).splitlines()[3:]]
 
 
 def svg_boxes(dot) -> list[tuple[str, list[str]]]:  # type: ignore[no-untyped-def]
@@ -121,9 +121,9 @@ def test_x_keeps_its_name_u1_in_the_view_of_its_derivative():
     x, y = Value(1.0, label="x"), Value(2.0, label="y")
     z = x * y + x.exp()
     z.label = "z"
-    assert viz.text(z).splitlines()[2].split()[:2] == ["u1", "x"]
+    assert viz.text(z).splitlines()[3].split()[:2] == ["u1", "x"]
     d = grad(z, x)
-    rows = {line.split()[1]: line.split()[0] for line in viz.text(d).splitlines()[2:] if " x " in line
+    rows = {line.split()[1]: line.split()[0] for line in viz.text(d).splitlines()[3:] if " x " in line
             or " y " in line}  # fmt: skip
     assert rows == {"x": "u1", "y": "u2"}
     # the constant 1 = grad_table[z] is also the entry of both arguments of u3 + u4: captioned once, dz/dz
