@@ -367,7 +367,7 @@ if dag_cases is not None:
         in_g = set(cl["cluster_G"])
         for t, h, attrs in edges(side):
             assert ("style=dashed" in attrs) == (t in in_g and h not in in_g)
-        assert text_lines(z) == len(g) + 2
+        assert text_lines(z) == len(g) + 3  # title, headings, rule
 
 
 def text_lines(z: Value) -> int:
