@@ -90,7 +90,8 @@ def _ask(l: Any) -> Question:
 
 
 def _grad(l: Any) -> None:
-    l.dz_dw = grad(l.z, l.w)  # Algorithm 6.5: a new node, the root of the backward subgraph B
+    l.calls = []  # each call of build_grad (Algorithm 6.6), as grad reports it
+    l.dz_dw = grad(l.z, l.w, observe=l.calls.append)  # Algorithm 6.5: dz/dw, a new node of B
     l.B = Graph(l.dz_dw)  # everything dz_dw is computed from: B's nodes and the nodes of G they read
     l.B_nodes = [v for v in topological_order([l.dz_dw]) if v not in l.graph]  # B, in the order built
     l.table = l.graph.backprop()  # Algorithm 6.2 on the same G, for comparison
@@ -106,6 +107,46 @@ def _grad_text(l: Any) -> str:
         f"operation tanh'(a) = 1 - tanh(a)^2 of its argument a, one node f'(y), f'(x), f'(w) per step as "
         f"in figure 6.10, and one product per step: equation 6.52, evaluated from stored values."
     )
+
+
+def _call(l: Any, k: int) -> None:
+    l.call = l.calls[k - 1]  # build_grad's k-th call: V, C, get_inputs, D, the terms, new nodes
+
+
+def _call_text(l: Any) -> str:
+    c, k = l.call, l.calls.index(l.call) + 1
+    names = node_names(l.graph, l.B_nodes)  # G's u1..un, then B's nodes as the picture names them
+
+    def name(v: Value) -> str:
+        if v not in names:  # grad_table[z], the seed 1: a constant that no node of B reads
+            return f"the constant {fmt(v.data)}"
+        return f"{names[v]} ({v.label})" if v.label and not v.in_backward else names[v]
+
+    lines = []
+    for C, inputs, D, term in zip(c.consumers, c.inputs, c.D, c.terms):
+        built = "nothing (every local derivative is 0)"
+        if term is not None:
+            built = f"{name(term)} = {formula(term, names)}"
+        lines.append(
+            f"C = {name(C)}, a {C.op.name}: get_inputs(C, G') = ({', '.join(name(a) for a in inputs)}), "
+            f"D = grad_table[C] = {name(D)}; op.bprop builds {built}"
+        )
+    added = ", ".join(names[v] for v in c.new_nodes) or "none"
+    return (
+        f"Call {k} of {len(l.calls)}: build_grad(V = {name(c.V)}). get_consumers(V, G') gives "
+        f"{len(c.consumers)} consumer(s). For each, micrograph's op.bprop applies the operation's one "
+        f"derivative rule (micrograph/ops.py) to nodes, so it builds nodes: the term G(i) = D times the "
+        f"local derivative.\n\n" + "\n\n".join(lines) + "\n\n"
+        f"G <- the sum of the terms: grad_table[{name(c.V)}] = {name(c.G_V)} = {fmt(c.G_V.data)}. This "
+        f"call added {len(c.new_nodes)} node(s) to B: {added}, highlighted in the picture. The grad_table "
+        f"entries it used were built by earlier calls: consumers come later in G, so they are done first."
+    )
+
+
+def _call_values(l: Any) -> str:
+    names = node_names(l.graph, l.B_nodes)
+    rows = [[names[v], formula(v, names), fmt(v.data)] for v in l.call.new_nodes]
+    return table(rows, ["new node", "computes", "value"])
 
 
 def _build(l: Any) -> None:
@@ -161,6 +202,8 @@ def _same_text(l: Any) -> str:
 
 
 def _values(l: Any) -> str:
+    if hasattr(l, "call") and not hasattr(l, "grad_nodes"):
+        return _call_values(l)
     if hasattr(l, "pairs"):
         rows = [[u.label, fmt(b), fmt(t)] for u, b, t in l.pairs]
         return table(rows, ["dz/d(.)", "node of B", "Algorithm 6.2"])
@@ -195,6 +238,8 @@ def _figure(l: Any) -> Any:
     if hasattr(l, "grad_nodes"):
         entries = [b for _, b in l.grad_nodes]
         return viz.draw(l.dz_dw, highlight=entries, title="B alone: the grad_table entries highlighted")
+    if hasattr(l, "call"):  # the very nodes the observer reported, this call's highlighted
+        return viz.draw_side_by_side(l.z, l.w, gradients=l.dz_dw, highlight=l.call.new_nodes)
     if hasattr(l, "dz_dw"):
         return viz.draw_side_by_side(l.z, l.w)
     if hasattr(l, "G_prime"):
@@ -209,6 +254,11 @@ def steps(l: Any) -> Iterator[Step]:
         "Algorithm 6.5: prune G to G'", LINES["prune"], _prune, _prune_text, _values, _figure, question=_ask
     )
     yield Step("Algorithm 6.5: grad(z, w) builds B", LINES["grad"], _grad, _grad_text, _values, _figure)
+    for k in range(1, len(l.calls) + 1):  # grad has run: one step per call of build_grad it made
+        yield Step(
+            f"Algorithm 6.6, call {k}: build_grad(V)", LINES["build"], _call, _call_text, _values, _figure,
+            params={"k": k},
+        )  # fmt: skip
     yield Step(
         "Algorithm 6.6: build_grad and op.bprop", LINES["build"], _build, _build_text, _values, _figure
     )

@@ -426,3 +426,33 @@ def test_the_tour_pages_label_each_quoted_line_as_the_books_or_micrographs(n: in
             assert who.startswith("The book (") and in_book(text), text
         else:
             assert who == "micrograph (not the book's words):" and not in_book(text), text
+
+
+def test_lesson_6_steps_through_algorithm_6_6_call_by_call() -> None:
+    """One step per build_grad call: V, its consumers, D, what op.bprop built, the sum (Algorithm 6.2's
+    number), and the picture highlights exactly the nodes of B that call added."""
+    from micrograph import Graph
+    from viz import style
+    from viz.words import node_names
+
+    l = lessons.start(6)
+    while not l.step.title.startswith("Algorithm 6.6, call"):
+        l.next()
+    seen = []
+    while l.step.title.startswith("Algorithm 6.6, call"):
+        call = l.call
+        seen.append(call.V)
+        names = node_names(l.graph, l.B_nodes)
+        text = l.show(width=80)
+        assert f"build_grad(V = {names[call.V]}" in text
+        assert f"= {fmt(call.G_V.data)}." in text and call.G_V.data == Graph(l.z).backprop()[call.V]
+        added = [names[v] for v in call.new_nodes]
+        assert f"added {len(added)} node(s) to B: {', '.join(added)}" in " ".join(text.split())
+        source = l.figure().source  # the drawing's boxes: the highlighted ones are this call's
+        boxes = re.findall(r'^\s*"?(u\d+)"? \[label=<<TABLE[^\n]*BGCOLOR="([^"]+)"', source, re.M)
+        assert sorted(n for n, colour in boxes if colour == style.HIGHLIGHT["fillcolor"]) == sorted(added)
+        assert "<svg" in l.svg_text()
+        assert all(len(line) <= 80 for line in text.splitlines())
+        l.next()
+    # the calls visit G' from z down, each V once: y, x, w for figure 6.10's chain
+    assert [v.label for v in seen] == ["y", "x", "w"]

@@ -264,7 +264,12 @@ def draw(
 
 
 def draw_side_by_side(
-    z: Value, wrt: Value | Sequence[Value], *, max_nodes: int = DEFAULT_MAX_NODES
+    z: Value,
+    wrt: Value | Sequence[Value],
+    *,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    gradients: Value | Sequence[Value] | None = None,
+    highlight: Iterable[Value] = (),
 ) -> graphviz.Digraph:
     """Figure 6.10: the forward graph G on the left, the backward subgraph B built by ``grad`` on the right.
 
@@ -289,13 +294,18 @@ def draw_side_by_side(
         z: the output, a Value.
         wrt: the target(s) T, a Value or a sequence of Values.
         max_nodes: the largest drawing, G and B together (300 by default).
+        gradients: the result of a ``grad(z, wrt)`` the caller already ran (a Value, or a list for a
+            list ``wrt``): B is drawn from these very nodes instead of a new ``grad`` call, so a picture
+            shows the nodes an observer of Algorithm 6.6 reported (``grad(..., observe=...)``).
+        highlight: nodes of B (or G) drawn highlighted, e.g. the nodes one call of build_grad added.
 
     Returns:
         A ``graphviz.Digraph`` (no file written).
 
     Raises:
         GraphTooLarge: if G, or G and B together, have more than ``max_nodes`` nodes.
-        TypeError, ValueError: as :func:`micrograph.grad` (z or a target not a Value; an empty T).
+        TypeError, ValueError: as :func:`micrograph.grad` (z or a target not a Value; an empty T);
+            ValueError also if ``gradients`` are not one node per target.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, figure 6.10,
     Algorithms 6.5 and 6.6.
@@ -306,7 +316,16 @@ def draw_side_by_side(
     G = Graph(z)
     _check_size(len(G.nodes), max_nodes, "the forward graph G")
     G_prime = G.prune(targets)
-    result = micrograph.grad(z, targets)
+    if gradients is None:
+        result = micrograph.grad(z, targets)
+    else:
+        result = [gradients] if isinstance(gradients, Value) else list(gradients)
+        if len(result) != len(targets) or not all(isinstance(d, Value) for d in result):
+            raise ValueError(
+                f"draw_side_by_side(gradients=...): one node per target, as grad(z, wrt) returns; got "
+                f"{len(result)} for {len(targets)} target(s)"
+            )
+    marked = set(highlight)
     B_nodes = [v for v in topological_order(result) if v not in G.index]
     _check_size(len(G.nodes) + len(B_nodes), max_nodes, "G and B together")
     try:
@@ -326,7 +345,7 @@ def draw_side_by_side(
             faded = v not in G_prime
             grad = table.get(v) if table is not None else None
             _node(g, names[v], _fields(names[v], v, names, v.data, grad),
-                  _node_attrs(v, faded=faded, output=i == n - 1))  # fmt: skip
+                  _node_attrs(v, faded=faded, highlighted=v in marked, output=i == n - 1))  # fmt: skip
     with dot.subgraph(name="cluster_B") as b:
         b.attr(**style.CLUSTER_B)
         for v in B_nodes:
@@ -334,7 +353,7 @@ def draw_side_by_side(
             if v.grad_of is not None:  # one grad_table entry, the first of a node shared by several
                 caption = f"∂{zname}/∂{clean(v.grad_of.label, 12) or names.get(v.grad_of, '?')}"
             _node(b, names[v], _fields(names[v], v, names, v.data, None, show_grad=False, caption=caption),
-                  _node_attrs(v))  # fmt: skip
+                  _node_attrs(v, highlighted=v in marked))  # fmt: skip
     for v in G.nodes[G.n_inputs :]:
         _edges(dot, v, names)
     in_G = G.index
