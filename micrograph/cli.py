@@ -56,6 +56,11 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def _print_message(self, message: str, file: Any = None) -> None:
+        # argparse ignores a failed write; a closed stdout (--help | head) must reach micrograph.__main__
+        if message:
+            (file or sys.stderr).write(message)
+
 
 # --- output files ---------------------------------------------------------------------------------------
 
@@ -809,6 +814,8 @@ def main(argv: list[str] | None = None) -> int:
     except subprocess.TimeoutExpired as e:
         program = e.cmd[0] if isinstance(e.cmd, list) else e.cmd
         return _fail(f"{program} took longer than {e.timeout:g} s and was stopped")
+    except BrokenPipeError:  # stdout's reader went away: micrograph.__main__ stops quietly
+        raise
     except OSError as e:  # a file that cannot be written: read-only, a name too long, no space ...
         where = f" {e.filename}" if e.filename else ""
         return _fail(f"cannot write{where}: {e.strerror or e}")

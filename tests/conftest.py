@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import settings
 
 _TESTS = str(Path(__file__).resolve().parent)
@@ -35,3 +38,45 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 def pytest_generate_tests(metafunc):  # type: ignore[no-untyped-def]
     if "catalogue_case" in metafunc.fixturenames:
         metafunc.parametrize("catalogue_case", CATALOGUE, ids=[c.name for c in CATALOGUE])
+
+
+CHROMIUM = "/usr/bin/chromium"
+"""Debian's chromium: Playwright drives it (it cannot download its own browsers here)."""
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+"""The one set of launch options for every browser test: headless, no network of chromium's own."""
+
+
+def launch_chromium(playwright: Any) -> Any:
+    """Launch Debian's chromium through a started ``sync_playwright()`` with :data:`CHROMIUM_ARGS`.
+
+    Skips the calling test when chromium is not installed.
+    """
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"chromium is not installed at {CHROMIUM}: sudo apt-get install chromium")
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+
+
+@pytest.fixture(name="launch_chromium")
+def _launch_chromium_fixture() -> Callable[[Any], Any]:
+    """:func:`launch_chromium`, for a test that starts Playwright itself."""
+    return launch_chromium
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """A headless chromium shared by one test module (skipped without chromium or Playwright)."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as p:
+        b = launch_chromium(p)
+        yield b
+        b.close()

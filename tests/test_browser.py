@@ -15,21 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CHROMIUM
 
 import viz
 from micrograph import Value
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 pytestmark = [
     pytest.mark.skipif(
@@ -39,19 +28,9 @@ pytestmark = [
     pytest.mark.skipif(
         shutil.which("dot") is None, reason="Graphviz's dot is not installed: sudo apt-get install graphviz"
     ),
+    pytest.mark.slow,  # a real chromium
 ]
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-
-
-pytestmark = pytest.mark.slow  # a real chromium
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
+pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 
 def open_page(browser, path: Path):

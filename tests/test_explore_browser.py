@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CHROMIUM
 
 import viz
 from micrograph import Graph, Value
@@ -28,32 +29,12 @@ from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from viz.steps import frames
 from viz.text import fmt
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
 pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"chromium is not installed at {CHROMIUM}"),
     pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed"),
     pytest.mark.slow,
 ]
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
+pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 
 def open_page(browser: Any, path: Path) -> tuple[Any, dict[str, list[str]]]:

@@ -22,21 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CHROMIUM
 
 from micrograph import Graph, Value
 from viz.text import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"chromium is not installed at {CHROMIUM}"),
@@ -98,12 +89,12 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             server.kill()
 
 
-def test_the_widget_redraws_when_the_slider_moves(lab: str) -> None:
+def test_the_widget_redraws_when_the_slider_moves(lab: str, launch_chromium: Any) -> None:
     x = Value(0.5, label="x")
     z = (x * x + x.exp()).tanh()
     g = Graph(z)
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        browser = launch_chromium(p)
         page: Any = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(lab)
         page.wait_for_selector(".jp-Notebook .jp-Cell .cm-content", timeout=90_000)
