@@ -199,6 +199,8 @@ def _expression(
         ValueError: the lesson takes no expression; ``at`` without ``expr``; ``expr`` that the parser
             refuses (an :class:`~micrograph.expr.ExprError`, a ValueError); a variable with no value in
             ``at``, a name in ``at`` the expression does not use, or a value that is not a finite number.
+        DomainError: an operation of ``expr``, or its local derivative, is undefined at ``at`` (a
+            ValueError too; Algorithm 6.2 on the expression's graph raises it, naming the node).
     """
     default = getattr(module, "EXPR", None)
     if expr is None:
@@ -242,6 +244,12 @@ def _expression(
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
             raise ValueError(f"lesson {module.NUMBER}: at[{n!r}] must be a finite number, got {x!r}")
         values[n] = float(x)
+    from micrograph import Graph, Value
+    from micrograph.expr import build
+
+    # Every lesson that takes an expression differentiates it: refuse, before any step runs, a point
+    # where an operation or a local derivative is undefined (DomainError names the node and value).
+    Graph(build(expr, {n: Value(x, label=n) for n, x in values.items()})).backprop()
     return expr, values
 
 

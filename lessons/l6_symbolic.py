@@ -1,5 +1,8 @@
 """Lesson 6: symbol-to-symbol derivatives: G and B side by side (figure 6.10, Algorithms 6.5 and 6.6).
 
+Runs on figure 6.10's chain z = tanh(tanh(tanh(w))) at w = 0.5, or on the student's expression
+(``lessons.start(6, expr=..., at=...)``), differentiated with respect to every variable.
+
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.5-6.5.6, figure 6.10,
 Algorithms 6.5 and 6.6.
 """
@@ -10,25 +13,29 @@ Algorithms 6.5 and 6.6.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import viz
 from lessons._core import Ours, Question, Step, table
 from micrograph import Graph, Value, grad, pseudocode
+from micrograph.errors import DomainError
+from micrograph.expr import build
 from micrograph.graph import topological_order
 from viz.words import fmt, formula, node_names
 
-__all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
+__all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
 NUMBER = 6
 TITLE = "Symbol-to-symbol derivatives: G and B side by side"
 SECTION = "sections 6.5.5-6.5.6, figure 6.10, Algorithms 6.5 and 6.6"
-SUMMARY = "grad(z, w) adds the derivative to the graph as new nodes B: evaluate, draw, differentiate them."
+SUMMARY = "grad(z, T) adds the derivatives to the graph as new nodes B: evaluate, draw, differentiate them."
 
-NO_EXPR = "it draws figure 6.10's own chain z = tanh(tanh(tanh(w))) and its B, as the book does."
-"""Why this lesson runs on its own example, not on a student's expression."""
+EXPR = "tanh(tanh(tanh(w)))"
+"""Figure 6.10's chain z = f(f(f(w))) with f = tanh: the lesson's example when the student gives none."""
+AT = {"w": 0.5}
+"""The value of w for the default example."""
 LINES = {
     "G": Ours("figure 6.10 (left): x = f(w), y = f(x), z = f(y)"),
     "prune": pseudocode.ALGORITHM_6_5.line(3),
@@ -38,74 +45,125 @@ LINES = {
     "same": "The symbol-to-number approach can be understood as performing exactly the same computations\n"
     "as are done in the graph built by the symbol-to-symbol approach.",
 }
+MOVES = (0.4, -0.4, 0.1, -0.1)
+"""How far step "B is a graph" moves the inputs: the first move at which G and B are both defined."""
 
 
 def _G(l: Any) -> None:
-    l.w = Value(0.5, label="w")
-    l.x = l.w.tanh()  # x = f(w), with f = tanh
-    l.x.label = "x"
-    l.y = l.x.tanh()  # y = f(x)
-    l.y.label = "y"
-    l.z = l.y.tanh()  # z = f(y)
-    l.z.label = "z"
-    l.graph = Graph(l.z)
+    l.leaves = {name: Value(x, label=name) for name, x in l.at.items()}  # one input node per variable
+    # l.w ...: each variable's node, unless the name is taken
+    vars(l).update({n: v for n, v in l.leaves.items() if n not in vars(l)})
+    l.z = build(l.expr, l.leaves)  # the command line's safe parser; building z computes every value
+    l.graph = Graph(l.z)  # G: u(1)..u(n)
+    l.T = list(l.leaves.values())  # T, the targets of Algorithm 6.5: every variable
+    if l.expr == EXPR:  # figure 6.10's chain: its nodes get the book's names x, y, z
+        x, y = l.graph.nodes[1:3]
+        x.label, y.label, l.z.label = "x", "y", "z"
+
+
+def _targets(l: Any) -> str:
+    return "{" + ", ".join(v.label for v in l.T) + "}"
+
+
+def _at(l: Any) -> str:
+    return ", ".join(f"{v.label} = {fmt(v.data)}" for v in l.T)
+
+
+def _named(v: Value, names: Mapping[Value, str]) -> str:
+    """``u3 (y)`` for a labelled node of G, else ``u3``."""
+    return f"{names[v]} ({v.label})" if v.label else names[v]
 
 
 def _G_text(l: Any) -> str:
+    g = l.graph
+    names = node_names(g)
+    book = (
+        "Figure 6.10 draws z = f(f(f(w))), the chain of figure 6.9: x = f(w), y = f(x), z = f(y). "
+        if l.expr == EXPR
+        else "Figure 6.10 draws the chain z = f(f(f(w))); here G is yours. "
+    )
     return (
-        f"Figure 6.10 starts from the chain of figure 6.9: x = f(w), y = f(x), z = f(y). We take f = tanh "
-        f"and w = {fmt(l.w.data)}: x = {fmt(l.x.data)}, y = {fmt(l.y.data)}, z = {fmt(l.z.data)}. G has "
-        f"{len(l.graph.nodes)} nodes. Algorithm 6.2 would now compute numbers; Algorithm 6.5 will instead "
-        f"add nodes that compute the derivative: a graph for dz/dw."
+        f"{book}z = {l.expr} at {_at(l)}: G has n = {len(g.nodes)} nodes u1..u{len(g.nodes)}, n_i = "
+        f"{g.n_inputs} inputs, and z = {names[g.output]} = {fmt(l.z.data)}. Algorithm 6.2 would now "
+        f"compute numbers; Algorithm 6.5 will instead add nodes that compute the derivatives of z with "
+        f"respect to T = {_targets(l)}: a graph B for them."
     )
 
 
+def _unused(names: Mapping[str, Any], base: str) -> str:
+    """``base``, or base1, base2 ...: the first name the expression does not use."""
+    k = 0
+    while (f"{base}{k}" if k else base) in names:
+        k += 1
+    return f"{base}{k}" if k else base
+
+
 def _prune(l: Any) -> None:
-    l.v = Value(3.0, label="v")  # a second input that has nothing to do with w
-    l.z2 = l.z * 2 + l.v.exp()  # z2 depends on w through z, and on v and the constant 2 besides
+    l.G_prime = l.graph.prune(l.T)  # G': the nodes of G that are descendants of T (and ancestors of z)
+    l.other = Value(3.0, label=_unused(l.at, "v"))  # a new input that is not in T
+    l.z2 = l.z * 2 + l.other.exp()  # z2 depends on T through z, and on v and the constant 2 besides
     l.graph2 = Graph(l.z2)
-    l.G_prime = l.graph2.prune([l.w])  # G': ancestors of z2 that are also descendants of T = {w}
+    l.G2_prime = l.graph2.prune(l.T)  # G' for z2, with the same T
 
 
 def _prune_text(l: Any) -> str:
-    g2 = l.graph2
-    names = node_names(g2)
-    out = [names[v] for v in g2.nodes if v not in l.G_prime]
+    g, g2 = l.graph, l.graph2
+    names, names2 = node_names(g), node_names(g2)
+    out = [_named(v, names) for v in g.nodes if v not in l.G_prime]
+    out2 = [_named(v, names2) for v in g2.nodes if v not in l.G2_prime]
+    v = l.other.label
+    mine = (
+        f"For z itself nothing goes: every node of G lies on a path from {_targets(l)} to z. "
+        if not out
+        else f"For z, G' keeps {len(l.G_prime)} of G's {len(g.nodes)} nodes: {', '.join(out)} "
+        f"{'does' if len(out) == 1 else 'do'} not depend on any variable of T. "
+    )
     return (
-        f"Algorithm 6.5 first prunes G to G'. For z itself nothing goes: every node lies on the path from "
-        f"w to z. Take z2 = 2z + exp(v) instead: its graph has {len(g2.nodes)} nodes, and G' with T = {{w}} "
-        f"keeps {len(l.G_prime)}. Left out are {', '.join(out)}: v, exp(v) and the constant 2 do not "
-        f"depend on w, so no gradient flows through them and build_grad never visits them. In the picture "
-        f"the "
-        f"nodes of G' are highlighted; these {len(out)} are not."
+        f"Algorithm 6.5 first prunes G to G', with T = {_targets(l)}. {mine}Take z2 = 2z + exp({v}) "
+        f"instead, with a new input {v}: its graph has {len(g2.nodes)} nodes, and G' keeps "
+        f"{len(l.G2_prime)}. Left out are {', '.join(out2)}, among them {v}, exp({v}) and the constant "
+        f"2: they do not depend on T, so no gradient flows through them and build_grad never visits them. "
+        f"In the picture the nodes of G' are highlighted; these {len(out2)} are not."
     )
 
 
 def _ask(l: Any) -> Question:
-    answer = l.graph.backprop()[l.w]  # the engine's Algorithm 6.2 is the answer key
+    answer = l.graph.backprop()[l.T[0]]  # the engine's Algorithm 6.2 is the answer key
     return Question(
-        f"grad(z, w) will return a node dz_dw. What will its value dz_dw.data be at w = {fmt(l.w.data)}?",
+        f"grad(z, T) will return one node per variable of T. What will the value (.data) of the node "
+        f"for dz/d{l.T[0].label} be at {_at(l)}?",
         answer,
     )
 
 
 def _grad(l: Any) -> None:
     l.calls = []  # each call of build_grad (Algorithm 6.6), as grad reports it
-    l.dz_dw = grad(l.z, l.w, observe=l.calls.append)  # Algorithm 6.5: dz/dw, a new node of B
-    l.B = Graph(l.dz_dw)  # everything dz_dw is computed from: B's nodes and the nodes of G they read
-    l.B_nodes = [v for v in topological_order([l.dz_dw]) if v not in l.graph]  # B, in the order built
+    l.dz = grad(l.z, l.T, observe=l.calls.append)  # Algorithm 6.5: dz/dV for each V in T, nodes of B
+    l.B_nodes = [v for v in topological_order(l.dz) if v not in l.graph]  # B, in the order built
     l.table = l.graph.backprop()  # Algorithm 6.2 on the same G, for comparison
 
 
 def _grad_text(l: Any) -> str:
-    reads = sorted({p.label or "?" for v in l.B_nodes for p in v.inputs if not p.in_backward})
+    names = node_names(l.graph, l.B_nodes)
+    reads = list(dict.fromkeys(_named(p, names) for v in l.B_nodes for p in v.inputs if p in l.graph))
+    built = Counter(v.op.symbol if v.op is not None else "constant" for v in l.B_nodes)
+    kinds = ", ".join(f"{k} {symbol}" for symbol, k in built.most_common())
+    reading = (
+        f" They read the stored values {', '.join(reads)} of G (dashed edges)"
+        if reads
+        else " They read no stored value of G"
+    )
+    pairs = "; ".join(
+        f"dz/d{V.label} = {fmt(d.data)} (Algorithm 6.2: {fmt(l.table[V])})" for V, d in zip(l.T, l.dz)
+    )
     return (
-        f"grad(z, w) ran Algorithm 6.5: grad_table[z] <- 1, then build_grad for the nodes of G' from z "
-        f"down. It returns a node, not a number: dz_dw, whose value is {fmt(l.dz_dw.data)}. Algorithm 6.2 "
-        f"on G gives {fmt(l.table[l.w])}. B has {len(l.B_nodes)} new nodes (orange on the right); they read "
-        f"the stored values {', '.join(reads)} of G (dashed edges): tanh's derivative rule is the "
-        f"operation tanh'(a) = 1 - tanh(a)^2 of its argument a, one node f'(y), f'(x), f'(w) per step as "
-        f"in figure 6.10, and one product per step: equation 6.52, evaluated from stored values."
+        f"grad(z, T) ran Algorithm 6.5: grad_table[z] <- 1, then build_grad for each V in T, which "
+        f"builds the gradients of the nodes of G' from z down. It returns nodes, not numbers: {pairs}. "
+        f"B has {len(l.B_nodes)} new nodes (by operation: {kinds}), drawn in orange on the right."
+        f"{reading}: each operation's one derivative rule (micrograph/ops.py), applied to nodes, "
+        f"builds the local derivative as nodes of B, times D, "
+        f"summed where a node has several consumers: equation 6.52, evaluated from stored values. "
+        f"Figure 6.10 draws B for z = f(f(f(w))): one f' node and one product per step."
     )
 
 
@@ -150,44 +208,87 @@ def _call_values(l: Any) -> str:
 
 
 def _build(l: Any) -> None:
-    l.grad_nodes = [(v.grad_of, v) for v in l.B.nodes if v.grad_of is not None]  # the grad_table entries
+    l.grad_nodes = [(c.V, c.G_V) for c in l.calls]  # the grad_table, V by V, in the order of the calls
 
 
 def _build_text(l: Any) -> str:
-    names = node_names(l.graph)
-    order = list(reversed(l.graph.nodes[:-1]))  # the nodes of G' below z, consumers first
-    visited = [v.label or names[v] for v in order]
-    consumers = [len(l.graph.get_consumers(v)) for v in order]
-    parts = [f"dz/d{u.label or names.get(u, '?')} = {fmt(b.data)}" for u, b in l.grad_nodes]
+    names = node_names(l.graph, l.B_nodes)
+
+    def name(v: Value) -> str:
+        return v.label or names.get(v, "?")
+
+    visited = ", ".join(
+        f"{name(c.V)} ({len(c.consumers)} consumer{'' if len(c.consumers) == 1 else 's'})" for c in l.calls
+    )
+    parts = "; ".join(
+        f"dz/d{name(V)} = {names[G_V] if G_V in names else 'the constant'} = {fmt(G_V.data)}"
+        for V, G_V in l.grad_nodes
+    )
+    in_G = [name(V) for V, G_V in l.grad_nodes if G_V in l.graph.index]
+    reused = (
+        f" The entries for {', '.join(in_G)} are nodes of G itself: the derivative is a value G already "
+        f"stores, so no new node was needed."
+        if in_G
+        else ""
+    )
     return (
-        f"build_grad (Algorithm 6.6) visits V = {', '.join(visited)}. For each it asks get_consumers(V, G') "
-        f"({', '.join(str(c) for c in consumers)} consumer(s) respectively), takes the consumer's "
-        "gradient D from the grad_table, and calls op.bprop: tanh's one "
-        f"derivative rule from micrograph/ops.py, applied to nodes, so it builds nodes. The grad_table "
-        f"entries are nodes of B: {'; '.join(parts)}. The picture draws B alone, each node with the "
-        "name it has in figure 6.10, the grad_table entries highlighted."
+        f"build_grad (Algorithm 6.6) was called for V = {visited}, each consumer found by "
+        f"get_consumers(V, G'). For each consumer it took the gradient D from the "
+        f"grad_table and called op.bprop: the operation's one derivative rule from micrograph/ops.py, "
+        f"applied to nodes, so it builds nodes. The grad_table holds nodes: {parts}.{reused} The "
+        f"picture highlights the grad_table's nodes of B."
     )
 
 
+def _a_move(l: Any) -> float:
+    """The first of MOVES at which G and B are defined (Algorithm 6.1 raises no DomainError)."""
+    start = [v.data for v in l.T]
+    try:
+        for h in MOVES:
+            for v, x in zip(l.T, start):
+                v.data = x + h
+            try:
+                l.graph.forward()
+                for d in l.dz:
+                    Graph(d).forward()
+                return h
+            except DomainError:
+                continue
+        return 0.0
+    finally:
+        for v, x in zip(l.T, start):
+            v.data = x
+        l.graph.forward()
+        for d in l.dz:
+            Graph(d).forward()
+
+
 def _reuse(l: Any) -> None:
-    l.B.forward({l.w: 0.9})  # Algorithm 6.1 on B: new w; x, y, z and every node of B recomputed
-    l.graph.forward({l.w: 0.9})  # and on G: z itself is not in B (B reads w, x, y), so it is updated here
-    l.table_09 = l.graph.backprop()  # Algorithm 6.2 at w = 0.9
-    w_y_x = (0.9, math.tanh(0.9), math.tanh(math.tanh(0.9)))  # the arguments of the three tanh
-    l.exact_09 = math.prod(1 - math.tanh(a) ** 2 for a in w_y_x)
+    l.before = [d.data for d in l.dz]
+    l.h = _a_move(l)  # how far to move the inputs: 0.4 unless an operation is undefined there
+    for V in l.T:
+        V.data += l.h  # new inputs
+    for d in l.dz:
+        Graph(d).forward()  # Algorithm 6.1 on B: no new node, every node of B recomputed
+    l.graph.forward()  # and on G: z itself is not in B, so it is updated here
+    l.table_new = l.graph.backprop()  # Algorithm 6.2 at the new inputs
 
 
 def _reuse_text(l: Any) -> str:
+    now = "; ".join(
+        f"dz/d{V.label} {fmt(a)} -> {fmt(d.data)} (Algorithm 6.2: {fmt(l.table_new[V])})"
+        for V, d, a in zip(l.T, l.dz, l.before)
+    )
     return (
-        f"B is an ordinary graph. Graph(dz_dw).forward({{w: 0.9}}) re-runs Algorithm 6.1 on it: no new node, "
-        f"and now dz_dw.data = {fmt(l.dz_dw.data)}. Algorithm 6.2 at w = 0.9 gives {fmt(l.table_09[l.w])}; "
-        f"the chain rule by hand, f'(y) f'(x) f'(w) with f' = 1 - tanh^2, gives {fmt(l.exact_09)}. "
-        f"Because B is a graph it can also be drawn, compiled, and differentiated again (lesson 7)."
+        f"B is an ordinary graph. We move every variable of T by {fmt(l.h)}, to {_at(l)}, and "
+        f"Graph(d).forward() re-runs Algorithm 6.1 on the graph of each gradient node d: no new node is "
+        f"built, and the values follow: {now}. Because B is a graph it can also be drawn, compiled, and "
+        f"differentiated again (lesson 7)."
     )
 
 
 def _same(l: Any) -> None:
-    l.pairs = [(u, b.data, l.table_09[u]) for u, b in l.grad_nodes]  # B's value vs Algorithm 6.2's number
+    l.pairs = [(V, G_V.data, l.table_new[V]) for V, G_V in l.grad_nodes]  # B's value vs Algorithm 6.2's
 
 
 def _same_text(l: Any) -> str:
@@ -195,9 +296,9 @@ def _same_text(l: Any) -> str:
     return (
         f"Section 6.5.5: both approaches perform exactly the same computations. Here literally: for each of "
         f"the {len(l.pairs)} grad_table entries, the node of B holds the same float as Algorithm 6.2's "
-        f"table ({'all equal, bit for bit' if equal else 'NOT all equal'}), because both ran "
-        "tanh's one rule, "
-        f"once on floats and once on nodes. The picture shows Algorithm 6.2's numbers on G at w = 0.9."
+        f"table ({'all equal, bit for bit' if equal else 'NOT all equal'}), because both ran each "
+        f"operation's one rule, once on floats and once on nodes. The picture shows Algorithm 6.2's "
+        f"numbers on G at {_at(l)}."
     )
 
 
@@ -205,18 +306,20 @@ def _values(l: Any) -> str:
     if hasattr(l, "call") and not hasattr(l, "grad_nodes"):
         return _call_values(l)
     if hasattr(l, "pairs"):
-        rows = [[u.label, fmt(b), fmt(t)] for u, b, t in l.pairs]
+        names = node_names(l.graph)
+        rows = [[v.label or names[v], fmt(b), fmt(t)] for v, b, t in l.pairs]
         return table(rows, ["dz/d(.)", "node of B", "Algorithm 6.2"])
     if hasattr(l, "B_nodes"):
         names = node_names(l.graph, l.B_nodes)  # G is u1..un; B's nodes are numbered on, as in the picture
         rows = [
-            [names[v], formula(v, names), fmt(v.data), (v.grad_of.label if v.grad_of else "")]
+            [names[v], formula(v, names), fmt(v.data), (v.grad_of.label or names.get(v.grad_of, "")
+                                                         if v.grad_of else "")]
             for v in l.B_nodes
-        ]
+        ]  # fmt: skip
         return table(rows, ["node", "computes", "value", "grad of"])
     g = l.graph2 if hasattr(l, "graph2") else l.graph
     names = node_names(g)
-    keep = getattr(l, "G_prime", None)
+    keep = getattr(l, "G2_prime", None)
     rows = [
         [
             names[v],
@@ -232,28 +335,29 @@ def _values(l: Any) -> str:
 
 def _figure(l: Any) -> Any:
     if hasattr(l, "pairs"):
-        return viz.draw(l.graph, grad_table=l.table_09, title="G at w = 0.9, grad from Algorithm 6.2")
-    if hasattr(l, "table_09"):
-        return viz.draw_side_by_side(l.z, l.w)
+        return viz.draw(l.graph, grad_table=l.table_new, title=f"G at {_at(l)}, grad from Algorithm 6.2")
+    if hasattr(l, "table_new"):
+        return viz.draw_side_by_side(l.z, l.T)
     if hasattr(l, "grad_nodes"):
-        entries = [b for _, b in l.grad_nodes]
-        return viz.draw(l.dz_dw, highlight=entries, title="B alone: the grad_table entries highlighted")
+        entries = [G_V for _, G_V in l.grad_nodes if G_V in l.B_nodes]  # the grad_table's nodes of B
+        return viz.draw_side_by_side(l.z, l.T, gradients=l.dz, highlight=entries)
     if hasattr(l, "call"):  # the very nodes the observer reported, this call's highlighted
-        return viz.draw_side_by_side(l.z, l.w, gradients=l.dz_dw, highlight=l.call.new_nodes)
-    if hasattr(l, "dz_dw"):
-        return viz.draw_side_by_side(l.z, l.w)
-    if hasattr(l, "G_prime"):
-        return viz.draw(l.graph2, highlight=l.G_prime.nodes, title="G' (highlighted) for T = {w}")
-    return viz.draw(l.graph, title="G: z = f(f(f(w)))")
+        return viz.draw_side_by_side(l.z, l.T, gradients=l.dz, highlight=l.call.new_nodes)
+    if hasattr(l, "dz"):
+        return viz.draw_side_by_side(l.z, l.T)
+    if hasattr(l, "G2_prime"):
+        return viz.draw(l.graph2, highlight=l.G2_prime.nodes, title="G' (highlighted) for T")
+    return viz.draw(l.graph, title=f"G: z = {l.expr}")
 
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 6 (see :mod:`lessons._core`)."""
-    yield Step("The forward graph G of figure 6.10", LINES["G"], _G, _G_text, _values, _figure)
+    whose = "figure 6.10" if l.expr == EXPR else "your expression"
+    yield Step(f"The forward graph G of {whose}", LINES["G"], _G, _G_text, _values, _figure)
     yield Step(
         "Algorithm 6.5: prune G to G'", LINES["prune"], _prune, _prune_text, _values, _figure, question=_ask
     )
-    yield Step("Algorithm 6.5: grad(z, w) builds B", LINES["grad"], _grad, _grad_text, _values, _figure)
+    yield Step("Algorithm 6.5: grad(z, T) builds B", LINES["grad"], _grad, _grad_text, _values, _figure)
     for k in range(1, len(l.calls) + 1):  # grad has run: one step per call of build_grad it made
         yield Step(
             f"Algorithm 6.6, call {k}: build_grad(V)", LINES["build"], _call, _call_text, _values, _figure,

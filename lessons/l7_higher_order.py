@@ -1,5 +1,9 @@
 """Lesson 7: higher-order derivatives and Hessian-vector products (section 6.5.10).
 
+Runs on figure 6.10's chain z = tanh(tanh(tanh(w))) at w = 0.5, or on the student's expression
+(``lessons.start(7, expr=..., at=...)``): its derivatives of order 1 to 3 with respect to its first
+variable, and, for two variables or more, its Hessian-vector product.
+
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.10, equation 6.59.
 """
 
@@ -9,24 +13,28 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.10,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import viz
 from lessons._core import Ours, Step, table
 from micrograph import Graph, Value, grad, hessian_vector_product
+from micrograph.errors import DomainError
+from micrograph.expr import build
 from micrograph.graph import topological_order
 from viz.words import fmt
 
-__all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
+__all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
 NUMBER = 7
 TITLE = "Higher-order derivatives and Hessian-vector products"
 SECTION = "section 6.5.10, equation 6.59"
 SUMMARY = "B is a graph, so grad(grad(z, w), w) works; H v = grad((grad f)^T v) costs two gradients, not n."
 
-NO_EXPR = "it differentiates figure 6.10's chain again, to the second and third order."
-"""Why this lesson runs on its own example, not on a student's expression."""
+EXPR = "tanh(tanh(tanh(w)))"
+"""Figure 6.10's chain z = f(f(f(w))) with f = tanh: the lesson's example when the student gives none."""
+AT = {"w": 0.5}
+"""The value of w for the default example."""
 LINES = {
     "second": Ours("section 6.5.10: the derivatives are a graph, so we can differentiate them again"),
     "fd": Ours("f''(w) ~ (f'(w + h) - f'(w - h)) / 2h   (central differences, a check)"),
@@ -38,64 +46,118 @@ H = 1e-5
 
 
 def _derivatives(l: Any) -> None:
-    l.w = Value(0.5, label="w")
-    l.z = l.w.tanh().tanh().tanh()  # figure 6.10's z = f(f(f(w))), f = tanh
-    l.d1 = grad(l.z, l.w)  # dz/dw: a node of B
-    l.d2 = grad(l.d1, l.w)  # d2z/dw2: grad of a node of B, a new backward graph over G and B
-    l.d3 = grad(l.d2, l.w)  # and the third
+    l.leaves = {name: Value(x, label=name) for name, x in l.at.items()}  # one input node per variable
+    # l.w ...: each variable's node, unless the name is taken
+    vars(l).update({n: v for n, v in l.leaves.items() if n not in vars(l)})
+    l.z = build(l.expr, l.leaves)  # the command line's safe parser
+    l.wrt = next(iter(l.leaves.values()))  # the variable to differentiate by: the first one
+    l.d1 = grad(l.z, l.wrt)  # dz/dw: a node of B
+    l.d2 = grad(l.d1, l.wrt)  # d2z/dw2: grad of a node of B, a new backward graph over G and B
+    l.d3 = grad(l.d2, l.wrt)  # and the third
     l.sizes = [len(Graph(d).nodes) for d in (l.z, l.d1, l.d2, l.d3)]
 
 
+def _at(l: Any) -> str:
+    return ", ".join(f"{v.label} = {fmt(v.data)}" for v in l.leaves.values())
+
+
+def _d(l: Any, k: int) -> str:
+    """The k-th derivative's name: dz/dw, d2z/dw2, d3z/dw3."""
+    w = l.wrt.label
+    return f"dz/d{w}" if k == 1 else f"d{k}z/d{w}{k}"
+
+
+def _nodes(k: int) -> str:
+    return f"{k} node" if k == 1 else f"{k} nodes"
+
+
 def _derivatives_text(l: Any) -> str:
+    others = [v.label for v in l.leaves.values() if v is not l.wrt]
+    held = (
+        f" The other variables ({', '.join(others)}) keep their values: these are partial derivatives."
+        if others
+        else ""
+    )
     return (
-        f"z = tanh(tanh(tanh(w))) at w = {fmt(l.w.data)}. grad(z, w) returns a node d1 = {fmt(l.d1.data)}. "
-        f"Because d1 is an ordinary node, grad(d1, w) differentiates the backward graph itself: "
-        f"d2 = {fmt(l.d2.data)}, and grad(d2, w) gives d3 = {fmt(l.d3.data)}. The graphs grow with "
-        "the order: "
-        f"z is computed from {l.sizes[0]} nodes, d1 from {l.sizes[1]}, d2 from {l.sizes[2]}, d3 from "
-        f"{l.sizes[3]}. The picture shows the graph of d1 (G with B) and, on the right, the B of d2."
+        f"z = {l.expr} at {_at(l)}. grad(z, {l.wrt.label}) returns a node d1 = {_d(l, 1)} = "
+        f"{fmt(l.d1.data)}. Because d1 is an ordinary node, grad(d1, {l.wrt.label}) differentiates the "
+        f"backward graph itself: d2 = {_d(l, 2)} = {fmt(l.d2.data)}, and grad(d2, {l.wrt.label}) gives "
+        f"d3 = {_d(l, 3)} = {fmt(l.d3.data)}.{held} The graphs grow with the order: z is computed from "
+        f"{_nodes(l.sizes[0])}, d1 from {_nodes(l.sizes[1])}, d2 from {_nodes(l.sizes[2])}, d3 from "
+        f"{_nodes(l.sizes[3])}. The "
+        f"picture shows the graph of d1 (G with its B) and, on the right, the B that grad(d1, "
+        f"{l.wrt.label}) built for d2."
     )
 
 
+def _moved(l: Any, x: float) -> list[float] | None:
+    """d1 and d2 re-evaluated (Algorithm 6.1) with the variable at x; None where they are undefined."""
+    l.wrt.data = x
+    try:
+        return [Graph(d).forward() for d in (l.d1, l.d2)]
+    except DomainError:
+        return None
+
+
 def _check(l: Any) -> None:
-    g1, g2 = Graph(l.d1), Graph(l.d2)  # re-evaluate d1 and d2 at w +- h with Algorithm 6.1
-    l.fd2 = (g1.forward({l.w: 0.5 + H}) - g1.forward({l.w: 0.5 - H})) / (2 * H)
-    l.fd3 = (g2.forward({l.w: 0.5 + H}) - g2.forward({l.w: 0.5 - H})) / (2 * H)
-    for d in (l.d1, l.d2, l.d3):
-        Graph(d).forward({l.w: 0.5})  # back to w = 0.5 everywhere
+    l.x0 = l.wrt.data
+    up, down = _moved(l, l.x0 + H), _moved(l, l.x0 - H)  # d1 and d2 at w + h and w - h
+    l.wrt.data = l.x0  # back to the lesson's value, everywhere
+    for d in (l.z, l.d1, l.d2, l.d3):
+        Graph(d).forward()
+    l.fd2 = l.fd3 = None  # central differences need both sides defined
+    if up is not None and down is not None:
+        l.fd2, l.fd3 = ((a - b) / (2 * H) for a, b in zip(up, down))
 
 
 def _check_text(l: Any) -> str:
+    if l.fd2 is None:
+        return (
+            f"A check by central differences with h = {H:g} needs d1 and d2 at {l.wrt.label} +- h, and "
+            f"one of them is outside an operation's domain there: no check at this point."
+        )
     return (
-        f"A check by central differences with h = {H:g}: re-evaluating the graph of d1 at w +- h gives "
-        f"(d1(w+h) - d1(w-h)) / 2h = {l.fd2:.8f}, against d2 = {l.d2.data:.8f} (difference "
-        f"{abs(l.fd2 - l.d2.data):.1e}); the same for d2 gives {l.fd3:.8f} against d3 = {l.d3.data:.8f} "
-        f"(difference {abs(l.fd3 - l.d3.data):.1e}). The differences are those of the approximation, "
-        f"about h^2; the nodes of B are exact."
+        f"A check by central differences with h = {H:g}: re-evaluating the graph of d1 at "
+        f"{l.wrt.label} +- h gives (d1({l.wrt.label}+h) - d1({l.wrt.label}-h)) / 2h = {l.fd2:.8f}, "
+        f"against d2 = {l.d2.data:.8f} (difference {abs(l.fd2 - l.d2.data):.1e}); the same for d2 gives "
+        f"{l.fd3:.8f} against d3 = {l.d3.data:.8f} (difference {abs(l.fd3 - l.d3.data):.1e}). The "
+        f"differences are those of the approximation, about h^2 and rounding; the nodes of B are exact."
     )
 
 
 def _hvp(l: Any) -> None:
-    l.x = Value(0.7, label="x")
-    l.y = Value(-1.2, label="y")
-    l.f = l.x * l.x * l.y + (l.x * l.y).sin()  # f(x, y) = x^2 y + sin(x y)
-    l.v = [1.0, 2.0]
-    l.Hv = hessian_vector_product(l.f, [l.x, l.y], l.v)  # equation 6.59: two gradients
-    g = grad(l.f, [l.x, l.y])  # the gradient as nodes; each row of H is the gradient of one entry
-    l.H = [[h.data for h in grad(gi, [l.x, l.y])] for gi in g]  # the full Hessian, for comparison
+    if len(l.leaves) >= 2:  # z itself, with respect to all its variables
+        l.f, l.xs = l.z, list(l.leaves.values())
+    else:  # z has one variable, so its Hessian is d2z/dw2: take f(x, y) = x^2 y + sin(x y)
+        l.xs = [Value(0.7, label="x"), Value(-1.2, label="y")]
+        l.f = l.xs[0] * l.xs[0] * l.xs[1] + (l.xs[0] * l.xs[1]).sin()
+    l.v = [float(k + 1) for k in range(len(l.xs))]  # the vector v = (1, 2, ...)
+    l.Hv = hessian_vector_product(l.f, l.xs, l.v)  # equation 6.59: two gradients
+    g = grad(l.f, l.xs)  # the gradient as nodes; each row of H is the gradient of one entry
+    l.H = [[h.data for h in grad(gi, l.xs)] for gi in g]  # the full Hessian, for comparison
     l.H_times_v = [sum(h * vi for h, vi in zip(row, l.v)) for row in l.H]
 
 
+def _vector(xs: Sequence[float]) -> str:
+    return "(" + ", ".join(fmt(x) for x in xs) + ")"
+
+
 def _hvp_text(l: Any) -> str:
-    hv = ", ".join(fmt(h.data) for h in l.Hv)
-    hv2 = ", ".join(fmt(h) for h in l.H_times_v)
+    at = ", ".join(f"{x.label} = {fmt(x.data)}" for x in l.xs)
+    what = (
+        f"f = z = {l.expr}, at {at}"
+        if l.f is l.z
+        else f"z has one variable, so its Hessian is the single number d2 above. Take f(x, y) = x^2 y + "
+        f"sin(xy) at {at}"
+    )
+    n = len(l.xs)
+    asym = max(abs(l.H[i][j] - l.H[j][i]) for i in range(n) for j in range(n))
     return (
-        f"f(x, y) = x^2 y + sin(xy) at x = {fmt(l.x.data)}, y = {fmt(l.y.data)}, v = "
-        f"({', '.join(map(fmt, l.v))})"
-        f". hessian_vector_product differentiates the scalar (grad f)^T v once more (equation 6.59) and "
-        f"returns H v = ({hv}). Forming H row by row, H = [[{fmt(l.H[0][0])}, {fmt(l.H[0][1])}], "
-        f"[{fmt(l.H[1][0])}, {fmt(l.H[1][1])}]], and multiplying by v gives ({hv2}). H is symmetric: "
-        f"H[0][1] = H[1][0] = {fmt(l.H[0][1])}."
+        f"{what}, and v = {_vector(l.v)}. hessian_vector_product differentiates the scalar (grad f)^T v "
+        f"once more (equation 6.59) and returns H v = {_vector([h.data for h in l.Hv])}. Forming H row "
+        f"by row, H = [{', '.join('[' + ', '.join(fmt(h) for h in row) + ']' for row in l.H)}], and "
+        f"multiplying by v gives {_vector(l.H_times_v)}. H is symmetric: H[i][j] and H[j][i] differ by "
+        f"at most {asym:.1e}."
     )
 
 
@@ -114,11 +176,11 @@ def _cost(l: Any) -> None:
 
 def _cost_text(l: Any) -> str:
     return (
-        f"Why not form H? For f = sum_k tanh(x_k x_(k+1)) over n = {l.n} variables, H has n^2 = {l.n**2} "
-        f"entries and costs n + 1 gradients: {l.hessian_nodes} new nodes. H v costs two gradients: "
-        f"{l.hvp_nodes} new nodes, {l.hessian_nodes / l.hvp_nodes:.1f} times fewer, and the ratio "
-        "grows with n. "
-        f"This is what Krylov methods (conjugate gradient) need: products H v, never H itself."
+        f"Why not form H? Take a function of many variables, f = sum_k tanh(x_k x_(k+1)) over n = {l.n}: "
+        f"H has n^2 = {l.n**2} entries and costs n + 1 gradients: {l.hessian_nodes} new nodes. H v costs "
+        f"two gradients: {l.hvp_nodes} new nodes, {l.hessian_nodes / l.hvp_nodes:.1f} times fewer, and "
+        "the ratio grows with n. This is what Krylov methods (conjugate gradient) need: products H v, "
+        "never H itself."
     )
 
 
@@ -133,21 +195,21 @@ def _values(l: Any) -> str:
         return table(rows, ["row", "hessian_vector_product", "H @ v"])
     rows = [
         ["z", fmt(l.z.data), str(l.sizes[0]), ""],
-        ["dz/dw", fmt(l.d1.data), str(l.sizes[1]), ""],
-        ["d2z/dw2", fmt(l.d2.data), str(l.sizes[2]), fmt(getattr(l, "fd2", None))],
-        ["d3z/dw3", fmt(l.d3.data), str(l.sizes[3]), fmt(getattr(l, "fd3", None))],
+        [_d(l, 1), fmt(l.d1.data), str(l.sizes[1]), ""],
+        [_d(l, 2), fmt(l.d2.data), str(l.sizes[2]), fmt(getattr(l, "fd2", None))],
+        [_d(l, 3), fmt(l.d3.data), str(l.sizes[3]), fmt(getattr(l, "fd3", None))],
     ]
     return table(rows, ["node", "value", "graph size", "central difference"])
 
 
 def _figure(l: Any) -> Any:
     if hasattr(l, "Hv") and not hasattr(l, "hvp_nodes"):
-        return viz.draw_side_by_side(l.f, [l.x, l.y])
+        return viz.draw_side_by_side(l.f, l.xs)
     if hasattr(l, "hvp_nodes"):
         return None
     if hasattr(l, "fd2"):
         return None  # the check is in numbers; the drawing of the previous step is unchanged
-    return viz.draw_side_by_side(l.d1, l.w)
+    return viz.draw_side_by_side(l.d1, l.wrt)
 
 
 def steps(l: Any) -> Iterator[Step]:

@@ -545,7 +545,7 @@ def build_parser() -> argparse.ArgumentParser:
     le.add_argument(
         "--expr",
         metavar="EXPRESSION",
-        help='run lesson 1 or 2 on your own expression, e.g. "x*y + exp(x)" (with --at for each variable)',
+        help='run lesson 1, 2, 6 or 7 on your own expression, e.g. "x*y + exp(x)" (--at for each variable)',
     )
     le.add_argument(
         "--at",

@@ -125,8 +125,8 @@ def test_lesson_6_B_values_equal_algorithm_6_2():
     l = lessons.start(6)
     l.goto(len(l))
     assert l.pairs and all(a == b for _, a, b in l.pairs)
-    assert l.dz_dw.in_backward
-    assert fmt(l.dz_dw.data) in l.text or "bit for bit" in l.text
+    assert l.dz[0].in_backward
+    assert fmt(l.dz[0].data) in l.text or "bit for bit" in l.text
 
 
 def test_lesson_7_higher_derivatives_match_sympy():

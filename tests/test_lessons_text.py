@@ -456,3 +456,96 @@ def test_lesson_6_steps_through_algorithm_6_6_call_by_call() -> None:
         l.next()
     # the calls visit G' from z down, each V once: y, x, w for figure 6.10's chain
     assert [v.label for v in seen] == ["y", "x", "w"]
+
+
+# --- lessons 6 and 7 on the student's expression --------------------------------------------------------
+
+from micrograph import Value  # noqa: E402
+from micrograph.expr import build, variables  # noqa: E402
+
+CASES_6_7 = [*CASES, ("x*y + exp(x)", {"x": 1.0, "y": 2.0}), ("sqrt(w) * w", {"w": 2.0}), ("w", {"w": 0.3})]
+
+
+def _fresh(expr: str, at: dict[str, float]) -> tuple[Value, dict[str, Value]]:
+    """The expression built anew at ``at``, independently of the lesson."""
+    leaves = {n: Value(x, label=n) for n, x in at.items()}
+    return build(expr, leaves), leaves
+
+
+@pytest.mark.parametrize("case", CASES_6_7, ids=[c[0] for c in CASES_6_7])
+def test_lesson_6_runs_on_the_students_expression_and_every_number_is_the_engines(case) -> None:  # type: ignore[no-untyped-def]
+    expr, at = case
+    l = lessons.start(6, expr=expr, at=at)
+    titles = [l.step.title]
+    views = _walk(l)
+    l.goto(1)
+    while not isinstance(l.next(), str):
+        titles.append(l.step.title)
+    z, leaves = _fresh(expr, at)
+    table = backprop(Graph(z))
+    flat = [" ".join(v.split()) for v in views]
+    assert titles[0] == "The forward graph G of your expression"
+    assert f"z = {expr} at" in flat[0] and f"G has n = {len(Graph(z).nodes)} nodes" in flat[0]
+    # step 3: one node per variable, each equal to Algorithm 6.2's number, run independently here
+    for name, leaf in leaves.items():
+        assert f"dz/d{name} = {fmt(table[leaf])} (Algorithm 6.2: {fmt(table[leaf])})" in flat[2]
+    # one step per call of build_grad, each summing to Algorithm 6.2's number for its V
+    calls = [t for t in titles if t.startswith("Algorithm 6.6, call")]
+    assert len(calls) == len(l.calls)  # none when z is a variable itself: grad_table[z] = 1
+    # B evaluated again at moved inputs follows Algorithm 6.2 there
+    moved, moved_leaves = _fresh(expr, {n: x + l.h for n, x in at.items()})
+    moved_table = backprop(Graph(moved))
+    reuse = flat[titles.index("B is a graph: evaluate it again")]
+    for name, leaf in leaves.items():
+        after = moved_table[moved_leaves[name]]
+        assert f"dz/d{name} {fmt(table[leaf])} -> {fmt(after)} (Algorithm 6.2: {fmt(after)})" in reuse
+    assert "all equal, bit for bit" in flat[-1]
+    for text in views:
+        assert "x = f(w), y = f(x), z = f(y)." not in text  # the default example's own sentence
+        assert "tanh(tanh(tanh(w)))" not in text
+        assert all(len(line) <= 80 for line in text.splitlines()), text
+
+
+def _sympy_of(expr: str, names: list[str]):  # type: ignore[no-untyped-def]
+    sp = pytest.importorskip("sympy")
+    symbols = {n: sp.Symbol(n) for n in names}
+    funcs = {"sigmoid": lambda t: 1 / (1 + sp.exp(-t)), "tanh": sp.tanh, "sin": sp.sin, "exp": sp.exp}
+    return sp, symbols, sp.parse_expr(expr, local_dict={**symbols, **funcs})
+
+
+@pytest.mark.parametrize("case", CASES_6_7, ids=[c[0] for c in CASES_6_7])
+def test_lesson_7_runs_on_the_students_expression_and_agrees_with_sympy(case) -> None:  # type: ignore[no-untyped-def]
+    expr, at = case
+    sp, symbols, f = _sympy_of(expr, list(at))
+    l = lessons.start(7, expr=expr, at=at)
+    views = [" ".join(v.split()) for v in _walk(l)]
+    w = variables(expr)[0]  # the variable lesson 7 differentiates by: the first the expression names
+    assert l.wrt.label == w
+    point = {symbols[n]: x for n, x in at.items()}
+    for k, node in ((1, l.d1), (2, l.d2), (3, l.d3)):
+        exact = float(sp.diff(f, symbols[w], k).subs(point))
+        assert node.data == pytest.approx(exact, rel=1e-9, abs=1e-12), (k, node.data, exact)
+    assert f"z = {expr} at" in views[0] and f"d2 = d2z/d{w}2 = {fmt(l.d2.data)}" in views[0]
+    assert (len(at) > 1) == ("partial derivatives" in views[0])
+    # the Hessian-vector product is the student's when z has two variables or more
+    hvp = views[2]
+    if len(at) > 1:
+        assert l.f is l.z and f"f = z = {expr}" in hvp
+        H = sp.hessian(f, [symbols[n] for n in variables(expr)]).subs(point)
+        v = [float(k + 1) for k in range(len(at))]
+        for row, got in zip(H.tolist(), l.Hv):
+            assert got.data == pytest.approx(sum(float(h) * vi for h, vi in zip(row, v)), rel=1e-9, abs=1e-12)
+    else:
+        assert "z has one variable" in hvp and "Take f(x, y) = x^2 y + sin(xy)" in hvp
+    for a, b in zip(l.Hv, l.H_times_v):
+        assert a.data == pytest.approx(b, rel=1e-12, abs=1e-12)
+    for text in views:
+        assert "tanh(tanh(tanh(w)))" not in text
+
+
+@pytest.mark.parametrize("n", [6, 7])
+def test_lessons_6_and_7_refuse_a_point_where_a_derivative_does_not_exist(n: int) -> None:
+    from micrograph.errors import DomainError
+
+    with pytest.raises(DomainError, match=r"sqrt"):
+        lessons.start(n, expr="sqrt(w)", at={"w": 0.0})
