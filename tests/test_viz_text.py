@@ -71,6 +71,8 @@ def test_backward_nodes_marked():
     assert "B: dz/dw" in out and "B: dz/du2" in out  # grad_table entries of B, named
     assert out.count(" B") == 4  # tanh′(u2), the two products of a * a, their sum
     assert "tanh′(u2)" in out
+    last = out.splitlines()[-1]
+    assert last.endswith("B: dz/dw, output") and "output z" not in out  # dz/dw is not z
 
 
 def test_text_needs_no_graphviz(monkeypatch, tmp_path):

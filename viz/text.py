@@ -56,7 +56,8 @@ def text(target: Value | Graph, *, max_rows: int = 200) -> str:
                 of = graph_name(v.grad_of, names)
                 note = f"B: dz/d{of}" if of else "B: a gradient dz/du"
         if i == n - 1:
-            note = (note + ", " if note else "") + "output z"
+            # u(n) is z, unless it is a derivative of z (a node of B): then it is just this view's output
+            note = (note + ", " if note else "") + ("output" if v.in_backward else "output z")
         notes.append(note)
     columns: dict[str, list[float | str | None]] = {
         "data": [v.data for v in graph.nodes],
