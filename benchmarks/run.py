@@ -81,8 +81,19 @@ def chain_worker(n_ops: int, compile_max: int, repeats: int) -> dict[str, Any]:
     steps = n_ops // 3
     repeats = repeats if n_ops <= 10_000 else 1
 
+    collector = {"seconds": 0.0, "full": 0, "started": 0.0}
+
+    def watch(phase: str, info: dict[str, int]) -> None:  # gc.callbacks: time inside each collection
+        if phase == "start":
+            collector["started"] = time.perf_counter()
+        else:
+            collector["seconds"] += time.perf_counter() - collector["started"]
+            collector["full"] += info["generation"] == 2
+
     def once(steps: int, compiled: bool) -> dict[str, Any]:
         gc.collect()  # the previous run's garbage (a compiled function's namespace holds cycles) goes first
+        collector.update(seconds=0.0, full=0)
+        gc.callbacks.append(watch)
         t0 = time.perf_counter()
         x = Value(0.5)
         u = x
@@ -91,6 +102,7 @@ def chain_worker(n_ops: int, compile_max: int, repeats: int) -> dict[str, Any]:
         t1 = time.perf_counter()
         u.backward()
         t2 = time.perf_counter()
+        gc.callbacks.remove(watch)
         g = Graph(u)
         t3 = time.perf_counter()
         g.forward()
@@ -99,6 +111,7 @@ def chain_worker(n_ops: int, compile_max: int, repeats: int) -> dict[str, Any]:
         t5 = time.perf_counter()
         out: dict[str, Any] = {
             "build": t1 - t0, "backward": t2 - t1, "graph": t3 - t2, "forward": t4 - t3, "backprop": t5 - t4,
+            "collector": collector["seconds"], "full_collections": collector["full"],
         }  # fmt: skip
         if compiled:
             t6 = time.perf_counter()
@@ -386,6 +399,7 @@ def chain_section(sizes: list[int], compile_max: int, repeats: int) -> tuple[str
     base = results[0]
     per = lambda r, key: r[key] / r["ops"] * 1e9
     paused = lambda r: (r["build_paused"] + r["backward_paused"]) / r["ops"]
+    own = lambda r: (r["build"] + r["backward"] - r["collector"]) / r["ops"]  # the engine's own time
     rows = []
     for r in results:
         total = r["build"] + r["backward"]
@@ -399,11 +413,14 @@ def chain_section(sizes: list[int], compile_max: int, repeats: int) -> tuple[str
             f"{per(r, 'compiled_call'):.0f}" if "compile" in r else "-",
             f"{per(r, 'build_paused'):.0f}", f"{per(r, 'backward_paused'):.0f}",
             f"{paused(r) / paused(base):.2f}x",
+            f"{per(r, 'collector'):.0f}", f"{r['full_collections']}",
+            f"{own(r) / own(base):.2f}x",
         ])  # fmt: skip
     header = [
         "N ops", "nodes", "build ns/op", "backward ns/op", "total ns/op", "total vs 1e3",
         "Graph() ns/op", "forward ns/op", "backprop ns/op", "compile ns/op", "compiled call ns/op",
         "build, GC paused", "backward, GC paused", "total, GC paused, vs 1e3",
+        "in the collector ns/op", "full collections", "total less collector, vs 1e3",
     ]  # fmt: skip
     last = results[-1]
     per_op = lambda r: (r["build"] + r["backward"]) / r["ops"]
