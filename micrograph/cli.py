@@ -234,7 +234,11 @@ def _cmd_blowup(args: argparse.Namespace) -> int:
     out = _output_file(args.out, args.force, (".png", ".svg", ".pdf")) if args.out else None
     rows: dict[str, list[dict[str, Any]]] = {}
     with tqdm(
-        total=len(fams) + (out is not None), desc="blowup", unit="stage", file=sys.stderr, disable=args.quiet
+        total=len(fams) + (out is not None),
+        desc="blowup",
+        unit="stage",
+        file=sys.stderr,
+        disable=args.quiet or not sys.stderr.isatty(),
     ) as bar:
         for fam in fams:
             bar.set_postfix_str(f"counting {fam} (naive chain rule vs back-propagation)")
@@ -301,7 +305,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         l2=args.l2,
         seed=args.seed,
         test=test,
-        progress=not args.quiet,
+        progress=not args.quiet and sys.stderr.isatty(),
         compile=not args.no_compile,
     )
     seconds = time.perf_counter() - t0
@@ -402,7 +406,9 @@ def _cmd_tour(args: argparse.Namespace) -> int:
     out = Path(args.out)
     t0 = time.perf_counter()
     try:
-        result = tour.run(out, progress=not args.quiet, only=args.lessons, replace=args.force)
+        result = tour.run(
+            out, progress=not args.quiet and sys.stderr.isatty(), only=args.lessons, replace=args.force
+        )
     except (FileExistsError, FileNotFoundError, NotADirectoryError) as e:
         raise UserError(str(e)) from None
     seconds = time.perf_counter() - t0
@@ -531,7 +537,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N,N,...",
         help="only these lessons (default: all)",
     )
-    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal only)")
     t.set_defaults(func=_cmd_tour)
 
     le = sub.add_parser(
@@ -601,8 +607,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="differentiate with respect to this variable (repeatable): draws B beside G",
     )
-    r.add_argument("--out", help="the file to write: .svg, .png, .pdf, .dot, .tex (TikZ, for LaTeX), "
-                   ".gif or .mp4 (Algorithms 6.1 and 6.2 animated, for slides)")
+    r.add_argument(
+        "--out",
+        help="the file to write: .svg, .png, .pdf, .dot, .tex (TikZ, for LaTeX), "
+        ".gif or .mp4 (Algorithms 6.1 and 6.2 animated, for slides)",
+    )
     r.add_argument("--force", action="store_true", help="overwrite an existing file")
     r.add_argument("--max-nodes", type=int, default=300, help="refuse to draw bigger graphs (default 300)")
     r.set_defaults(func=_cmd_render)
@@ -660,7 +669,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.add_argument("--out", help="the plot to write: .png, .svg or .pdf")
     b.add_argument("--force", action="store_true", help="overwrite an existing file")
-    b.add_argument("--quiet", action="store_true", help="no progress bar")
+    b.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal only)")
     b.set_defaults(func=_cmd_blowup)
 
     tr = sub.add_parser(
@@ -685,7 +694,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="back-propagate through the Value graph each step instead of the compiled replay "
         "(same numbers, slower)",
     )
-    tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    tr.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal only)")
     tr.set_defaults(func=_cmd_train)
 
     ex = sub.add_parser(

@@ -228,6 +228,13 @@ def test_tour_refuses_to_overwrite_without_force(tmp_path, capsys):
     assert (tmp_path / "index.html").read_text() == "an earlier tour"
 
 
+def test_progress_bars_stay_off_a_stderr_that_is_not_a_terminal(tmp_path):
+    """Redirected to a file or a pipe, stderr gets the summary lines only, not tqdm's carriage returns."""
+    done = _run("tour", "--out", str(tmp_path / "t"), "--lessons", "1")
+    assert done.returncode == 0, done.stderr
+    assert "\r" not in done.stderr and "lesson/s" not in done.stderr and "tour:" not in done.stderr
+
+
 def test_tour_rejects_an_unknown_lesson(capsys, tmp_path):
     err = _user_error(capsys, ["tour", "--out", str(tmp_path / "t"), "--lessons", "1,42"])
     assert "42" in err
