@@ -141,3 +141,18 @@ def test_figure_6_10_tikz_with_its_legend_compiles(tmp_path: Path) -> None:
     tex = viz.to_tikz(viz.draw_side_by_side(z, w))
     assert "{node of B}" in tex
     _compile(tex, tmp_path, "legend")
+
+
+@needs_dot
+@needs_pdflatex
+def test_figure_6_10_pdf_has_outline_fonts_where_latin_modern_is_installed(tmp_path: Path) -> None:
+    """With Latin Modern installed (.ci/run installs it), no font of the PDF is a bitmap (pdfTeX lists
+    each embedded font file at the end of its log: .pfb outlines, or ...pk bitmaps)."""
+    found = subprocess.run(["kpsewhich", "lmodern.sty"], capture_output=True, text=True, check=False)
+    if not found.stdout.strip():
+        pytest.skip("Latin Modern (lmodern.sty) is not installed")
+    z, w = chain(3)
+    _compile(viz.to_tikz(viz.draw_side_by_side(z, w)), tmp_path, "fonts")
+    log = (tmp_path / "fonts.log").read_text(encoding="utf-8", errors="replace")
+    embedded = re.findall(r"<([^<>\s]+\.(?:pfb|\d+pk))>", log)
+    assert embedded and all(name.endswith(".pfb") for name in embedded), embedded

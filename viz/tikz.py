@@ -288,7 +288,10 @@ def to_tikz(
     x0, y0, x1, y1 = (float(v) for v in layout.get("bb", "0,0,100,100").split(","))
     width, height = (x1 - x0) * scale + 8, (y1 - y0) * scale + 8
     return (
-        "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{tikz}\n\\pagestyle{empty}\n"
+        "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n"
+        # Latin Modern's outline fonts where installed; T1 text without them is bitmap (Type 3) fonts
+        "\\IfFileExists{lmodern.sty}{\\usepackage{lmodern}}{}\n"
+        "\\usepackage{tikz}\n\\pagestyle{empty}\n"
         f"\\paperwidth={width:.0f}pt \\paperheight={height + 12:.0f}pt\n"
         "\\hoffset=-1in \\voffset=-1in \\oddsidemargin=4pt \\topmargin=4pt \\headheight=0pt \\headsep=0pt\n"
         f"\\textwidth={width:.0f}pt \\textheight={height + 4:.0f}pt \\parindent=0pt\n"
