@@ -1,13 +1,15 @@
 """``python -m lessons`` lists the lessons; ``python -m lessons N`` steps through lesson N.
 
-In a terminal: Enter for the next step, ``b`` back, ``q`` quit (also ``g K`` to go to step K). With stdin not
-a terminal (a pipe, a file, CI), every step is printed in order and the program exits 0.
+In a terminal: Enter for the next step, ``b`` back, ``q`` quit (also ``g K`` to go to step K); a step taller
+than the terminal is shown a screen at a time (Enter for more). With stdin not a terminal (a pipe, a file,
+CI), every step is printed in order and the program exits 0.
 """
 
 from __future__ import annotations
 
 import shutil
 import sys
+import textwrap
 
 import lessons
 from lessons._core import Stepper
@@ -46,12 +48,40 @@ def _screen(stepper: Stepper) -> str:
     )
 
 
+MORE = "-- more: Enter   s: the rest of this step   q: quit --"
+"""The prompt under each screen of a step taller than the terminal."""
+
+
+def _show(text: str) -> bool:
+    """Print a step; one taller than the terminal a screen at a time, so its heading is read first and
+    every screen ends with the keys that go on. Returns False if the reader quit."""
+    rows = shutil.get_terminal_size((80, 24)).lines
+    room = max(8, rows - 2)  # the screen less the prompt's line and the line typed after it
+    lines = text.split("\n")
+    while len(lines) > room + 1:
+        print("\n".join(lines[:room]))
+        lines = lines[room:]
+        try:
+            reply = input(MORE).strip().lower()
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return False
+        if reply in ("q", "quit", "exit"):
+            return False
+        if reply == "s":
+            break
+    print("\n".join(lines))
+    return True
+
+
 def _ask(stepper: Stepper) -> None:
     """Ask the current step's question, if any, and say whether the answer is right."""
     q = stepper.question
     while q is not None:
         try:
-            reply = input(f"Your prediction: {q.text} (a number; Enter skips) > ").strip()
+            # the question wrapped to the terminal, then a prompt short enough not to wrap
+            print(textwrap.fill(f"Predict: {q.text}", width=_width() - 1))
+            reply = input("Your prediction (a number; Enter skips) > ").strip()
         except (EOFError, KeyboardInterrupt):
             print()
             return
@@ -71,7 +101,8 @@ def interact(stepper: Stepper) -> int:
 
     A step that poses a question asks for a prediction before moving on (Enter skips it).
     """
-    print(_screen(stepper))
+    if not _show(_screen(stepper)):
+        return 0
     _ask(stepper)
     while True:
         try:
@@ -95,8 +126,8 @@ def interact(stepper: Stepper) -> int:
             if stepper.at_end and answer == "":
                 return 0
         else:
-            print("\n" + "=" * _width())
-            print(_screen(stepper))
+            if not _show("=" * _width() + "\n" + _screen(stepper)):
+                return 0
             _ask(stepper)
 
 

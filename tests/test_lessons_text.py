@@ -293,6 +293,38 @@ def test_pager_shows_its_keys_on_every_screen_and_asks_for_predictions(capsys, m
     assert max(len(ln) for ln in prose) <= 80
 
 
+def test_pager_shows_a_tall_step_a_screen_at_a_time_in_an_80x24_terminal(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """No screen is taller than the terminal, each starts where the last stopped (the step's heading on
+    the first), and each ends with a prompt that says how to go on; q at that prompt quits."""
+    import os
+
+    from lessons.__main__ import KEYS, MORE, interact
+
+    monkeypatch.setattr("shutil.get_terminal_size", lambda fallback=(80, 24): os.terminal_size((80, 24)))
+    l = lessons.start(6)
+    screens: list[str] = []
+    more = 0
+
+    def fake_input(prompt: str) -> str:
+        nonlocal more
+        screens.append(capsys.readouterr().out)
+        if prompt == MORE:
+            more += 1
+            return "q" if more == 6 else ""  # read five tall screens, then quit at the sixth
+        return ""
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    assert interact(l) == 0
+    screens.append(capsys.readouterr().out)
+    for screen in screens:
+        assert len(screen.rstrip("\n").splitlines()) <= 23, screen  # 24 rows less the prompt's
+    firsts = [k for k, s in enumerate(screens) if "Lesson 6: Symbol-to-symbol" in s]
+    assert len(firsts) >= 3 and more == 6
+    for k in firsts:  # a step's first screen shows its heading at the top, not scrolled off
+        assert re.search(r"^Step \d+: ", screens[k], re.M)
+    assert any(KEYS in s for s in screens) and l.index < len(l)  # q at a "more" prompt quit early
+
+
 def test_lesson_8_prints_its_counts_and_agreeing_numbers() -> None:
     """Lesson 8: J v by forward mode equals back-propagation's rows times v; n vs m passes counted."""
     import lessons
