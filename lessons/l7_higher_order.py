@@ -50,6 +50,9 @@ def _derivatives(l: Any) -> None:
     # l.w ...: each variable's node, unless the name is taken
     vars(l).update({n: v for n, v in l.leaves.items() if n not in vars(l)})
     l.z = build(l.expr, l.leaves)  # the command line's safe parser
+    if l.expr == EXPR:  # figure 6.10's chain: its nodes get the book's names x, y, z
+        x, y = Graph(l.z).nodes[1:3]
+        x.label, y.label, l.z.label = "x", "y", "z"
     l.wrt = next(iter(l.leaves.values()))  # the variable to differentiate by: the first one
     l.d1 = grad(l.z, l.wrt)  # dz/dw: a node of B
     l.d2 = grad(l.d1, l.wrt)  # d2z/dw2: grad of a node of B, a new backward graph over G and B
