@@ -23,7 +23,7 @@ from micrograph import Graph, Value, grad, pseudocode
 from micrograph.errors import DomainError
 from micrograph.expr import build
 from micrograph.graph import topological_order
-from viz.words import fmt, formula, node_names
+from viz.words import count, fmt, formula, node_names
 
 __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
@@ -83,8 +83,8 @@ def _G_text(l: Any) -> str:
         else "Figure 6.10 draws the chain z = f(f(f(w))); here G is yours. "
     )
     return (
-        f"{book}z = {l.expr} at {_at(l)}: G has n = {len(g.nodes)} nodes u1..u{len(g.nodes)}, n_i = "
-        f"{g.n_inputs} inputs, and z = {names[g.output]} = {fmt(l.z.data)}. Algorithm 6.2 would now "
+        f"{book}z = {l.expr} at {_at(l)}: G has n = {count(len(g.nodes), 'node')}, n_i = "
+        f"{count(g.n_inputs, 'input')}, and z = {names[g.output]} = {fmt(l.z.data)}. Algorithm 6.2 would now "
         f"compute numbers; Algorithm 6.5 will instead add nodes that compute the derivatives of z with "
         f"respect to T = {_targets(l)}: a graph B for them."
     )
@@ -159,7 +159,7 @@ def _grad_text(l: Any) -> str:
     return (
         f"grad(z, T) ran Algorithm 6.5: grad_table[z] <- 1, then build_grad for each V in T, which "
         f"builds the gradients of the nodes of G' from z down. It returns nodes, not numbers: {pairs}. "
-        f"B has {len(l.B_nodes)} new nodes (by operation: {kinds}), drawn in orange on the right."
+        f"B has {count(len(l.B_nodes), 'new node')} (by operation: {kinds}), drawn in orange on the right."
         f"{reading}: each operation's one derivative rule (micrograph/ops.py), applied to nodes, "
         f"builds the local derivative as nodes of B, times D, "
         f"summed where a node has several consumers: equation 6.52, evaluated from stored values. "
@@ -217,9 +217,12 @@ def _build_text(l: Any) -> str:
     def name(v: Value) -> str:
         return v.label or names.get(v, "?")
 
-    visited = ", ".join(
-        f"{name(c.V)} ({len(c.consumers)} consumer{'' if len(c.consumers) == 1 else 's'})" for c in l.calls
-    )
+    if not l.calls:
+        return (
+            "build_grad (Algorithm 6.6) was never called: z is a variable of T itself, so grad_table[z] "
+            "= 1 is already its gradient, and there is no consumer to visit."
+        )
+    visited = ", ".join(f"{name(c.V)} ({count(len(c.consumers), 'consumer')})" for c in l.calls)
     parts = "; ".join(
         f"dz/d{name(V)} = {names[G_V] if G_V in names else 'the constant'} = {fmt(G_V.data)}"
         for V, G_V in l.grad_nodes
@@ -292,13 +295,36 @@ def _same(l: Any) -> None:
 
 
 def _same_text(l: Any) -> str:
-    equal = all(a == b for _, a, b in l.pairs)
-    return (
-        f"Section 6.5.5: both approaches perform exactly the same computations. Here literally: for each of "
-        f"the {len(l.pairs)} grad_table entries, the node of B holds the same float as Algorithm 6.2's "
-        f"table ({'all equal, bit for bit' if equal else 'NOT all equal'}), because both ran each "
-        f"operation's one rule, once on floats and once on nodes. The picture shows Algorithm 6.2's "
-        f"numbers on G at {_at(l)}."
+    g = l.graph
+    differ = [(V, a, b) for V, a, b in l.pairs if a != b]
+    common = (
+        f"Section 6.5.5: both approaches perform exactly the same computations: each ran every operation's "
+        f"one rule, once on floats and once on nodes. The picture shows Algorithm 6.2's numbers on G at "
+        f"{_at(l)}. "
+    )
+    if not l.pairs:
+        return common + (
+            "Here z is a variable of T itself: grad_table[z] = 1 is its gradient, and build_grad had "
+            "nothing to build."
+        )
+    if not differ:
+        return common + (
+            f"Here literally: for each of the {len(l.pairs)} grad_table entries, the node of B holds the "
+            f"same float as Algorithm 6.2's table (all equal, bit for bit)."
+        )
+    names = node_names(g)
+    terms = {V: len(g.consumer_edges[g.index[V]]) for V, _, _ in differ}
+    worst = max(abs(a - b) for _, a, b in differ)
+    listed = ", ".join(_named(V, names) for V, _, _ in differ)
+    if min(terms.values()) < 3:  # two terms add the same in either order: a difference would be a fault
+        return common + f"But {listed}: NOT equal to Algorithm 6.2's number, a fault to report."
+    return common + (
+        f"{len(l.pairs) - len(differ)} of the {len(l.pairs)} grad_table entries hold the same float as "
+        f"Algorithm 6.2's table, bit for bit. {listed} {'differs' if len(differ) == 1 else 'differ'} in "
+        f"the last bits (by at most {worst:.1e}): each sums three terms or more, and op.bprop "
+        f"first adds the terms of one consumer that takes V several times, where Algorithm 6.2 adds "
+        f"edge by edge. Floating-point addition is not associative, so the same sums in another "
+        f"grouping can round differently."
     )
 
 

@@ -22,7 +22,7 @@ from micrograph import Graph, Value, grad, hessian_vector_product
 from micrograph.errors import DomainError
 from micrograph.expr import build
 from micrograph.graph import topological_order
-from viz.words import fmt
+from viz.words import count, fmt
 
 __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
@@ -70,10 +70,6 @@ def _d(l: Any, k: int) -> str:
     return f"dz/d{w}" if k == 1 else f"d{k}z/d{w}{k}"
 
 
-def _nodes(k: int) -> str:
-    return f"{k} node" if k == 1 else f"{k} nodes"
-
-
 def _derivatives_text(l: Any) -> str:
     others = [v.label for v in l.leaves.values() if v is not l.wrt]
     held = (
@@ -86,8 +82,8 @@ def _derivatives_text(l: Any) -> str:
         f"{fmt(l.d1.data)}. Because d1 is an ordinary node, grad(d1, {l.wrt.label}) differentiates the "
         f"backward graph itself: d2 = {_d(l, 2)} = {fmt(l.d2.data)}, and grad(d2, {l.wrt.label}) gives "
         f"d3 = {_d(l, 3)} = {fmt(l.d3.data)}.{held} The graphs grow with the order: z is computed from "
-        f"{_nodes(l.sizes[0])}, d1 from {_nodes(l.sizes[1])}, d2 from {_nodes(l.sizes[2])}, d3 from "
-        f"{_nodes(l.sizes[3])}. The "
+        f"{count(l.sizes[0], 'node')}, d1 from {count(l.sizes[1], 'node')}, d2 from "
+        f"{count(l.sizes[2], 'node')}, d3 from {count(l.sizes[3], 'node')}. The "
         f"picture shows the graph of d1 (G with its B) and, on the right, the B that grad(d1, "
         f"{l.wrt.label}) built for d2."
     )

@@ -15,7 +15,7 @@ import math
 
 from micrograph.engine import Value
 from micrograph.graph import Graph
-from viz.words import as_graph, clean, fmt, formula, graph_name, kind, node_names, node_table
+from viz.words import as_graph, clean, count, fmt, formula, graph_name, kind, node_names, node_table
 
 __all__ = ["text", "fmt", "formula", "clean", "kind", "as_graph", "node_names", "graph_name"]
 
@@ -63,11 +63,11 @@ def text(target: Value | Graph, *, max_rows: int = 200) -> str:
         "data": [v.data for v in graph.nodes],
         "grad": [fmt(v.grad) + ("*" if i in stale else "") for i, v in enumerate(graph.nodes)],
     }
-    inputs, edges = _count(graph.n_inputs, "input"), _count(graph.num_edges, "edge")
-    lines = [f"G: {_count(n, 'node')} (n_i = {inputs}), {edges}"]
+    inputs, edges = count(graph.n_inputs, "input"), count(graph.num_edges, "edge")
+    lines = [f"G: {count(n, 'node')} (n_i = {inputs}), {edges}"]
     lines += node_table(graph, columns, names=names, notes=notes, max_rows=max_rows).splitlines()
     if stale:
-        lines.append(f"* {_count(len(stale), 'grad')} not dz/du at the data shown: the data changed after")
+        lines.append(f"* {count(len(stale), 'grad')} not dz/du at the data shown: the data changed after")
         lines.append("  backward(), or backward() ran twice; set .grad = 0 and call backward() again")
     return "\n".join(lines)
 
@@ -96,5 +96,3 @@ def _stale(graph: Graph) -> set[int]:
     return out
 
 
-def _count(k: int, noun: str) -> str:
-    return f"{k} {noun}" if k == 1 else f"{k} {noun}s"

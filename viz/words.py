@@ -20,6 +20,7 @@ from viz import style
 __all__ = [
     "as_graph",
     "clean",
+    "count",
     "factor",
     "fmt",
     "formula",
@@ -207,6 +208,11 @@ def _newest_call(nodes: Sequence[Value], before: int | None) -> NodeMeta | None:
 def graph_name(node: Value, names: Mapping[Value, str]) -> str:
     """A node's label if it has one, else its u-name in ``names``, else ``""``."""
     return clean(node.label) if node.label else names.get(node, "")
+
+
+def count(k: int, noun: str) -> str:
+    """``"1 node"``, ``"3 nodes"``: a number and its noun, plural unless the number is 1."""
+    return f"{k} {noun}" if k == 1 else f"{k} {noun}s"
 
 
 def factor(x: float | None) -> str:
