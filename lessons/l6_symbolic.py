@@ -23,6 +23,7 @@ from micrograph import Graph, Value, grad, pseudocode
 from micrograph.errors import DomainError
 from micrograph.expr import build
 from micrograph.graph import topological_order
+from viz.steps import build_grad_call_rows, build_grad_call_text
 from viz.words import count, fmt, formula, node_names
 
 __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
@@ -172,38 +173,13 @@ def _call(l: Any, k: int) -> None:
 
 
 def _call_text(l: Any) -> str:
-    c, k = l.call, l.calls.index(l.call) + 1
     names = node_names(l.graph, l.B_nodes)  # G's u1..un, then B's nodes as the picture names them
-
-    def name(v: Value) -> str:
-        if v not in names:  # grad_table[z], the seed 1: a constant that no node of B reads
-            return f"the constant {fmt(v.data)}"
-        return f"{names[v]} ({v.label})" if v.label and not v.in_backward else names[v]
-
-    lines = []
-    for C, inputs, D, term in zip(c.consumers, c.inputs, c.D, c.terms):
-        built = "nothing (every local derivative is 0)"
-        if term is not None:
-            built = f"{name(term)} = {formula(term, names)}"
-        lines.append(
-            f"C = {name(C)}, a {C.op.name}: get_inputs(C, G') = ({', '.join(name(a) for a in inputs)}), "
-            f"D = grad_table[C] = {name(D)}; op.bprop builds {built}"
-        )
-    added = ", ".join(names[v] for v in c.new_nodes) or "none"
-    return (
-        f"Call {k} of {len(l.calls)}: build_grad(V = {name(c.V)}). get_consumers(V, G') gives "
-        f"{len(c.consumers)} consumer(s). For each, micrograph's op.bprop applies the operation's one "
-        f"derivative rule (micrograph/ops.py) to nodes, so it builds nodes: the term G(i) = D times the "
-        f"local derivative.\n\n" + "\n\n".join(lines) + "\n\n"
-        f"G <- the sum of the terms: grad_table[{name(c.V)}] = {name(c.G_V)} = {fmt(c.G_V.data)}. This "
-        f"call added {len(c.new_nodes)} node(s) to B: {added}, highlighted in the picture. The grad_table "
-        f"entries it used were built by earlier calls: consumers come later in G, so they are done first."
-    )
+    return build_grad_call_text(l.call, l.calls.index(l.call) + 1, len(l.calls), names)
 
 
 def _call_values(l: Any) -> str:
     names = node_names(l.graph, l.B_nodes)
-    rows = [[names[v], formula(v, names), fmt(v.data)] for v in l.call.new_nodes]
+    rows = [list(row) for row in build_grad_call_rows(l.call, names)]
     return table(rows, ["new node", "computes", "value"])
 
 

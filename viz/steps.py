@@ -1,13 +1,15 @@
-"""Algorithms 6.1 and 6.2 step by step: frames of the forward and backward passes, in one HTML page.
+"""Back-propagation step by step: frames of Algorithms 6.1/6.2 and of 6.5/6.6, in one HTML page.
 
 Every frame observes the engine's own algorithms as they run: :func:`micrograph.forward.evaluate`
-(Algorithm 6.1) reports each u(i) it computes, and :func:`micrograph.backprop.run_algorithm_6_2`
-(Algorithm 6.2) reports each iteration j with the terms of its sum. Nothing here computes a value or
-knows a derivative.
+(Algorithm 6.1) reports each u(i) it computes, :func:`micrograph.backprop.run_algorithm_6_2`
+(Algorithm 6.2) reports each iteration j with the terms of its sum, and :func:`micrograph.grad`
+(Algorithm 6.5) reports each call of build_grad (Algorithm 6.6) with the nodes of B it added. Nothing here
+computes a value, builds a node or knows a derivative.
 The frame's local-derivative formula (``∂u4/∂u3 = 1 − u4 × u4``) is that same rule called on placeholder
 nodes named after the arguments, so it shows what the rule computes, not a second table of derivatives.
 
-Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithms 6.1 and 6.2.
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 and 6.5.6, Algorithms 6.1,
+6.2, 6.5 and 6.6.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import hashlib
 import html
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,13 +28,29 @@ from micrograph import pseudocode
 from micrograph.backprop import BackpropStep, run_algorithm_6_2
 from micrograph.engine import Value
 from micrograph.forward import evaluate, input_values
-from micrograph.graph import Graph
+from micrograph.graph import Graph, topological_order
+from micrograph.symbolic import BuildGradCall, grad
 from viz import style
-from viz.dot import check_size, digraph
+from viz.dot import check_size, digraph, draw_side_by_side
 from viz.render import pipe_svg, write_atomic
 from viz.words import clean, factor, fmt, formula, node_names
 
-__all__ = ["steps", "frames", "Frame", "ALGORITHM_6_1", "ALGORITHM_6_2", "derivative_formula"]
+__all__ = [
+    "steps",
+    "frames",
+    "symbolic_frames",
+    "build_grad_call_text",
+    "build_grad_call_rows",
+    "Frame",
+    "SymbolicFrame",
+    "SymbolicSteps",
+    "ALGORITHMS",
+    "ALGORITHM_6_1",
+    "ALGORITHM_6_2",
+    "ALGORITHM_6_5",
+    "ALGORITHM_6_6",
+    "derivative_formula",
+]
 
 ALGORITHM_6_1 = list(pseudocode.ALGORITHM_6_1.lines)
 """Algorithm 6.1 (forward propagation), line by line as the book prints it (from micrograph.pseudocode)."""
@@ -195,6 +213,244 @@ def _explain_62(
 
 
 # ---------------------------------------------------------------------------------------------
+# Algorithms 6.5 and 6.6: symbol-to-symbol, one frame per call of build_grad.
+
+ALGORITHM_6_5 = list(pseudocode.ALGORITHM_6_5.lines)
+"""Algorithm 6.5 (the outermost skeleton of back-propagation), line by line as the book prints it."""
+
+ALGORITHM_6_6 = list(pseudocode.ALGORITHM_6_6.lines)
+"""Algorithm 6.6 (build_grad), line by line: micrograph's summary, not the book's words (``quoted`` False)."""
+
+ALGORITHMS = ("6.2", "6.6", "all")
+"""The values of ``steps(algorithm=...)``: 6.1 then 6.2, 6.5 then 6.6, or all four on one page."""
+
+_CALL_LINES = tuple(range(1, len(ALGORITHM_6_6)))  # a call that builds: every line after the lookup
+
+
+def _call_node_name(v: Value, names: Mapping[Value, str]) -> str:
+    """A node as the text of a call names it: its u-name as drawn, with the label of a node of G."""
+    if v not in names:  # grad_table[z], the seed 1: a constant that no node of B reads, so not drawn
+        return f"the constant {fmt(v.data)}" if v.is_constant else f"a node not drawn ({fmt(v.data)})"
+    return f"{names[v]} ({clean(v.label)})" if v.label and not v.in_backward else names[v]
+
+
+def build_grad_call_text(call: BuildGradCall, k: int, total: int, names: Mapping[Value, str]) -> str:
+    """What one call of Algorithm 6.6, ``build_grad(V, G, G', grad_table)``, did, in words and names.
+
+    Names V, its consumers C in G' (``get_consumers(V, G')``), each consumer's ``get_inputs(C, G')``
+    and D = grad_table[C], the term G(i) that ``op.bprop`` built (its name and formula), the sum
+    G = grad_table[V] with its value, and the nodes of B the call added. Paragraphs are separated by
+    blank lines. The lesson on figure 6.10 and the step-through page both describe a call with this text,
+    so the words are the same in the terminal and in the browser.
+
+    Args:
+        call: the call, as :func:`micrograph.grad` reports it to ``observe``.
+        k: its number, 1 for the first call reported.
+        total: how many calls grad reported.
+        names: each node's name, as the drawing beside the text names it (:func:`viz.words.node_names`
+            of G with B's nodes); a node of G is shown with its label too (``u3 (y)``).
+
+    Returns:
+        Plain text (several paragraphs).
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithm 6.6.
+    """
+
+    def name(v: Value) -> str:
+        return _call_node_name(v, names)
+
+    lines = []
+    for C, inputs, D, term in zip(call.consumers, call.inputs, call.D, call.terms):
+        built = "nothing (every local derivative is 0)"
+        if term is not None:
+            built = f"{name(term)} = {formula(term, names)}"
+        op = C.op.name if C.op is not None else "leaf"
+        lines.append(
+            f"C = {name(C)}, a {op}: get_inputs(C, G') = ({', '.join(name(a) for a in inputs)}), "
+            f"D = grad_table[C] = {name(D)}; op.bprop builds {built}"
+        )
+    added = ", ".join(names.get(v, "?") for v in call.new_nodes) or "none"
+    return (
+        f"Call {k} of {total}: build_grad(V = {name(call.V)}). get_consumers(V, G') gives "
+        f"{len(call.consumers)} consumer(s). For each, micrograph's op.bprop applies the operation's one "
+        f"derivative rule (micrograph/ops.py) to nodes, so it builds nodes: the term G(i) = D times the "
+        f"local derivative.\n\n" + "\n\n".join(lines) + "\n\n"
+        f"G <- the sum of the terms: grad_table[{name(call.V)}] = {name(call.G_V)} = {fmt(call.G_V.data)}. "
+        f"This call added {len(call.new_nodes)} node(s) to B: {added}, highlighted in the picture. The "
+        f"grad_table entries it used were built by earlier calls: consumers come later in G, so they are "
+        f"done first."
+    )
+
+
+def build_grad_call_rows(call: BuildGradCall, names: Mapping[Value, str]) -> list[tuple[str, str, str]]:
+    """The nodes of B one call of Algorithm 6.6 added: (name, what it computes, its value), in B's order.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithm 6.6.
+    """
+    return [(names.get(v, "?"), formula(v, names), fmt(v.data)) for v in call.new_nodes]
+
+
+@dataclass
+class SymbolicFrame:
+    """One step of Algorithm 6.5 or 6.6 on the page: the start, one call of build_grad, or the return.
+
+    Attributes:
+        algorithm: ``"6.5"`` or ``"6.6"``.
+        lines: the pseudo-code lines being executed (0-based indices into ALGORITHM_6_5 / ALGORITHM_6_6).
+        heading: the frame's title (``Algorithm 6.6, call 2 of 3: build_grad(V = u2 (x))``).
+        explanation: what happens, in words, names and numbers (paragraphs separated by blank lines).
+        rows: a table under the pseudo-code: (name, what it computes, value) per row.
+        highlight: the nodes drawn highlighted (G' on the first frame, the call's new nodes on a call's).
+        call: the call of build_grad this frame shows, or None.
+        columns: the headings of ``rows``.
+    """
+
+    algorithm: str
+    lines: tuple[int, ...]
+    heading: str
+    explanation: str
+    rows: list[tuple[str, str, str]]
+    highlight: tuple[Value, ...]
+    call: BuildGradCall | None = None
+    columns: tuple[str, str, str] = ("node", "computes", "value")
+
+
+@dataclass
+class SymbolicSteps:
+    """Algorithms 6.5 and 6.6 as grad ran them once on the graph of z: the frames and what they show.
+
+    Attributes:
+        z: the output.
+        targets: T, the variables differentiated with respect to.
+        gradients: grad's result, one node of B per target (in T's order).
+        calls: every call of build_grad grad reported, in order.
+        names: one name per node of G and B, as the drawings name them.
+        frames: the start (Algorithm 6.5), one frame per call (Algorithm 6.6), the return (Algorithm 6.5).
+    """
+
+    z: Value
+    targets: list[Value]
+    gradients: list[Value]
+    calls: list[BuildGradCall]
+    names: dict[Value, str]
+    frames: list[SymbolicFrame]
+
+
+def _targets(graph: Graph, wrt: Value | Sequence[Value] | None) -> list[Value]:
+    if wrt is None:
+        targets = list(graph.variables)
+        if not targets:
+            raise ValueError(
+                "steps(algorithm='6.6'): z has no variables (every input is a constant); "
+                "give wrt= the Values to differentiate with respect to"
+            )
+        return targets
+    if isinstance(wrt, Value):
+        return [wrt]
+    if isinstance(wrt, (str, bytes)) or not isinstance(wrt, Iterable):
+        raise TypeError(f"steps(wrt=...): a Value or a sequence of Values, got {type(wrt).__name__} {wrt!r}")
+    targets = list(wrt)
+    if not targets:
+        raise ValueError("steps(wrt=...): empty; give at least one Value to differentiate with respect to")
+    for k, v in enumerate(targets):
+        if not isinstance(v, Value):
+            raise TypeError(f"steps(wrt=...): wrt[{k}] must be a Value, got {type(v).__name__} {v!r}")
+    return targets
+
+
+def symbolic_frames(z: Value, wrt: Value | Sequence[Value] | None = None) -> SymbolicSteps:
+    """The frames of Algorithm 6.5 and its calls of Algorithm 6.6 on the graph of z, as grad runs them.
+
+    Runs :func:`micrograph.grad` once with an observer: one frame for Algorithm 6.5's start (G pruned to
+    G', grad_table[z] ← 1), one per call of build_grad in the order grad reported them (V, its consumers
+    in G', their inputs, D, what op.bprop built, the sum, the new nodes of B), and one for the return
+    (grad_table restricted to T). Nothing here builds a node or knows a derivative.
+
+    Args:
+        z: the output, a Value.
+        wrt: the targets T, a Value or a sequence of Values; by default the graph's variables (the inputs
+            that are not constants, in u(i) order).
+
+    Returns:
+        A :class:`SymbolicSteps` holding the frames, the calls, the gradients and the node names.
+
+    Raises:
+        TypeError: z or a target is not a Value.
+        ValueError: T is empty, or (by default) the graph has no variables.
+        DomainError: a local derivative does not exist at the graph's values.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithms 6.5, 6.6.
+    """
+    if not isinstance(z, Value):
+        raise TypeError(f"steps(z, path): z must be a Value, got {type(z).__name__} {z!r}")
+    graph = Graph(z)
+    targets = _targets(graph, wrt)
+    calls: list[BuildGradCall] = []
+    gradients = grad(z, targets, observe=calls.append)  # the engine's Algorithms 6.5 and 6.6, watched
+    B_nodes = [v for v in topological_order(gradients) if v not in graph.index]
+    names = node_names(graph, B_nodes)  # G's u1..un, then B's numbered on as the drawing numbers them
+    G_prime = graph.prune(targets)
+    n = len(graph.nodes)
+
+    def name(v: Value) -> str:
+        return _call_node_name(v, names)
+
+    T_text = ", ".join(name(v) for v in targets)
+    left_out = [names[v] for v in graph.nodes if v not in G_prime]
+    pruned = (
+        f"{len(left_out)} node(s) of G ({', '.join(left_out)}) are not, and are drawn faded: no gradient "
+        f"flows through them, so build_grad never visits them."
+        if left_out
+        else "every node of G is, so nothing is pruned."
+    )
+    start = SymbolicFrame(
+        "6.5",
+        (3, 4, 5),
+        "Algorithm 6.5 (symbol-to-symbol back-propagation): G' and grad_table[z] ← 1",
+        f"T = {{{T_text}}}, z = {name(z)}. G' keeps the nodes of G that are ancestors of z and descendants "
+        f"of a node in T: {len(G_prime)} of the {n}, highlighted; {pruned}\n\n"
+        f"grad_table[z] ← 1: the seed, the constant node 1. Then build_grad (Algorithm 6.6) runs for the "
+        f"nodes of G' from z down: the book's recursion unrolled, so each call finds its consumers' "
+        f"gradients already in the grad_table. There are {len(calls)} call(s); each of the next frames "
+        f"shows one, and highlights in B (orange, on the right) the nodes it adds.",
+        [(names[v], formula(v, names), fmt(v.data)) for v in G_prime.nodes],
+        tuple(G_prime.nodes),
+        columns=("node of G'", "computes", "value"),
+    )
+    out = [start]
+    for k, call in enumerate(calls, 1):
+        out.append(
+            SymbolicFrame(
+                "6.6",
+                _CALL_LINES,
+                f"Algorithm 6.6, call {k} of {len(calls)}: build_grad(V = {name(call.V)})",
+                build_grad_call_text(call, k, len(calls), names),
+                build_grad_call_rows(call, names),
+                call.new_nodes,
+                call,
+                ("new node of B", "computes", "value"),
+            )
+        )
+    entries = "; ".join(
+        f"grad_table[{name(v)}] = {name(d)} = {fmt(d.data)}" for v, d in zip(targets, gradients)
+    )
+    out.append(
+        SymbolicFrame(
+            "6.5",
+            (9,),
+            "Algorithm 6.5: return grad_table restricted to T",
+            f"Return grad_table restricted to T: {entries}. Each is a node of B, highlighted: evaluate it "
+            f"again with new inputs (Algorithm 6.1 on B), draw it, or differentiate it again. Its value "
+            f"is the number Algorithm 6.2 computes for the same G.",
+            [(names.get(d, "?"), formula(d, names), fmt(d.data)) for d in gradients],
+            tuple(gradients),
+            columns=("grad_table entry", "computes", "value"),
+        )
+    )
+    return SymbolicSteps(z, targets, list(gradients), calls, names, out)
+
+
+# ---------------------------------------------------------------------------------------------
 # The HTML page.
 
 _SCRIPT = """
@@ -235,18 +491,35 @@ def _inline_svg(svg: str, prefix: str) -> str:
     return re.sub(r'\bid="', f'id="{prefix}', svg)
 
 
-def _frame_html(
-    k: int, total: int, frame: Frame, graph: Graph, svg: str, count_in_algo: tuple[int, int]
-) -> str:
+def _code_html(algorithm: pseudocode.Algorithm, current: Sequence[int]) -> str:
+    """An algorithm's pseudo-code with the lines being executed marked, under a caption saying whose words
+    they are: the book's (``The book, Algorithm 6.2``) or, where ``quoted`` is False, micrograph's summary."""
+    e = html.escape
+    if algorithm.quoted:
+        caption = f"The book, Algorithm {algorithm.number}"
+    else:
+        caption = f"micrograph's summary of Algorithm {algorithm.number}, not the book's words"
+    code = "\n".join(
+        f'<span class="line{" current" if i in current else ""}">{e(line)}</span>'
+        for i, line in enumerate(algorithm.lines)
+    )
+    quoted = "book" if algorithm.quoted else "summary"
+    return (
+        f'<figure class="code" data-words="{quoted}"><figcaption>{e(caption)}</figcaption>'
+        f'<div class="algo">{code}</div></figure>'
+    )
+
+
+def _explain_html(text: str) -> str:
+    return "".join(f'<p class="explain">{html.escape(p)}</p>' for p in text.split("\n\n"))
+
+
+def _frame_html(k: int, frame: Frame, graph: Graph, svg: str, count_in_algo: tuple[int, int]) -> str:
     e = html.escape
     nodes = graph.nodes
     names = node_names(graph)
-    algo = ALGORITHM_6_1 if frame.algorithm == "6.1" else ALGORITHM_6_2
+    algo = pseudocode.ALGORITHMS[frame.algorithm]
     title = "forward propagation" if frame.algorithm == "6.1" else "back-propagation"
-    code = "\n".join(
-        f'<span class="line{" current" if i in frame.lines else ""}">{e(line)}</span>'
-        for i, line in enumerate(algo)
-    )
     if frame.algorithm == "6.1":
         head, col = "u(i)", frame.values
     else:
@@ -281,38 +554,96 @@ def _frame_html(
         f"<h2>Algorithm {frame.algorithm} ({title}), step {idx} of {of}</h2>"
         f'<p class="explain">{e(frame.explanation)}</p>{terms}'
         f'<div class="cols"><div class="graph">{svg}</div>'
-        f'<div><div class="algo">{code}</div>{table}</div></div></section>'
+        f"<div>{_code_html(algo, frame.lines)}{table}</div></div></section>"
     )
 
 
-def steps(z: Value, path: str | os.PathLike[str], *, overwrite: bool = True, max_nodes: int = 80) -> Path:
-    """Write Algorithms 6.1 and 6.2 on the graph of z, step by step, as one self-contained HTML page.
+def _symbolic_frame_html(k: int, frame: SymbolicFrame, svg: str) -> str:
+    e = html.escape
+    rows = "".join(
+        f'<tr><td>{e(name)}</td><td>{e(computes)}</td><td class="num">{e(value)}</td></tr>'
+        for name, computes, value in frame.rows
+    )
+    table = (
+        f'<table class="gt"><thead><tr>{"".join(f"<th>{e(c)}</th>" for c in frame.columns)}</tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+    )
+    return (
+        f'<section class="frame" id="frame{k + 1}" data-algorithm="{frame.algorithm}">'
+        f"<h2>{e(frame.heading)}</h2>{_explain_html(frame.explanation)}"
+        f'<div class="cols"><div class="graph">{svg}</div>'
+        f"<div>{_code_html(pseudocode.ALGORITHMS[frame.algorithm], frame.lines)}{table}</div></div>"
+        "</section>"
+    )
 
-    Each frame shows the graph with the node being computed highlighted (values not computed yet are
-    ``?``, grad_table entries not filled yet ``—``), the book's pseudo-code with the current line marked,
-    what the step computes in numbers, and the table filled so far (u(i) for Algorithm 6.1, the
-    grad_table for Algorithm 6.2). The SVG drawings, stylesheet and script are inlined: the page loads
-    nothing from the network. Move with the next/previous buttons or the arrow keys (Home/End jump).
-    Labels are escaped, and a Content-Security-Policy admits only the page's own script.
+
+_TITLES = {
+    "6.2": "Algorithms 6.1 and 6.2",
+    "6.6": "Algorithms 6.5 and 6.6",
+    "all": "Algorithms 6.1, 6.2, 6.5 and 6.6",
+}
+
+
+def steps(
+    z: Value,
+    path: str | os.PathLike[str],
+    *,
+    algorithm: str = "6.2",
+    wrt: Value | Sequence[Value] | None = None,
+    overwrite: bool = True,
+    max_nodes: int = 80,
+) -> Path:
+    """Write back-propagation on the graph of z, step by step, as one self-contained HTML page.
+
+    With ``algorithm="6.2"`` (the default), Algorithm 6.1 then Algorithm 6.2 (symbol-to-number): each
+    frame shows the graph with the node being computed highlighted (values not computed yet are ``?``,
+    grad_table entries not filled yet ``—``), the book's pseudo-code with the current line marked, what
+    the step computes in numbers, and the table filled so far (u(i) for Algorithm 6.1, the grad_table
+    for Algorithm 6.2).
+
+    With ``algorithm="6.6"``, Algorithm 6.5 then 6.6 (symbol-to-symbol), from one run of
+    :func:`micrograph.grad` with an observer (:func:`symbolic_frames`): a first frame with G' highlighted
+    (the rest of G faded) and grad_table[z] ← 1, one frame per call of build_grad in the order grad made
+    them (V, its consumers C in G', get_inputs(C, G'), D = grad_table[C], the term op.bprop built, the
+    sum grad_table[V] and its value, the nodes of B the call added, highlighted in the drawing of G and
+    B side by side), and a last frame returning grad_table restricted to T. Algorithm 6.6's pseudo-code is
+    captioned as micrograph's summary, not the book's words. ``algorithm="all"`` puts the frames of both
+    on one page, 6.1 and 6.2 first. Every node has one name on the page, the drawing's u(i).
+
+    The SVG drawings, stylesheet and script are inlined: the page loads nothing from the network. Move
+    with the next/previous buttons or the arrow keys (Home/End jump). Labels are escaped, and a
+    Content-Security-Policy admits only the page's own script.
 
     Args:
-        z: the output u(n), a Value. Its graph is not changed.
+        z: the output u(n), a Value. Its graph is not changed (grad adds B beside it).
         path: the HTML file to write (atomically).
+        algorithm: ``"6.2"``, ``"6.6"`` or ``"all"`` (see :data:`ALGORITHMS`).
+        wrt: for Algorithm 6.5, the targets T (a Value or a sequence of Values); by default the graph's
+            variables (the inputs that are not constants, in u(i) order). Ignored for ``"6.2"``.
         overwrite: if False, an existing file is an error.
-        max_nodes: the largest graph shown (each of its ~2n frames holds a drawing of the whole graph).
+        max_nodes: the largest graph shown: G for Algorithms 6.1/6.2, G and B together for 6.5/6.6 (each
+            frame holds a drawing of the whole graph).
 
     Returns:
         The path written.
 
     Raises:
-        GraphTooLarge: the graph has more than ``max_nodes`` nodes.
+        ValueError: ``algorithm`` is not one of :data:`ALGORITHMS`; T is empty, or z has no variables
+            and no ``wrt`` is given.
+        GraphTooLarge: the graph (or G and B together) has more than ``max_nodes`` nodes.
         FileExistsError: the file exists and ``overwrite`` is False.
         GraphvizMissing: Graphviz's ``dot`` program is not installed (nothing is written).
         DomainError: an operation or local derivative is undefined at the graph's values.
-        TypeError: z is not a Value.
+        TypeError: z or a target is not a Value.
 
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithms 6.1 and 6.2.
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 and 6.5.6,
+    Algorithms 6.1, 6.2, 6.5 and 6.6.
     """
+    if algorithm not in ALGORITHMS:
+        raise ValueError(
+            f"steps(algorithm=...): must be one of {', '.join(repr(a) for a in ALGORITHMS)}, "
+            f"got {algorithm!r}"
+        )
     if not isinstance(z, Value):
         raise TypeError(f"steps(z, path): z must be a Value, got {type(z).__name__} {z!r}")
     dest = Path(path)
@@ -320,24 +651,37 @@ def steps(z: Value, path: str | os.PathLike[str], *, overwrite: bool = True, max
         raise FileExistsError(f"{dest} exists; pass overwrite=True to replace it")
     graph = Graph(z)
     check_size(len(graph.nodes), max_nodes)
-    fs = frames(graph)
-    dots = [
-        digraph(
-            graph, data=f.values, grads=f.grads, highlight=[] if f.node is None else [graph.nodes[f.node]]
-        )
-        for f in fs
-    ]
+    dots = []
+    fs: list[Frame] = []
+    if algorithm in ("6.2", "all"):
+        fs = frames(graph)
+        for f in fs:
+            highlight = [] if f.node is None else [graph.nodes[f.node]]
+            dots.append(digraph(graph, data=f.values, grads=f.grads, highlight=highlight))
+    sym: list[SymbolicFrame] = []
+    if algorithm in ("6.6", "all"):
+        run = symbolic_frames(z, wrt)
+        sym = run.frames
+        for sf in sym:
+            drawing = draw_side_by_side(
+                z, run.targets, gradients=run.gradients, highlight=sf.highlight, max_nodes=max_nodes
+            )
+            dots.append(drawing)
     with ThreadPoolExecutor(max_workers=2) as pool:
         svgs = list(pool.map(pipe_svg, dots))
     n61 = sum(1 for f in fs if f.algorithm == "6.1")
     sections = []
     for k, (f, svg) in enumerate(zip(fs, svgs)):
         within = (k + 1, n61) if f.algorithm == "6.1" else (k + 1 - n61, len(fs) - n61)
-        sections.append(_frame_html(k, len(fs), f, graph, _inline_svg(svg, f"f{k + 1}_"), within))
+        sections.append(_frame_html(k, f, graph, _inline_svg(svg, f"f{k + 1}_"), within))
+    for k, (sf, svg) in enumerate(zip(sym, svgs[len(fs) :]), len(fs)):
+        sections.append(_symbolic_frame_html(k, sf, _inline_svg(svg, f"f{k + 1}_")))
     sections[0] = sections[0].replace('class="frame"', 'class="frame current"', 1)
     digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode("utf-8")).digest()).decode("ascii")
     csp = f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{digest}'"
     zname = clean(z.label) or f"u{len(graph.nodes)}"
+    total = len(sections)
+    what = _TITLES[algorithm]
     page = (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -346,10 +690,10 @@ def steps(z: Value, path: str | os.PathLike[str], *, overwrite: bool = True, max
         f"<title>{html.escape(f'Back-propagation step by step: {zname}')}</title>"
         f"<style>{style.HTML_CSS}</style></head>\n"
         '<body data-frame="1">'
-        f"<h1>Algorithms 6.1 and 6.2, step by step, on {html.escape(zname)} "
+        f"<h1>{what}, step by step, on {html.escape(zname)} "
         f"({len(graph.nodes)} nodes, n_i = {graph.n_inputs})</h1>"
         '<div class="nav"><button id="prev" type="button">◀ previous</button>'
-        f'<span id="counter" class="counter">step 1 of {len(fs)}</span>'
+        f'<span id="counter" class="counter">step 1 of {total}</span>'
         '<button id="next" type="button">next ▶</button>'
         '<span class="help">or use the ← → arrow keys (Home, End)</span></div>\n'
         + "\n".join(sections)

@@ -128,6 +128,9 @@ h1 { font-size: 1.3em; margin: 0 0 0.4em 0; }
 .algo .line.current::before { content: "\\25B6  "; }
 .algo .line:not(.current)::before { content: "   "; }
 .explain { margin: 0.6em 0; font-size: 1.02em; max-width: 60em; }
+figure.code { margin: 0; }
+figure.code figcaption { font-size: 0.85em; font-weight: bold; color: #444444; margin: 0 0 0.2em 0; }
+figure.code[data-words="summary"] figcaption { font-style: italic; }
 table.gt { border-collapse: collapse; margin-top: 0.6em; font-size: 0.95em; }
 table.gt th, table.gt td { border: 1px solid #cccccc; padding: 0.15em 0.6em; text-align: left; }
 table.gt td.num { font-family: monospace; text-align: right; }
