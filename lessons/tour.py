@@ -4,7 +4,8 @@
 step's diagram as SVG (a Graphviz drawing) or its plot as PNG (a matplotlib figure), and a page
 ``lessonN/index.html`` with the step's text, the book's line, the code that ran and the values. It adds the
 step-through pages of :func:`viz.steps` (Algorithms 6.1 and 6.2, frame by frame) for the graphs of lessons
-1, 2 and 6, and an ``index.html`` that links every file with one line of explanation.
+1, 2 and 6, one of Algorithms 6.5 and 6.6 (each call of build_grad) for figure 6.10's, and an
+``index.html`` that links every file with one line of explanation.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -125,7 +126,7 @@ def _lesson_page(l: Stepper, entries: list[_Entry]) -> str:
 
 
 def _flipbooks(out: Path, live: dict[int, Stepper], result: TourResult) -> list[tuple[str, str]]:
-    """viz.steps pages for the graphs of lessons 1, 2 and 6: (file name, one line of explanation).
+    """viz.steps pages for the graphs of lessons 1, 2 and 6 (6 also Algorithm 6.6): (file name, one line).
 
     Each page runs on its lesson's opening numbers: the graph as the lesson's first step builds it (the
     lesson's later steps change values, and a page must show the numbers the lesson opens with).
@@ -133,20 +134,24 @@ def _flipbooks(out: Path, live: dict[int, Stepper], result: TourResult) -> list[
     import viz
 
     pages = []
+    # Figure 6.10's Algorithm 6.6 has a page of its own: its frames draw G and B side by side, a different
+    # picture from the 6.1/6.2 frames, and the figure 6.10 page keeps the length the README describes.
     wanted = [
-        (1, "steps_lesson1.html", "lesson 1's"),
-        (2, "steps_lesson2.html", "lesson 2's"),
-        (6, "steps_figure_6_10.html", "figure 6.10's (lesson 6)"),
+        (1, "steps_lesson1.html", "lesson 1's", "6.2"),
+        (2, "steps_lesson2.html", "lesson 2's", "6.2"),
+        (6, "steps_figure_6_10.html", "figure 6.10's (lesson 6)", "6.2"),
+        (6, "steps_figure_6_10_alg66.html", "figure 6.10's (lesson 6)", "6.6"),
     ]
-    for n, name, whose in wanted:
+    shown = {"6.2": "Algorithms 6.1 and 6.2", "6.6": "Algorithm 6.5 and each call of build_grad (6.6)"}
+    for n, name, whose, algorithm in wanted:
         if n not in live:
             continue
         first = Stepper(lessons.load(n))  # step 1 of a fresh run: the lesson's opening numbers
         z = first.z
         at = ", ".join(f"{v.label} = {v.data:g}" for v in Graph(z).variables if v.label)
         expr = getattr(first, "expr", None) or _expr(z)
-        what = f"Algorithms 6.1 and 6.2 frame by frame on {whose} z = {expr}"
-        result.files.append(Path(viz.steps(z, out / name, overwrite=False)))
+        what = f"{shown[algorithm]} frame by frame on {whose} z = {expr}"
+        result.files.append(Path(viz.steps(z, out / name, algorithm=algorithm, overwrite=False)))
         pages.append((name, f"{what} at {at}"))
     return pages
 

@@ -379,18 +379,32 @@ def _cmd_lesson(args: argparse.Namespace) -> int:
     return 0
 
 
+_STEPS_SHOWN = {
+    "6.2": "Algorithms 6.1 and 6.2",
+    "6.6": "Algorithms 6.5 and 6.6",
+    "all": "Algorithms 6.1, 6.2, 6.5 and 6.6",
+}
+"""What each ``steps --algorithm`` choice puts on the page."""
+
+
 def _cmd_steps(args: argparse.Namespace) -> int:
     from micrograph.expr import build
 
-    env = _bindings(
-        argparse.Namespace(expression=args.expression, at=args.at, wrt=[], max_nodes=args.max_nodes)
-    )
+    env = _bindings(args)  # an unknown --wrt name is an error here, as for render
+    if args.wrt and args.algorithm == "6.2":
+        raise UserError("--wrt chooses T for Algorithm 6.5: give it with --algorithm 6.6 or --algorithm all")
     out = _output_file(args.out, args.force, (".html",))
     z = build(args.expression, env)  # a DomainError stops here, before anything is written
+    leaves = {v.label: v for v in _leaves(z)}
+    wrt = [leaves[n] for n in dict.fromkeys(args.wrt)] or None
+    if args.algorithm != "6.2" and wrt is None and not leaves:
+        raise UserError(f"{args.expression!r} has no variables: Algorithm 6.5 needs one to differentiate by")
     import viz
 
-    written = viz.steps(z, out, overwrite=args.force, max_nodes=args.max_nodes)
-    print(f"wrote {written}: Algorithms 6.1 and 6.2 step by step on z = {args.expression}")
+    written = viz.steps(
+        z, out, algorithm=args.algorithm, wrt=wrt, overwrite=args.force, max_nodes=args.max_nodes
+    )
+    print(f"wrote {written}: {_STEPS_SHOWN[args.algorithm]} step by step on z = {args.expression}")
     return 0
 
 
@@ -564,10 +578,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     st = sub.add_parser(
         "steps",
-        help="write the step-through page of Algorithms 6.1 and 6.2 for an expression",
+        help="write the step-through page of Algorithms 6.1 and 6.2 (or 6.5 and 6.6) for an expression",
         description="Write one self-contained HTML page that steps through Algorithm 6.1 (forward) and "
-        "Algorithm 6.2 (back-propagation) on the graph of EXPRESSION, frame by frame.",
-        epilog='example: micrograph steps "x*y + exp(x)" --at x=1 --at y=2 --out page.html',
+        "Algorithm 6.2 (back-propagation) on the graph of EXPRESSION, frame by frame; with --algorithm 6.6, "
+        "through Algorithm 6.5 and each call of build_grad (Algorithm 6.6) instead.",
+        epilog='examples: micrograph steps "x*y + exp(x)" --at x=1 --at y=2 --out page.html; '
+        'micrograph steps "tanh(tanh(tanh(w)))" --at w=0.5 --algorithm 6.6 --out alg66.html',
     )
     st.add_argument("expression", help='e.g. "tanh(tanh(tanh(w)))" or "x*y + exp(x)"')
     st.add_argument(
@@ -577,9 +593,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=NUMBER",
         help="the value of a variable; repeat for each (e.g. --at w=0.5)",
     )
+    st.add_argument(
+        "--algorithm",
+        choices=list(_STEPS_SHOWN),
+        default="6.2",
+        help="6.2 (default): Algorithm 6.1 (forward) then 6.2 (symbol-to-number back-propagation), node by "
+        "node; 6.6: Algorithm 6.5 (G pruned to G', grad_table[z] = 1) then one frame per call of "
+        "build_grad (Algorithm 6.6, symbol-to-symbol), G and B side by side with the nodes each call adds "
+        "to B highlighted; all: both, one page",
+    )
+    st.add_argument(
+        "--wrt",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="with --algorithm 6.6 or all: a variable of T, the targets of Algorithm 6.5 (repeatable; "
+        "default: every variable)",
+    )
     st.add_argument("--out", required=True, help="the page to write (.html)")
     st.add_argument("--force", action="store_true", help="overwrite an existing file")
-    st.add_argument("--max-nodes", type=int, default=80, help="refuse bigger graphs (default 80)")
+    st.add_argument("--max-nodes", type=int, default=80,
+                    help="refuse bigger graphs: G, or G and B together for 6.6 (default 80)")  # fmt: skip
     st.set_defaults(func=_cmd_steps)
 
     r = sub.add_parser(

@@ -110,3 +110,43 @@ def test_script_label_is_text_and_runs_nothing(browser, tmp_path):
     assert events["dialogs"] == [] and events["errors"] == []
     assert events["requests"] == [path.as_uri()]
     page.close()
+
+
+def test_clicking_through_algorithm_6_6_on_figure_6_10(browser, tmp_path):
+    w = Value(0.5, label="w")
+    x = w.tanh()
+    x.label = "x"
+    y = x.tanh()
+    y.label = "y"
+    z = y.tanh()
+    z.label = "z"
+    path = viz.steps(z, tmp_path / "alg66.html", algorithm="6.6")
+    page, events = open_page(browser, path)
+    total = page.locator("section.frame").count()
+    assert total == 1 + 3 + 1  # Algorithm 6.5's start, one frame per call of build_grad, the return
+    first = visible_frame(page)
+    assert "Algorithm 6.5" in first[1]
+    assert "The book, Algorithm 6.5" in page.locator("section.frame:visible figcaption").inner_text()
+    seen = []
+    for k in range(2, total + 1):
+        page.locator("#next").click()
+        assert page.locator("#counter").inner_text() == f"step {k} of {total}"
+        frame_id, heading = visible_frame(page)
+        assert frame_id == f"frame{k}"
+        seen.append(heading)
+        if k <= 4:  # a call of build_grad: micrograph's summary, captioned as such; new nodes highlighted
+            caption = page.locator("section.frame:visible figcaption").inner_text()
+            assert caption == "micrograph's summary of Algorithm 6.6, not the book's words"
+            assert page.locator("section.frame:visible .algo .line.current").count() == 7
+            page.screenshot(path=str(tmp_path / f"call{k - 1}.png"))
+    assert seen[:3] == [
+        "Algorithm 6.6, call 1 of 3: build_grad(V = u3 (y))",
+        "Algorithm 6.6, call 2 of 3: build_grad(V = u2 (x))",
+        "Algorithm 6.6, call 3 of 3: build_grad(V = u1 (w))",
+    ]
+    assert page.locator("#next").is_disabled()
+    assert "0.5339" in page.locator("section.frame:visible table.gt").inner_text()  # dz/dw, as Algorithm 6.2
+    assert (tmp_path / "call2.png").stat().st_size > 10_000
+    assert events["requests"] == [path.as_uri()]
+    assert events["errors"] == [] and events["console"] == [] and events["dialogs"] == []
+    page.close()

@@ -60,3 +60,48 @@ def test_derivative_of_sqrt_at_zero_names_sqrt_not_a_division(capsys) -> None:  
     err = capsys.readouterr().err
     assert "derivative of sqrt" in err and not err.startswith("micrograph: error: div(")
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
+@pytest.mark.parametrize(
+    "extra, calls, first",
+    [
+        (["--algorithm", "6.6"], 4, "Algorithm 6.5 (symbol-to-symbol"),
+        (["--algorithm", "6.6", "--wrt", "y"], 2, "Algorithm 6.5 (symbol-to-symbol"),
+        (["--algorithm", "all", "--wrt", "x", "--wrt", "y"], 4, "Algorithm 6.1 (forward propagation)"),
+    ],
+)
+def test_steps_algorithm_66_writes_one_frame_per_build_grad_call(
+    extra, calls, first, capsys, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    page = tmp_path / "page.html"
+    argv = ["steps", "x*y + exp(x)", "--at", "x=1", "--at", "y=2", "--out", str(page), *extra]
+    assert main(argv) == 0
+    assert "step by step on z = x*y + exp(x)" in capsys.readouterr().out
+    text = page.read_text(encoding="utf-8")
+    assert text.count('data-algorithm="6.6"') == calls
+    assert first in text.split('<section class="frame current"', 1)[1].split("</h2>", 1)[0]
+    if "--wrt" in extra and "x" not in extra:
+        assert "T = {u2 (y)}" in text and "grad_table[u2 (y)] = u" in text
+    else:
+        assert "grad_table[u1 (x)] = u" in text and " = 4.718. " in text  # dz/dx = y + e^x
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--algorithm", "6.7"], "argument --algorithm: invalid choice: '6.7'"),
+        (["--algorithm", "6.6", "--wrt", "q"], "--wrt q: the expression has no variable 'q'"),
+        (["--wrt", "x"], "--wrt chooses T for Algorithm 6.5"),
+    ],
+)
+def test_steps_bad_algorithm_or_wrt_is_one_line_and_status_2(extra, message, capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    page = tmp_path / "page.html"
+    try:
+        status = main(["steps", "x*y", "--at", "x=1", "--at", "y=2", "--out", str(page), *extra])
+    except SystemExit as e:  # argparse's own check of the choices, one line through micrograph's parser
+        status = e.code
+    assert status == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and err[0].startswith("micrograph")
+    assert not page.exists()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import importlib
 import re
 import shutil
@@ -15,7 +16,16 @@ import pytest
 
 import viz
 from micrograph import Graph, Value
-from viz.steps import ALGORITHM_6_1, ALGORITHM_6_2, derivative_formula, frames
+from viz import steps as symbolic_steps
+from viz.steps import (
+    ALGORITHM_6_1,
+    ALGORITHM_6_2,
+    build_grad_call_text,
+    derivative_formula,
+    frames,
+    symbolic_frames,
+)
+from viz.words import fmt, formula
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
 vr = importlib.import_module("viz.render")
@@ -191,7 +201,12 @@ def test_tour_pages_use_each_lessons_opening_numbers(tmp_path) -> None:  # type:
         l.goto(len(l))  # the lessons' later steps change values; the pages must not follow them
     result = tour.TourResult()
     pages = dict(tour._flipbooks(tmp_path, live, result))
-    assert set(pages) == {"steps_lesson1.html", "steps_lesson2.html", "steps_figure_6_10.html"}
+    assert set(pages) == {
+        "steps_lesson1.html",
+        "steps_lesson2.html",
+        "steps_figure_6_10.html",
+        "steps_figure_6_10_alg66.html",
+    }
     l1 = lessons.load(1)
     text = (tmp_path / "steps_lesson1.html").read_text(encoding="utf-8")
     assert f"x_1 = {l1.AT['x']:.4f}" in text and f"x_2 = {l1.AT['y']:.4f}" in text
@@ -199,3 +214,187 @@ def test_tour_pages_use_each_lessons_opening_numbers(tmp_path) -> None:  # type:
     text = (tmp_path / "steps_figure_6_10.html").read_text(encoding="utf-8")
     assert "x_1 = 0.5000" in text and "= 0.5339." in text
     assert "w = 0.5" in pages["steps_figure_6_10.html"]
+    text = (tmp_path / "steps_figure_6_10_alg66.html").read_text(encoding="utf-8")
+    assert "Algorithm 6.6, call 3 of 3: build_grad(V = u1 (w))" in text and "= u9 = 0.5339." in text
+    alg66 = pages["steps_figure_6_10_alg66.html"]
+    assert "w = 0.5" in alg66 and "6.6" in alg66
+
+
+# --- Algorithms 6.5 and 6.6 ---------------------------------------------------------------------------
+
+
+def figure_6_10() -> tuple[Value, Value]:
+    w = Value(0.5, label="w")
+    x = w.tanh()
+    x.label = "x"
+    y = x.tanh()
+    y.label = "y"
+    z = y.tanh()
+    z.label = "z"
+    return z, w
+
+
+def random_cases() -> list[tuple[str, Value]]:
+    """Random expressions (fixed seeds), some variables reused; then the book's chain and x*y + exp(x)."""
+    from test_lessons_text import random_expression
+
+    from micrograph.expr import build
+
+    cases = []
+    for seed in range(8):
+        expr, env = random_expression(seed)
+        cases.append((expr, build(expr, env)))
+    cases.append(("tanh(tanh(tanh(w)))", figure_6_10()[0]))
+    cases.append(("x*y + exp(x)", build("x*y + exp(x)", {"x": 1.0, "y": 2.0})))
+    return cases
+
+
+def _names_as_drawn(run: symbolic_steps.SymbolicSteps) -> dict[Value, str]:
+    """Names computed here as the drawing computes them: G's u1..un, then B's nodes reached from T's grads."""
+    from micrograph.graph import topological_order
+    from viz.words import node_names
+
+    g = Graph(run.z)
+    return node_names(g, [v for v in topological_order(run.gradients) if v not in g.index])
+
+
+@pytest.mark.parametrize("expr, z", random_cases(), ids=lambda c: c if isinstance(c, str) else "")
+def test_66_frames_are_the_calls_grad_reports_named_as_drawn(expr, z) -> None:  # type: ignore[no-untyped-def]
+    from micrograph import grad
+
+    g = Graph(z)
+    T = g.variables
+    run = symbolic_frames(z)
+    assert run.targets == T  # the default T: every variable, in u(i) order
+    independent: list = []
+    grad(z, T, observe=independent.append)  # the engine, run again: the same number of calls
+    f66 = [f for f in run.frames if f.algorithm == "6.6"]
+    assert len(f66) == len(run.calls) == len(independent) > 0
+    assert [f.algorithm for f in run.frames] == ["6.5", *["6.6"] * len(f66), "6.5"]
+    names = _names_as_drawn(run)
+    assert run.names == names
+    table = g.backprop()  # Algorithm 6.2, the answer key for every value shown
+    for k, (f, call) in enumerate(zip(f66, run.calls), 1):
+        assert f.call is call and f.highlight == call.new_nodes
+        V = call.V
+        shown_V = f"{names[V]} ({V.label})" if V.label else names[V]
+        assert f.heading == f"Algorithm 6.6, call {k} of {len(run.calls)}: build_grad(V = {shown_V})"
+        assert f"build_grad(V = {shown_V})" in f.explanation
+        for C in call.consumers:
+            shown_C = f"{names[C]} ({C.label})" if C.label else names[C]
+            assert f"C = {shown_C}, a {C.op.name}: get_inputs(C, G') = (" in f.explanation
+        assert f"= {names[call.G_V]} = {fmt(call.G_V.data)}." in f.explanation
+        assert [r[0] for r in f.rows] == [names[v] for v in call.new_nodes]
+        if V in T:
+            assert call.G_V.data == pytest.approx(table[V], rel=1e-12, abs=1e-12)
+    last = run.frames[-1]
+    for V, d in zip(T, run.gradients):
+        assert d.data == pytest.approx(table[V], rel=1e-12, abs=1e-12)
+        shown = re.search(rf"= {names[d]} = (\S+?)[.;]( |$)", last.explanation)
+        assert shown is not None and float(shown.group(1)) == pytest.approx(table[V], rel=1e-3, abs=1e-12)
+
+
+def test_66_text_is_the_lessons_text() -> None:
+    """One description of a call: lesson 6 prints, for each call, the text the page shows for it."""
+    import lessons
+
+    z, w = figure_6_10()
+    run = symbolic_frames(z, w)
+    assert run.frames[1].explanation == build_grad_call_text(run.calls[0], 1, len(run.calls), run.names)
+    l = lessons.start(6)  # noqa: E741 - the stepper, as in the REPL
+    printed = []
+    while not isinstance(l.next(), str):
+        if hasattr(l, "call") and not hasattr(l, "grad_nodes"):  # a step of one build_grad call
+            printed.append("".join(l.show(width=80).split()))  # the lesson wraps lines; compare the words
+    calls = [f for f in run.frames if f.call is not None]
+    assert len(printed) == len(calls) == 3
+    for shown, f in zip(printed, calls):
+        assert "".join(f.explanation.split()) in shown
+
+
+def test_66_targets_and_bad_arguments(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    a, b = Value(1.5, label="a"), Value(-0.5, label="b")
+    z = a * b + a.exp()
+    run = symbolic_frames(z, b)
+    assert run.targets == [b] and run.gradients[0].data == pytest.approx(1.5)
+    assert "T = {u2 (b)}" in run.frames[0].explanation
+    with pytest.raises(ValueError, match=r"algorithm.*'6.2', '6.6', 'all'.*'6.3'"):
+        viz.steps(z, tmp_path / "p.html", algorithm="6.3")
+    with pytest.raises(TypeError, match="wrt"):
+        symbolic_frames(z, "a")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="empty"):
+        symbolic_frames(z, [])
+    assert not (tmp_path / "p.html").exists()
+
+
+def test_66_pruned_nodes_are_named_in_the_first_frame() -> None:
+    w, v = Value(0.5, label="w"), Value(3.0, label="v")
+    z = w.tanh() * 2 + v.exp()
+    first = symbolic_frames(z, w).frames[0]
+    g = Graph(z)
+    G_prime = g.prune([w])
+    assert len(first.highlight) == len(G_prime) < len(g.nodes)
+    assert f"{len(g.nodes) - len(G_prime)} node(s) of G" in first.explanation
+
+
+def _sections(page: str) -> list[str]:
+    return re.findall(r'<section class="frame[^"]*".*?</section>', page, re.S)
+
+
+def _svg_nodes(section: str) -> dict[str, tuple[str, str]]:
+    """{drawn name: (fill colour of its box, its text)} for each node of a frame's SVG."""
+    out = {}
+    for name, body in re.findall(
+        r'<g id="[^"]*node\d+" class="node">\s*<title>([^<]*)</title>(.*?)</g>', section, re.S
+    ):
+        fill = re.search(r'<polygon fill="([^"]+)"', body)
+        text = " ".join(re.findall(r"<text[^>]*>([^<]*)</text>", body))
+        out[name] = (fill.group(1) if fill else "", text)
+    return out
+
+
+@needs_dot
+@pytest.mark.parametrize("expr, z", random_cases()[-4:], ids=lambda c: c if isinstance(c, str) else "")
+def test_66_page_highlights_the_new_nodes_and_shows_the_drawings_names(expr, z, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from viz import style
+
+    page = viz.steps(z, tmp_path / "p.html", algorithm="6.6").read_text(encoding="utf-8")
+    run = symbolic_frames(z)
+    names = _names_as_drawn(run)
+    sections = _sections(page)
+    assert len(sections) == len(run.frames) == len(run.calls) + 2
+    assert page.count('data-algorithm="6.6"') == len(run.calls)
+    yellow = style.HIGHLIGHT["fillcolor"]
+    for section, f in zip(sections, run.frames):
+        drawn = _svg_nodes(section)
+        highlighted = {n for n, (fill, _) in drawn.items() if fill == yellow}
+        assert highlighted == {names[v] for v in f.highlight}
+        if f.call is None:
+            continue
+        # V and its consumers: the text's names are the drawing's (the box of that name shows its formula)
+        for v in (f.call.V, *f.call.consumers, *f.call.new_nodes):
+            assert names[v] in drawn and formula(v, names) in drawn[names[v]][1]
+        assert html.escape(f.heading) in section
+        text = re.sub(r"<[^>]+>", " ", section.split('<div class="cols">')[0])
+        assert html.escape(f"build_grad(V = {names[f.call.V]}") in text
+    # the values on the page are Algorithm 6.2's
+    table = Graph(z).backprop()
+    for V, d in zip(run.targets, run.gradients):
+        shown = re.search(rf"= {names[d]} = (\S+?)[.;] ", sections[-1])
+        assert shown is not None and float(shown.group(1)) == pytest.approx(table[V], rel=1e-3, abs=1e-12)
+    assert "The book, Algorithm 6.5" in page
+    assert "micrograph&#x27;s summary of Algorithm 6.6, not the book&#x27;s words" in page
+    assert 'data-words="summary"' in page
+
+
+@needs_dot
+def test_all_puts_62_then_66_on_one_page_and_62_is_unchanged(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    z, _ = figure_6_10()
+    only62 = viz.steps(z, tmp_path / "a.html").read_text(encoding="utf-8")
+    both = viz.steps(z, tmp_path / "b.html", algorithm="all").read_text(encoding="utf-8")
+    algos = re.findall(r'<section class="frame[^"]*" id="frame\d+" data-algorithm="([^"]+)"', both)
+    n62 = len(frames(z))
+    assert algos == ["6.1"] * 5 + ["6.2"] * 5 + ["6.5"] + ["6.6"] * 3 + ["6.5"]
+    assert _sections(both)[:n62] == _sections(only62)
+    assert f"step 1 of {n62 + 5}" in both and "T = {u1 (w)}" in both
+    assert "The book, Algorithm 6.2" in only62 and "Algorithm 6.6" not in only62

@@ -403,16 +403,23 @@ def symbolic_frames(z: Value, wrt: Value | Sequence[Value] | None = None) -> Sym
         if left_out
         else "every node of G is, so nothing is pruned."
     )
+    seed = next((D for c in calls for C, D in zip(c.consumers, c.D) if C is z), None)
+    if seed is None:
+        seed_text = ""
+    elif seed in names:
+        seed_text = f", drawn in B as {names[seed]}"
+    else:
+        seed_text = " (not drawn: no node of B reads it, as op.bprop multiplies by 1 without building a node)"
     start = SymbolicFrame(
         "6.5",
         (3, 4, 5),
         "Algorithm 6.5 (symbol-to-symbol back-propagation): G' and grad_table[z] ← 1",
         f"T = {{{T_text}}}, z = {name(z)}. G' keeps the nodes of G that are ancestors of z and descendants "
         f"of a node in T: {len(G_prime)} of the {n}, highlighted; {pruned}\n\n"
-        f"grad_table[z] ← 1: the seed, the constant node 1. Then build_grad (Algorithm 6.6) runs for the "
-        f"nodes of G' from z down: the book's recursion unrolled, so each call finds its consumers' "
-        f"gradients already in the grad_table. There are {len(calls)} call(s); each of the next frames "
-        f"shows one, and highlights in B (orange, on the right) the nodes it adds.",
+        f"grad_table[z] ← 1: the seed, the constant node 1{seed_text}. Then build_grad (Algorithm 6.6) "
+        f"runs for the nodes of G' from z down: the book's recursion unrolled, so each call finds its "
+        f"consumers' gradients already in the grad_table. There are {len(calls)} call(s); each of the "
+        f"next frames shows one, and highlights in B (orange, on the right) the nodes it adds.",
         [(names[v], formula(v, names), fmt(v.data)) for v in G_prime.nodes],
         tuple(G_prime.nodes),
         columns=("node of G'", "computes", "value"),
@@ -659,6 +666,7 @@ def steps(
             highlight = [] if f.node is None else [graph.nodes[f.node]]
             dots.append(digraph(graph, data=f.values, grads=f.grads, highlight=highlight))
     sym: list[SymbolicFrame] = []
+    run: SymbolicSteps | None = None
     if algorithm in ("6.6", "all"):
         run = symbolic_frames(z, wrt)
         sym = run.frames
@@ -682,6 +690,8 @@ def steps(
     zname = clean(z.label) or f"u{len(graph.nodes)}"
     total = len(sections)
     what = _TITLES[algorithm]
+    if run is not None:  # say what T is, with the names the frames use
+        zname += f", T = {{{', '.join(_call_node_name(v, run.names) for v in run.targets)}}}"
     page = (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
