@@ -282,7 +282,8 @@ def test_66_frames_are_the_calls_grad_reports_named_as_drawn(expr, z) -> None:  
         assert f"build_grad(V = {shown_V})" in f.explanation
         for C in call.consumers:
             shown_C = f"{names[C]} ({C.label})" if C.label else names[C]
-            assert f"C = {shown_C}, a {C.op.name}: get_inputs(C, G') = (" in f.explanation
+            article = "an" if C.op.name[0] in "aeiou" else "a"
+            assert f"C = {shown_C}, {article} {C.op.name}: get_inputs(C, G') = (" in f.explanation
         assert f"= {names[call.G_V]} = {fmt(call.G_V.data)}." in f.explanation
         assert [r[0] for r in f.rows] == [names[v] for v in call.new_nodes]
         if V in T:

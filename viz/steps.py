@@ -259,26 +259,34 @@ def build_grad_call_text(call: BuildGradCall, k: int, total: int, names: Mapping
     def name(v: Value) -> str:
         return _call_node_name(v, names)
 
+    new = set(call.new_nodes)
     lines = []
     for C, inputs, D, term in zip(call.consumers, call.inputs, call.D, call.terms):
-        built = "nothing (every local derivative is 0)"
+        built = "builds nothing (every local derivative is 0)"
         if term is not None:
-            built = f"{name(term)} = {formula(term, names)}"
+            what = f"{formula(term, names)} = {fmt(term.data)}" if term.op is None else formula(term, names)
+            built = f"builds {name(term)} = {what}"
+            if term not in new:  # the rule gave back a node that exists already (add passes D on)
+                built = f"returns {name(term)}, a node already built ({what})"
         op = C.op.name if C.op is not None else "leaf"
+        article = "an" if op[:1] in "aeiou" else "a"
         lines.append(
-            f"C = {name(C)}, a {op}: get_inputs(C, G') = ({', '.join(name(a) for a in inputs)}), "
-            f"D = grad_table[C] = {name(D)}; op.bprop builds {built}"
+            f"C = {name(C)}, {article} {op}: get_inputs(C, G') = ({', '.join(name(a) for a in inputs)}), "
+            f"D = grad_table[C] = {name(D)}; op.bprop {built}"
         )
-    added = ", ".join(names.get(v, "?") for v in call.new_nodes) or "none"
+    if call.new_nodes:
+        added = ", ".join(names.get(v, "?") for v in call.new_nodes)
+        added = f"This call added {len(call.new_nodes)} node(s) to B: {added}, highlighted in the picture."
+    else:
+        added = "This call added no node to B: grad_table[V] is a node that was already built."
     return (
         f"Call {k} of {total}: build_grad(V = {name(call.V)}). get_consumers(V, G') gives "
         f"{len(call.consumers)} consumer(s). For each, micrograph's op.bprop applies the operation's one "
         f"derivative rule (micrograph/ops.py) to nodes, so it builds nodes: the term G(i) = D times the "
         f"local derivative.\n\n" + "\n\n".join(lines) + "\n\n"
         f"G <- the sum of the terms: grad_table[{name(call.V)}] = {name(call.G_V)} = {fmt(call.G_V.data)}. "
-        f"This call added {len(call.new_nodes)} node(s) to B: {added}, highlighted in the picture. The "
-        f"grad_table entries it used were built by earlier calls: consumers come later in G, so they are "
-        f"done first."
+        f"{added} The grad_table entries it used were built by earlier calls: consumers come later in G, "
+        f"so they are done first."
     )
 
 
@@ -574,11 +582,13 @@ def _symbolic_frame_html(k: int, frame: SymbolicFrame, svg: str) -> str:
     table = (
         f'<table class="gt"><thead><tr>{"".join(f"<th>{e(c)}</th>" for c in frame.columns)}</tr></thead>'
         f"<tbody>{rows}</tbody></table>"
+        if frame.rows
+        else ""
     )
     return (
         f'<section class="frame" id="frame{k + 1}" data-algorithm="{frame.algorithm}">'
         f"<h2>{e(frame.heading)}</h2>{_explain_html(frame.explanation)}"
-        f'<div class="cols"><div class="graph">{svg}</div>'
+        f'<div class="cols wide"><div class="graph">{svg}</div>'
         f"<div>{_code_html(pseudocode.ALGORITHMS[frame.algorithm], frame.lines)}{table}</div></div>"
         "</section>"
     )

@@ -121,6 +121,7 @@ h1 { font-size: 1.3em; margin: 0 0 0.4em 0; }
 .frame.current { display: block; }
 .cols { display: flex; gap: 1.5em; align-items: flex-start; flex-wrap: wrap; }
 .graph svg { max-width: 62vw; height: auto; }
+.cols.wide .graph svg { max-width: 96vw; }  /* G and B side by side: the code goes below */
 .algo { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.92em; white-space: pre;
         line-height: 1.5; background: #f7f7f7; border: 1px solid #dddddd; padding: 0.6em; }
 .algo .line { padding: 0 0.3em; }
