@@ -335,7 +335,7 @@ def test_66_pruned_nodes_are_named_in_the_first_frame() -> None:
     g = Graph(z)
     G_prime = g.prune([w])
     assert len(first.highlight) == len(G_prime) < len(g.nodes)
-    assert f"{len(g.nodes) - len(G_prime)} node(s) of G" in first.explanation
+    assert f"{len(g.nodes) - len(G_prime)} nodes of G (" in first.explanation
 
 
 def _sections(page: str) -> list[str]:

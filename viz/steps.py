@@ -33,7 +33,7 @@ from micrograph.symbolic import BuildGradCall, grad
 from viz import style
 from viz.dot import check_size, digraph, draw_side_by_side
 from viz.render import pipe_svg, write_atomic
-from viz.words import clean, factor, fmt, formula, node_names
+from viz.words import clean, count, factor, fmt, formula, node_names
 
 __all__ = [
     "steps",
@@ -366,6 +366,10 @@ def _targets(graph: Graph, wrt: Value | Sequence[Value] | None) -> list[Value]:
     return targets
 
 
+def _is_are(items: Sequence[object]) -> str:
+    return "is" if len(items) == 1 else "are"
+
+
 def symbolic_frames(z: Value, wrt: Value | Sequence[Value] | None = None) -> SymbolicSteps:
     """The frames of Algorithm 6.5 and its calls of Algorithm 6.6 on the graph of z, as grad runs them.
 
@@ -406,8 +410,8 @@ def symbolic_frames(z: Value, wrt: Value | Sequence[Value] | None = None) -> Sym
     T_text = ", ".join(name(v) for v in targets)
     left_out = [names[v] for v in graph.nodes if v not in G_prime]
     pruned = (
-        f"{len(left_out)} node(s) of G ({', '.join(left_out)}) are not, and are drawn faded: no gradient "
-        f"flows through them, so build_grad never visits them."
+        f"{count(len(left_out), 'node')} of G ({', '.join(left_out)}) {_is_are(left_out)} not, drawn "
+        f"faded: no gradient flows through them, so build_grad never visits them."
         if left_out
         else "every node of G is, so nothing is pruned."
     )
@@ -426,8 +430,9 @@ def symbolic_frames(z: Value, wrt: Value | Sequence[Value] | None = None) -> Sym
         f"of a node in T: {len(G_prime)} of the {n}, highlighted; {pruned}\n\n"
         f"grad_table[z] ← 1: the seed, the constant node 1{seed_text}. Then build_grad (Algorithm 6.6) "
         f"runs for the nodes of G' from z down: the book's recursion unrolled, so each call finds its "
-        f"consumers' gradients already in the grad_table. There are {len(calls)} call(s); each of the "
-        f"next frames shows one, and highlights in B (orange, on the right) the nodes it adds.",
+        f"consumers' gradients already in the grad_table. There {_is_are(calls)} "
+        f"{count(len(calls), 'call')}; each of the next frames shows one, and highlights in B (orange, on "
+        f"the right) the nodes it adds.",
         [(names[v], formula(v, names), fmt(v.data)) for v in G_prime.nodes],
         tuple(G_prime.nodes),
         columns=("node of G'", "computes", "value"),
