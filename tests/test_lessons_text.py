@@ -479,7 +479,7 @@ def test_lesson_6_steps_through_algorithm_6_6_call_by_call() -> None:
         assert f"build_grad(V = {names[call.V]}" in text
         assert f"= {fmt(call.G_V.data)}." in text and call.G_V.data == Graph(l.z).backprop()[call.V]
         added = [names[v] for v in call.new_nodes]
-        assert f"added {len(added)} node(s) to B: {', '.join(added)}" in " ".join(text.split())
+        assert f"added {count(len(added), 'node')} to B: {', '.join(added)}" in " ".join(text.split())
         source = l.figure().source  # the drawing's boxes: the highlighted ones are this call's
         boxes = re.findall(r'^\s*"?(u\d+)"? \[label=<<TABLE[^\n]*BGCOLOR="([^"]+)"', source, re.M)
         assert sorted(n for n, colour in boxes if colour == style.HIGHLIGHT["fillcolor"]) == sorted(added)

@@ -276,14 +276,15 @@ def build_grad_call_text(call: BuildGradCall, k: int, total: int, names: Mapping
         )
     if call.new_nodes:
         added = ", ".join(names.get(v, "?") for v in call.new_nodes)
-        added = f"This call added {len(call.new_nodes)} node(s) to B: {added}, highlighted in the picture."
+        many = count(len(call.new_nodes), "node")
+        added = f"This call added {many} to B: {added}, highlighted in the picture."
     else:
         added = "This call added no node to B: grad_table[V] is a node that was already built."
     return (
         f"Call {k} of {total}: build_grad(V = {name(call.V)}). get_consumers(V, G') gives "
-        f"{len(call.consumers)} consumer(s). For each, micrograph's op.bprop applies the operation's one "
-        f"derivative rule (micrograph/ops.py) to nodes, so it builds nodes: the term G(i) = D times the "
-        f"local derivative.\n\n" + "\n\n".join(lines) + "\n\n"
+        f"{count(len(call.consumers), 'consumer')}. For each, micrograph's op.bprop applies the "
+        f"operation's one derivative rule (micrograph/ops.py) to nodes, so it builds nodes: the term G(i) = "
+        f"D times the local derivative.\n\n" + "\n\n".join(lines) + "\n\n"
         f"G <- the sum of the terms: grad_table[{name(call.V)}] = {name(call.G_V)} = {fmt(call.G_V.data)}. "
         f"{added} The grad_table entries it used were built by earlier calls: consumers come later in G, "
         f"so they are done first."
