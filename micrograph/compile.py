@@ -57,7 +57,7 @@ from functools import lru_cache
 from typing import Any
 
 from micrograph.backprop import grad_table_list
-from micrograph.engine import Value
+from micrograph.engine import Value, as_values
 from micrograph.forward import input_values
 from micrograph.graph import Graph, Inputs, topological_order
 from micrograph.memory import paused_gc
@@ -239,16 +239,7 @@ def compile_graph(
         )
     if part_size < 1:
         raise ValueError(f"compile_graph: part_size must be at least 1, got {part_size!r}")
-    if isinstance(wrt, (str, bytes)) or not isinstance(wrt, Iterable):
-        raise TypeError(
-            f"compile_graph: wrt must be a Value or a sequence of Values, got {type(wrt).__name__} {wrt!r}"
-        )
-    targets = list(wrt)
-    if not targets:
-        raise ValueError("compile_graph: wrt is empty; give the nodes to differentiate with respect to")
-    for k, v in enumerate(targets):
-        if not isinstance(v, Value):
-            raise TypeError(f"compile_graph: wrt[{k}] must be a Value, got {type(v).__name__} {v!r}")
+    targets = as_values(wrt, "compile_graph", "wrt")
     kept = list(keep)
     for v in kept:
         if v not in g.index:

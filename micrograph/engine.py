@@ -40,7 +40,7 @@ from micrograph.ops import (
     pow_const,
 )
 
-__all__ = ["Value", "NodeMeta", "apply", "as_value", "sum_nodes", "topological_order"]
+__all__ = ["Value", "NodeMeta", "apply", "as_value", "as_values", "sum_nodes", "topological_order"]
 
 Number = Union[int, float]
 
@@ -716,6 +716,36 @@ def as_value(x: Any) -> Value:
     if v is NotImplemented:
         raise TypeError(f"expected a Value or a real number, got {type(x).__name__} {x!r}")
     return v  # type: ignore[no-any-return]
+
+
+def as_values(x: Any, where: str, name: str) -> list[Value]:
+    """``x``, one Value or a sequence of them (the targets T of a derivative, say), as a non-empty list.
+
+    Args:
+        x: a Value, or an iterable of Values (not a string).
+        where: the caller, for messages, e.g. ``"grad(z, T)"``.
+        name: the argument's name, for messages, e.g. ``"T"``.
+
+    Returns:
+        The Values, in order.
+
+    Raises:
+        TypeError: x is neither a Value nor an iterable (a string counts as neither), or an item of it is
+            not a Value (the message names its position, ``T[1]``).
+        ValueError: x is empty.
+    """
+    if isinstance(x, Value):
+        return [x]
+    if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
+        got = f"{type(x).__name__} {x!r}"
+        raise TypeError(f"{where}: {name} must be a Value or a sequence of Values, got {got}")
+    items = list(x)
+    if not items:
+        raise ValueError(f"{where}: {name} is empty; give at least one Value to differentiate by")
+    for k, v in enumerate(items):
+        if not isinstance(v, Value):
+            raise TypeError(f"{where}: {name}[{k}] must be a Value, got {type(v).__name__} {v!r}")
+    return items
 
 
 def apply(op: Any, args: tuple[Any, ...]) -> Value:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from micrograph.engine import Value, topological_order
+from micrograph.engine import Value, as_values, topological_order
 from micrograph.errors import DomainError
 from micrograph.graph import Graph
 from micrograph.ops import local_derivative
@@ -41,13 +41,7 @@ class JVP:
 
 
 def _as_list(x: Value | Sequence[Value], what: str) -> list[Value]:
-    items = [x] if isinstance(x, Value) else list(x)
-    if not items:
-        raise ValueError(f"jvp: {what} is empty; give at least one Value")
-    for k, v in enumerate(items):
-        if not isinstance(v, Value):
-            raise TypeError(f"jvp: {what}[{k}] must be a Value, got {type(v).__name__} {v!r}")
-    return items
+    return as_values(x, "jvp", what)
 
 
 def jvp(outputs: Value | Sequence[Value], inputs: Value | Sequence[Value], v: float | Sequence[float]) -> JVP:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from micrograph.engine import NodeMeta, Value, as_value, sum_nodes
+from micrograph.engine import NodeMeta, Value, as_value, as_values, sum_nodes
 from micrograph.errors import DomainError
 from micrograph.graph import Graph, SubGraph, get_consumers, get_inputs, get_operation
 from micrograph.memory import paused_gc
@@ -196,21 +196,7 @@ def grad(
     if not isinstance(z, Value):
         raise TypeError(f"grad(z, T): z must be a Value, got {type(z).__name__} {z!r}")
     single = isinstance(T, Value)
-    if single:
-        targets: list[Value] = [T]  # type: ignore[list-item]
-    elif isinstance(T, (str, bytes)) or not isinstance(T, Iterable):
-        raise TypeError(
-            f"grad(z, T): T must be a Value or a sequence of Values, got {type(T).__name__} {T!r}"
-        )
-    else:
-        targets = list(T)
-        if not targets:
-            raise ValueError(
-                "grad(z, T): T is empty; give at least one Value to differentiate with respect to"
-            )
-        for k, V in enumerate(targets):
-            if not isinstance(V, Value):
-                raise TypeError(f"grad(z, T): T[{k}] must be a Value, got {type(V).__name__} {V!r}")
+    targets = as_values(T, "grad(z, T)", "T")
     with paused_gc():  # building B allocates many nodes that cannot form cycles
         G = Graph(z)
         G_prime = G.prune(targets)  # G' <- G pruned to ancestors of z and descendants of nodes in T

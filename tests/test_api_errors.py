@@ -7,6 +7,7 @@ inside, or passed silently). Each row: the call, the exception class, and words 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -88,3 +89,25 @@ def test_load_csv_accepts_a_byte_order_mark(tmp_path: Path) -> None:
     bom = _csv(tmp_path, "bom.csv", b"\xef\xbb\xbf2,2,a,b\n1,2,0\n3,4,1\n")
     (X, y), classes = datasets.load_csv(bom)
     assert X == [[1.0, 2.0], [3.0, 4.0]] and y == [0, 1] and classes == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    "call, where",
+    [
+        (lambda z, T: __import__("micrograph").grad(z, T), "grad(z, T): T"),
+        (lambda z, T: compile_graph(Graph(z), T), "compile_graph: wrt"),
+        (lambda z, T: viz.explore(z, wrt=T), "explore(z, wrt): wrt"),
+        (lambda z, T: __import__("micrograph").jvp(z, T, [1.0]), "jvp: inputs"),
+    ],
+)
+def test_every_list_of_targets_is_checked_alike(call: Callable[..., Any], where: str) -> None:
+    """One check (micrograph.engine.as_values) for every argument that takes one Value or several."""
+    w = Value(0.5, label="w")
+    z = w.tanh()
+    head = re.escape(where)
+    with pytest.raises(TypeError, match=rf"^{head} must be a Value or a sequence of Values, got str"):
+        call(z, "w")
+    with pytest.raises(ValueError, match=rf"^{head} is empty"):
+        call(z, [])
+    with pytest.raises(TypeError, match=rf"^{head}\[1\] must be a Value, got float 2\.0"):
+        call(z, [w, 2.0])

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from micrograph.compile import compile_javascript
-from micrograph.engine import Value
+from micrograph.engine import Value, as_values
 from micrograph.graph import Graph, topological_order
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from micrograph.symbolic import grad
@@ -130,15 +130,9 @@ def explorer_spec(
     _check_size(n, max_nodes)
     if wrt is None:
         targets = list(graph.variables) or [nodes[0]]
-    elif isinstance(wrt, Value):
-        targets = [wrt]
     else:
-        targets = list(wrt)
-        if not targets:
-            raise ValueError("explore(z, wrt): wrt is empty; give the nodes to differentiate with respect to")
+        targets = as_values(wrt, "explore(z, wrt)", "wrt")
     for k, w in enumerate(targets):
-        if not isinstance(w, Value):
-            raise TypeError(f"explore(z, wrt): wrt[{k}] must be a Value, got {type(w).__name__} {w!r}")
         if w not in graph.index:
             raise ValueError(f"explore(z, wrt): wrt[{k}] = {w!r} is not a node of the graph of z")
 

@@ -19,14 +19,14 @@ import hashlib
 import html
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from micrograph import pseudocode
 from micrograph.backprop import BackpropStep, run_algorithm_6_2
-from micrograph.engine import Value
+from micrograph.engine import Value, as_values
 from micrograph.forward import evaluate, input_values
 from micrograph.graph import Graph, topological_order
 from micrograph.symbolic import BuildGradCall, grad
@@ -354,17 +354,7 @@ def _targets(graph: Graph, wrt: Value | Sequence[Value] | None) -> list[Value]:
                 "give wrt= the Values to differentiate with respect to"
             )
         return targets
-    if isinstance(wrt, Value):
-        return [wrt]
-    if isinstance(wrt, (str, bytes)) or not isinstance(wrt, Iterable):
-        raise TypeError(f"steps(wrt=...): a Value or a sequence of Values, got {type(wrt).__name__} {wrt!r}")
-    targets = list(wrt)
-    if not targets:
-        raise ValueError("steps(wrt=...): empty; give at least one Value to differentiate with respect to")
-    for k, v in enumerate(targets):
-        if not isinstance(v, Value):
-            raise TypeError(f"steps(wrt=...): wrt[{k}] must be a Value, got {type(v).__name__} {v!r}")
-    return targets
+    return as_values(wrt, "steps(z, path, wrt=...)", "wrt")
 
 
 def _is_are(items: Sequence[object]) -> str:
