@@ -19,6 +19,7 @@ from conftest import CHROMIUM
 
 import viz
 from micrograph import Value
+from micrograph.families import chain
 
 pytestmark = [
     pytest.mark.skipif(
@@ -113,13 +114,7 @@ def test_script_label_is_text_and_runs_nothing(browser, tmp_path):
 
 
 def test_clicking_through_algorithm_6_6_on_figure_6_10(browser, tmp_path):
-    w = Value(0.5, label="w")
-    x = w.tanh()
-    x.label = "x"
-    y = x.tanh()
-    y.label = "y"
-    z = y.tanh()
-    z.label = "z"
+    z, _ = chain(3)  # figure 6.10's z = tanh(tanh(tanh(w))), labelled w, x, y, z
     path = viz.steps(z, tmp_path / "alg66.html", algorithm="6.6")
     page, events = open_page(browser, path)
     total = page.locator("section.frame").count()

@@ -16,6 +16,7 @@ import pytest
 
 import viz
 from micrograph import Graph, Value
+from micrograph.families import chain
 from viz import steps as symbolic_steps
 from viz.steps import (
     ALGORITHM_6_1,
@@ -224,14 +225,7 @@ def test_tour_pages_use_each_lessons_opening_numbers(tmp_path) -> None:  # type:
 
 
 def figure_6_10() -> tuple[Value, Value]:
-    w = Value(0.5, label="w")
-    x = w.tanh()
-    x.label = "x"
-    y = x.tanh()
-    y.label = "y"
-    z = y.tanh()
-    z.label = "z"
-    return z, w
+    return chain(3)  # z = tanh(tanh(tanh(w))) at w = 0.5, labelled w, x, y, z as in the figure
 
 
 def random_cases() -> list[tuple[str, Value]]:
