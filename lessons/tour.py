@@ -27,7 +27,7 @@ from typing import Any
 
 import lessons
 from lessons._core import Stepper
-from micrograph import Graph
+from micrograph import Graph, pseudocode
 from viz import style
 
 __all__ = ["INDEX", "MARKER", "TourResult", "run"]
@@ -142,7 +142,6 @@ def _flipbooks(out: Path, live: dict[int, Stepper], result: TourResult) -> list[
         (6, "steps_figure_6_10.html", "figure 6.10's (lesson 6)", "6.2"),
         (6, "steps_figure_6_10_alg66.html", "figure 6.10's (lesson 6)", "6.6"),
     ]
-    shown = {"6.2": "Algorithms 6.1 and 6.2", "6.6": "Algorithm 6.5 and each call of build_grad (6.6)"}
     for n, name, whose, algorithm in wanted:
         if n not in live:
             continue
@@ -150,7 +149,7 @@ def _flipbooks(out: Path, live: dict[int, Stepper], result: TourResult) -> list[
         z = first.z
         at = ", ".join(f"{v.label} = {v.data:g}" for v in Graph(z).variables if v.label)
         expr = getattr(first, "expr", None) or _expr(z)
-        what = f"{shown[algorithm]} frame by frame on {whose} z = {expr}"
+        what = f"{pseudocode.named(pseudocode.STEP_PAGES[algorithm])} frame by frame on {whose} z = {expr}"
         result.files.append(Path(viz.steps(z, out / name, algorithm=algorithm, overwrite=False)))
         pages.append((name, f"{what} at {at}"))
     return pages

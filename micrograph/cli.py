@@ -33,6 +33,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from micrograph import pseudocode
+
 __all__ = ["main", "build_parser", "UserError"]
 
 PROG = "micrograph"
@@ -379,14 +381,6 @@ def _cmd_lesson(args: argparse.Namespace) -> int:
     return 0
 
 
-_STEPS_SHOWN = {
-    "6.2": "Algorithms 6.1 and 6.2",
-    "6.6": "Algorithms 6.5 and 6.6",
-    "all": "Algorithms 6.1, 6.2, 6.5 and 6.6",
-}
-"""What each ``steps --algorithm`` choice puts on the page."""
-
-
 def _cmd_steps(args: argparse.Namespace) -> int:
     from micrograph.expr import build
 
@@ -404,7 +398,8 @@ def _cmd_steps(args: argparse.Namespace) -> int:
     written = viz.steps(
         z, out, algorithm=args.algorithm, wrt=wrt, overwrite=args.force, max_nodes=args.max_nodes
     )
-    print(f"wrote {written}: {_STEPS_SHOWN[args.algorithm]} step by step on z = {args.expression}")
+    shown = pseudocode.named(pseudocode.STEP_PAGES[args.algorithm])
+    print(f"wrote {written}: {shown} step by step on z = {args.expression}")
     return 0
 
 
@@ -595,7 +590,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     st.add_argument(
         "--algorithm",
-        choices=list(_STEPS_SHOWN),
+        choices=list(pseudocode.STEP_PAGES),
         default="6.2",
         help="6.2 (default): Algorithm 6.1 (forward) then 6.2 (symbol-to-number back-propagation), node by "
         "node; 6.6: Algorithm 6.5 (G pruned to G', grad_table[z] = 1) then one frame per call of "

@@ -24,6 +24,8 @@ __all__ = [
     "ALGORITHM_6_6",
     "ALGORITHMS",
     "PUSH_FORM",
+    "STEP_PAGES",
+    "named",
 ]
 
 
@@ -170,6 +172,22 @@ ALGORITHMS: dict[str, Algorithm] = {
     for a in (ALGORITHM_6_1, ALGORITHM_6_2, ALGORITHM_6_3, ALGORITHM_6_4, ALGORITHM_6_5, ALGORITHM_6_6)
 }
 """Every algorithm by number: ``ALGORITHMS["6.2"]``."""
+
+STEP_PAGES: dict[str, tuple[str, ...]] = {
+    "6.2": ("6.1", "6.2"),
+    "6.6": ("6.5", "6.6"),
+    "all": ("6.1", "6.2", "6.5", "6.6"),
+}
+"""The step-through page's choices (``viz.steps(algorithm=...)``, ``micrograph steps --algorithm``): the
+algorithms each one steps through, in order: symbol-to-number, symbol-to-symbol, or both."""
+
+
+def named(numbers: tuple[str, ...]) -> str:
+    """``"Algorithms 6.1 and 6.2"``, ``"Algorithm 6.5"``: algorithms by number, in words."""
+    if len(numbers) == 1:
+        return f"Algorithm {numbers[0]}"
+    return f"Algorithms {', '.join(numbers[:-1])} and {numbers[-1]}"
+
 
 PUSH_FORM = (
     "We can then compute the gradient with respect to each parent of z in the graph by multiplying the "

@@ -33,3 +33,14 @@ def test_push_form_is_quoted_from_section_6_5_6() -> None:
 
 def test_normalise_catches_a_wrong_line() -> None:
     assert not in_book("for j = 1 up to n - 1 do")
+
+
+def test_step_pages_name_their_algorithms_and_are_the_commands_choices() -> None:
+    from micrograph.cli import build_parser
+
+    assert pseudocode.named(("6.5",)) == "Algorithm 6.5"
+    assert pseudocode.named(pseudocode.STEP_PAGES["all"]) == "Algorithms 6.1, 6.2, 6.5 and 6.6"
+    assert all(n in pseudocode.ALGORITHMS for page in pseudocode.STEP_PAGES.values() for n in page)
+    steps = build_parser()._subparsers._group_actions[0].choices["steps"]  # type: ignore[union-attr]
+    algorithm = next(a for a in steps._actions if a.dest == "algorithm")
+    assert list(algorithm.choices) == list(pseudocode.STEP_PAGES)

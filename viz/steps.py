@@ -44,7 +44,6 @@ __all__ = [
     "Frame",
     "SymbolicFrame",
     "SymbolicSteps",
-    "ALGORITHMS",
     "ALGORITHM_6_1",
     "ALGORITHM_6_2",
     "ALGORITHM_6_5",
@@ -220,9 +219,6 @@ ALGORITHM_6_5 = list(pseudocode.ALGORITHM_6_5.lines)
 
 ALGORITHM_6_6 = list(pseudocode.ALGORITHM_6_6.lines)
 """Algorithm 6.6 (build_grad), line by line: micrograph's summary, not the book's words (``quoted`` False)."""
-
-ALGORITHMS = ("6.2", "6.6", "all")
-"""The values of ``steps(algorithm=...)``: 6.1 then 6.2, 6.5 then 6.6, or all four on one page."""
 
 _CALL_LINES = tuple(range(1, len(ALGORITHM_6_6)))  # a call that builds: every line after the lookup
 
@@ -452,7 +448,8 @@ def symbolic_frames(z: Value, wrt: Value | Sequence[Value] | None = None) -> Sym
             "Algorithm 6.5: return grad_table restricted to T",
             f"Return grad_table restricted to T: {entries}. Each is a node of B, highlighted: evaluate it "
             f"again with new inputs (Algorithm 6.1 on B), draw it, or differentiate it again. Its value "
-            f"is the number Algorithm 6.2 computes for the same G.",
+            f"is the number Algorithm 6.2 computes for the same G, to the last bit unless a sum of three "
+            f"terms or more was grouped otherwise (op.bprop first adds a consumer's own terms).",
             [(names.get(d, "?"), formula(d, names), fmt(d.data)) for d in gradients],
             tuple(gradients),
             columns=("grad_table entry", "computes", "value"),
@@ -590,11 +587,6 @@ def _symbolic_frame_html(k: int, frame: SymbolicFrame, svg: str) -> str:
     )
 
 
-_TITLES = {
-    "6.2": "Algorithms 6.1 and 6.2",
-    "6.6": "Algorithms 6.5 and 6.6",
-    "all": "Algorithms 6.1, 6.2, 6.5 and 6.6",
-}
 
 
 def steps(
@@ -630,7 +622,7 @@ def steps(
     Args:
         z: the output u(n), a Value. Its graph is not changed (grad adds B beside it).
         path: the HTML file to write (atomically).
-        algorithm: ``"6.2"``, ``"6.6"`` or ``"all"`` (see :data:`ALGORITHMS`).
+        algorithm: ``"6.2"``, ``"6.6"`` or ``"all"`` (:data:`micrograph.pseudocode.STEP_PAGES`).
         wrt: for Algorithm 6.5, the targets T (a Value or a sequence of Values); by default the graph's
             variables (the inputs that are not constants, in u(i) order). Ignored for ``"6.2"``.
         overwrite: if False, an existing file is an error.
@@ -641,8 +633,8 @@ def steps(
         The path written.
 
     Raises:
-        ValueError: ``algorithm`` is not one of :data:`ALGORITHMS`; T is empty, or z has no variables
-            and no ``wrt`` is given.
+        ValueError: ``algorithm`` is not one of :data:`~micrograph.pseudocode.STEP_PAGES`; T is empty,
+            or z has no variables and no ``wrt`` is given.
         GraphTooLarge: the graph (or G and B together) has more than ``max_nodes`` nodes.
         FileExistsError: the file exists and ``overwrite`` is False.
         GraphvizMissing: Graphviz's ``dot`` program is not installed (nothing is written).
@@ -652,9 +644,9 @@ def steps(
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 and 6.5.6,
     Algorithms 6.1, 6.2, 6.5 and 6.6.
     """
-    if algorithm not in ALGORITHMS:
+    if algorithm not in pseudocode.STEP_PAGES:
         raise ValueError(
-            f"steps(algorithm=...): must be one of {', '.join(repr(a) for a in ALGORITHMS)}, "
+            f"steps(algorithm=...): must be one of {', '.join(repr(a) for a in pseudocode.STEP_PAGES)}, "
             f"got {algorithm!r}"
         )
     if not isinstance(z, Value):
@@ -695,7 +687,7 @@ def steps(
     csp = f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{digest}'"
     zname = clean(z.label) or f"u{len(graph.nodes)}"
     total = len(sections)
-    what = _TITLES[algorithm]
+    what = pseudocode.named(pseudocode.STEP_PAGES[algorithm])
     if run is not None:  # say what T is, with the names the frames use
         zname += f", T = {{{', '.join(_call_node_name(v, run.names) for v in run.targets)}}}"
     page = (
