@@ -77,11 +77,12 @@ def _derivatives_text(l: Any) -> str:
         if others
         else ""
     )
+    grow = ", growing with the order" if l.sizes == sorted(l.sizes) and l.sizes[0] < l.sizes[-1] else ""
     return (
         f"z = {l.expr} at {_at(l)}. grad(z, {l.wrt.label}) returns a node d1 = {_d(l, 1)} = "
         f"{fmt(l.d1.data)}. Because d1 is an ordinary node, grad(d1, {l.wrt.label}) differentiates the "
         f"backward graph itself: d2 = {_d(l, 2)} = {fmt(l.d2.data)}, and grad(d2, {l.wrt.label}) gives "
-        f"d3 = {_d(l, 3)} = {fmt(l.d3.data)}.{held} The graphs grow with the order: z is computed from "
+        f"d3 = {_d(l, 3)} = {fmt(l.d3.data)}.{held} Each is a graph of its own{grow}: z is computed from "
         f"{count(l.sizes[0], 'node')}, d1 from {count(l.sizes[1], 'node')}, d2 from "
         f"{count(l.sizes[2], 'node')}, d3 from {count(l.sizes[3], 'node')}. The "
         f"picture shows the graph of d1 (G with its B) and, on the right, the B that grad(d1, "
@@ -100,7 +101,7 @@ def _moved(l: Any, x: float) -> list[float] | None:
 
 def _check(l: Any) -> None:
     l.x0 = l.wrt.data
-    up, down = _moved(l, l.x0 + H), _moved(l, l.x0 - H)  # d1 and d2 at w + h and w - h
+    up, down = _moved(l, l.x0 + H), _moved(l, l.x0 - H)  # d1 and d2 at x0 + h and x0 - h
     l.wrt.data = l.x0  # back to the lesson's value, everywhere
     for d in (l.z, l.d1, l.d2, l.d3):
         Graph(d).forward()

@@ -599,6 +599,12 @@ def _check_lesson_7(expr: str, at: dict[str, float]) -> None:
         assert node.data == pytest.approx(exact, rel=1e-9, abs=1e-12), (k, node.data, exact)
     assert f"z = {expr} at" in views[0] and f"d2 = d2z/d{w}2 = {fmt(l.d2.data)}" in views[0]
     assert (len(at) > 1) == ("partial derivatives" in views[0])
+    sizes = [len(Graph(d).nodes) for d in (l.z, l.d1, l.d2, l.d3)]
+    said = [f"z is computed from {count(sizes[0], 'node')}"]
+    said += [f"d{k} from {count(size, 'node')}" for k, size in enumerate(sizes[1:], 1)]
+    assert all(s in views[0] for s in said), said  # the sizes printed are the graphs' own
+    if "growing with the order" in views[0]:  # said only where it is true
+        assert sizes == sorted(sizes) and sizes[0] < sizes[-1]
     # the Hessian-vector product is the student's when z has two variables or more
     hvp = views[2]
     if len(at) > 1:
