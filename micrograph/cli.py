@@ -431,84 +431,14 @@ def _cmd_tour(args: argparse.Namespace) -> int:
 
 # --- exercise -------------------------------------------------------------------------------------------
 
-_EXERCISE_FLOW = """\
-The flow: list the exercises, start one (a template NAME.py with the book's pseudo-code and TODOs is
-written into the current directory, never over an existing file), fill in the TODOs, check it. The check
-runs your code on graphs chosen to catch the real mistakes and compares it with micrograph's own
-algorithms; at the first failure it names the wrong node, the expected and actual values, the term of the
-sum that differs, a hint with the book's sentence, and writes a drawing of the failure next to your file
-(NAME.failure.svg). Passes are kept in .micrograph-progress.json in the current directory.
-
-  micrograph exercise list
-  micrograph exercise start backprop
-  micrograph exercise check backprop.py          # exit 0: all checks pass, 1: a check failed
-  micrograph exercise check backprop.py --json   # for a course's autograder
-"""
-
-
-def _exercise_of(path: Path, given: str | None) -> str:
-    """The exercise a file is: --exercise, else its marker line, else its name (backprop.py)."""
-    from lessons import exercises
-
-    if given is not None:
-        if given not in exercises.EXERCISES:
-            raise UserError(
-                f"there is no exercise {given!r}; the exercises are {', '.join(exercises.EXERCISES)}"
-            )
-        return given
-    try:
-        head = path.read_text(encoding="utf-8", errors="replace").splitlines()[:5]
-    except OSError as e:
-        raise UserError(f"cannot read {path}: {e.strerror or e}") from None
-    for line in head:
-        if line.startswith("# micrograph exercise:"):
-            name = line.split(":", 1)[1].strip()
-            if name in exercises.EXERCISES:
-                return name
-    if path.stem in exercises.EXERCISES:
-        return path.stem
-    raise UserError(
-        f"cannot tell which exercise {path} is: name it after one ({', '.join(exercises.EXERCISES)}), "
-        "keep the template's first line, or pass --exercise NAME"
-    )
-
 
 def _cmd_exercise(args: argparse.Namespace) -> int:
-    from lessons import exercises
+    from lessons.exercises import command
 
-    if args.action == "list":
-        print(exercises.list())
-        return 0
-    if args.action == "start":
-        if args.name not in exercises.EXERCISES:
-            raise UserError(
-                f"there is no exercise {args.name!r}; the exercises are {', '.join(exercises.EXERCISES)}"
-            )
-        target = Path(args.dir)
-        if not target.is_dir():
-            raise UserError(f"{args.dir!r} is not a directory")
-        try:
-            path = exercises.start(args.name, target)
-        except FileExistsError:
-            raise UserError(
-                f"{target / (args.name + '.py')} exists; not overwriting it (move it away to start again)"
-            ) from None
-        except OSError as e:
-            raise UserError(f"cannot write into {args.dir!r}: {e.strerror or e}") from None
-        print(f"wrote {path}: fill in the TODOs, then run  micrograph exercise check {path}")
-        return 0
-    path = Path(args.file)
-    if not path.is_file():
-        raise UserError(f"no file {args.file!r} to check")
-    if args.time_limit is not None and not args.time_limit > 0:
-        raise UserError(f"--time-limit must be a positive number of seconds, got {args.time_limit}")
-    name = _exercise_of(path, args.exercise)
-    kw = {} if args.time_limit is None else {"time_limit": args.time_limit}
-    report = exercises.check(
-        name, path, record=not args.no_progress, **kw
-    )  # a failure's drawing: next to FILE
-    print(report.to_json() if args.json else report.text())
-    return 0 if report.passed else 1
+    try:
+        return command.run(args)
+    except command.UsageError as e:
+        raise UserError(str(e)) from None
 
 
 # --- the parser -----------------------------------------------------------------------------------------
@@ -726,35 +656,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal only)")
     tr.set_defaults(func=_cmd_train)
 
-    ex = sub.add_parser(
-        "exercise",
-        help="exercises: write the book's algorithms yourself and have them checked",
-        description="Exercises for section 6.5: you write the book's algorithms (local derivatives, the "
-        "topological order, Algorithms 6.1, 6.2, 6.4 and 6.6, the naive chain rule), micrograph checks them.",
-        epilog=_EXERCISE_FLOW,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    ex_sub = ex.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
-    ex_sub.add_parser("list", help="the exercises, the book's algorithm each covers, which passed")
-    ex_start = ex_sub.add_parser("start", help="write the template NAME.py (never overwrites)")
-    ex_start.add_argument("name", metavar="NAME", help="the exercise (see: micrograph exercise list)")
-    ex_start.add_argument("--dir", default=".", help="the directory to write it into (default: here)")
-    ex_check = ex_sub.add_parser(
-        "check",
-        help="check FILE; exit 0 when every check passes, 1 otherwise",
-        description="Check your solution against micrograph's engine. Exit status: 0 every check passed, 1 a "
-        "check failed (the report says where and why), 2 a usage error. A drawing of the failure is written "
-        "next to FILE as FILE's name with .failure.svg.",
-    )
-    ex_check.add_argument("file", metavar="FILE", help="your solution, e.g. backprop.py")
-    ex_check.add_argument("--json", action="store_true", help="print the report as JSON (for autograders)")
-    ex_check.add_argument(
-        "--no-progress", action="store_true", help="do not record the result in .micrograph-progress.json"
-    )
-    ex_check.add_argument("--exercise", metavar="NAME", help="which exercise FILE is (default: from FILE)")
-    ex_check.add_argument(
-        "--time-limit", type=float, metavar="S", help="seconds one case may run (default: 3)"
-    )
+    from lessons.exercises import command  # the exercise subcommand's parser lives beside its handler
+
+    ex = command.add_parser(sub, _Parser)
     ex.set_defaults(func=_cmd_exercise, exercise_parser=ex)
     return p
 

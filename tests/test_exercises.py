@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from exercise_solutions import CORRECT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lessons import exercises
 from lessons.exercises import tools
-from lessons.exercises.checks import DERIVATIVE_RULES
 from lessons.exercises.progress import PROGRESS_FILE
 from lessons.exercises.templates import TEMPLATES
 from micrograph.cli import main
@@ -101,12 +101,12 @@ def test_check_exits_0_when_every_check_passes_and_1_otherwise(tmp_path: Path) -
     (tmp_path / "backprop.py").write_text(CORRECT_BACKPROP, encoding="utf-8")
     ok = run_cli("exercise", "check", "backprop.py", cwd=tmp_path)
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert "All 12 checks passed" in ok.stdout
+    assert "All 12 checks passed: 12 of 12 points" in ok.stdout
     assert "PASS  a chain 10,000 deep" in ok.stdout
     (tmp_path / "wrong.py").write_text(OVERWRITE_BACKPROP, encoding="utf-8")  # named by its marker line
     bad = run_cli("exercise", "check", "wrong.py", cwd=tmp_path)
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "FAILED on: a * a: one node takes the same parent twice" in bad.stdout
+    assert "FAILED first on: a * a: one node takes the same parent twice" in bad.stdout
     assert "holds one term of its sum" in bad.stdout
     assert all(len(line) <= 80 for line in bad.stdout.splitlines() if "Drawing of the failure" not in line)
     drawing = tmp_path / "wrong.failure.svg"
@@ -124,7 +124,10 @@ def test_check_json_for_autograders(tmp_path: Path) -> None:
     assert not (tmp_path / PROGRESS_FILE).exists()
     data = json.loads(done.stdout)
     assert data["exercise"] == "backprop"
-    assert data["checks_run"] == 1 and data["checks_passed"] == 0 and data["passed"] is False
+    assert data["checks_run"] == 12 and data["passed"] is False  # every case runs and is scored
+    assert data["score"] == data["checks_passed"] < data["max_score"] == 12
+    assert data["cases"][0]["passed"] is False and data["cases"][0]["mistake"] == "overwrite"
+    assert data["seed"] == 0 and len(data["solution_sha256"]) == 64
     first = data["first_failure"]
     assert first["case"] == "a * a: one node takes the same parent twice"
     assert first["mistake"] == "overwrite"
@@ -160,7 +163,8 @@ def test_usage_errors_exit_2_with_one_line(tmp_path: Path, argv: list[str], says
 def test_exercise_help_explains_the_flow(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["exercise"]) == 0
     text = capsys.readouterr().out
-    for phrase in ("micrograph exercise list", "micrograph exercise start backprop", "--json", "exit 0"):
+    phrases = ("micrograph exercise list", "micrograph exercise start backprop", "--format gradescope")
+    for phrase in phrases:
         assert phrase in text
 
 
@@ -230,8 +234,13 @@ def test_check_a_function_typed_in_the_repl(tmp_path: Path, monkeypatch: pytest.
     assert "backprop     passed" in str(exercises.list())
 
 
-def test_a_module_and_a_dict_are_solutions_too() -> None:
-    rules = {name: exercises.reference("derivatives").__dict__[name] for name, _, _ in DERIVATIVE_RULES}
+def test_a_module_and_a_dict_are_solutions_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "my_rules.py").write_text(CORRECT["derivatives"], encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import my_rules  # type: ignore[import-not-found]
+
+    assert exercises.check("derivatives", my_rules, record=False).passed
+    rules = {name: getattr(my_rules, name) for name in exercises.EXERCISES["derivatives"].functions}
     assert exercises.check("derivatives", rules, record=False).passed
     with pytest.raises(TypeError, match="several functions"):
         exercises.check("derivatives", lambda x, out: 0.0, record=False)
@@ -247,13 +256,14 @@ def test_jupyter_shows_the_report_with_the_drawing_inline(tmp_path: Path) -> Non
     report = exercises.check("backprop", wrong, record=False)
     assert not report.passed and report.failure is not None
     page = report._repr_html_()
-    assert "<pre" in page and "FAILED on: a * a" in page
+    assert "<pre" in page and "FAILED first on: a * a" in page
     assert "<svg" in page and "<?xml" not in page  # inline, ready for the notebook
     assert report.svg_path is None  # nothing written from a REPL unless asked
     assert "report.save_svg('failure.svg')" in report.text()
     saved = Path(report.save_svg(tmp_path / "failure.svg"))
     assert saved.read_text(encoding="utf-8").startswith("<svg")
-    passed = exercises.check("topo", exercises.reference("topo"), record=False)
+    (tmp_path / "topo.py").write_text(CORRECT["topo"], encoding="utf-8")
+    passed = exercises.check("topo", tmp_path / "topo.py", record=False)
     with pytest.raises(ValueError, match="every check passed"):
         passed.save_svg(tmp_path / "none.svg")
 
@@ -267,6 +277,11 @@ def test_each_template_is_a_todo_until_filled_in(tmp_path: Path) -> None:
         report = exercises.check(name, path, record=False)
         assert report.failure is not None and report.failure.mistake == "todo", (name, report.text())
         assert f'File "{path}"' in report.failure.traceback
+
+
+def test_each_template_names_its_lesson() -> None:
+    for name, e in exercises.EXERCISES.items():
+        assert f"Lesson {e.lesson} steps through it first:  python -m lessons {e.lesson}" in TEMPLATES[name]
 
 
 def test_the_same_mistake_gives_the_same_first_failure_every_time(tmp_path: Path) -> None:
@@ -289,13 +304,14 @@ def test_a_case_that_runs_forever_is_stopped_and_named() -> None:
     assert time.monotonic() - start < 30  # generous: only "it does not hang"
     assert report.failure is not None and report.failure.mistake == "timeout"
     assert report.failure.case == "a * a: one node takes the same parent twice"
-    assert "stopped after 0.5 s" in report.text()
+    assert "used more than 0.5 s of CPU time" in report.text()
+    assert len(report.cases) == 12 and report.score == 0  # every case ran, each stopped
 
 
 def test_a_solution_mutating_the_graph_is_caught_for_every_exercise_that_gets_one() -> None:
     def topo(z):  # type: ignore[no-untyped-def]
         z.label = "changed"
-        return exercises.reference("topo").topological_order(z)
+        return [z]
 
     report = exercises.check("topo", topo, record=False)
     assert report.failure is not None and report.failure.mistake == "mutation"
@@ -307,7 +323,7 @@ def test_a_solution_mutating_the_graph_is_caught_for_every_exercise_that_gets_on
 
     report = exercises.check("naive", naive, record=False)
     assert report.failure is not None and report.failure.mistake == "mutation"
-    assert "u1 (w).data changed from 0.5 to 1.5" in report.failure.headline
+    assert "u1 (w).data changed from 0.5 to 1.5" in report.failure.headline, report.text()
 
 
 # --- random graphs ------------------------------------------------------------------------------------
@@ -318,8 +334,8 @@ def test_a_solution_mutating_the_graph_is_caught_for_every_exercise_that_gets_on
 @given(seed=st.integers(min_value=100, max_value=10_000))
 def test_a_left_out_term_is_found_on_random_dags(seed: int) -> None:
     """On a random DAG, a backprop that leaves out each node's last edge is caught at the right node."""
-    from lessons.exercises import checks
     from lessons.exercises.cases import Case, random_dag
+    from lessons.exercises.judges import backprop as judge
     from micrograph import Graph, backprop
 
     def drop_last(G):  # type: ignore[no-untyped-def]
@@ -335,12 +351,12 @@ def test_a_left_out_term_is_found_on_random_dags(seed: int) -> None:
     backprop(graph, observe=lambda step: steps.__setitem__(step.j, step))
     j = next(j for j in range(len(graph.nodes) - 2, -1, -1) if abs(steps[j].terms[-1].product) > 1e-9)
     case = Case(f"random DAG (seed {seed})", lambda: random_dag(seed))
-    original = checks.graph_cases
-    checks.graph_cases = lambda **kw: [case]  # the child process inherits it (fork)
+    original = judge.graph_cases
+    judge.graph_cases = lambda **kw: [case]  # the judge builds the cases in this process
     try:
         report = exercises.check("backprop", drop_last, record=False)
     finally:
-        checks.graph_cases = original
+        judge.graph_cases = original
     assert report.failure is not None, report.text()
     assert report.failure.node.split(" ")[0] == f"u{j + 1}", report.text()
     assert report.failure.mistake == "missing-term", report.text()
@@ -370,7 +386,8 @@ def test_the_progress_file_is_never_written_through_a_symlink(
     target = tmp_path / "target.json"
     target.write_text("keep", encoding="utf-8")
     (tmp_path / PROGRESS_FILE).symlink_to(target)
-    assert exercises.check("topo", exercises.reference("topo")).passed
+    (tmp_path / "topo.py").write_text(CORRECT["topo"], encoding="utf-8")
+    assert exercises.check("topo", tmp_path / "topo.py").passed
     assert target.read_text(encoding="utf-8") == "keep"
 
 
@@ -395,8 +412,9 @@ def test_the_students_prints_do_not_spoil_the_json(tmp_path: Path) -> None:
         "    return grad_table", '    print("done")\n    return grad_table'), encoding="utf-8")  # fmt: skip
     done = run_cli("exercise", "check", "backprop.py", "--json", cwd=tmp_path)
     assert done.returncode == 0
-    assert json.loads(done.stdout)["passed"] is True
-    assert "loading" in done.stderr and "done" in done.stderr
+    data = json.loads(done.stdout)
+    assert data["passed"] is True
+    assert data["output"]["text"].splitlines()[:2] == ["loading", "done"] and data["output"]["lines"] == 13
 
 
 @needs_dot
@@ -408,8 +426,8 @@ def test_ipython_displays_the_report_as_html_with_the_svg() -> None:
 
     report = exercises.check("backprop", wrong, record=False)
     data, _ = DisplayFormatter().format(report)
-    assert "<svg" in data["text/html"] and "FAILED on:" in data["text/html"]
-    assert "FAILED on:" in data["text/plain"]
+    assert "<svg" in data["text/html"] and "FAILED first on:" in data["text/html"]
+    assert "FAILED first on:" in data["text/plain"]
 
 
 STUDENT_SOLUTIONS = {
@@ -454,8 +472,8 @@ def build_grad(V, G, G_prime, grad_table):
 
 @pytest.mark.parametrize("name", list(STUDENT_SOLUTIONS))
 def test_correct_solutions_pass_on_40_more_random_dags(name: str, tmp_path: Path) -> None:
-    """The checker never fails correct code: a student's solution and the reference, on other seeds."""
-    from lessons.exercises import checks
+    """The checker never fails correct code: two students' solutions, on 40 other random DAGs."""
+    from lessons.exercises import judges
     from lessons.exercises.cases import Case, random_dag
 
     def more(**kw: Any) -> list[Case]:
@@ -463,12 +481,14 @@ def test_correct_solutions_pass_on_40_more_random_dags(name: str, tmp_path: Path
 
     path = tmp_path / f"{name}.py"
     path.write_text(STUDENT_SOLUTIONS[name], encoding="utf-8")
-    original = checks.graph_cases
-    checks.graph_cases = more  # inherited by the checking process (fork)
+    judge = judges.module(name)
+    original = judge.graph_cases
+    judge.graph_cases = more  # the judge builds the cases in this process
     try:
-        for solution in (path, exercises.reference(name)):
-            report = exercises.check(name, solution, record=False)
+        for source in (STUDENT_SOLUTIONS[name], CORRECT[name]):
+            path.write_text(source, encoding="utf-8")
+            report = exercises.check(name, path, record=False)
             assert report.passed, report.text()
             assert len(report.checks) == 40
     finally:
-        checks.graph_cases = original
+        judge.graph_cases = original

@@ -10,14 +10,19 @@
 The same from a shell: ``micrograph exercise list | start NAME | check FILE [--json]``.
 
 A check runs the solution on graphs chosen to catch the real mistakes (a node used twice, a reused inner
-node, constants, figure 6.9's chain, every operation, random DAGs, a chain 10,000 deep) and compares it
-with micrograph's own algorithms, the answer key. At the first failure the report says which node is
-wrong, the expected and actual values, for Algorithm 6.2 the terms of the sum and which one differs, a
-hint naming the book's sentence for the mistakes it recognises, and draws G with the wrong node and edge
-in red (inline in Jupyter; next to the student's file from the shell). The solution runs in a child
-process: an infinite loop is stopped, the student's own traceback lines are shown, a solution that
-changes the graph it was given is caught. Passes are kept in ``.micrograph-progress.json`` in the current
-directory, which :func:`list` reads.
+node, constants, figure 6.9's chain, every operation, random DAGs from a seed the report prints, a chain
+10,000 deep) and compares it with micrograph's own algorithms, the answer key. Every case runs and is
+scored. At the first failure the report says which node is wrong, the expected and actual values, for
+Algorithm 6.2 the terms of the sum and which one differs, a hint naming the book's sentence for the
+mistakes it recognises, and draws G with the wrong node and edge in red (inline in Jupyter; next to the
+student's file from the shell).
+
+The solution runs in a separate interpreter (:mod:`lessons.exercises.runner`) that holds no answer and
+cannot import micrograph's own implementation of the algorithm; it gets each case as plain data and
+answers with plain data, and the verdict is computed in this process (:mod:`lessons.exercises.judge`).
+Limits on CPU time per case, wall-clock time, memory and output are enforced from outside it. The
+verdict is kept in ``.micrograph-progress.json`` in the current directory, which :func:`list` reads: a
+record for the student, not a grade.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -25,15 +30,16 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 from __future__ import annotations
 
 import os
-import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lessons.exercises import progress
+from lessons.exercises import judges, progress
+from lessons.exercises.judge import judge_solution
 from lessons.exercises.report import Failure, Report
-from lessons.exercises.runner import TIME_LIMIT, run
-from lessons.exercises.templates import TEMPLATES
+from lessons.exercises.runner import MEMORY_LIMIT, TIME_LIMIT, WALL_LIMIT, Limits
+from lessons.exercises.source import solution_source
+from lessons.exercises.templates import LESSONS, TEMPLATES
 from viz.render import write_atomic
 
 __all__ = ["EXERCISES", "Exercise", "Report", "Failure", "list", "start", "check", "reference", "SVG_MARKER"]
@@ -52,6 +58,11 @@ class Exercise:
     def file(self) -> str:
         """The file ``start`` writes: ``NAME.py``."""
         return f"{self.name}.py"
+
+    @property
+    def lesson(self) -> int:
+        """The lesson that steps through the algorithm first (its template names it)."""
+        return LESSONS[self.name]
 
 
 EXERCISES: dict[str, Exercise] = {
@@ -127,9 +138,10 @@ def start(name: str, directory: str | os.PathLike[str] = ".") -> Path:
 
 
 def reference(name: str) -> Any:
-    """The reference solution of an exercise: micrograph's own functions, in the exercise's shape.
+    """micrograph's own functions in the exercise's shape, to compare your results with in a REPL.
 
-    It passes every check (that is tested). Raises ValueError for an unknown exercise.
+    They are the engine's algorithms, so :func:`check` refuses them: the exercise asks for the algorithm
+    written out. Raises ValueError for an unknown exercise.
     """
     from lessons.exercises import references
 
@@ -137,67 +149,71 @@ def reference(name: str) -> Any:
     return references.REFERENCES[name]()
 
 
-def _namespace(e: Exercise, solution: Any) -> tuple[Any, bool]:
-    if isinstance(solution, (str, os.PathLike)):
-        p = Path(solution)
-        if not p.is_file():
-            raise FileNotFoundError(f"no file {p} to check")
-        return str(p), True
-    if isinstance(solution, types.ModuleType):
-        return solution, False
-    if isinstance(solution, dict):
-        return types.SimpleNamespace(**solution), False
-    if callable(solution) and not hasattr(solution, e.functions[0]):
-        if len(e.functions) != 1:
-            raise TypeError(
-                f"exercise {e.name} has several functions ({', '.join(e.functions)}): pass a module, a file, "
-                "or "
-                "a dict {name: function}"
-            )
-        return types.SimpleNamespace(**{e.functions[0]: solution}), False
-    return solution, False
-
-
 def check(
     name: str,
     solution: Any,
     *,
     time_limit: float = TIME_LIMIT,
+    wall_limit: float = WALL_LIMIT,
+    memory_limit: int = MEMORY_LIMIT,
+    seed: int = 0,
     record: bool = True,
     drawing: str | os.PathLike[str] | None = "auto",
 ) -> Report:
-    """Check a solution against micrograph's engine; the report diagnoses the first failure.
+    """Check a solution: every case run and scored, the first failure diagnosed.
+
+    The solution runs in a separate interpreter that holds no answer and cannot reach micrograph's own
+    implementation of the algorithm; only plain data comes back, and the verdict is computed here
+    (:mod:`lessons.exercises.judge`).
 
     Args:
         name: the exercise (see :data:`EXERCISES`).
         solution: the student's file (a path), a module, a dict {function name: function}, or, for an
-            exercise with one function, the function itself (``check("backprop", my_backprop)``).
-        time_limit: seconds one case may run before the solution is stopped.
-        record: keep the result in the progress file of the current directory.
+            exercise with one function, the function itself (``check("backprop", my_backprop)``; its source
+            must be findable: a file, or a Jupyter or IPython cell).
+        time_limit: CPU seconds one case may use before it is stopped (> 0).
+        wall_limit: wall-clock seconds the whole check may take (> 0).
+        memory_limit: bytes of memory the solution may use (at least 64 MiB).
+        seed: the seed of the random cases (a non-negative integer); the report prints it.
+        record: keep the verdict in the progress file of the current directory (a record for the student,
+            not a grade).
         drawing: where to write the failure's drawing (SVG). ``"auto"``: next to the student's file when
             the solution is a file (``backprop.py`` -> ``backprop.failure.svg``), none for a function (Jupyter
             shows it inline; ``report.save_svg(path)`` writes it). None: none. A file there is replaced only
             if it is an earlier failure drawing, and never through a symlink.
 
     Returns:
-        A :class:`Report` (true if every check passed); print it, or ``.to_json()``.
+        A :class:`Report` (true if every case passed); print it, or ``.to_json()``.
 
     Raises:
-        ValueError: an unknown exercise. FileNotFoundError: no such file. TypeError: a lone function for an
-        exercise that asks for several.
+        ValueError: an unknown exercise, a limit out of range, or a negative seed. FileNotFoundError: no such
+        file. TypeError: a solution whose source cannot be found (a lambda, a function typed at the plain
+        python prompt), or a lone function for an exercise that asks for several.
     """
     e = _exercise(name)
-    ns, is_path = _namespace(e, solution)
-    checks, failure, seconds = run(e.name, ns, is_path=is_path, time_limit=time_limit)
-    report = Report(e.name, f"{e.title} ({e.book})", checks, failure, seconds)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31:
+        raise ValueError(f"seed must be an integer from 0 to 2**31 - 1, got {seed!r}")
+    limits = Limits(cpu=time_limit, wall=wall_limit, memory=memory_limit)
+    source, filename = solution_source(e.functions, solution)
+    is_path = isinstance(solution, (str, os.PathLike))
+    report = judge_solution(
+        e.name,
+        f"{e.title} ({e.book})",
+        judges.cases(e.name, seed),
+        source,
+        filename,
+        seed=seed,
+        limits=limits,
+    )
+    failure = report.failure
     if drawing == "auto":
-        drawing = Path(ns).with_name(f"{Path(ns).stem}.failure.svg") if is_path else None
+        drawing = Path(solution).with_name(f"{Path(solution).stem}.failure.svg") if is_path else None
     if drawing is not None and failure is not None and failure.svg:
         report.svg_path, note = _write_drawing(Path(drawing), failure.svg)
         if note:
             failure.drawing_note = note
     if record:
-        progress.record(e.name, report.passed, len(checks))
+        progress.record(e.name, report)
     return report
 
 

@@ -23,7 +23,7 @@ from micrograph.families import chain, ladder
 from micrograph.graph import Graph
 from micrograph.ops import OPS, POW, pow_const
 
-__all__ = ["Case", "graph_cases", "random_dag", "every_op", "DEEP"]
+__all__ = ["Case", "graph_cases", "random_dag", "random_seeds", "every_op", "DEEP"]
 
 DEEP = 10_000
 """The depth of the deep chain: ten times Python's default recursion limit."""
@@ -180,12 +180,18 @@ def _deep() -> tuple[Value, list[Value]]:
     return z, [w]
 
 
-def graph_cases(*, deep: bool = True, randoms: int = 4) -> list[Case]:
+def random_seeds(seed: int, count: int) -> list[int]:
+    """The seeds of a check's random cases: 1..count for the check's seed 0, other numbers for others."""
+    return [seed * 1000 + s for s in range(1, count + 1)]
+
+
+def graph_cases(*, deep: bool = True, randoms: int = 4, seed: int = 0) -> list[Case]:
     """The graph cases, in the order the checkers try them.
 
     Args:
         deep: include the chain 10,000 deep.
-        randoms: how many random DAGs (seeds 1, 2, ...).
+        randoms: how many random DAGs.
+        seed: the check's seed; the random DAGs' own seeds are :func:`random_seeds` of it.
     """
     cases = [
         Case("a * a: one node takes the same parent twice", _square),
@@ -196,7 +202,8 @@ def graph_cases(*, deep: bool = True, randoms: int = 4) -> list[Case]:
         Case("every operation of the table", every_op),
     ]
     cases += [
-        Case(f"random DAG (seed {s}): shared and repeated parents", _random(s)) for s in range(1, randoms + 1)
+        Case(f"random DAG (seed {s}): shared and repeated parents", _random(s))
+        for s in random_seeds(seed, randoms)
     ]
     cases.append(Case("the ladder u(i) = sin(u(i-1)) + cos(u(i-1)), 6 levels: 64 paths", _ladder))
     if deep:

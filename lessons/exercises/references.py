@@ -1,4 +1,7 @@
-"""The reference solutions: micrograph's own functions, in each exercise's shape. Each passes every check.
+"""micrograph's own functions in each exercise's shape, to compare with in a REPL.
+
+They are the engine's algorithms, not solutions: a check refuses them (the exercise asks for the algorithm
+written out, and the process that runs a solution cannot reach micrograph's own).
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -17,7 +20,7 @@ __all__ = ["REFERENCES"]
 
 
 def _derivatives() -> Any:
-    from lessons.exercises.checks import DERIVATIVE_RULES
+    from lessons.exercises.judges.derivatives import DERIVATIVE_RULES
 
     def rule(opname: str, k: int) -> Callable[..., float]:
         op = OPS[opname]

@@ -19,7 +19,7 @@ from typing import Any
 
 from viz.render import write_atomic
 
-__all__ = ["Failure", "Report", "BOOK", "WIDTH"]
+__all__ = ["Failure", "CaseResult", "Report", "BOOK", "WIDTH"]
 
 WIDTH = 80
 
@@ -147,67 +147,120 @@ def _wrap(text: str, indent: str = "  ") -> list[str]:
 
 
 @dataclass
+class CaseResult:
+    """One case of a check, scored.
+
+    Attributes:
+        name: the case. passed: whether the answer was right. points, max_points: its score.
+        headline: why it failed ("" if it passed). mistake: the recognised mistake's code, or "".
+    """
+
+    name: str
+    passed: bool
+    points: float
+    max_points: float
+    headline: str = ""
+    mistake: str = ""
+
+
+@dataclass
 class Report:
-    """The answer of a check: which checks ran and passed, and the first failure diagnosed.
+    """The answer of a check: every case with its points, and the first failure diagnosed.
 
     Attributes:
         exercise: the exercise's name. title: what it asks (with the book's algorithm).
-        checks: (case, passed) for every check run, in order; the checks stop at the first failure.
-        failure: the first failure, or None if every check passed.
+        cases: every case, in order, scored (:class:`CaseResult`).
+        failure: the first failure, diagnosed, or None if every case passed.
         seconds: the wall time of the whole check.
+        seed: the seed of the random cases (``--seed``).
+        output_text: what the solution printed, capped (the first and last lines).
+        output_lines, output_cut: how many lines it printed, and how many of them are not shown.
+        sha256: the hash of the solution's source text.
         svg_path: where the drawing of the failure was written (terminal use), or None.
     """
 
     exercise: str
     title: str
-    checks: list[tuple[str, bool]]
+    cases: list[CaseResult]
     failure: Failure | None
     seconds: float = 0.0
+    seed: int = 0
+    output_text: str = ""
+    output_lines: int = 0
+    output_cut: int = 0
+    sha256: str = ""
     svg_path: str | None = None
 
     @property
+    def checks(self) -> list[tuple[str, bool]]:
+        """(case, passed) for every case run, in order."""
+        return [(c.name, c.passed) for c in self.cases]
+
+    @property
+    def score(self) -> float:
+        """The points of the cases passed."""
+        return sum(c.points for c in self.cases)
+
+    @property
+    def max_score(self) -> float:
+        """The points of every case."""
+        return sum(c.max_points for c in self.cases)
+
+    @property
     def passed(self) -> bool:
-        """True if every check passed."""
-        return self.failure is None and bool(self.checks)
+        """True if every case passed."""
+        return self.failure is None and bool(self.cases)
 
     def __bool__(self) -> bool:
         return self.passed
 
     def as_dict(self) -> dict[str, Any]:
-        """The report as JSON-ready data: exercise, checks run, passed, the first failure (autograders)."""
+        """The report as JSON-ready data for an autograder: the cases scored, the first failure in full."""
         return {
             "exercise": self.exercise,
-            "checks_run": len(self.checks),
-            "checks_passed": sum(ok for _, ok in self.checks),
+            "title": self.title,
+            "seed": self.seed,
             "passed": self.passed,
-            "checks": [{"case": name, "passed": ok} for name, ok in self.checks],
+            "score": self.score,
+            "max_score": self.max_score,
+            "checks_run": len(self.cases),
+            "checks_passed": sum(c.passed for c in self.cases),
+            "cases": [asdict(c) for c in self.cases],
             "first_failure": None if self.failure is None else self.failure.as_dict(),
+            "output": {"text": self.output_text, "lines": self.output_lines, "cut": self.output_cut},
             "drawing": self.svg_path,
             "seconds": round(self.seconds, 3),
+            "solution_sha256": self.sha256,
         }
 
     def to_json(self) -> str:
         """:meth:`as_dict` as a JSON string."""
         return json.dumps(self.as_dict(), indent=2, ensure_ascii=False)
 
+    def _points(self) -> str:
+        return f"{self.score:g} of {self.max_score:g} points"
+
     def text(self) -> str:
-        """The report for a terminal, 80 columns wide."""
-        ok = sum(ok for _, ok in self.checks)
+        """The report for a terminal, 80 columns wide: each case, the score, the first failure diagnosed."""
         lines = [f"exercise {self.exercise}: {self.title}"]
-        for name, passed in self.checks:
-            lines += _wrap(f"{'PASS' if passed else 'FAIL'}  {name}", "  ")
+        lines += _wrap(f"seed {self.seed} (the random cases; --seed N draws others)", "  ")
+        for c in self.cases:
+            lines += _wrap(f"{'PASS' if c.passed else 'FAIL'}  {c.name}", "  ")
         f = self.failure
+        ok = sum(c.passed for c in self.cases)
         if f is None:
-            lines.append(f"All {ok} checks passed ({self.seconds:.1f} s).")
-            return "\n".join(lines)
-        if self.checks:
-            lines.append(
-                f"{ok} of {len(self.checks)} checks passed before the first failure ({self.seconds:.1f} s)."
-            )
+            lines.append(f"All {ok} checks passed: {self._points()} ({self.seconds:.1f} s).")
+            return "\n".join(lines + self._output_lines())
+        if self.cases:
+            lines.append(f"{ok} of {len(self.cases)} checks passed: {self._points()} ({self.seconds:.1f} s).")
         else:
             lines.append("No check ran: the solution could not be loaded.")
         lines.append("")
-        lines += _wrap(f"FAILED on: {f.case}", "")
+        lines += self._failure_lines(f)
+        return "\n".join(lines + self._output_lines())
+
+    def _failure_lines(self, f: Failure) -> list[str]:
+        lines = _wrap(f"FAILED first on: {f.case}", "")
         lines += _wrap(f.headline, "  ")
         for d in f.details:
             lines += _wrap(d, "    ")
@@ -228,7 +281,14 @@ class Report:
             )
         elif f.drawing_note:
             lines += _wrap(f"(No drawing: {f.drawing_note})", "  ")
-        return "\n".join(lines)
+        return lines
+
+    def _output_lines(self) -> list[str]:
+        if not self.output_lines:
+            return []
+        cut = f", {self.output_cut:,} of them not shown" if self.output_cut else ""
+        head = f"Your code printed {self.output_lines:,} line(s){cut}:"
+        return ["", head, *("  | " + t for t in self.output_text.splitlines())]
 
     def save_svg(self, path: str | os.PathLike[str]) -> str:
         """Write the drawing of the failure to ``path`` (an SVG file) and return the path.

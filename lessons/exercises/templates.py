@@ -9,7 +9,18 @@ from __future__ import annotations
 
 from micrograph.pseudocode import ALGORITHMS
 
-__all__ = ["TEMPLATES"]
+__all__ = ["TEMPLATES", "LESSONS"]
+
+LESSONS: dict[str, int] = {
+    "derivatives": 2,
+    "topo": 1,
+    "forward": 1,
+    "backprop": 2,
+    "build_grad": 6,
+    "mlp_backward": 5,
+    "naive": 3,
+}
+"""{exercise: the lesson that steps through the algorithm the student then writes}."""
 
 _DERIVATIVES = '''\
 # micrograph exercise: derivatives
@@ -20,6 +31,7 @@ rules of micrograph's operation table do: some derivatives are simplest written 
 
 The book (section 6.5.3, Algorithm 6.2): "Each ∂u(i)/∂u(j) is a function of the parents u(j) of u(i)".
 
+Lesson @LESSON@ steps through it first:  python -m lessons @LESSON@
 Check with:  micrograph exercise check derivatives.py
 """
 import math
@@ -78,6 +90,7 @@ the same parent twice); node.op is None for a leaf (an input or a constant).
 
 The checker's graphs include a chain 10,000 nodes deep: Python allows about 1,000 nested calls.
 
+Lesson @LESSON@ steps through it first:  python -m lessons @LESSON@
 Check with:  micrograph exercise check topo.py
 """
 
@@ -104,6 +117,7 @@ G.nodes[i].op.f is f(i) on numbers: G.nodes[i].op.f(2.0, 3.0) for a two-argument
 Return the whole list u (the checker reads every u(i)), and leave the nodes as they are: do not
 assign node.data (the graph is shared with whoever called you).
 
+Lesson @LESSON@ steps through it first:  python -m lessons @LESSON@
 Check with:  micrograph exercise check forward.py
 """
 
@@ -134,6 +148,7 @@ tools.local_derivative(C, k) is du(C)/d(argument k of C) at the stored values: t
 rule, counted (the checker compares the count with the number of edges).
 Leave the nodes as they are (do not assign node.grad: that is micrograd's backward(), not the book's).
 
+Lesson @LESSON@ steps through it first:  python -m lessons @LESSON@
 Check with:  micrograph exercise check backprop.py
 """
 from lessons.exercises import tools
@@ -168,6 +183,7 @@ argument is C itself (tanh's rule reuses the node's output). op.bprop returns a 
 local derivative is exactly 0). Everything here is a Value node: add the terms with +, never read .data,
 so that B can be evaluated again for new inputs and differentiated again. Leave G's nodes as they are.
 
+Lesson @LESSON@ steps through it first:  python -m lessons @LESSON@
 Check with:  micrograph exercise check build_grad.py
 """
 
@@ -196,6 +212,7 @@ index 0 of W, b, a is unused):
     net.f_prime(k, a, h)   f'(a) for layer k's activation at a (whose activation is h)
 Return (grad_W, grad_b): dicts {k: ...} with grad_W[k] shaped like W[k], grad_b[k] like b[k].
 
+Lesson @LESSON@ steps through it first:  python -m lessons @LESSON@
 Check with:  micrograph exercise check mlp_backward.py
 """
 
@@ -225,6 +242,7 @@ tools.local_derivative(u, k, args, out). Read no .data of a node that is not a l
 Both tools count: the checker compares your counts with the closed forms for figure 6.9's chain
 (d local derivatives, d(d + 1)/2 recomputations) and for a ladder whose paths double at every level.
 
+Lesson @LESSON@ steps through it first:  python -m lessons @LESSON@
 Check with:  micrograph exercise check naive.py
 """
 from lessons.exercises import tools
@@ -236,6 +254,7 @@ def naive_grad(z, w):
     raise NotImplementedError
 '''
 
+
 def _quote(text: str) -> str:
     """Put the book's pseudo-code, transcribed once in :mod:`micrograph.pseudocode`, into a template."""
     for number, algorithm in ALGORITHMS.items():
@@ -246,12 +265,15 @@ def _quote(text: str) -> str:
 
 
 TEMPLATES: dict[str, str] = {
-    "derivatives": _DERIVATIVES,
-    "topo": _TOPO,
-    "forward": _quote(_FORWARD),
-    "backprop": _quote(_BACKPROP),
-    "build_grad": _BUILD_GRAD,
-    "mlp_backward": _quote(_MLP),
-    "naive": _NAIVE,
+    name: _quote(text).replace("@LESSON@", str(LESSONS[name]))
+    for name, text in [
+        ("derivatives", _DERIVATIVES),
+        ("topo", _TOPO),
+        ("forward", _FORWARD),
+        ("backprop", _BACKPROP),
+        ("build_grad", _BUILD_GRAD),
+        ("mlp_backward", _MLP),
+        ("naive", _NAIVE),
+    ]
 }
 """{exercise name: the template's text}."""

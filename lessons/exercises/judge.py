@@ -1,0 +1,412 @@
+"""The judge: builds each case and its answer key, sends the case to the runner, scores the answer.
+
+The judge never runs the student's code. For each case of an exercise it builds the graph (or the network)
+with micrograph's engine, keeps the engine's answer (Algorithm 6.1, 6.2, 6.4, 6.6 ...) on this side, and
+sends the runner only the question as plain data (:mod:`lessons.exercises.runner`). What comes back is plain
+data too (numbers, lists, node positions, the records of B); the judge decodes it into its own objects,
+compares it with the answer key, and, for a wrong answer, diagnoses it (the first wrong node, the terms of
+its sum, the recognised mistake, the book's sentence, a drawing). Every case runs and is scored, so a
+timeout or a crash in one case hides none of the others; the first failure is diagnosed in full.
+
+An exercise is a module of :mod:`lessons.exercises.judges` with ``cases(seed)``, an iterator of
+:class:`Case`: its name, its request, and the function that judges an answer. The random cases come from
+``seed``, which the report prints, so a teacher can grade with a seed the students have not seen.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from lessons.exercises.drawing import failure_svg
+from lessons.exercises.report import CaseResult, Failure, Report
+from lessons.exercises.runner import Limits, Runner, Stop
+from micrograph.engine import Value
+from micrograph.graph import Graph
+
+__all__ = [
+    "Case",
+    "Fail",
+    "NodeRef",
+    "Foreign",
+    "close",
+    "shown",
+    "node_name",
+    "draw",
+    "decode",
+    "graph_request",
+    "mutation_text",
+    "judge_solution",
+    "TOLERANCE",
+]
+
+REL_TOL, ABS_TOL = 1e-9, 1e-12
+TOLERANCE = f"relative {REL_TOL:g}, absolute {ABS_TOL:g}"
+"""How close a number must be to the engine's to count as equal, in words."""
+
+
+class Fail(Exception):
+    """Raised by a case's judge with the :class:`Failure` that fails it."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.headline)
+        self.failure = failure
+
+
+@dataclass(frozen=True)
+class NodeRef:
+    """A node of the case's graph, as the solution returned it: its 0-based position j (u(j+1))."""
+
+    j: int
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """Something the solution returned that is neither a number nor a node of the graph (shown as text)."""
+
+    text: str
+
+
+@dataclass
+class Case:
+    """One case of an exercise.
+
+    Attributes:
+        name: what the case is, as the report shows it.
+        request: the question, plain data for the runner (the graph as records, the inputs ...).
+        judge: ``judge(answer)`` raises :class:`Fail` for a wrong answer; ``answer`` is the runner's plain
+            data (the solution's ``result`` and what was counted).
+        graph: the case's G on the judge's side, to name a node in an exception (a KeyError), or None.
+        what: how the call reads in the report, e.g. ``"backprop(G)"``.
+        book: the key of the book's sentence a recursion-limit failure quotes.
+        points: what the case is worth.
+    """
+
+    name: str
+    request: dict[str, Any]
+    judge: Callable[[dict[str, Any]], None]
+    graph: Graph | None = None
+    what: str = ""
+    book: str = "order"
+    points: float = 1.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def close(a: Any, b: float) -> bool:
+    """True if the number a equals b to rounding (:data:`TOLERANCE`); a non-number is never close."""
+    if isinstance(a, bool) or not isinstance(a, (int, float)):
+        return False
+    a = float(a)
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+
+
+def shown(x: Any) -> str:
+    """A value as a report shows it: numbers with 10 significant digits, nodes as u(i), else the text."""
+    if isinstance(x, bool) or x is None:
+        return repr(x)
+    if isinstance(x, (int, float)):
+        return f"{float(x):.10g}"
+    if isinstance(x, NodeRef):
+        return f"the node u{x.j + 1}"
+    if isinstance(x, Foreign):
+        return x.text
+    text = repr(x)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def differ(expected: float, actual: Any) -> str:
+    """When two numbers agree to 6 significant digits but are not equal: by how much, and the tolerance."""
+    if (
+        isinstance(actual, (int, float))
+        and not isinstance(actual, bool)
+        and f"{actual:.6g}" == f"{expected:.6g}"
+    ):
+        return (
+            "The two agree to 6 significant digits but differ by "
+            f"{abs(float(actual) - expected):.3g}; numbers count as equal within {TOLERANCE}."
+        )
+    return ""
+
+
+def node_name(graph: Graph, j: int) -> str:
+    """u(j+1) as a report names it: ``u3 (x)``, and ``u5 (the output z)`` for u(n)."""
+    v = graph.nodes[j]
+    label = v.label
+    if j == len(graph.nodes) - 1:
+        label = f"{label}, the output" if label and label != "z" else "the output z"
+    return f"u{j + 1}" + (f" ({label})" if label else "")
+
+
+def draw(graph: Graph, **kw: Any) -> dict[str, Any]:
+    """The failure drawing's fields of a :class:`Failure`: the SVG, or why there is none."""
+    svg, note = failure_svg(graph, **kw)
+    return {"svg": svg, "drawing_note": note}
+
+
+def decode(x: Any) -> Any:
+    """The runner's plain data as the judge reads it: dicts, lists, numbers, NodeRef, Foreign."""
+    if isinstance(x, list):
+        return [decode(v) for v in x]
+    if isinstance(x, dict):
+        if "dict" in x:
+            out: dict[Any, Any] = {}
+            for pair in x["dict"]:
+                key = decode(pair[0])
+                try:
+                    out[key] = decode(pair[1])
+                except TypeError:  # an unhashable key (a list): shown, not used
+                    out[Foreign(shown(key))] = decode(pair[1])
+            return out
+        if "node" in x:
+            return NodeRef(int(x["node"]))
+        if "value" in x:
+            return Foreign(f"a node that is not in G (value {x['value']:.6g})")
+        return Foreign(str(x.get("object", "?")))
+    return x
+
+
+def graph_request(graph: Graph) -> dict[str, Any]:
+    """G as plain data: ``[id, op, param, parents, data, label, constant]`` per node (id = position)."""
+    records = []
+    for j, v in enumerate(graph.nodes):
+        op = v.op
+        records.append(
+            [
+                j,
+                None if op is None else op.name,
+                None if op is None else op.param,
+                list(graph.parents[j]),
+                v.data,
+                v.label,
+                v.is_constant,
+            ]
+        )
+    return {"records": records, "n_inputs": graph.n_inputs}
+
+
+def mutation_text(graph: Graph, change: list[Any], names: Callable[[int], str] | None = None) -> str:
+    """The first change a solution made to the graph, in words (from the runner's ``mutation``), or ""."""
+    if not change:
+        return ""
+    j, fieldname, old, new = change
+    name = names(j) if names is not None else node_name(graph, j)
+    if fieldname in ("data", "grad"):
+        return f"{name}.{fieldname} changed from {shown(old)} to {shown(new)}"
+    return f"{name}.{fieldname} changed"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# From the runner's answer to a failure.
+
+
+def stopped(stop: Stop, case: Case) -> Failure:
+    """The failure of a case the runner stopped (a limit, a crash, a broken answer)."""
+    if stop.kind in ("cpu", "wait", "wall"):
+        return Failure(
+            case.name,
+            f"the solution was stopped: {stop.detail}.",
+            details=[
+                "An infinite loop (a while loop whose condition never changes, an index that never reaches "
+                "its end), or work that grows exponentially (every path recomputed)."
+                if stop.kind != "wait"
+                else "Your code waited (sleep, input) instead of computing."
+            ],
+            mistake="timeout",
+        )
+    if stop.kind == "memory":
+        return Failure(case.name, f"the solution was stopped: {stop.detail}.", mistake="memory")
+    if stop.kind == "crash":
+        return Failure(
+            case.name,
+            f"{stop.detail}: the solution called os._exit, or crashed Python.",
+            mistake="crash",
+        )
+    return Failure(case.name, f"the solution's answer could not be read: {stop.detail}.", mistake="protocol")
+
+
+def raised(error: dict[str, Any], case: Case) -> Failure:
+    """The failure of a case whose call raised (the error as the runner reports it)."""
+    kind = error.get("kind", "exception")
+    what = case.what or "your function"
+    tb = str(error.get("traceback", ""))
+    text = f"{error.get('type', 'Exception')}: {error.get('message', '')}".rstrip(": ")
+    if kind == "missing-function":
+        return Failure(
+            case.name,
+            f"the solution has no function {error.get('name')}(): define it with exactly this name (see the "
+            "template).",
+            mistake="missing-function",
+        )
+    if kind == "engine":
+        return Failure(
+            case.name,
+            f"{what} used micrograph's own algorithm: {error.get('message')}.",
+            details=[
+                "The check runs your code with the graph's nodes and the book's get_consumers and "
+                "get_inputs; the algorithm itself is what the exercise asks you to write."
+            ],
+            mistake="delegation",
+            traceback=tb,
+        )
+    if kind == "recursion":
+        graph = case.graph
+        deep = f" on a graph {len(graph.nodes):,} nodes deep." if graph is not None else "."
+        return Failure(
+            case.name,
+            f"{what} hit Python's recursion limit ({error.get('recursion_limit', 1000)} nested calls){deep}",
+            details=[
+                "A recursive function nests one call per level of the graph; Python stops at its recursion "
+                "limit, and the graphs of deep networks (and this chain) are deeper.",
+            ],
+            mistake="recursion",
+            hint="walk the graph with a loop over the ordered list u(1)..u(n), or with an explicit stack (a "
+            "Python list you push to and pop from), instead of a function that calls itself.",
+            book=case.book,
+            traceback=tb,
+        )
+    key = case.extra.get("ref_to_pos", {}).get(error.get("key"), error.get("key"))
+    if (
+        kind == "missing-entry"
+        and case.graph is not None
+        and isinstance(key, int)
+        and key < len(case.graph.nodes)
+    ):
+        name = node_name(case.graph, key)
+        return Failure(
+            case.name,
+            f"{what} raised KeyError: a table has no entry for {name} yet when your code reads it.",
+            details=[
+                "An entry is read before the loop has written it: the order of the loop is wrong, or an "
+                "entry is never written."
+            ],
+            mistake="missing-entry",
+            node=name,
+            traceback=tb,
+        )
+    if kind == "todo":
+        return Failure(
+            case.name,
+            f"{what} is not written yet: it raised NotImplementedError (the template's TODO).",
+            mistake="todo",
+            hint="replace the `raise NotImplementedError` lines with your code.",
+            traceback=tb,
+        )
+    return Failure(case.name, f"{what} raised {text}", mistake="exception", traceback=tb)
+
+
+def load_failure(answer: dict[str, Any] | Stop, path: str) -> Failure | None:
+    """The failure of loading the solution (a syntax error, an exception at import), or None if it loaded."""
+    filename = path.replace("\\", "/").rsplit("/", 1)[-1]
+    if isinstance(answer, Stop):
+        return stopped(answer, Case(f"loading {filename}", {}, lambda a: None))
+    if answer.get("ok"):
+        return None
+    error = answer.get("error", {})
+    name = f"loading {filename}"
+    if error.get("kind") == "syntax":
+        return Failure(
+            name,
+            f"{filename} has a syntax error (line {error.get('line')}).",
+            mistake="syntax",
+            traceback=str(error.get("traceback", "")),
+        )
+    failure = raised(error, Case(name, {}, lambda a: None, what=f"importing {filename}"))
+    if failure.mistake == "exception":
+        failure.mistake = "load"
+    return failure
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A whole check.
+
+
+def judge_case(case: Case, answer: dict[str, Any] | Stop) -> Failure | None:
+    """The failure of one case, or None if the answer is right."""
+    if isinstance(answer, Stop):
+        return stopped(answer, case)
+    if not answer.get("ok"):
+        failure = raised(answer.get("error", {}), case)
+        refine = (
+            case.extra.get("key_error") if failure.mistake == "missing-entry" else case.extra.get("exception")
+        )
+        return refine(case, failure, answer.get("error", {})) if refine is not None else failure
+    try:
+        case.judge(answer)
+    except Fail as e:
+        e.failure.case = case.name
+        return e.failure
+    return None
+
+
+def judge_solution(
+    exercise: str,
+    title: str,
+    cases: Iterator[Case],
+    source: str,
+    filename: str,
+    *,
+    seed: int,
+    limits: Limits,
+) -> Report:
+    """Run every case of ``exercise`` on the solution and score it.
+
+    Args:
+        exercise: the exercise's name. title: what it asks, for the report.
+        cases: the cases, built lazily (a case's answer key is built just before it runs).
+        source: the solution's source text; filename: its name in tracebacks and the report.
+        seed: the seed of the random cases (printed in the report).
+        limits: the runner's limits.
+
+    Returns:
+        The :class:`Report`: every case with its points, the first failure diagnosed.
+    """
+    start = time.monotonic()
+    results: list[CaseResult] = []
+    first: Failure | None = None
+    with Runner(exercise, source, filename, limits) as runner:
+        first = load_failure(runner.load(), filename)
+        for case in cases:
+            if first is not None and first.case.startswith("loading"):  # every case fails, at no cost
+                failure: Failure | None = Failure(
+                    case.name, f"not run: {first.headline}", mistake=first.mistake
+                )
+            else:
+                failure = judge_case(case, runner.run(case.request))
+            results.append(
+                CaseResult(
+                    case.name,
+                    failure is None,
+                    case.points if failure is None else 0.0,
+                    case.points,
+                    "" if failure is None else failure.headline,
+                    "" if failure is None else failure.mistake,
+                )
+            )
+            if failure is not None and first is None:
+                first = failure
+        output = runner.output
+    return Report(
+        exercise,
+        title,
+        results,
+        first,
+        time.monotonic() - start,
+        seed=seed,
+        output_text=output.text(),
+        output_lines=output.lines,
+        output_cut=output.cut,
+        sha256=hashlib.sha256(source.encode("utf-8")).hexdigest(),
+    )
+
+
+def value_of(x: Any) -> Any:
+    """The number a node reference or a number stands for (a Value's data), else ``x``."""
+    return x.data if isinstance(x, Value) else x

@@ -1,0 +1,185 @@
+"""Exercise ``derivatives``: the local derivatives ∂u(i)/∂u(j) of six operations, the factor of each term of
+Algorithm 6.2.
+
+The answer key is the operation table's rule (``Op.local_derivative``) at fixed points (the last near the
+domain's edge) and at points drawn from the check's seed. Nothing of micrograph is importable by the solution
+in this exercise.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from lessons.exercises.drawing import Mark
+from lessons.exercises.judge import Case, Fail, close, decode, differ, draw, shown
+from lessons.exercises.judges.mistakes import Mistake, failure
+from micrograph.engine import Value
+from micrograph.graph import Graph
+from micrograph.ops import OPS
+
+__all__ = ["cases", "MISTAKES", "DERIVATIVE_RULES", "POINTS"]
+
+DERIVATIVE_RULES: list[tuple[str, str, int]] = [
+    ("tanh_dx", "tanh", 0),
+    ("sigmoid_dx", "sigmoid", 0),
+    ("div_dx", "div", 0),
+    ("div_dy", "div", 1),
+    ("pow_dx", "pow", 0),
+    ("pow_dy", "pow", 1),
+    ("log_dx", "log", 0),
+    ("sqrt_dx", "sqrt", 0),
+]
+"""(function name, operation, argument k): the rules the student writes, du/dx_k of the operation."""
+
+POINTS: dict[str, list[tuple[float, ...]]] = {
+    "tanh": [(0.5,), (-1.3,), (2.2,), (0.0,)],
+    "sigmoid": [(0.5,), (-3.0,), (4.0,), (0.0,)],
+    "div": [(1.5, 2.0), (-0.7, 0.4), (2.0, -3.0), (1.0, 1e-3)],
+    "pow": [(2.0, 3.0), (0.5, -1.5), (3.0, 0.5), (1e-3, 2.5)],
+    "log": [(0.5,), (2.0,), (10.0,), (1e-3,)],
+    "sqrt": [(0.25,), (4.0,), (2.0,), (1e-4,)],
+}
+"""Fixed points inside each operation's domain, the last near its edge."""
+
+_DRAW: dict[str, Callable[[random.Random], tuple[float, ...]]] = {
+    "tanh": lambda r: (round(r.uniform(-3, 3), 3),),
+    "sigmoid": lambda r: (round(r.uniform(-5, 5), 3),),
+    "div": lambda r: (round(r.uniform(-3, 3), 3), round(r.choice((-1, 1)) * r.uniform(0.2, 3), 3)),
+    "pow": lambda r: (round(r.uniform(0.1, 3), 3), round(r.uniform(-2, 3), 3)),
+    "log": lambda r: (round(r.uniform(0.05, 10), 3),),
+    "sqrt": lambda r: (round(r.uniform(0.01, 9), 3),),
+}
+"""Random points inside each domain, away from its edge."""
+
+MISTAKES: dict[str, Mistake] = {
+    m.code: m
+    for m in [
+        Mistake(
+            "tanh-input",
+            "the derivative of tanh is written with its output: tanh′(x) = 1 − tanh(x)² = 1 − out², "
+            "not 1 − x².",
+            "local",
+        ),
+        Mistake(
+            "sigmoid-input", "σ′(x) = σ(x)(1 − σ(x)) = out·(1 − out): it is written with the output.", "local"
+        ),
+        Mistake("quotient-sign", "d(x/y)/dy = −x/y² (the quotient rule's minus sign).", "local"),
+        Mistake("div-dy-as-dx", "1/y is d(x/y)/dx; with respect to y the result is −x/y².", "local"),
+        Mistake("div-dy-no-x", "d(x/y)/dy = −x/y²: the x is missing.", "local"),
+        Mistake("div-dx-as-dy", "d(x/y)/dx = 1/y; −x/y² is the derivative in y.", "local"),
+        Mistake("pow-dx-as-dy", "out·log x is d(x^y)/dy; in x it is y·x^(y−1).", "local"),
+        Mistake("pow-exponent", "d(x^y)/dx = y·x^(y−1): the exponent goes down by one.", "local"),
+        Mistake(
+            "pow-dy-power-rule",
+            "the power rule is for the base; for the exponent d(x^y)/dy = x^y·log x = out·log x.",
+            "local",
+        ),
+        Mistake("log-output", "log′(x) = 1/x, with the input x, not the output.", "local"),
+        Mistake("sqrt-input", "√′(x) = 1/(2√x) = 0.5/out: divide by the square root, not by x.", "local"),
+        Mistake("sqrt-times", "√′(x) = 0.5/out, a division.", "local"),
+        Mistake("sign", "the sign is wrong: check which way u moves when x_k grows.", "local"),
+        Mistake("not-a-number", "return a number (a float).", "local"),
+        Mistake("wrong-derivative", "", "local"),
+    ]
+}
+"""The mistakes this exercise recognises."""
+
+_CANDIDATES: dict[str, list[tuple[str, Callable[[float, float, float], float]]]] = {
+    "tanh_dx": [("tanh-input", lambda x, y, out: 1 - x * x)],
+    "sigmoid_dx": [("sigmoid-input", lambda x, y, out: x * (1 - x))],
+    "div_dy": [
+        ("quotient-sign", lambda x, y, out: out / y),
+        ("div-dy-as-dx", lambda x, y, out: 1 / y),
+        ("div-dy-no-x", lambda x, y, out: -1 / (y * y)),
+    ],
+    "div_dx": [("div-dx-as-dy", lambda x, y, out: -x / (y * y))],
+    "pow_dx": [
+        ("pow-dx-as-dy", lambda x, y, out: out * math.log(x)),
+        ("pow-exponent", lambda x, y, out: y * x**y),
+    ],
+    "pow_dy": [("pow-dy-power-rule", lambda x, y, out: y * x ** (y - 1))],
+    "log_dx": [("log-output", lambda x, y, out: 1 / out)],
+    "sqrt_dx": [("sqrt-input", lambda x, y, out: 0.5 / x), ("sqrt-times", lambda x, y, out: 0.5 * out)],
+}
+"""The recognised wrong rules of each function, as formulas in x, y and out."""
+
+
+def _mistake(fname: str, args: tuple[float, ...], out: float, actual: Any, expected: float) -> str:
+    """The recognised mistake of a wrong local derivative."""
+    if isinstance(actual, bool) or not isinstance(actual, (int, float)):
+        return "not-a-number"
+    x, y = args[0], args[1] if len(args) > 1 else 0.0
+    for code, formula in [*_CANDIDATES.get(fname, []), ("sign", lambda x, y, out: -expected)]:
+        try:
+            if close(actual, formula(x, y, out)) and not close(actual, expected):
+                return code
+        except (ArithmeticError, ValueError):
+            continue
+    return "wrong-derivative"
+
+
+def _judge(fname: str, opname: str, k: int, points: list[tuple[float, ...]]) -> Any:
+    op = OPS[opname]
+
+    def judge(answer: dict[str, Any]) -> None:
+        results = decode(answer.get("result"))
+        for args, actual in zip(points, results):
+            out = op.f(*args)
+            expected = float(op.local_derivative(k, args, out))
+            if close(actual, expected):
+                continue
+            call = f"{fname}({', '.join(shown(a) for a in args)}, out={shown(out)})"
+            leaves = [Value(a, label="xy"[i]) for i, a in enumerate(args)]
+            u = op(*leaves)
+            u.label = "u"
+            graph = Graph(u)
+            where = ", ".join(f"{n} = {shown(a)}" for n, a in zip("xy", args))
+            details = [f"u = {opname}({', '.join('xy'[: len(args)])}) at {where}: u = {shown(out)}."]
+            raise Fail(
+                failure(
+                    MISTAKES[_mistake(fname, args, out, actual, expected)],
+                    f"{call} returned {shown(actual)}; the derivative is {shown(expected)}.",
+                    details=details + ([differ(expected, actual)] if differ(expected, actual) else []),
+                    node="u",
+                    expected=expected,
+                    actual=actual if isinstance(actual, (int, float)) else shown(actual),
+                    **draw(
+                        graph,
+                        wrong=graph.index[u],
+                        expected=shown(expected),
+                        actual=shown(actual),
+                        marks=[Mark(graph.index[leaves[k]], graph.index[u], k, f"∂u/∂{'xy'[k]}")],
+                        title=f"{fname}: the local derivative on the marked edge is wrong",
+                        grads=[None] * len(graph.nodes),
+                    ),
+                )
+            )
+        if len(results) < len(points):
+            raise Fail(
+                failure(
+                    MISTAKES["not-a-number"], f"{fname} gave {len(results)} answers for {len(points)} points."
+                )
+            )
+
+    return judge
+
+
+def cases(seed: int) -> Iterator[Case]:
+    """One case per rule: its fixed points and two drawn from the seed."""
+    rng = random.Random(seed)
+    for fname, opname, k in DERIVATIVE_RULES:
+        points = [*POINTS[opname], _DRAW[opname](rng), _DRAW[opname](rng)]
+        op = OPS[opname]
+        request = {"function": fname, "points": [[list(args), op.f(*args)] for args in points]}
+        yield Case(
+            f"{fname}: du/d{'xy'[k]} of {opname} at {len(points)} points",
+            request,
+            _judge(fname, opname, k, points),
+            what=f"{fname}(...)",
+            book="local",
+        )

@@ -1,0 +1,228 @@
+"""Exercise ``forward``: Algorithm 6.1, forward propagation over u(1)..u(n).
+
+The solution gets G (its nodes still holding the values of an earlier pass) and new inputs x; the answer key
+is :func:`micrograph.forward.evaluate` at x.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from lessons.exercises.cases import Case as GraphCase
+from lessons.exercises.cases import graph_cases
+from lessons.exercises.drawing import Mark
+from lessons.exercises.judge import (
+    Case,
+    Fail,
+    close,
+    decode,
+    differ,
+    draw,
+    graph_request,
+    mutation_text,
+    node_name,
+    shown,
+)
+from lessons.exercises.judges.mistakes import Mistake, failure
+from micrograph.errors import DomainError
+from micrograph.forward import evaluate
+from micrograph.graph import Graph
+
+__all__ = ["cases", "MISTAKES"]
+
+_RANGE = (
+    "the loop runs for i = n_i + 1, ..., n: in Python, range(n_inputs, n), which starts at the first "
+    "operation."
+)
+MISTAKES: dict[str, Mistake] = {
+    m.code: m
+    for m in [
+        Mistake("mutation", "keep every value in u[i]; do not assign node.data."),
+        Mistake(
+            "not-a-list",
+            "return the list u of all n values (a list, or a numpy array converted with .tolist()).",
+        ),
+        Mistake(
+            "skip-u1",
+            "the inputs loop runs for i = 1, ..., n_i: in Python, range(n_inputs), from 0.",
+            "inputs",
+        ),
+        Mistake("inputs", "set the inputs first: u[i] = x[i] for i < n_i.", "inputs"),
+        Mistake("skip-first", _RANGE, "order"),
+        Mistake("not-computed", "compute every node after the inputs.", "order"),
+        Mistake(
+            "stale",
+            "A(i) is the values this pass computed: u[j] for each parent j, not parent.data.",
+            "parents",
+        ),
+        Mistake(
+            "argument-order",
+            "Pa(u(i)) is ordered: pass the parents in argument order (node.inputs), never through a set.",
+            "parents",
+        ),
+        Mistake("wrong-value", "", "parents"),
+        Mistake(
+            "none-read",
+            "set the inputs first, from position 0 (u(1) is u[0]): for i in range(G.n_inputs): "
+            "u[i] = x[i]; then compute each node from its parents' values in u, in order.",
+            "inputs",
+        ),
+    ]
+}
+"""The mistakes this exercise recognises."""
+
+
+def _new_inputs(spec: GraphCase) -> tuple[Graph, list[float], list[float]]:
+    """G, new input values x (variables moved by 10 %, constants kept), and the engine's u(1)..u(n) at x."""
+    for factor in (1.1, 0.9, 1.0):
+        z, _ = spec.build()
+        graph = Graph(z)
+        x = [v.data if v.is_constant else v.data * factor for v in graph.nodes[: graph.n_inputs]]
+        try:
+            return graph, x, evaluate(graph, x)
+        except DomainError:
+            continue
+    raise AssertionError(f"no input values in the domain for {spec.name}")  # the cases are built inside
+
+
+def _fail(code: str, headline: str, **kw: Any) -> Fail:
+    return Fail(failure(MISTAKES[code], headline, **kw))
+
+
+def _compare(graph: Graph, x: list[float], u: Any, expected: list[float], stale: list[float]) -> None:
+    n = len(graph.nodes)
+    if not isinstance(u, list) or len(u) != n:
+        size = f"a list of {len(u)}" if isinstance(u, list) else shown(u)
+        raise _fail(
+            "not-a-list",
+            f"forward(G, x) returned {size}; it must return the list u of all n = {n} values u(1)..u(n).",
+        )
+    for i in range(n):
+        if not close(u[i], expected[i]):
+            _wrong(graph, x, u, expected, stale, i)
+
+
+def _wrong(
+    graph: Graph, x: list[float], u: list[Any], expected: list[float], stale: list[float], i: int
+) -> None:
+    e, a = expected[i], u[i]
+    n, n_i = len(graph.nodes), graph.n_inputs
+    v = graph.nodes[i]
+    name = node_name(graph, i)
+    kw: dict[str, Any] = {
+        "node": name,
+        "expected": e,
+        "actual": a if isinstance(a, (int, float)) else shown(a),
+    }
+    picture: dict[str, Any] = {
+        "wrong": i,
+        "expected": shown(e),
+        "actual": shown(a),
+        "data": expected,
+        "grads": [None] * n,
+        "title": f"forward: {name} is the first wrong value",
+        "show_data": False,
+    }
+    if i < n_i:
+        code = "skip-u1" if i == 0 and a is None else "inputs"
+        headline = (
+            "u(1), the first input, was never set: u[0] is None."
+            if code == "skip-u1"
+            else f"u[{i}] = {shown(a)}, but the input x[{i}] is {shown(x[i])}."
+        )
+        raise _fail(
+            code, headline, details=[differ(e, a)] if differ(e, a) else [], **kw, **draw(graph, **picture)
+        )
+    pa = list(graph.parents[i])
+    picture["marks"] = [Mark(j, i, k, f"u{j + 1} = {shown(expected[j])}") for k, j in enumerate(pa)]
+    formula = f"{v.op.name}({', '.join(f'u{j + 1}' for j in pa)})"
+    details = [
+        f"{name} = {formula} = {v.op.name}({', '.join(shown(expected[j]) for j in pa)}) = {shown(e)}; "
+        f"yours is {shown(a)}."
+    ]
+    details += [differ(e, a)] if differ(e, a) else []
+    if a is None:
+        code = "skip-first" if i == n_i else "not-computed"
+        raise _fail(
+            code, f"u[{i}], {name}, was never computed.", details=details, **kw, **draw(graph, **picture)
+        )
+    if close(a, stale[i]) and not close(e, stale[i]):
+        raise _fail(
+            "stale",
+            f"{name} is {shown(a)}, its value before this pass: your code read the stored node.data.",
+            details=details,
+            **kw,
+            **draw(graph, **picture),
+        )
+    if len(pa) == 2:
+        try:
+            swapped = v.op.f(expected[pa[1]], expected[pa[0]])
+        except (ArithmeticError, ValueError):
+            swapped = math.nan
+        if close(a, swapped):
+            raise _fail(
+                "argument-order",
+                f"{name} = {formula} came out as {v.op.name}(u{pa[1] + 1}, u{pa[0] + 1}): "
+                "the arguments are swapped.",
+                details=details,
+                **kw,
+                **draw(graph, **picture),
+            )
+    raise _fail(
+        "wrong-value",
+        f"{name} is wrong: expected {shown(e)}, yours {shown(a)}.",
+        details=details,
+        **kw,
+        **draw(graph, **picture),
+    )
+
+
+def _none_read(case: Case, failure_: Any, error: dict[str, Any]) -> Any:
+    """An exception on None (a value of u read before it was set): u(1) skipped, or a node too early."""
+    if error.get("type") == "TypeError" and "NoneType" in str(error.get("message", "")):
+        failure_.details = [
+            "A value of u was still None when a node read it: an input that was never set "
+            "(u(1), the first input, is position 0: a loop from 1 skips it), or a node computed "
+            "before its parents."
+        ]
+        failure_.mistake, failure_.hint, failure_.book = "none-read", MISTAKES["none-read"].hint, "inputs"
+    return failure_
+
+
+def _judge(graph: Graph, x: list[float], expected: list[float], stale: list[float]) -> Any:
+    def judge(answer: dict[str, Any]) -> None:
+        changed = mutation_text(graph, answer.get("mutation") or [])
+        if changed:
+            raise _fail(
+                "mutation",
+                f"forward(G, x) changed the graph: {changed}.",
+                details=[
+                    "The nodes are the graph G, shared with whoever called you; the values of this pass "
+                    "belong in "
+                    "the list u that you return."
+                ],
+            )
+        _compare(graph, x, decode(answer.get("result")), expected, stale)
+
+    return judge
+
+
+def cases(seed: int) -> Iterator[Case]:
+    """The graph cases with inputs moved by 10 %; the answer key is Algorithm 6.1 at those inputs."""
+    for spec in graph_cases(seed=seed):
+        graph, x, expected = _new_inputs(spec)
+        request = {**graph_request(graph), "x": x}
+        stale = [v.data for v in graph.nodes]
+        yield Case(
+            spec.name,
+            request,
+            _judge(graph, x, expected, stale),
+            graph=graph,
+            what="forward(G, x)",
+            book="order",
+            extra={"exception": _none_read},
+        )

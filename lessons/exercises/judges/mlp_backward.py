@@ -1,0 +1,268 @@
+"""Exercise ``mlp_backward``: Algorithm 6.4, the MLP's backward pass on numbers, layer by layer.
+
+The solution gets one example's forward pass (Algorithm 6.3) as plain numbers, indexed as the book does,
+and the activations' derivative ``net.f_prime``; the answer key is :func:`micrograph.nn.backward_mlp`. The
+networks have non-zero biases and several λ (zero among them), so a penalty on the biases, or none on the
+weights, changes the answer.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.4.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+from lessons.exercises.drawing import Mark
+from lessons.exercises.judge import Case, Fail, close, decode, differ, draw, shown
+from lessons.exercises.judges.mistakes import Mistake, failure
+from micrograph import backprop, nn
+from micrograph.engine import Value
+from micrograph.graph import Graph
+from micrograph.ops import op_by_name
+
+__all__ = ["cases", "MISTAKES", "NETS", "mlp_example"]
+
+MISTAKES: dict[str, Mistake] = {
+    m.code: m
+    for m in [
+        Mistake(
+            "mutation", "build new lists for the gradients; g ← ... rebinds g, it does not write into net.g."
+        ),
+        Mistake("shape", "", "mlp_w"),
+        Mistake("transposed", "∇W(k) J = g h(k−1)ᵀ: entry [m][i] = g[m] × h(k−1)[i].", "mlp_w"),
+        Mistake("bias-decay", "Ω(θ) here penalises the weights only: ∇b Ω = 0.", "mlp_b"),
+        Mistake("no-f-prime", "multiply g by f′(a(k)) element-wise first.", "mlp_f"),
+        Mistake("wrong-b", "", "mlp_b"),
+        Mistake("no-penalty", "add λ ∇W Ω = 2λ W(k) to g h(k−1)ᵀ.", "mlp_w"),
+        Mistake("wrong-W", "", "mlp_w"),
+    ]
+}
+"""The mistakes this exercise recognises."""
+
+NETS: list[tuple[str, int, list[int], str, float, int]] = [
+    ("MLP(3, [2, 1]), tanh, λ = 0.01", 3, [2, 1], "tanh", 0.01, 1),
+    ("MLP(3, [4, 2]), tanh, λ = 0.05", 3, [4, 2], "tanh", 0.05, 2),
+    ("MLP(2, [3, 3, 2]), sigmoid, λ = 0.1", 2, [3, 3, 2], "sigmoid", 0.1, 3),
+    ("MLP(2, [3, 2]), relu, λ = 0", 2, [3, 2], "relu", 0.0, 4),
+]
+"""The fixed networks: (title, n_in, layer sizes, activation, λ, seed of the weights and biases)."""
+
+
+def mlp_example(
+    nin: int, nouts: list[int], activation: str, lam: float, seed: int
+) -> tuple[dict[str, Any], Any, Any]:
+    """A network with non-zero biases and one example through Algorithm 6.3 (MSE loss, L2 penalty λ).
+
+    Returns:
+        ``(net, model, forward)``: what the solution receives (plain data), the model, and the forward pass.
+    """
+    model = nn.MLP(nin, nouts, activation=activation, seed=seed)
+    rng = random.Random(seed)
+    for layer in model.layers:
+        for neuron in layer.neurons:
+            neuron.b.data = round(rng.uniform(-0.5, 0.5), 3) or 0.125
+    x = [round(0.3 + 0.4 * i, 2) * (-1) ** i for i in range(nin)]
+    y = [0.5 - 0.3 * m for m in range(nouts[-1])]
+    fwd = nn.forward_mlp(model, x, y, loss="mse", l2=lam)
+    table = Graph(fwd.J).backprop()
+    activations = [None] + [nn.ACTIVATIONS[layer.neurons[0].activation] for layer in model.layers]
+    net = {
+        "l": len(model.layers),
+        "W": [None] + [[[w.data for w in n.w] for n in layer.neurons] for layer in model.layers],
+        "b": [None] + [[n.b.data for n in layer.neurons] for layer in model.layers],
+        "a": [None] + [[v.data for v in a_k] for a_k in fwd.a[1:]],
+        "h": [[v.data for v in h_k] for h_k in fwd.h],
+        "g": [table[v] for v in fwd.y_hat],
+        "lam": lam,
+        "activations": [None if op is None else op.name for op in activations],
+        "x": x,
+        "y": y,
+    }
+    return net, model, fwd
+
+
+def _layers(result: Any, l: int, what: str) -> dict[int, Any]:  # noqa: E741 -- the book's name
+    if isinstance(result, dict):
+        return result
+    if isinstance(result, list):
+        if len(result) == l + 1:
+            return dict(enumerate(result))
+        if len(result) == l:
+            return {k + 1: r for k, r in enumerate(result)}
+    raise Fail(
+        failure(
+            MISTAKES["shape"],
+            f"{what} must be a dict {{k: ...}} (or a list indexed by k) for the layers "
+            f"k = 1..{l}; got {shown(result)}.",
+        )
+    )
+
+
+def _shape(x: Any) -> tuple[int, ...] | None:
+    if not isinstance(x, list):
+        return None
+    if x and all(isinstance(r, list) for r in x):
+        widths = {len(r) for r in x}
+        return (len(x), widths.pop()) if len(widths) == 1 else None
+    return (len(x),)
+
+
+def _shape_text(x: Any) -> str:
+    shape = _shape(x)
+    if shape is not None:
+        return str(shape)
+    return f"no shape: it is {shown(x)}" + (
+        " (a list of lists of different lengths)" if isinstance(x, list) else ""
+    )
+
+
+def _mlp_draw(
+    graph: Graph, param: Value, e: float, a: Any, what: str, marks: tuple[Mark, ...] = ()
+) -> dict[str, Any]:
+    return draw(
+        graph,
+        wrong=graph.index[param],
+        expected=shown(e),
+        actual=shown(a),
+        marks=marks,
+        grads=list(backprop(graph).values()),
+        title=f"Algorithm 6.4: {what} is the first wrong gradient (grad: the right values)",
+    )
+
+
+def _activation_edge(graph: Graph, fwd: Any, k: int, m: int, text: str) -> tuple[Mark, ...]:
+    a_node, h_node = fwd.a[k][m], fwd.h[k][m]
+    if a_node is h_node or h_node not in graph.index:
+        return ()
+    return (Mark(graph.index[a_node], graph.index[h_node], 0, text),)
+
+
+def _check_b(
+    net: dict[str, Any], fwd: Any, key: dict[Value, float], graph: Graph, k: int, bk: Any, layer: Any
+) -> None:
+    lam = net["lam"]
+    for m, neuron in enumerate(layer.neurons):
+        e, a = key[neuron.b], bk[m]
+        if close(a, e):
+            continue
+        act = net["activations"][k]
+        fp = (
+            1.0
+            if act is None
+            else float(op_by_name(act).local_derivative(0, (net["a"][k][m],), net["h"][k][m]))
+        )
+        code = "wrong-b"
+        marks: tuple[Mark, ...] = ()
+        if lam and close(a, e + 2 * lam * neuron.b.data):
+            code = "bias-decay"
+        elif fp not in (0.0, 1.0) and close(a, e / fp):
+            code = "no-f-prime"
+            marks = _activation_edge(graph, fwd, k, m, f"f′(a) = {fp:.4g} missing")
+        hint = (
+            f"multiply g by f′(a({k})) element-wise first." if code == "no-f-prime" else MISTAKES[code].hint
+        )
+        raise Fail(
+            failure(
+                MISTAKES[code],
+                f"grad_b[{k}][{m}] is wrong (layer {k}, unit {m}): expected {shown(e)}, yours {shown(a)}.",
+                hint=hint,
+                node=f"b({k})[{m}]",
+                expected=e,
+                actual=a,
+                details=[differ(e, a)] if differ(e, a) else [],
+                **_mlp_draw(graph, neuron.b, e, a, f"grad_b[{k}][{m}]", marks),
+            )
+        )
+
+
+def _check_W(net: dict[str, Any], key: dict[Value, float], graph: Graph, k: int, Wk: Any, layer: Any) -> None:
+    lam = net["lam"]
+    for m, neuron in enumerate(layer.neurons):
+        for i, w in enumerate(neuron.w):
+            e, a = key[w], Wk[m][i]
+            if close(a, e):
+                continue
+            code = "no-penalty" if lam and close(a, e - 2 * lam * w.data) else "wrong-W"
+            hint = f"add λ ∇W Ω = 2λ W({k}) to g h({k - 1})ᵀ." if code == "no-penalty" else ""
+            raise Fail(
+                failure(
+                    MISTAKES[code],
+                    f"grad_W[{k}][{m}][{i}] is wrong (layer {k}, row {m}, column {i}): "
+                    f"expected {shown(e)}, yours {shown(a)}.",
+                    hint=hint,
+                    node=f"W({k})[{m}][{i}]",
+                    expected=e,
+                    actual=a,
+                    details=[differ(e, a)] if differ(e, a) else [],
+                    **_mlp_draw(graph, w, e, a, f"grad_W[{k}][{m}][{i}]"),
+                )
+            )
+
+
+def _compare(
+    net: dict[str, Any], model: Any, fwd: Any, key: dict[Value, float], gW: dict[Any, Any], gb: dict[Any, Any]
+) -> None:
+    graph = Graph(fwd.J)
+    for k in range(net["l"], 0, -1):  # Algorithm 6.4's order: k = l, l - 1, ..., 1
+        layer = model.layers[k - 1]
+        rows, cols = len(layer.neurons), len(net["h"][k - 1])
+        Wk, bk = gW.get(k), gb.get(k)
+        shape_W = _shape(Wk)
+        if shape_W != (rows, cols):
+            code = "transposed" if shape_W == (cols, rows) else "shape"
+            hint = f"∇W({k}) J = g h({k - 1})ᵀ: entry [m][i] = g[m] × h({k - 1})[i]."
+            raise Fail(
+                failure(
+                    MISTAKES[code],
+                    f"grad_W[{k}] has shape {_shape_text(Wk)}; W({k}) is {rows} × {cols} "
+                    f"(a row per unit of h({k}), a column per unit of h({k - 1})), and so is its gradient.",
+                    hint=hint,
+                )
+            )
+        if _shape(bk) != (rows,):
+            raise Fail(
+                failure(
+                    MISTAKES["shape"],
+                    f"grad_b[{k}] has shape {_shape_text(bk)}; b({k}) has {rows} entries.",
+                    book="mlp_b",
+                )
+            )
+        _check_b(net, fwd, key, graph, k, bk, layer)
+        _check_W(net, key, graph, k, Wk, layer)
+
+
+def _judge(net: dict[str, Any], model: Any, fwd: Any, key: dict[Value, float]) -> Any:
+    def judge(answer: dict[str, Any]) -> None:
+        if answer.get("mutation"):
+            raise Fail(
+                failure(MISTAKES["mutation"], "backward_mlp(net) changed net's lists (W, b, a, h or g).")
+            )
+        result = decode(answer.get("result"))
+        if not (isinstance(result, list) and len(result) == 2):
+            raise Fail(
+                failure(
+                    MISTAKES["shape"],
+                    f"backward_mlp(net) returned {shown(result)}; it must return (grad_W, grad_b).",
+                    book="",
+                )
+            )
+        l = net["l"]  # noqa: E741
+        _compare(net, model, fwd, key, _layers(result[0], l, "grad_W"), _layers(result[1], l, "grad_b"))
+
+    return judge
+
+
+def cases(seed: int) -> Iterator[Case]:
+    """The fixed networks, then one drawn from the seed."""
+    rng = random.Random(seed)
+    sizes = [rng.randint(1, 4) for _ in range(rng.randint(1, 3))]
+    act, lam = rng.choice(["tanh", "sigmoid"]), rng.choice([0.0, 0.02, 0.2])
+    nin = rng.randint(1, 4)
+    drawn = (f"MLP({nin}, {sizes}), {act}, λ = {lam:g} (from seed {seed})", nin, sizes, act, lam, 100 + seed)
+    for title, nin, nouts, act, lam, s in [*NETS, drawn]:
+        net, model, fwd = mlp_example(nin, nouts, act, lam, s)
+        key = nn.backward_mlp(model, net["x"], net["y"], loss="mse", l2=lam)
+        request = {k: net[k] for k in ("l", "W", "b", "a", "h", "g", "lam", "activations")}
+        yield Case(title, request, _judge(net, model, fwd, key), what="backward_mlp(net)", book="mlp_loop")

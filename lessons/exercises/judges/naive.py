@@ -1,0 +1,162 @@
+"""Exercise ``naive``: the naive chain rule of equation 6.53, every subexpression recomputed, counted.
+
+The answer key is Algorithm 6.2's dz/dw (:func:`micrograph.backprop`) for the value, and figure 6.9's closed
+forms (:func:`micrograph.families.expected_counts`) or the engine's path count
+(:func:`micrograph.naive.naive_cost`) for the counts.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.2, figure 6.9, equation 6.53.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import Any
+
+from lessons.exercises.cases import random_dag, random_seeds
+from lessons.exercises.judge import Case, Fail, close, decode, differ, graph_request, mutation_text, shown
+from lessons.exercises.judges.mistakes import Mistake, failure
+from micrograph import backprop
+from micrograph.engine import Value
+from micrograph.families import chain, expected_counts, ladder
+from micrograph.graph import Graph
+from micrograph.naive import naive_cost
+
+__all__ = ["cases", "MISTAKES"]
+
+_COUNT_HINT = (
+    "for each argument k of u that depends on w: recompute u's arguments and u itself from the leaves, "
+    "then evaluate du/dx_k once."
+)
+MISTAKES: dict[str, Mistake] = {
+    m.code: m
+    for m in [
+        Mistake("mutation", "only read the nodes; recompute values with tools.evaluate."),
+        Mistake("wrong-value", "sum the terms of every argument that depends on w.", "sum"),
+        Mistake("uncounted", "use tools.local_derivative and tools.evaluate, which count."),
+        Mistake(
+            "stored",
+            "equation 6.53 recomputes every subexpression from the leaves each time it needs it: "
+            "f′(f(f(w))) f′(f(w)) f′(w). Read no .data of a non-leaf; recompute it with tools.evaluate.",
+            "recompute",
+        ),
+        Mistake("count", _COUNT_HINT, "recompute"),
+    ]
+}
+"""The mistakes this exercise recognises."""
+
+_VALUE_CASES: list[tuple[str, Callable[[], tuple[Value, Value]]]] = [
+    ("a * a: one node takes the same parent twice", lambda: (lambda a: (a * a, a))(Value(1.5, label="a"))),
+    (
+        "b = a + a, c = b + b: a reused node",
+        lambda: (lambda a: ((a + a) + (a + a), a))(Value(0.5, label="a")),
+    ),
+]
+
+
+def _random(s: int) -> tuple[Value, Value]:
+    z, leaves = random_dag(s, n_ops=8)
+    return z, leaves[0]
+
+
+def _check_counts(family: str, d: int, counted: dict[str, int], edges: int, cost: dict[str, int]) -> None:
+    """The counts against figure 6.9's closed forms for a family, else against the engine's naive_cost."""
+    if family:
+        want = expected_counts(family, d)
+        want_local, want_re = want["naive_local_derivatives"], want["naive_recomputed"]
+        source = f"figure 6.9's closed forms for the {family} of depth {d}"
+    else:
+        want_local, want_re = cost["local_derivatives"], cost["recomputed"]
+        source = f"the naive rule's counts on this graph ({cost['paths']:,} path(s) from w to z)"
+    local, recomputed = int(counted.get("local_derivatives", 0)), int(counted.get("evaluations", 0))
+    if local == want_local and recomputed == want_re:
+        return
+    details = [
+        f"{source}: {want_local:,} local derivative(s) (one per edge per path) and {want_re:,} recomputed "
+        f"operation(s); yours: {local:,} and {recomputed:,}. Back-propagation would evaluate {edges:,} local "
+        "derivative(s) and recompute nothing."
+    ]
+    if local == 0 and recomputed == 0:
+        raise Fail(
+            failure(
+                MISTAKES["uncounted"],
+                "nothing was counted: use tools.local_derivative and tools.evaluate, which count.",
+                details=details,
+            )
+        )
+    if recomputed < want_re and (recomputed == 0 or local == edges):
+        raise Fail(
+            failure(
+                MISTAKES["stored"],
+                "your naive rule stores values (or gradients) instead of recomputing them.",
+                details=details,
+            )
+        )
+    raise Fail(
+        failure(
+            MISTAKES["count"],
+            f"the operation counts differ: {local:,} local derivatives and "
+            f"{recomputed:,} recomputations, where the naive rule needs {want_local:,} and {want_re:,}.",
+            details=details,
+        )
+    )
+
+
+def _judge(graph: Graph, w: Value, family: str, d: int) -> Any:
+    want = backprop(graph)[w]
+    cost = naive_cost(graph.output, w)
+
+    def judge(answer: dict[str, Any]) -> None:
+        changed = mutation_text(graph, answer.get("mutation") or [])
+        if changed:
+            raise Fail(failure(MISTAKES["mutation"], f"naive_grad(z, w) changed the graph: {changed}."))
+        value = decode(answer.get("result"))
+        if not close(value, want):
+            shared = any(len([p for p in v.inputs if p.op is not None or p is w]) > 1 for v in graph.nodes)
+            details = [
+                "Equation 6.51's sum runs over every path from w to z; a node whose arguments both depend "
+                "on w (a * a, sin(u) + cos(u)) starts two paths."
+            ]
+            raise Fail(
+                failure(
+                    MISTAKES["wrong-value"],
+                    f"naive_grad(z, w) = {shown(value)}; dz/dw = {shown(want)}.",
+                    details=details + ([differ(want, value)] if differ(want, value) else []),
+                    book="sum" if shared else "recompute",
+                    hint=MISTAKES["wrong-value"].hint if shared else "",
+                    expected=want,
+                    actual=value if isinstance(value, (int, float)) else shown(value),
+                )
+            )
+        counted = answer.get("counts") or {}
+        reported = answer.get("reported")
+        if not counted.get("local_derivatives") and isinstance(reported, dict):
+            counted = reported
+        _check_counts(family, d, counted, graph.num_edges, cost)
+
+    return judge
+
+
+def cases(seed: int) -> Iterator[Case]:
+    """Figure 6.9's chain and ladder at several depths, small shared graphs, and random DAGs from the seed."""
+    specs: list[tuple[str, Callable[[], tuple[Value, Value]], str, int]] = [
+        (f"figure 6.9's chain, depth {d}", partial(chain, d), "chain", d) for d in (1, 3, 6)
+    ]
+    specs += [(name, build, "", 0) for name, build in _VALUE_CASES]
+    specs += [
+        (f"random DAG (seed {s}), with respect to x1", partial(_random, s), "", 0)
+        for s in random_seeds(seed, 2)
+    ]
+    specs += [(f"the ladder, depth {d}: 2^{d} paths", partial(ladder, d), "ladder", d) for d in (1, 2, 4)]
+    for title, build, family, d in specs:
+        z, w = build()
+        graph = Graph(z)
+        request = {**graph_request(graph), "w": graph.index[w]}
+        yield Case(
+            title,
+            request,
+            _judge(graph, w, family, d),
+            graph=graph,
+            what="naive_grad(z, w)",
+            book="recompute",
+        )

@@ -1,0 +1,173 @@
+"""Exercise ``topo``: the ordered node list u(1)..u(n), every node after its parents, the leaves first.
+
+The graph is sent to the solution as its node records in a shuffled order with shuffled ids, so nothing the
+solution's process holds reveals the order; the answer key is :class:`micrograph.Graph`'s order.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+from lessons.exercises.cases import graph_cases
+from lessons.exercises.drawing import Mark
+from lessons.exercises.judge import (
+    Case,
+    Fail,
+    NodeRef,
+    decode,
+    draw,
+    graph_request,
+    mutation_text,
+    node_name,
+    shown,
+)
+from lessons.exercises.judges.mistakes import Mistake, failure
+from micrograph.engine import Value
+from micrograph.graph import Graph
+
+__all__ = ["cases", "MISTAKES"]
+
+MISTAKES: dict[str, Mistake] = {
+    m.code: m
+    for m in [
+        Mistake("mutation", "only read the nodes (.inputs); build a new list."),
+        Mistake("not-a-list", "return a list of the nodes."),
+        Mistake("stranger", "return the nodes of z's graph themselves, not copies or new nodes."),
+        Mistake("no-visited", "keep a set of the nodes already visited and skip them."),
+        Mistake("missing-node", "start from z and follow node.inputs to every ancestor, constants included."),
+        Mistake("reversed", "u(1)..u(n) starts with the inputs and ends with the output u(n) = z.", "order"),
+        Mistake("parent-after", "", "order"),
+        Mistake(
+            "leaves-not-first",
+            "put the leaves first, in the order you met them, then the other nodes in your order.",
+            "inputs",
+        ),
+    ]
+}
+"""The mistakes this exercise recognises."""
+
+
+def _fail(code: str, headline: str, **kw: Any) -> Fail:
+    return Fail(failure(MISTAKES[code], headline, **kw))
+
+
+def _positions(graph: Graph, order: Any, ids: dict[int, Value]) -> list[int]:
+    """The solution's order as positions in G; fails on anything that is not a node of G, or repeats."""
+    if not isinstance(order, list):
+        raise _fail(
+            "not-a-list", f"topological_order(z) returned {shown(order)}; it must return a list of the nodes."
+        )
+    seen: dict[int, int] = {}
+    out: list[int] = []
+    for pos, item in enumerate(order):
+        node = ids.get(item.j) if isinstance(item, NodeRef) else None
+        if node is None:
+            raise _fail("stranger", f"item {pos} of your order, {shown(item)}, is not a node of z's graph.")
+        j = graph.index[node]
+        if j in seen:
+            raise _fail(
+                "no-visited",
+                f"{node_name(graph, j)} appears twice in your order (items {seen[j]} and {pos}).",
+                details=[
+                    "A node reached by several paths (a shared parent, or the same parent "
+                    "twice as in a * a) is visited once per path unless the search remembers it."
+                ],
+                node=node_name(graph, j),
+                **draw(graph, wrong=j, title="this node appears twice in your order"),
+            )
+        seen[j] = pos
+        out.append(j)
+    return out
+
+
+def _check_order(graph: Graph, order: list[int]) -> None:
+    place = {j: pos for pos, j in enumerate(order)}
+    missing = [j for j in range(len(graph.nodes)) if j not in place]
+    if missing:
+        j = missing[0]
+        constant = (
+            " (a constant: constants are leaves of the graph too)." if graph.nodes[j].is_constant else "."
+        )
+        raise _fail(
+            "missing-node",
+            f"{len(missing)} node(s) of the graph are missing from your order, the first "
+            f"{node_name(graph, j)}{constant}",
+            node=node_name(graph, j),
+            **draw(graph, wrong=j, title="this node is missing from your order"),
+        )
+    parents = graph.parents
+    if len(order) > 1 and all(place[p] > place[i] for i in range(len(order)) for p in parents[i]):
+        raise _fail("reversed", "your order is reversed: z comes first and the leaves last.")
+    for i in order:
+        for k, j in enumerate(parents[i]):
+            if place[j] > place[i]:
+                raise _fail(
+                    "parent-after",
+                    f"{node_name(graph, i)} comes before its parent {node_name(graph, j)} "
+                    f"(argument {k + 1}): it cannot be computed before its argument is.",
+                    node=node_name(graph, i),
+                    **draw(
+                        graph,
+                        wrong=i,
+                        marks=[Mark(j, i, k, "comes later in your order")],
+                        title="a node before its parent",
+                    ),
+                )
+    n_i = graph.n_inputs
+    first_op = next((pos for pos, j in enumerate(order) if graph.nodes[j].op is not None), len(order))
+    if first_op < n_i:
+        j = next(j for j in order[first_op:] if graph.nodes[j].op is None)
+        raise _fail(
+            "leaves-not-first",
+            f"the leaves are not first: {node_name(graph, order[first_op])} (an "
+            f"operation) comes at item {first_op}, before the leaf {node_name(graph, j)}.",
+            details=[
+                f"The graph has n_i = {n_i} leaves; u(1)..u(n_i) must be exactly these inputs, which "
+                "Algorithm 6.1 sets first (u(i) ← x_i), and u(n_i+1)..u(n) the operations."
+            ],
+            node=node_name(graph, j),
+            **draw(graph, wrong=j, title="this leaf comes after an operation in your order"),
+        )
+
+
+def _judge(graph: Graph, ids: dict[int, Value], rid_to_pos: dict[int, int]) -> Any:
+    def judge(answer: dict[str, Any]) -> None:
+        change = list(answer.get("mutation") or [])
+        if change:
+            change[0] = rid_to_pos.get(change[0], 0)
+            raise _fail(
+                "mutation", f"topological_order(z) changed the graph: {mutation_text(graph, change)}."
+            )
+        _check_order(graph, _positions(graph, decode(answer.get("result")), ids))
+
+    return judge
+
+
+def cases(seed: int) -> Iterator[Case]:
+    """The graph cases, sent shuffled; the answer key is the engine's order."""
+    for number, spec in enumerate(graph_cases(seed=seed)):
+        z, _ = spec.build()
+        graph = Graph(z)
+        rng = random.Random(seed * 7919 + number)
+        rids = rng.sample(range(10 * len(graph.nodes) + 10), len(graph.nodes))
+        records = graph_request(graph)["records"]
+        for record, rid in zip(records, rids):
+            record[0] = rid
+            record[3] = [rids[p] for p in record[3]]
+        rng.shuffle(records)
+        ids = {rid: graph.nodes[j] for j, rid in enumerate(rids)}
+        request = {"records": records, "z": rids[-1]}
+        positions = {rid: j for j, rid in enumerate(rids)}
+        yield Case(
+            spec.name,
+            request,
+            _judge(graph, ids, positions),
+            graph=graph,
+            what="topological_order(z)",
+            book="order",
+            extra={"ref_to_pos": positions},
+        )

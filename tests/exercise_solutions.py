@@ -1,0 +1,154 @@
+"""Correct solutions of the seven exercises, written as a student writes them (one file each), and numpy ones.
+
+The checks must pass every one of them; tests/test_exercises_catalogue.py and tests/test_exercise_attacks.py
+use them. They are the student's side of the exercises and live with the tests: the engine's own algorithms
+are in micrograph/, written once.
+"""
+
+from __future__ import annotations
+
+CORRECT: dict[str, str] = {
+    "derivatives": """\
+# micrograph exercise: derivatives
+import math
+def tanh_dx(x, out): return 1 - out * out
+def sigmoid_dx(x, out): return out * (1 - out)
+def div_dx(x, y, out): return 1 / y
+def div_dy(x, y, out): return -x / (y * y)
+def pow_dx(x, y, out): return y * x ** (y - 1)
+def pow_dy(x, y, out): return out * math.log(x)
+def log_dx(x, out): return 1 / x
+def sqrt_dx(x, out): return 0.5 / out
+""",
+    "topo": """\
+# micrograph exercise: topo
+def topological_order(z):
+    order, seen, stack = [], set(), [(z, False)]
+    while stack:
+        v, done = stack.pop()
+        if done:
+            order.append(v)
+            continue
+        if v in seen:
+            continue
+        seen.add(v)
+        stack.append((v, True))
+        for p in reversed(v.inputs):
+            if p not in seen:
+                stack.append((p, False))
+    return [v for v in order if v.op is None] + [v for v in order if v.op is not None]
+""",
+    "forward": """\
+# micrograph exercise: forward
+def forward(G, x):
+    n = len(G.nodes)
+    u = [None] * n
+    for i in range(G.n_inputs):
+        u[i] = x[i]
+    for i in range(G.n_inputs, n):
+        u[i] = G.nodes[i].op.f(*[u[j] for j in G.parents[i]])
+    return u
+""",
+    "backprop": """\
+# micrograph exercise: backprop
+from lessons.exercises import tools
+
+
+def backprop(G):
+    nodes = G.nodes
+    n = len(nodes)
+    grad_table = {nodes[n - 1]: 1.0}
+    for j in range(n - 2, -1, -1):
+        v = nodes[j]
+        grad_table[v] = sum(
+            grad_table[C] * tools.local_derivative(C, k)
+            for C in G.get_consumers(v)
+            for k, p in enumerate(C.inputs)
+            if p is v
+        )
+    return grad_table
+""",
+    "build_grad": """\
+# micrograph exercise: build_grad
+from micrograph import Value
+def build_grad(V, G, G_prime, grad_table):
+    if V in grad_table:
+        return grad_table[V]
+    total = None
+    for C in G_prime.get_consumers(V):
+        D = build_grad(C, G, G_prime, grad_table)
+        t = C.op.bprop(C.inputs, V, D, C)
+        if t is not None:
+            total = t if total is None else total + t
+    grad_table[V] = total if total is not None else Value(0.0)
+    return grad_table[V]
+""",
+    "mlp_backward": """\
+# micrograph exercise: mlp_backward
+def backward_mlp(net):
+    grad_W, grad_b = {}, {}
+    g = list(net.g)
+    for k in range(net.l, 0, -1):
+        g = [g[m] * net.f_prime(k, net.a[k][m], net.h[k][m]) for m in range(len(g))]
+        grad_b[k] = list(g)
+        grad_W[k] = [[g[m] * net.h[k-1][i] + 2 * net.lam * net.W[k][m][i] for i in range(len(net.h[k-1]))]
+                     for m in range(len(g))]
+        g = [sum(net.W[k][m][i] * g[m] for m in range(len(g))) for i in range(len(net.h[k-1]))]
+    return grad_W, grad_b
+""",
+    "naive": """\
+# micrograph exercise: naive
+from lessons.exercises import tools
+def value(v):
+    if v.op is None:
+        return v.data
+    return tools.evaluate(v, [value(p) for p in v.inputs])
+def naive_grad(z, w):
+    if z is w:
+        return 1.0
+    if z.op is None:
+        return 0.0
+    total = 0.0
+    for k, x in enumerate(z.inputs):
+        d = naive_grad(x, w)
+        if d == 0.0 and not depends(x, w):
+            continue
+        args = [value(p) for p in z.inputs]
+        out = tools.evaluate(z, args)
+        total += tools.local_derivative(z, k, args, out) * d
+    return total
+def depends(v, w):
+    return v is w or any(depends(p, w) for p in v.inputs)
+""",
+}
+"""{exercise: the source of a correct solution}."""
+
+NUMPY: dict[str, str] = {
+    "mlp_backward": """\
+# micrograph exercise: mlp_backward
+import numpy as np
+def backward_mlp(net):
+    grad_W, grad_b = {}, {}
+    g = np.array(net.g)
+    for k in range(net.l, 0, -1):
+        fp = np.array([net.f_prime(k, a, h) for a, h in zip(net.a[k], net.h[k])])
+        g = g * fp
+        W = np.array(net.W[k])
+        grad_b[k] = g
+        grad_W[k] = np.outer(g, np.array(net.h[k - 1])) + 2 * net.lam * W
+        g = W.T @ g
+    return grad_W, grad_b
+""",
+    "forward": """\
+# micrograph exercise: forward
+import numpy as np
+def forward(G, x):
+    n = len(G.nodes)
+    u = np.zeros(n)
+    u[: G.n_inputs] = x
+    for i in range(G.n_inputs, n):
+        u[i] = G.nodes[i].op.f(*[float(u[j]) for j in G.parents[i]])
+    return u
+""",
+}
+"""Correct solutions written with numpy: arrays and numpy scalars where the templates show lists."""

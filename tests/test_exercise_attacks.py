@@ -1,0 +1,358 @@
+"""The checker's verdict can be trusted: each finding that once passed now fails, with its own diagnosis.
+
+Every test writes a student's file and checks it as ``micrograph exercise check`` does. Honest mistakes that
+used to pass (build_grad without its memo, biases regularized, the first consumer only), delegations to
+micrograph's own algorithms, and attacks on the judge (a forged answer on the pipe, the judge's frames, a
+float that lies, a patched ``math.isclose``, a thread flooding the pipe, ``os._exit``) must all end as a
+FAIL, within the time limit; correct solutions, numpy ones included, pass, eight at a time on two cores.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from exercise_solutions import CORRECT, NUMPY
+
+from lessons import exercises
+from lessons.exercises.progress import PROGRESS_FILE
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def check(tmp_path: Path, name: str, source: str, **kw: object) -> exercises.Report:
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(source), encoding="utf-8")
+    return exercises.check(name, path, record=False, drawing=None, **kw)  # type: ignore[arg-type]
+
+
+def cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-m", "micrograph", *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+# --- honest mistakes that passed ------------------------------------------------------------------------
+
+NO_MEMO = CORRECT["build_grad"].replace("    if V in grad_table:", "    if V is G.output:")
+
+
+def test_build_grad_without_its_memo_fails_on_the_ladder(tmp_path: Path) -> None:
+    assert "if V in grad_table" not in NO_MEMO
+    report = check(tmp_path, "build_grad", NO_MEMO)
+    assert not report.passed
+    ladder = next(c for c in report.cases if c.name.startswith("the ladder"))
+    assert not ladder.passed and ladder.mistake == "no-memo", report.text()
+    assert report.failure is not None and report.failure.mistake == "no-memo"
+    assert "if V in grad_table: return grad_table[V]" in report.text()
+
+
+def test_mlp_backward_that_regularizes_the_biases_fails(tmp_path: Path) -> None:
+    source = CORRECT["mlp_backward"].replace(
+        "grad_b[k] = list(g)", "grad_b[k] = [g[m] + 2 * net.lam * net.b[k][m] for m in range(len(g))]"
+    )
+    report = check(tmp_path, "mlp_backward", source)
+    assert report.failure is not None and report.failure.mistake == "bias-decay", report.text()
+    assert any(c.passed for c in report.cases)  # λ = 0: the penalty on the biases is zero there
+
+
+def test_only_the_first_consumer_is_named(tmp_path: Path) -> None:
+    source = CORRECT["backprop"].replace("for C in G.get_consumers(v)", "for C in G.get_consumers(v)[:1]")
+    report = check(tmp_path, "backprop", source)
+    assert report.failure is not None and report.failure.mistake == "first-consumer", report.text()
+    assert "only the term(s) of its first consumer" in " ".join(report.text().split())
+
+
+def test_a_local_derivative_evaluated_twice_per_edge_is_named(tmp_path: Path) -> None:
+    source = CORRECT["backprop"].replace(
+        "grad_table[C] * tools.local_derivative(C, k)",
+        "grad_table[C] * (tools.local_derivative(C, k) + tools.local_derivative(C, k)) / 2",
+    )
+    report = check(tmp_path, "backprop", source)
+    assert report.failure is not None and report.failure.mistake == "twice-per-edge", report.text()
+    assert "evaluated twice per edge" in report.text()
+
+
+def test_forward_that_skips_u1_is_named(tmp_path: Path) -> None:
+    report = check(
+        tmp_path, "forward", CORRECT["forward"].replace("range(G.n_inputs):", "range(1, G.n_inputs):")
+    )
+    assert report.failure is not None and report.failure.mistake == "none-read", report.text()
+    assert "u(1), the first input, is position 0: a loop from 1 skips it" in " ".join(report.text().split())
+    guarded = (
+        CORRECT["forward"]
+        .replace("range(G.n_inputs):", "range(1, G.n_inputs):")
+        .replace(
+            "u[i] = G.nodes[i].op.f(*[u[j] for j in G.parents[i]])",
+            "u[i] = G.nodes[i].op.f(*[u[j] if u[j] is not None else 1.0 for j in G.parents[i]])",
+        )
+    )
+    report = check(tmp_path, "forward", guarded)
+    assert report.failure is not None and report.failure.mistake == "skip-u1", report.text()
+    assert "u(1), the first input, was never set" in report.text()
+
+
+def test_the_output_is_named_and_the_tolerance_stated(tmp_path: Path) -> None:
+    source = CORRECT["backprop"].replace(
+        "grad_table = {nodes[n - 1]: 1.0}", "grad_table = {nodes[n - 1]: 2.0}"
+    )
+    report = check(tmp_path, "backprop", source)
+    assert report.failure is not None and report.failure.mistake == "seed"
+    assert report.failure.node == "u2 (the output z)", report.failure.node
+    nearly = CORRECT["forward"].replace("return u", "return [v * (1 + 1e-8) for v in u]")
+    report = check(tmp_path, "forward", nearly)
+    assert report.failure is not None
+    text = " ".join(report.text().split())
+    assert "agree to 6 significant digits but differ by" in text and "relative 1e-09" in text
+
+
+# --- delegation -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source, says",
+    [
+        ("def backprop(G):\n    return G.backprop()\n", "G.backprop is micrograph's own algorithm"),
+        ("from micrograph import backprop\n", "asks you to write Algorithm 6.2"),
+        ("from micrograph.backprop import backprop\n", "asks you to write Algorithm 6.2"),
+        (
+            "def backprop(G):\n    G.output.backward()\n    return {v: v.grad for v in G.nodes}\n",
+            "asks you to write Algorithm 6.2",
+        ),
+        (
+            "from lessons import exercises\nbackprop = exercises.reference('backprop').backprop\n",
+            "is not available while your code is checked",
+        ),
+    ],
+)
+def test_micrograph_s_own_algorithm_is_out_of_reach(tmp_path: Path, source: str, says: str) -> None:
+    report = check(tmp_path, "backprop", source)
+    assert not report.passed and report.score == 0, report.text()
+    assert says in " ".join(report.text().split())
+    assert report.failure is not None and report.failure.mistake in ("delegation", "load")
+
+
+@pytest.mark.parametrize("name", list(exercises.EXERCISES))
+def test_the_reference_is_refused_for_every_exercise(tmp_path: Path, name: str) -> None:
+    functions = exercises.EXERCISES[name].functions
+    source = f"from lessons import exercises\n_ns = exercises.reference({name!r})\n" + "".join(
+        f"{f} = getattr(_ns, {f!r})\n" for f in functions
+    )
+    report = check(tmp_path, name, source)
+    assert not report.passed and report.score == 0, report.text()
+    with pytest.raises(TypeError, match="micrograph's own"):
+        exercises.check(name, exercises.reference(name), record=False)
+
+
+# --- attacks on the judge -------------------------------------------------------------------------------
+
+ATTACKS = {
+    "a forged answer on every pipe, then os._exit(0)": """
+        import gc, json, os
+        def backprop(G):
+            for fd in range(0, 64):
+                for message in ({"op": "done", "passed": True}, {"id": 2, "ok": True, "result": {}}):
+                    try:
+                        os.write(fd, (json.dumps(message) + "\\n").encode())
+                    except OSError:
+                        pass
+            for o in gc.get_objects():
+                if hasattr(o, "write") and hasattr(o, "flush"):
+                    try:
+                        o.write('{"passed": true}\\n'); o.flush()
+                    except Exception:
+                        pass
+            os._exit(0)
+    """,
+    "the judge's expected values from the frames": """
+        import sys
+        def backprop(G):
+            found = None
+            f = sys._getframe()
+            while f is not None:
+                for name in ("expected", "key", "want", "table"):
+                    if isinstance(f.f_locals.get(name), (dict, list)):
+                        found = f.f_locals[name]
+                f = f.f_back
+            return found if isinstance(found, dict) else {v: 0.0 for v in G.nodes}
+    """,
+    "a float whose __float__ returns the caller's value": """
+        import sys
+        class Liar(float):
+            def __float__(self):
+                f = sys._getframe(1)
+                return float(f.f_locals.get("b", f.f_locals.get("expected", 0.0)))
+            def __eq__(self, other):
+                return True
+            __hash__ = float.__hash__
+        def backprop(G):
+            return {v: Liar(0.0) for v in G.nodes}
+    """,
+    "math.isclose patched": """
+        import math
+        math.isclose = lambda *a, **k: True
+        def backprop(G):
+            return {v: 0.0 for v in G.nodes}
+    """,
+    "the checker's classes patched": """
+        import lessons.exercises.report as report
+        report.Report.passed = property(lambda self: True)
+        def backprop(G):
+            return {}
+    """,
+    "a thread flooding every descriptor while the case loops": """
+        import os, threading
+        def flood():
+            while True:
+                for fd in range(0, 32):
+                    try:
+                        os.write(fd, b'{"id": 1, "ok": true, "result": {"dict": []}}\\n')
+                    except OSError:
+                        pass
+        threading.Thread(target=flood, daemon=True).start()
+        def backprop(G):
+            while True:
+                pass
+    """,
+}
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_an_attack_on_the_judge_ends_as_a_fail(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "backprop.py"
+    path.write_text(textwrap.dedent(ATTACKS[name]), encoding="utf-8")
+    done = cli(
+        "exercise",
+        "check",
+        "backprop.py",
+        "--json",
+        "--time-limit",
+        "0.5",
+        "--wall-limit",
+        "60",
+        "--no-progress",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    data = json.loads(done.stdout)
+    assert data["passed"] is False and data["score"] == 0, data
+    assert data["checks_run"] == 12  # every case ran, and each failed
+
+
+def test_the_wall_clock_limit_cannot_be_reset(tmp_path: Path) -> None:
+    source = """
+        import time
+        def backprop(G):
+            time.sleep(1000)
+    """
+    report = check(tmp_path, "backprop", source, time_limit=0.2, wall_limit=3.0)
+    assert not report.passed and report.failure is not None and report.failure.mistake == "timeout"
+    assert report.seconds < 60
+
+
+def test_memory_is_limited(tmp_path: Path) -> None:
+    report = check(
+        tmp_path,
+        "backprop",
+        "def backprop(G):\n    x = bytearray(10 ** 9)\n    return x\n",
+        memory_limit=256 << 20,
+    )
+    assert not report.passed and report.failure is not None
+    assert report.failure.mistake in ("memory", "exception", "crash"), report.text()
+
+
+# --- every case scored ----------------------------------------------------------------------------------
+
+
+def test_a_timeout_on_the_last_case_hides_none_of_the_others(tmp_path: Path) -> None:
+    source = CORRECT["backprop"].replace(
+        "    nodes = G.nodes\n", "    nodes = G.nodes\n    while len(nodes) > 5000:\n        pass\n"
+    )
+    report = check(tmp_path, "backprop", source, time_limit=0.5)
+    assert [c.passed for c in report.cases] == [True] * 11 + [False], report.text()
+    assert report.score == 11 and report.max_score == 12
+    assert "11 of 12 checks passed: 11 of 12 points" in report.text()
+    assert report.failure is not None and report.failure.mistake == "timeout"
+
+
+def test_a_crash_in_one_case_restarts_the_runner_for_the_next(tmp_path: Path) -> None:
+    source = CORRECT["backprop"].replace(
+        "    nodes = G.nodes\n",
+        "    nodes = G.nodes\n    if len(nodes) == 2:\n        import os; os._exit(7)\n",
+    )
+    report = check(tmp_path, "backprop", source)
+    assert not report.cases[0].passed and all(c.passed for c in report.cases[1:]), report.text()
+    assert report.failure is not None and report.failure.mistake == "crash" and "exit code 7" in report.text()
+
+
+def test_a_long_print_is_capped_and_fd_1_does_not_break_json(tmp_path: Path) -> None:
+    source = CORRECT["backprop"].replace(
+        "    return grad_table",
+        "    for i in range(10_000):\n        print(i)\n"
+        "    import os; os.write(1, b'raw\\n')\n    return grad_table",
+    )
+    (tmp_path / "backprop.py").write_text(source, encoding="utf-8")
+    done = cli("exercise", "check", "backprop.py", "--json", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    data = json.loads(done.stdout)
+    out = data["output"]
+    assert out["lines"] == 12 * 10_001 and out["cut"] == out["lines"] - 40
+    assert out["text"].splitlines()[0] == "0" and "more line(s) not shown" in out["text"]
+    text = cli("exercise", "check", "backprop.py", "--no-progress", cwd=tmp_path).stdout
+    assert len(text.splitlines()) < 80 and "120,012 line(s), 119,972 of them not shown" in text
+
+
+# --- correct solutions ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(NUMPY))
+def test_correct_numpy_solutions_pass(tmp_path: Path, name: str) -> None:
+    report = check(tmp_path, name, NUMPY[name])
+    assert report.passed, report.text()
+
+
+def test_eight_concurrent_checks_of_a_correct_solution_all_pass(tmp_path: Path) -> None:
+    for k in range(8):
+        (tmp_path / f"s{k}").mkdir()
+        (tmp_path / f"s{k}" / "backprop.py").write_text(CORRECT["backprop"], encoding="utf-8")
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        runs = list(
+            pool.map(
+                lambda k: cli("exercise", "check", "backprop.py", "--json", cwd=tmp_path / f"s{k}"), range(8)
+            )
+        )
+    for done in runs:
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+        assert json.loads(done.stdout)["passed"] is True
+
+
+def test_concurrent_checks_in_one_directory_lose_no_progress(tmp_path: Path) -> None:
+    for name in exercises.EXERCISES:
+        (tmp_path / f"{name}.py").write_text(CORRECT[name], encoding="utf-8")
+    with concurrent.futures.ThreadPoolExecutor(7) as pool:
+        runs = list(
+            pool.map(lambda n: cli("exercise", "check", f"{n}.py", cwd=tmp_path), exercises.EXERCISES)
+        )
+    assert all(r.returncode == 0 for r in runs), [r.stdout[-500:] for r in runs]
+    recorded = json.loads((tmp_path / PROGRESS_FILE).read_text(encoding="utf-8"))["exercises"]
+    assert set(recorded) == set(exercises.EXERCISES)
+    assert all(e["passed"] and e["last"] == "passed" and len(e["sha256"]) == 64 for e in recorded.values())
+
+
+def test_the_seed_varies_the_random_cases_and_is_printed(tmp_path: Path) -> None:
+    report = check(tmp_path, "backprop", CORRECT["backprop"], seed=7)
+    assert report.passed and report.seed == 7 and "seed 7" in report.text()
+    names = [c.name for c in report.cases if c.name.startswith("random DAG")]
+    assert names == [f"random DAG (seed {7000 + s}): shared and repeated parents" for s in range(1, 5)]
