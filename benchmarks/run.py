@@ -52,6 +52,8 @@ for _p in (str(ROOT), str(HERE)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
+import exercises  # noqa: E402  (benchmarks/exercises.py, found through HERE)
+
 ALPHA = 1e-4
 SIZES = [2, 16, 16, 1]
 VARIANTS = ["micrograd", "eager", "replay", "compiled", "plain", "plain_skip"]
@@ -561,6 +563,7 @@ def targets(f: dict[str, Any]) -> str:
         rows.append(
             ["bytes per live node", "<= 100", f"{f['bytes_per_node']:.1f}", f["bytes_per_node"] <= 100]
         )
+    rows += exercises.target_rows(f)
     marked = [[a, b, c, "met" if d else "NOT met"] for a, b, c, d in rows]
     return table(marked, ["target", "goal", "measured", ""])
 
@@ -573,7 +576,8 @@ def main(argv: list[str] | None = None) -> int:
         "--rounds", type=int, default=3, help="interleaved rounds of the demo step (default 3)"
     )
     parser.add_argument(
-        "--only", choices=["chain", "memory", "demo"], action="append", help="run only this part (repeatable)"
+        "--only", choices=["chain", "memory", "demo", "exercises"], action="append",
+        help="run only this part (repeatable)",
     )
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -598,7 +602,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"micrograph benchmark{' (quick)' if args.quick else ''}: Python {sys.version.split()[0]}, "
           f"micrograd {getattr(micrograd, '__version__', '0.1.0')}, {os.cpu_count()} CPUs, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")  # fmt: skip
-    parts = set(args.only or ["chain", "memory", "demo"])
+    parts = set(args.only or ["chain", "memory", "demo", "exercises"])
     facts: dict[str, Any] = {}
     if "chain" in parts:
         text, more = chain_section(sizes, compile_max=100_000, repeats=1 if args.quick else 5)
@@ -622,6 +626,11 @@ def main(argv: list[str] | None = None) -> int:
         rounds = 1 if args.quick else args.rounds
         print(f"3. micrograd's demo step: MLP(2, [16, 16, 1]), {n_points} two-moons points, hinge + 1e-4 L2,")
         print(f"   SGD; mean of {steps} step(s) after one warm-up, best of {rounds} interleaved round(s)\n")
+        print(text + "\n")
+    if "exercises" in parts:
+        text, more = exercises.section(runs=1 if args.quick else 3)
+        facts.update(more)
+        print("4. The exercise checker: a correct solution's whole check (judge, runner, every case)\n")
         print(text + "\n")
     print("Targets\n")
     print(targets(facts))

