@@ -14,10 +14,13 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from exercise_solutions import CORRECT, NUMPY
 
 from lessons import exercises
@@ -356,3 +359,14 @@ def test_the_seed_varies_the_random_cases_and_is_printed(tmp_path: Path) -> None
     assert report.passed and report.seed == 7 and "seed 7" in report.text()
     names = [c.name for c in report.cases if c.name.startswith("random DAG")]
     assert names == [f"random DAG (seed {7000 + s}): shared and repeated parents" for s in range(1, 5)]
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(min_value=1, max_value=2**31 - 1))
+def test_correct_solutions_pass_and_a_no_memo_build_grad_fails_under_any_seed(seed: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, source in CORRECT.items():
+            report = check(Path(tmp), name, source, seed=seed)
+            assert report.passed, report.text()
+        report = check(Path(tmp), "build_grad", NO_MEMO, seed=seed)
+        assert not report.passed and "no-memo" in {c.mistake for c in report.cases}, report.text()

@@ -245,7 +245,8 @@ class Report:
         lines = [f"exercise {self.exercise}: {self.title}"]
         lines += _wrap(f"seed {self.seed} (the random cases; --seed N draws others)", "  ")
         for c in self.cases:
-            lines += _wrap(f"{'PASS' if c.passed else 'FAIL'}  {c.name}", "  ")
+            mark = f" [{c.mistake}]" if c.mistake else ""
+            lines += _wrap(f"{'PASS' if c.passed else 'FAIL'}  {c.name}{mark}", "  ")
         f = self.failure
         ok = sum(c.passed for c in self.cases)
         if f is None:
