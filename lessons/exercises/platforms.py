@@ -141,18 +141,17 @@ def _number(x: Any) -> str:
 
 def _message(result: dict[str, Any]) -> str:
     """The words for the whole submission: the score, then the first failure's headline and hint."""
-    failure = result.get("first_failure")
+    failure: dict[str, Any] = result.get("first_failure") or {}
     if not result["cases"]:
-        lines = [f"exercise {result['exercise']}: score 0, no case could run."]
-        if failure:
-            lines.append(_text(failure.get("headline")))
+        headline = _text(failure.get("headline"))
+        lines = [f"exercise {result['exercise']}: score 0, no case could run.", headline]
     else:
         lines = [_summary_line(result)]
         if failure:
             lines.append(f"First failure, on {_text(failure.get('case'))}: {_text(failure.get('headline'))}")
-        if failure.get("hint"):
-            lines.append(f"Hint: {_text(failure['hint'])}")
-    return "\n".join(lines)
+    if failure.get("hint"):
+        lines.append(f"Hint: {_text(failure['hint'])}")
+    return "\n".join(line for line in lines if line)
 
 
 def _printed(result: dict[str, Any]) -> str:
