@@ -31,6 +31,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import subprocess
 import sys
@@ -79,13 +80,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-EXERCISE = {exercise!r}
-SEED = {seed!r}
-FORMAT = {platform!r}
-ROOT = Path(os.environ.get({variable!r}, {root!r}))
-SUBMISSION = ROOT / {submission!r}
+EXERCISE = {exercise_q}
+SEED = {seed}
+FORMAT = {platform_q}
+ROOT = Path(os.environ.get({variable_q}, {root_q}))
+SUBMISSION = ROOT / {submission_q}
 RESULTS = ROOT / "results" / "results.json"
-TIMEOUT = {timeout!r}  # seconds for the whole check; its own limits per case are far shorter
+TIMEOUT = {timeout}  # seconds for the whole check; its own limits per case are far shorter
 
 
 def unchecked(headline, details=()):
@@ -305,7 +306,11 @@ def _files(exercise: str, platform: str, seed: int, wheel: str) -> tuple[dict[st
             "prairielearn": "https://prairielearn.readthedocs.io/en/latest/externalGrading/",
         }[platform],
     }
-    script = _SCRIPT.format(**fields)
+    quoted = {
+        f"{key}_q": json.dumps(fields[key])
+        for key in ("exercise", "platform", "variable", "root", "submission")
+    }
+    script = _SCRIPT.format(**fields, **quoted)
     if platform == "gradescope":
         return {"setup.sh": _SETUP_SH.format(**fields), "run_autograder": script}, {
             "setup.sh",

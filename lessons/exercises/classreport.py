@@ -127,12 +127,21 @@ class Summary:
     def _mistake_lines(self, top: int) -> list[str]:
         if not self.mistakes:
             return ["", "No recognised mistake."] if self.results else []
-        head = f"{'exercise':<14}{'mistake':<18}{'students':>8}  "
-        lines = ["", "The most common recognised mistakes:", head + "hint"]
+        lines = [
+            "",
+            "The most common recognised mistakes:",
+            f"{'exercise':<14}{'mistake':<20}{'students':>8}",
+        ]
         for row in self.mistakes[:top]:
-            hint = textwrap.wrap(row.hint or "-", WIDTH - len(head), break_long_words=False) or ["-"]
-            lines.append(f"{row.exercise:<14}{row.mistake:<18}{row.students:>8}  {hint[0]}")
-            lines += [" " * len(head) + more for more in hint[1:]]
+            lines.append(f"{row.exercise:<14}{row.mistake:<20}{row.students:>8}")
+            if row.hint:
+                lines += textwrap.wrap(
+                    f"hint: {row.hint}",
+                    WIDTH,
+                    initial_indent="    ",
+                    subsequent_indent="      ",
+                    break_long_words=False,
+                )
         if len(self.mistakes) > top:
             lines.append(f"... and {len(self.mistakes) - top} more")
         return lines
