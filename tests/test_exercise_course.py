@@ -50,6 +50,7 @@ def test_gradescope_autograder_files(tmp_path: Path, fake_wheel: None) -> None:
     assert setup.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in setup
     assert "apt-get install -y python3 python3-pip graphviz" in setup
     assert f"python3 -m pip install /autograder/source/{FAKE_WHEEL[0]}" in setup
+    assert subprocess.run(["bash", "-n", str(out / "setup.sh")], capture_output=True).returncode == 0
     run = (out / "run_autograder").read_text()
     assert run.startswith("#!/usr/bin/env python3\n")
     for part in [
