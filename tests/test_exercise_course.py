@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_exercise_platforms import case, sample, syntax_error
+from test_exercise_platforms import CORRECT_BACKPROP, OVERWRITE_BACKPROP, case, sample, syntax_error
 
 from lessons.exercises import autograder
 from lessons.exercises.autograder import AutograderError, write_autograder
@@ -210,41 +210,6 @@ def _check_has_format() -> bool:
     )
     return "--format" in done.stdout
 
-
-CORRECT_BACKPROP = """\
-# micrograph exercise: backprop
-from lessons.exercises import tools
-
-
-def backprop(G):
-    nodes = G.nodes
-    n = len(nodes)
-    grad_table = {nodes[n - 1]: 1.0}
-    for j in range(n - 2, -1, -1):
-        v = nodes[j]
-        grad_table[v] = sum(
-            grad_table[C] * tools.local_derivative(C, k)
-            for C in G.get_consumers(v)
-            for k, p in enumerate(C.inputs)
-            if p is v
-        )
-    return grad_table
-"""
-
-OVERWRITE_BACKPROP = CORRECT_BACKPROP.replace(
-    """        grad_table[v] = sum(
-            grad_table[C] * tools.local_derivative(C, k)
-            for C in G.get_consumers(v)
-            for k, p in enumerate(C.inputs)
-            if p is v
-        )
-""",
-    """        for C in G.get_consumers(v):
-            for k, p in enumerate(C.inputs):
-                if p is v:
-                    grad_table[v] = grad_table[C] * tools.local_derivative(C, k)
-""",
-)
 
 FORGERY = """\
 import json, os, pathlib
