@@ -185,7 +185,7 @@ def test_run_autograder_without_the_file_scores_zero_and_names_what_came(
     assert results["score"] == 0.0
     (test,) = results["tests"]
     assert "there is no backprop.py in your submission: name your solution backprop.py" in test["output"]
-    assert "the files submitted: Backprop (1).py" in test["output"]
+    assert "(the files submitted: Backprop (1).py)" in test["output"]
     assert results["extra_data"]["exercise"] == "backprop" and results["extra_data"]["seed"] == 3
     assert "there is no backprop.py" in done.stdout  # the teacher's log
 
@@ -198,7 +198,25 @@ def test_prairielearn_grader_without_the_file_scores_zero(tmp_path: Path, fake_w
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     assert results["gradable"] is True and results["score"] == 0.0
     assert "there is no naive.py in your submission" in results["message"]
-    assert "the files submitted: none" in results["tests"][0]["output"]
+    assert "(the files submitted: none)" in results["tests"][0]["output"]
+
+
+def test_run_autograder_finds_the_file_in_a_folder_and_refuses_two(tmp_path: Path, fake_wheel: None) -> None:
+    root = gradescope_layout(tmp_path)
+    for folder in ("hw3", "old"):
+        (root / "submission" / folder).mkdir()
+        (root / "submission" / folder / "backprop.py").write_text("def backprop(G): ...\n")
+    done = run_script(root / "source" / "run_autograder", root)
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert done.returncode == 0 and results["score"] == 0.0
+    expected = "your submission has 2 files named backprop.py (hw3/backprop.py, old/backprop.py): submit one"
+    assert expected in results["output"]
+    (root / "submission" / "old" / "backprop.py").unlink()
+    done = run_script(root / "source" / "run_autograder", root)
+    assert (
+        f"checking {root / 'submission' / 'hw3' / 'backprop.py'} for exercise backprop (seed 3)"
+        in done.stdout
+    )
 
 
 def _check_has_format() -> bool:

@@ -115,16 +115,32 @@ def check(path):
     return results
 
 
+def find_submission():
+    """The student's file: {{EXERCISE}}.py at the top of the submission, else the one file of that name
+    in a folder of it (an upload zipped with its folder); else None and why."""
+    name = f"{{EXERCISE}}.py"
+    if (SUBMISSION / name).is_file():
+        return SUBMISSION / name, ""
+    if not SUBMISSION.is_dir():
+        return None, f"there is no {{name}} in your submission: it is empty"
+    inside = sorted(p for p in SUBMISSION.rglob(name) if p.is_file())
+    if len(inside) == 1:
+        return inside[0], ""
+    if inside:
+        where = ", ".join(str(p.relative_to(SUBMISSION)) for p in inside)
+        return None, f"your submission has {{len(inside)}} files named {{name}} ({{where}}): submit one"
+    found = sorted(str(p.relative_to(SUBMISSION)) for p in SUBMISSION.rglob("*") if p.is_file())
+    shown = ", ".join(found[:20]) + (f" and {{len(found) - 20}} more" if len(found) > 20 else "")
+    return None, (
+        f"there is no {{name}} in your submission: name your solution {{name}} "
+        f"(the files submitted: {{shown or 'none'}})"
+    )
+
+
 def main():
-    path = SUBMISSION / f"{{EXERCISE}}.py"
-    if path.is_file():
-        results = check(path)
-    else:
-        found = sorted(p.name for p in SUBMISSION.iterdir()) if SUBMISSION.is_dir() else []
-        results = unchecked(
-            f"there is no {{EXERCISE}}.py in your submission: name your solution {{EXERCISE}}.py",
-            [f"the files submitted: {{', '.join(found) or 'none'}}"],
-        )
+    path, why = find_submission()
+    print(f"checking {{path}} for exercise {{EXERCISE}} (seed {{SEED}})" if path is not None else why)
+    results = check(path) if path is not None else unchecked(why)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     temporary = RESULTS.with_name(".results.json.tmp")
     temporary.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
