@@ -19,9 +19,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from exercise_solutions import CORRECT, NUMPY
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from exercise_solutions import CORRECT, NUMPY
 
 from lessons import exercises
 from lessons.exercises.progress import PROGRESS_FILE

@@ -131,11 +131,9 @@ def add_parser(sub: Any, parser_class: type[argparse.ArgumentParser]) -> argpars
 
 
 def _add_course(actions: Any) -> None:
-    """The course tools (autograder files, the class report), where they are installed."""
-    try:
-        from lessons.exercises import course_cli
-    except ImportError:
-        return
+    """The course tools: the autograder's files, the class report (their heavy imports run only when used)."""
+    import lessons.exercises.course_cli as course_cli
+
     course_cli.add_autograder_parser(actions)
     course_cli.add_report_parser(actions)
     actions.choices["autograder"].set_defaults(course_handler=course_cli.run_autograder_command)
@@ -187,14 +185,12 @@ def _start(args: argparse.Namespace) -> int:
     return 0
 
 
-def _printed(report: Any, fmt: str) -> str:
+def _printed(report: Any, fmt: str, platforms: Any) -> str:
     if fmt == "text":
         return str(report.text())
     if fmt == "json":
         return str(report.to_json())
     import json
-
-    from lessons.exercises import platforms
 
     svg = report.failure.svg if report.failure is not None else None
     convert = platforms.to_gradescope if fmt == "gradescope" else platforms.to_prairielearn
@@ -202,6 +198,7 @@ def _printed(report: Any, fmt: str) -> str:
 
 
 def _check(args: argparse.Namespace) -> int:
+    import lessons.exercises.platforms as platforms  # loaded before any solution runs
     from lessons import exercises
 
     path = Path(args.file)
@@ -218,7 +215,7 @@ def _check(args: argparse.Namespace) -> int:
     report = exercises.check(
         name, path, record=not args.no_progress, **kw
     )  # a failure's drawing: next to FILE
-    print(_printed(report, "json" if args.json else args.format))
+    print(_printed(report, "json" if args.json else args.format, platforms))
     return 0 if report.passed else 1
 
 
