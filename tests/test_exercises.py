@@ -492,3 +492,15 @@ def test_correct_solutions_pass_on_40_more_random_dags(name: str, tmp_path: Path
             assert len(report.checks) == 40
     finally:
         judge.graph_cases = original
+
+
+def test_the_readme_shows_the_report_a_student_gets(tmp_path: Path) -> None:
+    """Every line of the README's sample report (but the elisions and the time) is in the real report."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    sample = readme.split("```\nexercise backprop:", 1)[1].split("```", 1)[0]
+    (tmp_path / "backprop.py").write_text(OVERWRITE_BACKPROP, encoding="utf-8")
+    real = run_cli("exercise", "check", "backprop.py", "--no-progress", cwd=tmp_path).stdout
+    for line in ["exercise backprop:" + sample.splitlines()[0], *sample.splitlines()[1:]]:
+        if line.strip() and line.strip() != "..." and "checks passed" not in line:
+            assert line in real.splitlines(), line
+    assert "2 of 12 checks passed: 2 of 12 points" in real
