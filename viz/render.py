@@ -13,13 +13,14 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import graphviz
 
 __all__ = [
     "render", "write_atomic", "pipe_svg", "GraphvizMissing", "GraphvizFailed", "FORMATS", "INSTALL_HINT",
-    "dot_available",
+    "dot_available", "set_layout",
 ]  # fmt: skip
 
 FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot"}
@@ -185,13 +186,28 @@ def render(
     return write_atomic(dest, done.stdout, overwrite=overwrite)
 
 
+_LAYOUT: list[Callable[[str], str]] = []
+
+
+def set_layout(layout: Callable[[str], str] | None) -> None:
+    """Lay drawings out with ``layout(dot_source) -> svg_text`` instead of the ``dot`` program.
+
+    In a browser (micrograph running in Pyodide) there is no ``dot`` program: the page lays drawings out
+    with Graphviz compiled to WebAssembly and hands :func:`pipe_svg` that function. ``None`` restores the
+    ``dot`` program.
+    """
+    _LAYOUT[:] = [] if layout is None else [layout]
+
+
 def pipe_svg(dot: graphviz.Digraph) -> str:
     """The SVG text of a drawing (for inlining in HTML and for Jupyter).
 
     Raises:
-        GraphvizMissing: no ``dot`` program (nothing is written).
+        GraphvizMissing: no ``dot`` program (nothing is written) and no layout set by :func:`set_layout`.
         RuntimeError: Graphviz failed or timed out.
     """
+    if _LAYOUT:
+        return _LAYOUT[0](dot.source)
     exe = shutil.which("dot")
     if exe is None:
         raise GraphvizMissing()

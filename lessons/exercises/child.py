@@ -189,8 +189,8 @@ def _drop_privileges(source: str) -> None:
     """As root: load what a solution may use, then become ``nobody``, so limits and files are out of reach.
 
     numpy is loaded only for a solution whose text names it (it takes a tenth of a second)."""
-    if not hasattr(os, "getuid") or os.getuid() != 0:
-        return
+    if sys.platform == "emscripten" or not hasattr(os, "getuid") or os.getuid() != 0:
+        return  # in a browser's Web Worker there are no users to drop to (and no files of the grader)
     for name in PRELOAD:
         __import__(name)
     if "numpy" in source:
@@ -720,34 +720,56 @@ def _answer(solution: Solution, request: dict[str, Any], exercise: str) -> dict[
     return {"ok": True, **answer}
 
 
+class Child:
+    """The per-message core of the student's side: one request in, one answer out, both plain data.
+
+    The pipe loop of :func:`main` (a CPython child of the runner) and a Web Worker running Pyodide in a
+    browser both drive this object; neither holds the judge. :meth:`handle` takes a request as the runner
+    sends it (``{"op": "load", "source", "filename"}`` or ``{"op": "case", ...}``) and returns the answer
+    with the request's ``id``.
+
+    Args:
+        root: the directory holding the packages ``micrograph``, ``viz`` and ``lessons``.
+        exercise: the exercise's name (which modules are blocked, which call is made).
+    """
+
+    def __init__(self, root: str, exercise: str) -> None:
+        global _HIDDEN
+        self.exercise = exercise
+        self.solution: Solution | None = None
+        _install(root, exercise)
+        _HIDDEN = _hidden(root)
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The answer to one request (plain data, JSON-serialisable), with the request's ``id``."""
+        if request["op"] == "load":
+            _drop_privileges(request["source"])
+            self.solution, answer = _load(request, self.exercise)
+        elif self.solution is None:
+            answer = {"ok": False, "error": {"kind": "not-loaded"}}
+        else:
+            answer = _answer(self.solution, request, self.exercise)
+        answer["id"] = request.get("id")
+        return answer
+
+
 def main(argv: list[str]) -> None:
+    """The pipe loop: ``child.py ROOT EXERCISE FD MEMORY CPU``; requests on standard input, answers on FD."""
     root, exercise, fd = argv[1], argv[2], int(argv[3])
     memory, cpu = int(argv[4]), int(argv[5])
-    global _HIDDEN
     requests = os.fdopen(os.dup(0), "rb")
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)  # the student's input() reads nothing; the requests stay on their own descriptor
     answers = os.fdopen(fd, "w", encoding="utf-8")
-    _install(root, exercise)
-    _HIDDEN = _hidden(root)
+    child = Child(root, exercise)
     _limits(memory, cpu)
     sys.setrecursionlimit(1000)
-    solution: Solution | None = None
     for line in requests:
-        request = json.loads(line)
-        if request["op"] == "load":
-            _drop_privileges(request["source"])
-            solution, answer = _load(request, exercise)
-        elif solution is None:
-            answer = {"ok": False, "error": {"kind": "not-loaded"}}
-        else:
-            answer = _answer(solution, request, exercise)
-        answer["id"] = request.get("id")
+        answer = child.handle(json.loads(line))
         sys.stdout.flush()
         sys.stderr.flush()
         answers.write(json.dumps(answer, allow_nan=True) + "\n")
         answers.flush()
-
 
 if __name__ == "__main__":
     main(sys.argv)

@@ -20,18 +20,19 @@ from __future__ import annotations
 import hashlib
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from lessons.exercises.drawing import failure_svg
 from lessons.exercises.report import CaseResult, Failure, Report
-from lessons.exercises.runner import Limits, Runner, Stop
+from lessons.exercises.runner import Limits, Output, Runner, Stop
 from micrograph.engine import Value
 from micrograph.graph import Graph
 
 __all__ = [
     "Case",
+    "judging",
     "Fail",
     "NodeRef",
     "Foreign",
@@ -346,6 +347,70 @@ def judge_case(case: Case, answer: dict[str, Any] | Stop) -> Failure | None:
     return None
 
 
+Question = tuple[str, dict[str, Any]]
+"""What the judge asks the student's side: ``("load", {"source", "filename"})`` or ``("case", request)``."""
+
+
+def judging(
+    exercise: str,
+    title: str,
+    cases: Iterator[Case],
+    source: str,
+    filename: str,
+    *,
+    seed: int,
+    output: Output,
+) -> Generator[Question, dict[str, Any] | Stop, Report]:
+    """The judge's loop as a generator: yields each question, receives the answer, returns the report.
+
+    A driver sends every question to where the solution runs and sends back its answer (plain data, or a
+    :class:`Stop` saying why there is none): :func:`judge_solution` drives it with the local
+    :class:`Runner`; the site's page drives it with a Web Worker. The driver restarts the solution's side
+    after a :class:`Stop` (a case that ran out of time) and feeds ``output`` with what the solution printed.
+
+    Args:
+        exercise, title, cases, source, filename, seed: as for :func:`judge_solution`.
+        output: what the solution printed, fed by the driver (read when the report is made).
+
+    Returns:
+        The :class:`Report` (as the generator's return value, ``StopIteration.value``).
+    """
+    start = time.monotonic()
+    results: list[CaseResult] = []
+    loaded = yield ("load", {"source": source, "filename": filename})
+    first = load_failure(loaded, filename)
+    for case in cases:
+        if first is not None and first.case.startswith("loading"):  # every case fails, at no cost
+            failure: Failure | None = Failure(case.name, f"not run: {first.headline}", mistake=first.mistake)
+        else:
+            failure = judge_case(case, (yield ("case", case.request)))
+        results.append(
+            CaseResult(
+                case.name,
+                failure is None,
+                case.points if failure is None else 0.0,
+                case.points,
+                "" if failure is None else failure.headline,
+                "" if failure is None else failure.mistake,
+            )
+        )
+        if failure is not None and first is None:
+            first = failure
+    output.close()
+    return Report(
+        exercise,
+        title,
+        results,
+        first,
+        time.monotonic() - start,
+        seed=seed,
+        output_text=output.text(),
+        output_lines=output.lines,
+        output_cut=output.cut,
+        sha256=hashlib.sha256(source.encode("utf-8")).hexdigest(),
+    )
+
+
 def judge_solution(
     exercise: str,
     title: str,
@@ -368,43 +433,16 @@ def judge_solution(
     Returns:
         The :class:`Report`: every case with its points, the first failure diagnosed.
     """
-    start = time.monotonic()
-    results: list[CaseResult] = []
-    first: Failure | None = None
     with Runner(exercise, source, filename, limits) as runner:
-        first = load_failure(runner.load(), filename)
-        for case in cases:
-            if first is not None and first.case.startswith("loading"):  # every case fails, at no cost
-                failure: Failure | None = Failure(
-                    case.name, f"not run: {first.headline}", mistake=first.mistake
-                )
-            else:
-                failure = judge_case(case, runner.run(case.request))
-            results.append(
-                CaseResult(
-                    case.name,
-                    failure is None,
-                    case.points if failure is None else 0.0,
-                    case.points,
-                    "" if failure is None else failure.headline,
-                    "" if failure is None else failure.mistake,
-                )
-            )
-            if failure is not None and first is None:
-                first = failure
-        output = runner.output
-    return Report(
-        exercise,
-        title,
-        results,
-        first,
-        time.monotonic() - start,
-        seed=seed,
-        output_text=output.text(),
-        output_lines=output.lines,
-        output_cut=output.cut,
-        sha256=hashlib.sha256(source.encode("utf-8")).hexdigest(),
-    )
+        loop = judging(exercise, title, cases, source, filename, seed=seed, output=runner.output)
+        try:
+            op, request = next(loop)
+            while True:
+                answer = runner.load() if op == "load" else runner.run(request)
+                op, request = loop.send(answer)
+        except StopIteration as done:
+            report: Report = done.value
+    return report
 
 
 def value_of(x: Any) -> Any:
