@@ -1,0 +1,217 @@
+"""What the site's page asks of micrograph running in Pyodide: lesson steps and exercise checks as JSON.
+
+The static site (``micrograph site``) runs micrograph in the browser with Pyodide. Its JavaScript calls the
+functions here; every answer is a JSON string, so the page only displays what Python produced:
+
+* :class:`LessonView` steps a lesson (next, back, go to step) and returns what the REPL shows (the same
+  :meth:`~lessons._core.Stepper.show` text) with the step's picture: a drawing laid out by the page's
+  Graphviz (see :func:`viz.render.set_layout`), or, for a matplotlib plot, a note that the plot needs the
+  Python install (matplotlib is not part of the browser's Python here);
+* :class:`ExerciseCheck` runs the judge of ``micrograph exercise check``
+  (:func:`lessons.exercises.judge.judging`) one question at a time: the page sends each question to the Web
+  Worker that runs the student's code (:class:`lessons.exercises.child.Child`), and hands back its answer,
+  or a stop when the worker ran out of time and was terminated.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Generator
+from typing import Any
+
+import lessons
+from lessons.exercises import EXERCISES, judges
+from lessons.exercises.judge import judging
+from lessons.exercises.report import Report
+from lessons.exercises.runner import Output, Stop
+from lessons.exercises.templates import TEMPLATES
+from micrograph.expr import parse_binding
+from viz.render import set_layout
+
+__all__ = ["setup", "catalogue", "parse_at", "LessonView", "ExerciseCheck"]
+
+WIDTH = 99
+"""Columns of a step's text: ``python -m lessons N`` in a terminal 100 columns wide prints the same."""
+
+PLOT_NOTE = (
+    "This step's picture is a matplotlib plot; matplotlib is not part of the browser's Python here. "
+    "See it with micrograph installed: python -m lessons {n} (or micrograph tour --out out)."
+)
+
+
+def setup(layout: Callable[[str], str]) -> None:
+    """Lay drawings out with the page's Graphviz: ``layout(dot_source) -> svg_text``."""
+    set_layout(layout)
+
+
+def catalogue() -> str:
+    """The lessons (number, title, section, whether it takes an expression, its default expression and
+    values) and the exercises (name, title, book, template), as JSON."""
+    items = []
+    for n in lessons.LESSONS:
+        m = lessons.load(n)
+        expr = getattr(m, "EXPR", None)
+        at = ", ".join(f"{k}={v:g}" for k, v in getattr(m, "AT", {}).items()) if expr else ""
+        items.append({"number": n, "title": m.TITLE, "section": m.SECTION, "expr": expr, "at": at})
+    exercises = [
+        {"name": e.name, "title": e.title, "book": e.book, "template": TEMPLATES[e.name]}
+        for e in EXERCISES.values()
+    ]
+    return json.dumps({"lessons": items, "exercises": exercises})
+
+
+def parse_at(text: str) -> dict[str, float]:
+    """The values typed for an expression's variables: ``"x=1, y=2"`` -> ``{"x": 1.0, "y": 2.0}``.
+
+    Raises:
+        ValueError: a binding that is not ``NAME=NUMBER`` (the command line's ``--at`` parser says which),
+            or a name given twice.
+    """
+    values: dict[str, float] = {}
+    for word in (w for w in re.split(r"[,\s]+", text.strip()) if w):
+        name, value = parse_binding(word)
+        if name in values:
+            raise ValueError(f"{name} is given twice ({values[name]:g} and {value:g}); give it once")
+        values[name] = value
+    return values
+
+
+class LessonView:
+    """One lesson being stepped in the page.
+
+    Args:
+        number: the lesson's number.
+        expr: the student's expression for lessons 1, 2, 6 and 7 ("" for the lesson's own example).
+        at: the values of its variables, ``"x=1, y=2"``.
+
+    Raises:
+        ValueError: as :func:`lessons.start` (no such lesson, an expression refused, a missing value), or
+            :func:`parse_at`; DomainError (a ValueError) where an operation is undefined at the values.
+    """
+
+    def __init__(self, number: int, expr: str = "", at: str = "") -> None:
+        if expr.strip():
+            self.stepper = lessons.start(number, expr=expr, at=parse_at(at))
+        else:
+            self.stepper = lessons.start(number)
+
+    def move(self, how: str, k: int = 0) -> str:
+        """``"next"``, ``"back"``, ``"goto"`` (step ``k``) or ``"here"``; returns :meth:`state`'s JSON."""
+        note = ""
+        if how == "next":
+            moved = self.stepper.next()
+        elif how == "back":
+            moved = self.stepper.back()
+        elif how == "goto":
+            moved = self.stepper.goto(k)
+        else:
+            moved = self.stepper
+        if isinstance(moved, str):
+            note = str(moved)
+        return self.state(note)
+
+    def state(self, note: str = "") -> str:
+        """The current step as JSON: ``number, title, index, count, at_end, text, svg, picture_note, note``."""
+        s = self.stepper
+        svg, picture_note = self._picture()
+        return json.dumps(
+            {
+                "number": s.number,
+                "title": s.title,
+                "index": s.index,
+                "count": len(s),
+                "at_end": s.at_end,
+                "text": s.show(width=WIDTH, keys=""),
+                "svg": svg,
+                "picture_note": picture_note,
+                "note": note,
+            }
+        )
+
+    def _picture(self) -> tuple[str, str]:
+        """The step's picture as SVG and "", or "" and why there is none in the page."""
+        try:
+            svg = self.stepper.svg_text()
+        except ImportError as e:
+            if "matplotlib" not in str(e):
+                raise
+            return "", PLOT_NOTE.format(n=self.stepper.number)
+        except (ValueError, RuntimeError) as e:  # too large to draw readably, or Graphviz failed
+            return "", str(e)
+        start = svg.find("<svg")
+        return (svg[start:] if start >= 0 else svg), ""
+
+
+class ExerciseCheck:
+    """One check of a solution in the page, driven one question at a time by the page's Web Worker.
+
+    Args:
+        name: the exercise (see :data:`lessons.exercises.EXERCISES`).
+        source: the solution's text, as typed in the page's editor.
+        seed: the seed of the random cases (the report prints it).
+
+    Raises:
+        KeyError: an unknown exercise.
+    """
+
+    FILENAME = "{name}.py"
+
+    def __init__(self, name: str, source: str, seed: int = 0) -> None:
+        e = EXERCISES[name]
+        self.output = Output()
+        self.loop: Generator[tuple[str, dict[str, Any]], dict[str, Any] | Stop, Report] = judging(
+            e.name,
+            f"{e.title} ({e.book})",
+            judges.cases(e.name, seed),
+            source,
+            self.FILENAME.format(name=name),
+            seed=seed,
+            output=self.output,
+        )
+        self.load = ""
+        self.report: Report | None = None
+
+    def first(self) -> str:
+        """The first question (JSON of the request the worker's ``Child.handle`` takes)."""
+        return self._ask(next(self.loop))
+
+    def send(self, answer: str, printed: str = "") -> str:
+        """Hand back the worker's answer (its JSON) and what the solution printed meanwhile; returns the
+        next question's JSON, or "" when the check is over (then :meth:`result`)."""
+        self.output.feed(printed.encode("utf-8"))
+        data = json.loads(answer)
+        received: dict[str, Any] | Stop = (
+            Stop(data["stop"]["kind"], data["stop"]["detail"], float(data["stop"].get("seconds", 0.0)))
+            if "stop" in data
+            else data
+        )
+        try:
+            return self._ask(self.loop.send(received))
+        except StopIteration as done:
+            self.report = done.value
+            return ""
+
+    def _ask(self, question: tuple[str, dict[str, Any]]) -> str:
+        op, request = question
+        message = {"op": op, **request}
+        if op == "load":
+            self.load = json.dumps(message)
+        return json.dumps(message, allow_nan=True)
+
+    def result(self) -> str:
+        """The verdict as JSON: ``passed, score, max_score, text`` (``micrograph exercise check``'s report),
+        ``svg`` (the failure's drawing, "" if none), ``load`` (the load request, to reload a new worker)."""
+        if self.report is None:
+            raise RuntimeError("the check is not over: send every answer first")
+        r = self.report
+        svg = r.failure.svg if r.failure is not None and r.failure.svg else ""
+        return json.dumps(
+            {"passed": r.passed, "score": r.score, "max_score": r.max_score, "text": r.text(), "svg": svg}
+        )
+
+    def reload(self) -> str:
+        """The load request again, for a new worker after the last one was stopped."""
+        return self.load
