@@ -552,7 +552,9 @@ class Stepper:
         if fig is None:
             return ""
         if hasattr(fig, "pipe"):
-            return str(fig.pipe(format="svg", encoding="utf-8"))
+            from viz.render import pipe_svg  # the dot program, or the layout a browser page sets
+
+            return pipe_svg(fig)
         buf = io.StringIO()
         fig.savefig(buf, format="svg", bbox_inches="tight")
         from viz.plots import close

@@ -441,6 +441,15 @@ def _cmd_exercise(args: argparse.Namespace) -> int:
         raise UserError(str(e)) from None
 
 
+def _cmd_site(args: argparse.Namespace) -> int:
+    from lessons import site
+
+    try:
+        return site.run(args)
+    except site.SiteError as e:
+        raise UserError(str(e)) from None
+
+
 # --- the parser -----------------------------------------------------------------------------------------
 
 
@@ -660,6 +669,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     ex = command.add_parser(sub, _Parser)
     ex.set_defaults(func=_cmd_exercise, exercise_parser=ex)
+    from lessons import site  # the site subcommand's parser lives beside its handler
+
+    site.add_parser(sub, _Parser).set_defaults(func=_cmd_site)
     return p
 
 

@@ -17,6 +17,7 @@ import copy
 import math
 import numbers
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, Union
 
@@ -798,3 +799,31 @@ def sum_nodes(terms: Sequence[Value]) -> Value:
     for t in terms[1:]:
         total = total + t
     return total
+
+
+# Python compiled to WebAssembly (Pyodide, in the site's page) runs on the browser's call stack, about 1 MB:
+# freeing the output of a chain 10,000 deep frees its parent inside its own release, and so on down, deep
+# enough to overflow it. There, a node being freed hands its parents to a list that is emptied in a loop, so
+# releasing a graph takes constant stack. Elsewhere the interpreter's own stack suffices and nodes carry
+# no finalizer (it would slow every release).
+_RELEASED: list[Any] = []
+_RELEASING = [False]
+
+
+def _release_parents(node: Value) -> None:
+    """``Value.__del__`` under Pyodide: the parents are released by the loop, not inside this release."""
+    _RELEASED.append(node._a)
+    _RELEASED.append(node._b)
+    node._a = node._b = None
+    if _RELEASING[0]:
+        return
+    _RELEASING[0] = True
+    try:
+        while _RELEASED:
+            _RELEASED.pop()
+    finally:
+        _RELEASING[0] = False
+
+
+if sys.platform == "emscripten":
+    Value.__del__ = _release_parents  # type: ignore[attr-defined]

@@ -1,0 +1,287 @@
+"""``micrograph site``: a static site of the lessons and exercises that runs entirely in the browser.
+
+The site is a directory of files that any static host (or ``micrograph site --serve``) can serve; once loaded
+it needs no network. It holds:
+
+* Pyodide (CPython compiled to WebAssembly), from the npm package ``pyodide``;
+* micrograph's own wheel, built from this checkout, and the pure-Python wheels it imports in the page
+  (``graphviz`` for the DOT text, ``tqdm``), downloaded from PyPI pinned and hash-checked
+  (``site/requirements.txt``);
+* one JavaScript bundle (esbuild) of CodeMirror 6 (the exercise editor) and ``@viz-js/viz`` (Graphviz compiled
+  to WebAssembly, which lays the drawings out);
+* the page (``site/src``): ``index.html``, ``app.js`` (the lessons, and the judge's loop driven through
+  :mod:`lessons.web`), ``worker.js`` (the student's code in a Web Worker).
+
+The JavaScript packages are pinned by ``site/package.json`` and ``site/package-lock.json``; the build runs
+``npm ci`` in a cache directory (``~/.cache/micrograph/site``, or ``$MICROGRAPH_CACHE``), which installs
+exactly the locked versions and checks each file against the lockfile's integrity hash. Nothing downloaded
+is kept in the repository. The site is built in a new directory beside ``--out`` and moved into place, so an
+interrupted build leaves the old site or the new one.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SiteError", "build_site", "serve", "site_size", "add_parser", "run", "MARKER", "BUDGET"]
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "site"
+MARKER = ".micrograph-site"
+"""A file in every built site: only a directory holding it is replaced by ``--force``."""
+
+BUDGET = 40 << 20
+"""Bytes the built site may take (40 MiB)."""
+
+CASE_SECONDS = 10.0
+"""Wall-clock seconds one exercise case may run in the page's worker before it is terminated (a browser
+gives no CPU time of a worker; the command line's check counts CPU time)."""
+
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+PAGE_FILES = ("index.html", "app.js", "worker.js", "style.css")
+NPM_TIMEOUT = 600
+PIP_TIMEOUT = 600
+
+
+class SiteError(Exception):
+    """The site cannot be built or served: no checkout, npm or pip failing, an output that is not ours."""
+
+
+def _cache() -> Path:
+    base = os.environ.get("MICROGRAPH_CACHE") or os.path.join(Path.home(), ".cache", "micrograph")
+    return Path(base) / "site"
+
+
+def _run(command: list[str], cwd: Path, what: str, timeout: int) -> None:
+    """Run a build tool; a SiteError with its last line of error output if it fails."""
+    try:
+        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+    except FileNotFoundError:
+        raise SiteError(f"{what} needs {command[0]!r}, which is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise SiteError(f"{what} took longer than {timeout} s and was stopped") from None
+    if done.returncode != 0:
+        lines = [ln.strip() for ln in (done.stderr or done.stdout).strip().splitlines() if ln.strip()]
+        errors = [ln for ln in lines if "ERR" in ln] or lines[-1:]  # npm's and esbuild's first error line
+        raise SiteError(f"{what} failed: {errors[0] if errors else f'exit status {done.returncode}'}")
+
+
+def npm_packages(log: Callable[[str], None]) -> Path:
+    """``node_modules`` of the locked JavaScript packages, installed by ``npm ci`` (integrity checked).
+
+    Raises:
+        SiteError: no checkout (``site/package-lock.json``), no npm, or npm failing (the registry
+            unreachable, a file whose hash differs from the lockfile's).
+    """
+    lock = SOURCE / "package-lock.json"
+    if not lock.is_file():
+        raise SiteError(f"micrograph site builds from a checkout of micrograph: {lock} is missing")
+    if shutil.which("npm") is None:
+        raise SiteError("micrograph site needs npm (Node.js) to fetch the page's JavaScript: install nodejs/npm")
+    key = hashlib.sha256(lock.read_bytes() + (SOURCE / "package.json").read_bytes()).hexdigest()[:16]
+    where = _cache() / f"npm-{key}"
+    done = where / "node_modules" / ".micrograph-installed"
+    if done.is_file():
+        return where / "node_modules"
+    where.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copyfile(SOURCE / name, where / name)
+    log("npm ci: the page's JavaScript, as locked by site/package-lock.json ...")
+    _run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"], where, "npm ci", NPM_TIMEOUT)
+    done.write_text("installed by npm ci from the lockfile\n")
+    return where / "node_modules"
+
+
+def wheels(stage: Path, log: Callable[[str], None]) -> tuple[str, list[str]]:
+    """micrograph's wheel built from the checkout, and the pinned pure-Python wheels, into ``stage``.
+
+    Returns:
+        (micrograph's wheel file name, the other wheels' file names).
+
+    Raises:
+        SiteError: pip failing (PyPI unreachable, a hash that differs from ``site/requirements.txt``).
+    """
+    stage.mkdir()
+    log("pip: micrograph's wheel from the checkout, graphviz and tqdm pinned by hash ...")
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet"]
+    with tempfile.TemporaryDirectory() as tmp:
+        _run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", tmp, str(ROOT)], ROOT,
+             "building micrograph's wheel", PIP_TIMEOUT)  # fmt: skip
+        (ours,) = Path(tmp).glob("micrograph-*.whl")
+        shutil.copyfile(ours, stage / ours.name)
+    downloads = _cache() / "wheels"
+    _run([*pip, "download", "--no-deps", "--only-binary=:all:", "--require-hashes",
+          "-r", str(SOURCE / "requirements.txt"), "-d", str(downloads)], ROOT,
+         "downloading the pinned wheels", PIP_TIMEOUT)  # fmt: skip
+    others = []
+    for line in (SOURCE / "requirements.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, version = line.split()[0].split("==")
+            (found,) = downloads.glob(f"{name}-{version}-*.whl")
+            shutil.copyfile(found, stage / found.name)
+            others.append(found.name)
+    return ours.name, others
+
+
+def _bundle(modules: Path, out: Path) -> None:
+    """esbuild bundles site/src/vendor.js, copied beside node_modules so that its imports resolve there."""
+    entry = modules.parent / "vendor.js"
+    shutil.copyfile(SOURCE / "src" / "vendor.js", entry)
+    esbuild = modules / ".bin" / "esbuild"
+    _run([str(esbuild), str(entry), "--bundle", "--format=esm", "--minify",
+          "--log-level=error", f"--outfile={out}"], modules.parent, "esbuild", 120)  # fmt: skip
+
+
+def _stage(stage: Path, log: Callable[[str], None]) -> None:
+    """Every file of the site into ``stage`` (a new directory)."""
+    import micrograph
+
+    modules = npm_packages(log)
+    (stage / "pyodide").mkdir(parents=True)
+    for name in PYODIDE_FILES:
+        shutil.copyfile(modules / "pyodide" / name, stage / "pyodide" / name)
+    _bundle(modules, stage / "vendor.js")
+    for name in PAGE_FILES:
+        shutil.copyfile(SOURCE / "src" / name, stage / name)
+    ours, others = wheels(stage / "wheels", log)
+    pyodide = json.loads((modules / "pyodide" / "package.json").read_text())["version"]
+    lock = json.loads((modules / "pyodide" / "pyodide-lock.json").read_text())
+    manifest = {
+        "version": micrograph.__version__,
+        "pyodide": pyodide,
+        "python": lock.get("info", {}).get("python", "?"),
+        "micrograph": ours,
+        "wheels": others,
+        "case_seconds": CASE_SECONDS,
+    }
+    (stage / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    (stage / MARKER).write_text("built by `micrograph site`; `micrograph site --force` replaces this directory\n")
+
+
+def _check_out(out: Path, force: bool) -> None:
+    if out.is_symlink():
+        raise SiteError(f"{out} is a symlink; not writing through it")
+    if out.exists() and not out.is_dir():
+        raise SiteError(f"{out} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / MARKER).is_file():
+            raise SiteError(f"{out} holds other files (not a site built by micrograph site); choose another --out")
+        if not force:
+            raise FileExistsError(f"{out} holds a site built earlier")
+
+
+def build_site(out: str | os.PathLike[str], *, force: bool = False, log: Callable[[str], None] = print) -> int:
+    """Build the static site into ``out``; returns its size in bytes.
+
+    Args:
+        out: the site's directory (created; an earlier site there is replaced only with ``force``).
+        force: replace a site built earlier in ``out``.
+        log: where progress lines go.
+
+    Raises:
+        FileExistsError: ``out`` holds an earlier site and ``force`` is False.
+        SiteError: ``out`` is a symlink, a file, or a directory of other files; a build tool failed.
+    """
+    target = Path(out)
+    _check_out(target, force)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{target.name}.building-", dir=target.parent))
+    try:
+        _stage(stage / "site", log)
+        old = None
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent)) / "site"
+            target.rename(old)
+        (stage / "site").rename(target)
+        if old is not None:
+            shutil.rmtree(old.parent, ignore_errors=True)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return site_size(target)
+
+
+def site_size(directory: str | os.PathLike[str]) -> int:
+    """Bytes of every file under ``directory``."""
+    return sum(p.stat().st_size for p in Path(directory).rglob("*") if p.is_file())
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".js": "text/javascript",
+        ".mjs": "text/javascript",
+        ".wasm": "application/wasm",
+        ".json": "application/json",
+        ".whl": "application/zip",
+    }
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the page asks for ~20 files
+        pass
+
+
+def server(directory: str | os.PathLike[str], port: int = 0) -> http.server.ThreadingHTTPServer:
+    """An HTTP server of ``directory`` on localhost (``port`` 0: any free port); call ``serve_forever``."""
+    handler = functools.partial(_Handler, directory=str(directory))
+    return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+
+
+def serve(directory: str | os.PathLike[str], port: int = 8000) -> None:
+    """Serve the built site on http://127.0.0.1:PORT/ until interrupted.
+
+    Raises:
+        SiteError: ``directory`` holds no built site.
+    """
+    if not (Path(directory) / MARKER).is_file():
+        raise SiteError(f"{directory} holds no site: build it with  micrograph site --out {directory}")
+    with server(directory, port) as httpd:
+        print(f"serving {directory} at http://127.0.0.1:{httpd.server_address[1]}/ (Ctrl-C stops)")
+        httpd.serve_forever()
+
+
+def add_parser(sub: Any, parser_class: type[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """The ``site`` subcommand's parser, added to ``sub`` (argparse subparsers)."""
+    p = sub.add_parser(
+        "site",
+        help="build a static site of the lessons and exercises that runs in the browser (needs npm)",
+        description="Build a static site of the lessons and exercises that runs entirely in the browser "
+        "(Pyodide, micrograph's wheel, Graphviz in WebAssembly, CodeMirror): every file in --out, no network "
+        "when it runs. Building needs a checkout of micrograph, npm and PyPI.",
+        epilog="example: micrograph site --out site-out && micrograph site --out site-out --serve",
+    )
+    p.add_argument("--out", default="site-out", help="the site's directory (default: site-out)")
+    p.add_argument("--force", action="store_true", help="replace a site built earlier in --out")
+    p.add_argument("--serve", action="store_true", help="serve --out on localhost (building it first if needed)")
+    p.add_argument("--port", type=int, default=8000, help="the port of --serve (default 8000)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``site`` subcommand: build (unless ``--serve`` finds a site already), then serve with ``--serve``.
+
+    Raises:
+        SiteError, FileExistsError: as :func:`build_site` and :func:`serve`.
+    """
+    out = Path(args.out)
+    if not (args.serve and (out / MARKER).is_file() and not args.force):
+        size = build_site(out, force=args.force, log=lambda s: print(s, file=sys.stderr))
+        print(f"wrote {out}: {size / (1 << 20):.1f} MiB (budget {BUDGET >> 20} MiB)")
+    if args.serve:
+        try:
+            serve(out, args.port)
+        except KeyboardInterrupt:
+            pass
+    return 0

@@ -1,0 +1,257 @@
+// micrograph's site: the lessons and the exercises, with micrograph running in Pyodide on this page.
+// Every text, number and picture comes from micrograph's Python (lessons/web.py); this file moves between
+// steps, lays drawings out with Graphviz compiled to WebAssembly, and drives exercise checks: the judge runs
+// here, the student's code in a Web Worker (worker.js) that is terminated when a case runs out of time.
+import { EditorView, basicSetup, python, vizInstance } from "./vendor.js";
+import { loadPyodide } from "./pyodide/pyodide.mjs";
+
+const $ = (id) => document.getElementById(id);
+const say = (text) => { $("status").textContent = text; };
+const lastLine = (error) => String(error && error.message ? error.message : error).trim().split("\n").pop();
+
+let web = null;
+let catalogue = null;
+let view = null;
+let editor = null;
+let spare = null;
+let checking = false;
+let caseSeconds = 10;
+window.micrographTimes = {};
+
+// --- start-up ------------------------------------------------------------------------------------------
+async function boot() {
+  const t0 = performance.now();
+  const manifest = await (await fetch("manifest.json")).json();
+  caseSeconds = manifest.case_seconds;
+  const [py, viz] = await Promise.all([
+    loadPyodide({ indexURL: new URL("pyodide/", location.href).href }),
+    vizInstance(),
+  ]);
+  for (const name of [manifest.micrograph, ...manifest.wheels]) {
+    const data = await (await fetch("wheels/" + name)).arrayBuffer();
+    py.unpackArchive(data, "zip", { extractDir: "/mg" });
+  }
+  py.runPython("import sys; sys.path.insert(0, '/mg')");
+  web = py.pyimport("lessons.web");
+  web.setup((source) => viz.renderString(source, { format: "svg", engine: "dot" }));
+  catalogue = JSON.parse(web.catalogue());
+  spare = new SolutionWorker();
+  setUpLessons();
+  setUpExercises();
+  await startLesson();
+  window.micrographTimes.interactive = performance.now() - t0;
+  say(`Ready: micrograph ${manifest.version} in Python ${manifest.python} (Pyodide ${manifest.pyodide}).`);
+  document.body.dataset.ready = "true";
+}
+
+function showTab(which) {
+  for (const name of ["lessons", "exercises"]) {
+    $(name).hidden = name !== which;
+    $("tab-" + name).setAttribute("aria-pressed", String(name === which));
+  }
+}
+$("tab-lessons").onclick = () => showTab("lessons");
+$("tab-exercises").onclick = () => showTab("exercises");
+
+// --- lessons -------------------------------------------------------------------------------------------
+function setUpLessons() {
+  for (const l of catalogue.lessons) {
+    $("lesson").add(new Option(`${l.number}. ${l.title} (${l.section})`, l.number));
+  }
+  $("lesson").onchange = () => { fillExample(); startLesson(); };
+  $("lesson-form").onsubmit = (e) => { e.preventDefault(); startLesson(); };
+  $("next").onclick = () => move("next");
+  $("back").onclick = () => move("back");
+  $("go").onclick = () => move("goto", Number($("goto").value));
+  for (const id of ["lesson", "expr", "at", "start", "next", "back", "goto", "go"]) $(id).disabled = false;
+  const params = new URLSearchParams(location.search);
+  if (params.has("lesson")) $("lesson").value = params.get("lesson");
+  fillExample();
+  if (params.has("expr")) { $("expr").value = params.get("expr"); $("at").value = params.get("at") || ""; }
+}
+
+function fillExample() {
+  const l = catalogue.lessons.find((x) => String(x.number) === $("lesson").value);
+  $("expr").value = l.expr || "";
+  $("at").value = l.at || "";
+  $("expr").disabled = $("at").disabled = !l.expr;
+  $("expr").placeholder = l.expr ? "" : "this lesson runs on its own example";
+}
+
+async function startLesson() {
+  $("lesson-note").textContent = "";
+  if (view) { view.destroy(); view = null; }
+  try {
+    view = web.LessonView($("lesson").value | 0, $("expr").value, $("at").value);
+  } catch (error) {
+    $("lesson-note").textContent = lastLine(error);
+    $("lesson-text").textContent = "";
+    $("lesson-picture").innerHTML = "";
+    return;
+  }
+  const url = new URL(location.href);
+  url.searchParams.set("lesson", $("lesson").value);
+  if (!$("expr").disabled) { url.searchParams.set("expr", $("expr").value); url.searchParams.set("at", $("at").value); }
+  else { url.searchParams.delete("expr"); url.searchParams.delete("at"); }
+  history.replaceState(null, "", url);
+  show(view.move("here", 0));
+}
+
+function move(how, k = 0) {
+  if (!view) return;
+  try {
+    show(view.move(how, k));
+  } catch (error) {
+    $("lesson-note").textContent = lastLine(error);
+  }
+}
+
+function show(json) {
+  const s = JSON.parse(json);
+  $("lesson-text").textContent = s.text;
+  $("lesson-picture").innerHTML = s.svg;
+  $("lesson-note").textContent = s.note || s.picture_note;
+  $("where").textContent = `Step ${s.index} of ${s.count}` + (s.at_end ? " (the last)" : "");
+  $("goto").max = s.count;
+  $("goto").value = s.index;
+  $("lesson-text").dataset.index = s.index;
+}
+
+// --- exercises -----------------------------------------------------------------------------------------
+const PROGRESS = "micrograph.progress";
+const draftKey = (name) => "micrograph.draft." + name;
+const progress = () => JSON.parse(localStorage.getItem(PROGRESS) || "{}");
+
+function setUpExercises() {
+  for (const e of catalogue.exercises) $("exercise").add(new Option(`${e.name}: ${e.title} (${e.book})`, e.name));
+  editor = new EditorView({
+    doc: "",
+    extensions: [basicSetup, python(), EditorView.updateListener.of((u) => {
+      if (u.docChanged) localStorage.setItem(draftKey($("exercise").value), u.state.doc.toString());
+    })],
+    parent: $("editor"),
+  });
+  editor.contentDOM.setAttribute("aria-label", "Solution");
+  $("exercise").onchange = () => loadDraft();
+  $("template").onclick = () => { localStorage.removeItem(draftKey($("exercise").value)); loadDraft(); };
+  $("check").onclick = () => check();
+  for (const id of ["exercise", "check", "template"]) $(id).disabled = false;
+  loadDraft();
+  showProgress();
+}
+
+function loadDraft() {
+  const e = catalogue.exercises.find((x) => x.name === $("exercise").value);
+  const text = localStorage.getItem(draftKey(e.name)) ?? e.template;
+  editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: text } });
+  $("report").textContent = "";
+  $("report").className = "";
+  $("failure").innerHTML = "";
+}
+
+function showProgress() {
+  const done = progress();
+  $("progress").replaceChildren(...catalogue.exercises.map((e) => {
+    const li = document.createElement("li");
+    const p = done[e.name];
+    li.textContent = e.name + (p ? ` ${p.score}/${p.max_score}` : "");
+    li.className = p ? (p.passed ? "passed" : "tried") : "";
+    return li;
+  }));
+}
+
+// The student's side: one Web Worker, booted ahead of time; used for one check, then thrown away.
+class SolutionWorker {
+  constructor() {
+    this.worker = new Worker("worker.js", { type: "module" });
+    this.waiting = null;
+    this.ready = new Promise((resolve) => { this.onReady = resolve; });
+    this.worker.onmessage = (e) => {
+      if (e.data.ready) { this.onReady(); return; }
+      const w = this.waiting; this.waiting = null;
+      if (w) w(e.data);
+    };
+    this.worker.onerror = (e) => {
+      const w = this.waiting; this.waiting = null;
+      if (w) w({ stop: { kind: "crash", detail: "the solution's interpreter stopped: " + (e.message || "an error") } });
+    };
+  }
+  post(message, seconds) {
+    return new Promise((resolve) => {
+      const timer = seconds ? setTimeout(() => {
+        this.waiting = null;
+        this.terminate();
+        resolve({ stop: { kind: "wait", detail: `the case ran longer than ${seconds} s (the wall clock: a browser gives no CPU time of a worker)`, seconds } });
+      }, seconds * 1000) : null;
+      this.waiting = (data) => { if (timer) clearTimeout(timer); resolve(data); };
+      this.worker.postMessage(message);
+    });
+  }
+  async start(exercise) { await this.ready; return this.post({ exercise }, 0); }
+  ask(request) { return this.post({ request }, caseSeconds); }
+  terminate() { this.worker.terminate(); }
+}
+
+async function freshWorker(exercise) {
+  const w = spare || new SolutionWorker();
+  spare = null;
+  await w.start(exercise);
+  return w;
+}
+
+async function check() {
+  if (checking) return;
+  checking = true;
+  $("check").disabled = true;
+  const t0 = performance.now();
+  const name = $("exercise").value;
+  $("check-status").textContent = "Checking…";
+  $("report").textContent = "";
+  $("report").className = "";
+  $("failure").innerHTML = "";
+  let session = null;
+  let worker = null;
+  try {
+    session = web.ExerciseCheck(name, editor.state.doc.toString(), 0);
+    worker = await freshWorker(name);
+    let question = session.first();
+    while (question) {
+      if (worker === null) {  // the last worker was stopped: a new one, with the solution loaded again
+        worker = await freshWorker(name);
+        const loaded = await worker.ask(session.reload());
+        if (loaded.stop || !JSON.parse(loaded.answer).ok) {
+          worker.terminate(); worker = null;
+          question = session.send(JSON.stringify({ stop: { kind: "crash", detail: "the solution could not be loaded again" } }), "");
+          continue;
+        }
+      }
+      const reply = await worker.ask(question);
+      if (reply.stop) {
+        worker.terminate(); worker = null;
+        question = session.send(JSON.stringify({ stop: reply.stop }), "");
+      } else {
+        question = session.send(reply.answer, reply.printed);
+      }
+    }
+    const r = JSON.parse(session.result());
+    $("report").textContent = r.text;
+    $("report").className = r.passed ? "passed" : "failed";
+    $("failure").innerHTML = r.svg;
+    const done = progress();
+    done[name] = { passed: r.passed || Boolean(done[name] && done[name].passed), score: r.score, max_score: r.max_score };
+    localStorage.setItem(PROGRESS, JSON.stringify(done));
+    showProgress();
+    window.micrographTimes.check = performance.now() - t0;
+    $("check-status").textContent = (r.passed ? "PASS" : "FAIL") + ` (${((performance.now() - t0) / 1000).toFixed(1)} s)`;
+  } catch (error) {
+    $("check-status").textContent = "The check could not run: " + lastLine(error);
+  } finally {
+    if (worker) worker.terminate();
+    if (session) session.destroy();
+    spare = spare || new SolutionWorker();
+    checking = false;
+    $("check").disabled = false;
+  }
+}
+
+boot().catch((error) => { say("micrograph could not start: " + lastLine(error)); console.error(error); });

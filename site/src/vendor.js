@@ -1,0 +1,5 @@
+// The page's JavaScript from npm, bundled into one file by esbuild when the site is built (no CDN):
+// CodeMirror 6 (the exercise editor, Python mode) and Graphviz compiled to WebAssembly (@viz-js/viz).
+export { EditorView, basicSetup } from "codemirror";
+export { python } from "@codemirror/lang-python";
+export { instance as vizInstance } from "@viz-js/viz";
