@@ -51,7 +51,13 @@ CASE_SECONDS = 10.0
 """Wall-clock seconds one exercise case may run in the page's worker before it is terminated (a browser
 gives no CPU time of a worker; the command line's check counts CPU time)."""
 
-PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+PYODIDE_FILES = (
+    "pyodide.mjs",
+    "pyodide.asm.mjs",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+)
 PAGE_FILES = ("index.html", "app.js", "worker.js", "style.css")
 NPM_TIMEOUT = 600
 PIP_TIMEOUT = 600
@@ -91,7 +97,9 @@ def npm_packages(log: Callable[[str], None]) -> Path:
     if not lock.is_file():
         raise SiteError(f"micrograph site builds from a checkout of micrograph: {lock} is missing")
     if shutil.which("npm") is None:
-        raise SiteError("micrograph site needs npm (Node.js) to fetch the page's JavaScript: install nodejs/npm")
+        raise SiteError(
+            "micrograph site needs npm (Node.js) to fetch the page's JavaScript: install nodejs/npm"
+        )
     key = hashlib.sha256(lock.read_bytes() + (SOURCE / "package.json").read_bytes()).hexdigest()[:16]
     where = _cache() / f"npm-{key}"
     done = where / "node_modules" / ".micrograph-installed"
@@ -169,7 +177,9 @@ def _stage(stage: Path, log: Callable[[str], None]) -> None:
         "case_seconds": CASE_SECONDS,
     }
     (stage / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    (stage / MARKER).write_text("built by `micrograph site`; `micrograph site --force` replaces this directory\n")
+    (stage / MARKER).write_text(
+        "built by `micrograph site`; `micrograph site --force` replaces this directory\n"
+    )
 
 
 def _check_out(out: Path, force: bool) -> None:
@@ -179,12 +189,16 @@ def _check_out(out: Path, force: bool) -> None:
         raise SiteError(f"{out} exists and is not a directory")
     if out.is_dir() and any(out.iterdir()):
         if not (out / MARKER).is_file():
-            raise SiteError(f"{out} holds other files (not a site built by micrograph site); choose another --out")
+            raise SiteError(
+                f"{out} holds other files (not a site built by micrograph site); choose another --out"
+            )
         if not force:
             raise FileExistsError(f"{out} holds a site built earlier")
 
 
-def build_site(out: str | os.PathLike[str], *, force: bool = False, log: Callable[[str], None] = print) -> int:
+def build_site(
+    out: str | os.PathLike[str], *, force: bool = False, log: Callable[[str], None] = print
+) -> int:
     """Build the static site into ``out``; returns its size in bytes.
 
     Args:
@@ -220,7 +234,9 @@ def site_size(directory: str | os.PathLike[str]) -> int:
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {
+    """Serves the site's files with the types browsers insist on (module scripts, WebAssembly)."""
+
+    extensions_map = {  # noqa: RUF012 -- the base class declares it as an instance variable
         **http.server.SimpleHTTPRequestHandler.extensions_map,
         ".js": "text/javascript",
         ".mjs": "text/javascript",
@@ -264,7 +280,9 @@ def add_parser(sub: Any, parser_class: type[argparse.ArgumentParser]) -> argpars
     )
     p.add_argument("--out", default="site-out", help="the site's directory (default: site-out)")
     p.add_argument("--force", action="store_true", help="replace a site built earlier in --out")
-    p.add_argument("--serve", action="store_true", help="serve --out on localhost (building it first if needed)")
+    p.add_argument(
+        "--serve", action="store_true", help="serve --out on localhost (building it first if needed)"
+    )
     p.add_argument("--port", type=int, default=8000, help="the port of --serve (default 8000)")
     return p
 

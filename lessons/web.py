@@ -114,7 +114,7 @@ class LessonView:
         return self.state(note)
 
     def state(self, note: str = "") -> str:
-        """The current step as JSON: ``number, title, index, count, at_end, text, svg, picture_note, note``."""
+        """The current step as JSON: number, title, index, count, at_end, text, svg, picture_note, note."""
         s = self.stepper
         svg, picture_note = self._picture()
         return json.dumps(
