@@ -37,6 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lessons.exercises.runner import WALL_LIMIT
+
 __all__ = ["SiteError", "build_site", "serve", "site_size", "add_parser", "run", "MARKER", "BUDGET"]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +48,9 @@ MARKER = ".micrograph-site"
 
 BUDGET = 40 << 20
 """Bytes the built site may take (40 MiB)."""
+
+WALL_SECONDS = WALL_LIMIT
+"""Wall-clock seconds a whole check may take in the page: ``micrograph exercise check``'s limit."""
 
 CASE_SECONDS = 10.0
 """Wall-clock seconds one exercise case may run in the page's worker before it is terminated (a browser
@@ -175,6 +180,7 @@ def _stage(stage: Path, log: Callable[[str], None]) -> None:
         "micrograph": ours,
         "wheels": others,
         "case_seconds": CASE_SECONDS,
+        "wall_seconds": WALL_SECONDS,
     }
     (stage / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     (stage / MARKER).write_text(
@@ -249,10 +255,16 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a page closed while loading: not an error
+            super().handle_error(request, client_address)
+
+
 def server(directory: str | os.PathLike[str], port: int = 0) -> http.server.ThreadingHTTPServer:
     """An HTTP server of ``directory`` on localhost (``port`` 0: any free port); call ``serve_forever``."""
     handler = functools.partial(_Handler, directory=str(directory))
-    return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    return _Server(("127.0.0.1", port), handler)
 
 
 def serve(directory: str | os.PathLike[str], port: int = 8000) -> None:

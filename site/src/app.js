@@ -7,7 +7,9 @@ import { loadPyodide } from "./pyodide/pyodide.mjs";
 
 const $ = (id) => document.getElementById(id);
 const say = (text) => { $("status").textContent = text; };
-const lastLine = (error) => String(error && error.message ? error.message : error).trim().split("\n").pop();
+// A Python exception's last line without its class's module path: "syntax error: '(' was never closed ..."
+const lastLine = (error) => String(error && error.message ? error.message : error).trim().split("\n").pop()
+  .replace(/^(?:[A-Za-z_][\w]*\.)*(?:ExprError|DomainError|ValueError): /, "");
 
 let web = null;
 let catalogue = null;
@@ -16,6 +18,7 @@ let editor = null;
 let spare = null;
 let checking = false;
 let caseSeconds = 10;
+let wallSeconds = 120;
 window.micrographTimes = {};
 
 // --- start-up ------------------------------------------------------------------------------------------
@@ -23,6 +26,7 @@ async function boot() {
   const t0 = performance.now();
   const manifest = await (await fetch("manifest.json")).json();
   caseSeconds = manifest.case_seconds;
+  wallSeconds = manifest.wall_seconds;
   const [py, viz] = await Promise.all([
     loadPyodide({ indexURL: new URL("pyodide/", location.href).href }),
     vizInstance(),
@@ -215,7 +219,12 @@ async function check() {
     session = web.ExerciseCheck(name, editor.state.doc.toString(), 0);
     worker = await freshWorker(name);
     let question = session.first();
+    const deadline = t0 + wallSeconds * 1000;
     while (question) {
+      if (performance.now() > deadline) {  // the whole check's limit, on this page's clock
+        question = session.send(JSON.stringify({ stop: { kind: "wall", detail: `the whole check's time limit (${wallSeconds} s) was reached before this case` } }), "");
+        continue;
+      }
       if (worker === null) {  // the last worker was stopped: a new one, with the solution loaded again
         worker = await freshWorker(name);
         const loaded = await worker.ask(session.reload());

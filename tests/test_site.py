@@ -1,0 +1,206 @@
+"""The static site (``micrograph site``) in Debian's chromium: built once, served on localhost, offline.
+
+The site is built by the module's fixture (``npm ci`` from the committed lockfile, the wheels by pip); every
+request that leaves localhost is blocked, so the page must hold every file it needs. A lesson stepped in the
+page shows the same text, step for step, as ``python -m lessons``; an exercise checked in the page (the
+student's code in a Web Worker, the judge in the page's Python) gets the same report as
+``micrograph exercise check``. The times measured are printed (``-s`` shows them), never asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from exercise_solutions import CORRECT
+
+import lessons
+from lessons import site
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+WRONG_BACKPROP = CORRECT["backprop"].replace(
+    "for C in G.get_consumers(v)", "for C in G.get_consumers(v)[:1]"
+)  # only the first consumer's term: a mistake the judge recognises
+READY = 120_000  # ms the page may take to load Python (measured about 6 s here; a loaded machine is slower)
+
+
+@pytest.fixture(scope="module")
+def site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built by ``micrograph site`` (it needs npm and PyPI: in CI, without them the test fails)."""
+    out = tmp_path_factory.mktemp("site") / "site"
+    try:
+        size = site.build_site(out, log=lambda s: None)
+    except site.SiteError as e:
+        message = f"the site could not be built: {e}"
+        if os.environ.get("CI"):
+            pytest.fail(message + " (CI needs npm and the npm registry)")
+        pytest.skip(message)
+    print(f"\nsite size: {size / (1 << 20):.1f} MiB")
+    return out
+
+
+@pytest.fixture(scope="module")
+def url(site_dir: Path) -> Iterator[str]:
+    httpd = site.server(site_dir)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def page(browser: Any, url: str) -> Iterator[Any]:
+    """The site's page, loaded and ready, with every request off localhost blocked (and recorded)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    blocked: list[str] = []
+    errors: list[str] = []
+
+    def route(r: Any) -> None:
+        if r.request.url.startswith(url):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    p = context.new_page()
+    p.on("pageerror", lambda e: errors.append(str(e)))
+    start = time.monotonic()
+    p.goto(url)
+    p.wait_for_selector("body[data-ready=true]", timeout=READY)
+    print(f"\ntime to interactive: {time.monotonic() - start:.1f} s (page's own measure "
+          f"{p.evaluate('window.micrographTimes.interactive') / 1000:.1f} s)")  # fmt: skip
+    yield p
+    context.close()
+    assert blocked == [], f"the page asked for files off localhost: {blocked}"
+    assert errors == [], errors
+
+
+def test_site_within_budget(site_dir: Path) -> None:
+    assert site.site_size(site_dir) <= site.BUDGET
+    names = {p.relative_to(site_dir).as_posix() for p in site_dir.rglob("*") if p.is_file()}
+    assert {
+        "index.html",
+        "app.js",
+        "worker.js",
+        "vendor.js",
+        "manifest.json",
+        "pyodide/pyodide.asm.wasm",
+    } <= names
+    manifest = json.loads((site_dir / "manifest.json").read_text())
+    assert (site_dir / "wheels" / manifest["micrograph"]).is_file()
+    assert any(w.startswith("graphviz-") for w in manifest["wheels"])
+
+
+def _python_lesson_steps(n: int) -> list[str]:
+    """Each step's text as ``python -m lessons N`` prints it in a terminal 100 columns wide."""
+    env = {**os.environ, "COLUMNS": "100", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "lessons", str(n)], capture_output=True, text=True,
+                          env=env, timeout=300, check=True, stdin=subprocess.DEVNULL)  # fmt: skip
+    blocks = done.stdout.split("=" * 100 + "\n")
+    return [b.rstrip("\n") for b in blocks[1:-1]]
+
+
+def _step_through(page: Any) -> list[str]:
+    texts = []
+    while True:
+        texts.append(page.locator("#lesson-text").text_content().rstrip("\n"))
+        if "(the last)" in page.locator("#where").text_content():
+            return texts
+        before = page.locator("#lesson-text").get_attribute("data-index")
+        page.get_by_role("button", name="Next step").click()
+        page.wait_for_function(
+            f"document.getElementById('lesson-text').dataset.index !== '{before}'", timeout=60_000
+        )
+
+
+def test_lesson_2_to_its_end_as_python_prints_it(page: Any) -> None:
+    expected = _python_lesson_steps(2)
+    page.get_by_label("Lesson", exact=True).select_option("2")
+    page.wait_for_function("document.getElementById('lesson-text').textContent.startsWith('Lesson 2')")
+    shown = _step_through(page)
+    assert len(shown) == len(expected) >= 5
+    for k, (ours, theirs) in enumerate(zip(shown, expected), start=1):
+        assert ours == theirs, f"step {k} differs"
+    assert page.locator("#lesson-picture svg").count() == 1  # the last step's drawing, laid out in the page
+
+
+def test_lesson_on_the_students_expression(page: Any) -> None:
+    page.get_by_label("Lesson", exact=True).select_option("2")
+    page.get_by_label("Expression").fill("x*y + exp(x)")
+    page.get_by_label("Values").fill("x=1, y=-2")
+    page.get_by_role("button", name="Start lesson").click()
+    page.wait_for_function("document.getElementById('lesson-text').textContent.includes('exp(x)')")
+    stepper = lessons.start(2, expr="x*y + exp(x)", at={"x": 1.0, "y": -2.0})
+    shown = _step_through(page)
+    assert len(shown) == len(stepper)
+    for k, text in enumerate(shown, start=1):
+        stepper.goto(k)
+        assert text == stepper.show(width=99, keys="").rstrip("\n"), f"step {k} differs"
+    assert "expr=x*y" in page.url.replace("%2A", "*").replace("+", " ").replace("%2B", "+")
+    page.get_by_label("Expression").fill("log(x")
+    page.get_by_role("button", name="Start lesson").click()
+    page.wait_for_function("document.getElementById('lesson-note').textContent.length > 0")
+    assert page.locator("#lesson-note").text_content() == "syntax error: '(' was never closed at column 4"
+
+
+def _check(page: Any, source: str) -> str:
+    page.get_by_role("button", name="Exercises").click()
+    page.get_by_label("Exercise", exact=True).select_option("backprop")
+    page.locator(".cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(source)
+    assert page.evaluate("localStorage.getItem('micrograph.draft.backprop')") == source  # the draft kept
+    page.get_by_role("button", name="Check").click()
+    page.wait_for_function(
+        "/PASS|FAIL|could not/.test(document.getElementById('check-status').textContent)", timeout=120_000
+    )
+    return str(page.locator("#report").text_content())
+
+
+def _without_time(text: str) -> str:
+    return re.sub(r"\(\d+\.\d s\)", "(T s)", text)
+
+
+def test_exercise_wrong_then_correct(page: Any, tmp_path: Path) -> None:
+    from lessons import exercises
+
+    wrong = tmp_path / "backprop.py"
+    wrong.write_text(WRONG_BACKPROP)
+    expected = exercises.check("backprop", wrong, record=False, drawing=None).text()
+    report = _check(page, WRONG_BACKPROP)
+    assert page.locator("#check-status").text_content().startswith("FAIL")
+    assert _without_time(report) == _without_time(expected)
+    assert "grad_table[u2 (x)] holds only the term(s) of its first consumer, u4" in report
+    assert page.locator("#failure svg").count() == 1  # the failure's drawing, laid out in the page
+
+    report = _check(page, CORRECT["backprop"])
+    assert page.locator("#check-status").text_content().startswith("PASS")
+    assert "All 12 checks passed" in report
+    print(f"\na correct backprop checked in {page.evaluate('window.micrographTimes.check') / 1000:.2f} s")
+    progress = json.loads(page.evaluate("localStorage.getItem('micrograph.progress')"))
+    assert progress["backprop"] == {"passed": True, "score": 12, "max_score": 12}
+    assert "passed" in (page.locator("#progress li", has_text="backprop").get_attribute("class") or "")
+
+
+def test_a_case_that_runs_forever_is_stopped_and_the_others_scored(page: Any) -> None:
+    looping = CORRECT["backprop"].replace(
+        "    nodes = G.nodes\n", "    nodes = G.nodes\n    while len(nodes) > 5000:\n        pass\n"
+    )
+    assert looping != CORRECT["backprop"]
+    report = _check(page, looping)
+    assert "11 of 12 checks passed" in report
+    assert re.search(r"FAIL  a chain 10,000 deep", report)
+    assert "ran longer than" in report
