@@ -174,8 +174,8 @@ def _edges(dot: graphviz.Digraph, node: Value, names: Mapping[Value, str], *,
     cross_set = set(cross)
     for k, p in enumerate(node.inputs):
         attrs: dict[str, str] = {}
-        if numbered:
-            attrs["label"] = str(k + 1)
+        if numbered:  # at the arrow head: a mid-edge label would double the ranks (and dot's time)
+            attrs["headlabel"] = str(k + 1)
         if p in cross_set:
             attrs.update(style.CROSS_EDGE)
         dot.edge(names[p], names[node], **attrs)

@@ -239,9 +239,10 @@ def to_tikz(
             path += f" -- {_xy(end)}"
         dashed = ",dashed" if "dashed" in edge.get("style", "") else ""
         lines.append(f"  \\draw[-latex,draw={_color(edge.get('color'), 'black')}{dashed}] {path};")
-        if edge.get("label") and "lp" in edge:
-            (lx, ly), = _points(edge["lp"])
-            lines.append(_text(lx, ly, "font=\\sffamily\\scriptsize", escape_latex(edge["label"])))
+        for key, at in (("label", "lp"), ("headlabel", "head_lp")):  # viz.dot numbers arguments at the head
+            if edge.get(key) and at in edge:
+                (lx, ly), = _points(edge[at])
+                lines.append(_text(lx, ly, "font=\\sffamily\\scriptsize", escape_latex(edge[key])))
     for obj in objects:
         if "pos" not in obj:
             continue
