@@ -26,7 +26,7 @@ from conftest import CHROMIUM
 import viz
 from micrograph import Graph, Value
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
-from viz.steps import frames
+from viz.frames import frames
 from viz.text import fmt
 
 pytestmark = [
