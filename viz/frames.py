@@ -26,10 +26,14 @@ from micrograph.engine import Value, as_values
 from micrograph.forward import evaluate, input_values
 from micrograph.graph import Graph, topological_order
 from micrograph.symbolic import BuildGradCall, grad
-from viz.words import clean, count, factor, fmt, formula, node_names
+from viz.words import clean, count, factor, fmt, formula, formula_numbers, node_names
 
 __all__ = [
     "frames",
+    "frame_text",
+    "Numbers",
+    "Holes",
+    "HOLE",
     "call_node_name",
     "symbolic_frames",
     "build_grad_call_text",
@@ -122,12 +126,135 @@ def _expression(root: Value) -> str:
     return text[root]
 
 
+class Numbers:
+    """How a frame's text writes its numbers: formatted here (:func:`viz.words.fmt`), or left as holes.
+
+    :func:`frame_text` asks this object for every number it says. This class formats the numbers of one
+    run; the explorer passes :class:`Holes`, whose text marks where each number goes, and its page fills
+    them in at the inputs the student chose, so both say the same sentences.
+
+    Args:
+        values: u(i) for every node.
+        grads: grad_table[u(i)] for every node (None: not filled).
+        derivatives: {(i, k): ∂u(i)/∂(argument k of u(i))} for the edges whose terms are said.
+    """
+
+    def __init__(
+        self,
+        values: Sequence[float | None],
+        grads: Sequence[float | None],
+        derivatives: Mapping[tuple[int, int], float],
+    ) -> None:
+        self.values, self.grads, self.derivatives = values, grads, derivatives
+
+    def value(self, i: int, bracketed: bool = False) -> str:
+        """u(i+1)'s value; ``bracketed``: in brackets when negative (a factor of a product)."""
+        return factor(self.values[i]) if bracketed else fmt(self.values[i])
+
+    def grad(self, i: int, bracketed: bool = False) -> str:
+        """grad_table[u(i+1)]."""
+        return factor(self.grads[i]) if bracketed else fmt(self.grads[i])
+
+    def derivative(self, i: int, k: int, bracketed: bool = False) -> str:
+        """∂u(i+1)/∂(argument k+1 of u(i+1))."""
+        d = self.derivatives[(i, k)]
+        return factor(d) if bracketed else fmt(d)
+
+    def product(self, i: int, k: int) -> str:
+        """grad_table[u(i+1)] × ∂u(i+1)/∂(argument k+1): one term of Algorithm 6.2's sum."""
+        g = self.grads[i]
+        return fmt(None if g is None else g * self.derivatives[(i, k)])
+
+
+HOLE = "\x00"
+"""Brackets a hole in a text for the explorer's page: ``HOLE + "v3" + HOLE`` is u4's value."""
+
+
+class Holes(Numbers):
+    """Numbers as holes: ``\\x00v3\\x00`` (u4's value), ``V`` bracketed, ``g``/``G`` grad_table entries,
+    ``d``/``D`` and ``p`` an edge's local derivative and term (``\\x00d3.1\\x00``). The explorer's page
+    fills each hole with the number at its current inputs, formatted as :func:`viz.words.fmt` does."""
+
+    def __init__(self) -> None:
+        super().__init__([], [], {})
+
+    def value(self, i: int, bracketed: bool = False) -> str:
+        return f"{HOLE}{'V' if bracketed else 'v'}{i}{HOLE}"
+
+    def grad(self, i: int, bracketed: bool = False) -> str:
+        return f"{HOLE}{'G' if bracketed else 'g'}{i}{HOLE}"
+
+    def derivative(self, i: int, k: int, bracketed: bool = False) -> str:
+        return f"{HOLE}{'D' if bracketed else 'd'}{i}.{k}{HOLE}"
+
+    def product(self, i: int, k: int) -> str:
+        return f"{HOLE}p{i}.{k}{HOLE}"
+
+
+def frame_text(frame: Frame, graph: Graph, names: Mapping[Value, str], numbers: Numbers) -> str:
+    """What one frame of Algorithm 6.1 or 6.2 does, in words and numbers (the frame's ``explanation``).
+
+    Args:
+        frame: the frame (its algorithm, lines, node and terms say which sentence).
+        graph: the graph G the frame belongs to.
+        names: the nodes' names (:func:`viz.words.node_names`).
+        numbers: writes the numbers (:class:`Numbers`) or their holes (:class:`Holes`).
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithms 6.1, 6.2.
+    """
+    nodes, n = graph.nodes, len(graph.nodes)
+    i = frame.node
+    if frame.algorithm == "6.2":
+        return _text_62(frame, graph, names, numbers)
+    if 7 in frame.lines:
+        return f"return u(n) = {names[nodes[n - 1]]} = {numbers.value(n - 1)}."
+    assert i is not None
+    v = nodes[i]
+    name = names[v]
+    label = f" ({clean(v.label)})" if v.label else ""
+    if i < graph.n_inputs:
+        what = "the constant " if v.is_constant else f"the input x_{i + 1} = "
+        return f"{name} ← x_{i + 1}: {name} is {what}{numbers.value(i)}{label}."
+    index = graph.index
+    A_text = ", ".join(f"{names[p]} = {numbers.value(index[p])}" for p in dict.fromkeys(v.inputs))
+    said = formula_numbers(v, lambda p, bracketed: numbers.value(index[p], bracketed))
+    return (
+        f"i = {i + 1}: A({i + 1}) = {{{A_text}}}; {name}{label} ← f({i + 1})(A({i + 1})) = "
+        f"{formula(v, names)} = {said} = {numbers.value(i)}."
+    )
+
+
+def _text_62(frame: Frame, graph: Graph, names: Mapping[Value, str], numbers: Numbers) -> str:
+    nodes, n = graph.nodes, len(graph.nodes)
+    if 9 in frame.lines:
+        return "return the grad_table: ∂u(n)/∂u(i) for every node, as the table shows."
+    z = names[nodes[n - 1]]
+    if frame.node is None or 3 in frame.lines:
+        return f"Forward propagation has computed every u(i). grad_table[{z}] ← 1: ∂{z}/∂{z} = 1."
+    j = frame.node
+    v = nodes[j]
+    name = names[v]
+    label = f" ({clean(v.label)})" if v.label else ""
+    consumers = ", ".join(dict.fromkeys(names[nodes[i]] for i, *_ in frame.terms))
+    symbolic = " + ".join(
+        f"grad_table[{names[nodes[i]]}] · ∂{names[nodes[i]]}/∂{name}" for i, *_ in frame.terms
+    )
+    numeric = " + ".join(
+        f"{numbers.grad(i, True)} × {numbers.derivative(i, k, True)}" for i, k, *_ in frame.terms
+    )
+    return (
+        f"j = {j + 1}: {name}{label} is an argument of {consumers}. "
+        f"grad_table[{name}] ← {symbolic} = {numeric} = {numbers.grad(j)}."
+    )
+
+
 def frames(z: Value | Graph) -> list[Frame]:
     """The frames of Algorithm 6.1 then Algorithm 6.2 on the graph of z.
 
     Algorithm 6.1: one frame per input u(1)..u(n_i) (line 2), one per computed node u(i) (lines 5-6),
     one for ``return u(n)``. Algorithm 6.2: one frame for ``grad_table[u(n)] ← 1``, one per loop
-    iteration j = n-1 down to 1 (line 7, the node u(j) and its terms), one for the return.
+    iteration j = n-1 down to 1 (line 7, the node u(j) and its terms), one for the return. Each frame's
+    explanation is :func:`frame_text` at the graph's values.
 
     Raises:
         DomainError: an operation or a local derivative is undefined at the graph's values.
@@ -145,63 +272,35 @@ def frames(z: Value | Graph) -> list[Frame]:
     u: list[float | None] = [None] * n
     for i in range(n_i):  # for i = 1, ..., n_i: u(i) <- x_i
         u[i] = x[i]
-        v = nodes[i]
-        what = f"the constant {fmt(x[i])}" if v.is_constant else f"the input x_{i + 1} = {fmt(x[i])}"
-        if v.label:
-            what += f" ({clean(v.label)})"
-        out.append(Frame("6.1", (0, 1), i, list(u), [None] * n, f"u{i + 1} ← x_{i + 1}: u{i + 1} is {what}."))
-    parents = graph.parents
+        out.append(Frame("6.1", (0, 1), i, list(u), [None] * n, ""))
 
     def forward_step(i: int, value: float) -> None:  # observes Algorithm 6.1: u(i) <- f(i)(A(i))
         u[i] = value
-        v = nodes[i]
-        A_text = ", ".join(f"u{j + 1} = {fmt(u[j])}" for j in dict.fromkeys(parents[i]))
-        numbers = formula(v, {p: factor(u[graph.index[p]]) for p in v.inputs})
-        label = f" ({clean(v.label)})" if v.label else ""
-        say = (
-            f"i = {i + 1}: A({i + 1}) = {{{A_text}}}; u{i + 1}{label} ← f({i + 1})(A({i + 1})) = "
-            f"{formula(v, names)} = {numbers} = {fmt(value)}."
-        )
-        out.append(Frame("6.1", (4, 5), i, list(u), [None] * n, say))
+        out.append(Frame("6.1", (4, 5), i, list(u), [None] * n, ""))
 
     values = evaluate(graph, observe=forward_step)  # the engine's Algorithm 6.1, watched
-    out.append(Frame("6.1", (7,), n - 1, list(u), [None] * n, f"return u(n) = u{n} = {fmt(u[n - 1])}."))
+    out.append(Frame("6.1", (7,), n - 1, list(u), [None] * n, ""))
 
     # --- Algorithm 6.2 -------------------------------------------------------------------------
     table: list[float | None] = [None] * n
     table[n - 1] = 1.0  # grad_table[u(n)] <- 1
-    say = f"Forward propagation has computed every u(i). grad_table[u{n}] ← 1: ∂u{n}/∂u{n} = 1."
-    out.append(Frame("6.2", (0, 1, 2, 3), n - 1, list(values), list(table), say))
+    out.append(Frame("6.2", (0, 1, 2, 3), n - 1, list(values), list(table), ""))
+    derivatives: dict[tuple[int, int], float] = {}
 
     def backward_step(step: BackpropStep) -> None:  # observes one iteration j of Algorithm 6.2
-        j = step.j
         terms = [
             (t.i, t.k, t.grad_i, t.derivative, derivative_formula(nodes[t.i], t.k, names)) for t in step.terms
         ]
-        table[j] = step.total
-        out.append(
-            Frame(
-                "6.2", (4, 7), j, list(values), list(table), _explain_62(j, step.total, terms, nodes), terms
-            )
-        )
+        derivatives.update(((t.i, t.k), t.derivative) for t in step.terms)
+        table[step.j] = step.total
+        out.append(Frame("6.2", (4, 7), step.j, list(values), list(table), "", terms))
 
     run_algorithm_6_2(graph, values=values, observe=backward_step)  # the engine's Algorithm 6.2, watched
-    out.append(Frame("6.2", (9,), None, list(values), list(table),
-                     "return the grad_table: ∂u(n)/∂u(i) for every node, as the table shows."))  # fmt: skip
+    out.append(Frame("6.2", (9,), None, list(values), list(table), ""))
+    said = Numbers(values, table, derivatives)
+    for f in out:
+        f.explanation = frame_text(f, graph, names, said)
     return out
-
-
-def _explain_62(
-    j: int, total: float, terms: list[tuple[int, int, float, float, str]], nodes: Sequence[Value]
-) -> str:
-    label = f" ({clean(nodes[j].label)})" if nodes[j].label else ""
-    consumers = ", ".join(dict.fromkeys(f"u{i + 1}" for i, *_ in terms))
-    symbolic = " + ".join(f"grad_table[u{i + 1}] · ∂u{i + 1}/∂u{j + 1}" for i, *_ in terms)
-    numeric = " + ".join(f"{factor(g)} × {factor(d)}" for _, _, g, d, _ in terms)
-    return (
-        f"j = {j + 1}: u{j + 1}{label} is an argument of {consumers}. "
-        f"grad_table[u{j + 1}] ← {symbolic} = {numeric} = {fmt(total)}."
-    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from micrograph.engine import NodeMeta, Value
 from micrograph.graph import Graph
@@ -24,6 +24,7 @@ __all__ = [
     "factor",
     "fmt",
     "formula",
+    "formula_numbers",
     "graph_name",
     "kind",
     "node_names",
@@ -92,6 +93,20 @@ def formula(node: Value, names: Mapping[Value, str]) -> str:
     if op.param is not None:  # x ** c
         return f"{args[0]}{op.symbol}"
     return f"{op.symbol}({args[0]})"
+
+
+def formula_numbers(node: Value, number: Callable[[Value, bool], str]) -> str:
+    """How a node is computed, its arguments written as numbers: ``0.5000 × (-2.000)``, ``log(-1.000)``.
+
+    ``number(argument, bracketed)`` writes one argument; ``bracketed`` is True where a negative number
+    needs brackets to read right (an operand of a binary operation, of ``-x`` or of ``x^c``), False inside
+    a function's own parentheses (``log(-1.000)``, never ``log((-1.000))``).
+    """
+    op = node.op
+    if op is None:
+        return formula(node, {})
+    bracketed = op.arity == 2 or op.name == "neg" or op.param is not None
+    return formula(node, {p: number(p, bracketed) for p in node.inputs})
 
 
 def kind(node: Value) -> str:
