@@ -209,7 +209,9 @@ WORDS = {
     "predict_nan": "Type a number.",
     "wrong": "Not grad_table[{name}]: you typed {typed}.",
     "left_out": "Your number is the sum without the term through {ui}: {term}.",
-    "only_one": "Your number is the term through {ui} alone; the sum has {count}, one per edge out of {name}.",
+    "only_one": (
+        "Your number is the term through {ui} alone; the sum has {count}, one per edge out of {name}."
+    ),
     "no_derivative": "The term through {ui} misses its local derivative: {term}.",
     "no_grad": "The term through {ui} misses its factor grad_table[{ui}]: {term}.",
     "sign": "The sign differs.",
@@ -351,7 +353,7 @@ def _spec(graph: Graph, names: dict[Value, str], fs: list[Frame], program: Any,
                 "text": frame_text(f, graph, names, holes),
             }
             for f in fs
-        ],  # fmt: skip
+        ],
         "algorithm_6_1": list(ALGORITHM_6_1.lines),
         "algorithm_6_2": list(ALGORITHM_6_2.lines),
         "words": WORDS,
