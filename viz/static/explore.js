@@ -7,7 +7,7 @@
 // user text: they only ever go into textContent.
 var micrographExplorer = (function () {
   "use strict";
-  var LEGIBLE = 0.75;  // the least first-view scale: Graphviz's 12 pt text drawn at 9 px
+  var LEGIBLE = 0.9;  // the least first-view scale: the smallest text, 10 pt argument numbers, at 9 px
   var NATURAL = 4 / 3;  // 1:1, Graphviz's points as CSS pixels (1 pt = 4/3 px)
 
   // A number as viz.words.fmt writes it (Python's "{:#.4g}"): 4 significant digits, trailing zeros kept.
