@@ -216,10 +216,12 @@ var micrographExplorer = (function () {
         g.setAttribute("transform", e.transform.toString());
         z.k = e.transform.k;
         p.setAttribute("data-scale", e.transform.k.toFixed(4));
+        if (ready) { moved(); }
       });
       z.sel = d3.select(svg).call(z.zoom).on("dblclick.zoom", null);
       return z;
     }
+    var ready = false;
     var views = [zoomable(paneG)];
     if (paneB) { views.push(zoomable(paneB)); }
     function size(z) { return [z.pane.clientWidth || 1, z.pane.clientHeight || 1]; }
@@ -287,21 +289,47 @@ var micrographExplorer = (function () {
     // --- what the page shows at the current inputs and step -------------------------------------------
     function setText(t, s) { if (t && t.textContent !== s) { t.textContent = s; } }
 
+    // Only the boxes in view are rewritten (SVG text costs style and layout per element: at 400 nodes,
+    // rewriting every box took 30-40 ms a move); a box that comes into view is brought up to date then.
+    function inView(z, g) {
+      if (!z.open) { return false; }
+      if (!g.mgBox) { var b = g.getBBox(), c = center(z, g); g.mgBox = [c[0] - b.width / 2, c[1] - b.height / 2, c[0] + b.width / 2, c[1] + b.height / 2]; }
+      var t = z.t, s = z.size, r = g.mgBox;
+      return t.x + t.k * r[2] >= 0 && t.x + t.k * r[0] <= s[0] && t.y + t.k * r[3] >= 0 && t.y + t.k * r[1] <= s[1];
+    }
+    function drawG(i, f) {
+      var g = gNode[i], bad = i === state.forward;
+      setText(dataText[i], bad ? W.box_outside : boxData[0] + (known(i) ? fmt(u[i], D) : W.box_unknown) + boxData[1]);
+      setText(gradText[i], boxGrad[0] + (gradShown(i) ? fmt(gradOf(i), D) : predict && ok() ? W.box_unknown : W.box_empty) + boxGrad[1]);
+      var cls = (bad || (state.backward !== null && state.backward.i === i) ? "o" : "") + (f.node === i ? "c" : "") + (selected === i ? "s" : "");
+      if (g.mgCls !== cls) {
+        g.mgCls = cls;
+        g.classList.toggle("mg-outside", cls.indexOf("o") >= 0);
+        g.classList.toggle("mg-current", cls.indexOf("c") >= 0);
+        g.classList.toggle("mg-selected", cls.indexOf("s") >= 0);
+      }
+    }
     function draw() {
       var f = frames[k];
+      views.forEach(function (z) { z.open = visible(z); z.t = d3.zoomTransform(z.svg); z.size = size(z); });
       for (var i = 0; i < n; i++) {
         var g = gNode[i];
         if (!g) { continue; }
-        var bad = i === state.forward;
-        setText(dataText[i], bad ? W.box_outside : boxData[0] + (known(i) ? fmt(u[i], D) : W.box_unknown) + boxData[1]);
-        setText(gradText[i], boxGrad[0] + (gradShown(i) ? fmt(gradOf(i), D) : predict && ok() ? W.box_unknown : W.box_empty) + boxGrad[1]);
-        g.classList.toggle("mg-outside", bad || (state.backward !== null && state.backward.i === i));
-        g.classList.toggle("mg-current", f.node === i);
-        g.classList.toggle("mg-selected", selected === i);
+        if (inView(views[0], g) || i === f.node || i === selected || g.mgCls) { drawG(i, f); g.mgStale = false; } else { g.mgStale = true; }
       }
       var open = ok() && (!predict || predict.next < 0);  // B's values are grad_table entries
-      bText.forEach(function (t, b) { setText(t, boxData[0] + (open ? fmt(u[spec.b[b].slot], D) : W.box_unknown) + boxData[1]); });
+      var vb = views[1];
+      bText.forEach(function (t, b) {
+        if (vb && inView(vb, bNode[b])) {
+          setText(t, boxData[0] + (open ? fmt(u[spec.b[b].slot], D) : W.box_unknown) + boxData[1]);
+          bNode[b].mgStale = false;
+        } else { bNode[b].mgStale = true; }
+      });
       spec.wrt.forEach(function (w, idx) { outs[idx].textContent = open || gradShown(w.j) ? fmt(gradOf(w.j), D) : W.box_empty; });
+    }
+    var redraw = 0;
+    function moved() {  // after a pan or zoom: the boxes that came into view are brought up to date
+      if (!redraw) { redraw = requestAnimationFrame(function () { redraw = 0; draw(); }); }
     }
 
     function stopped() {  // the sentence for a node outside its operation's domain, and its name
@@ -502,8 +530,9 @@ var micrographExplorer = (function () {
     }
     keys.addEventListener("keydown", onKey);
     showFrame();
-    update();
     show("both");
+    ready = true;
+    update();
     if (window.ResizeObserver) {  // a pane that gets its size late (a widget, a rotated phone) is fitted then
       new ResizeObserver(function () { firstViews(); }).observe(graphs);
     }
