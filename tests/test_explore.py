@@ -262,6 +262,11 @@ def test_cli_explore_writes_one_page_and_refuses_bad_input(tmp_path: Path) -> No
     assert "wrote z.html (6 nodes, 14 frames)" in done.stdout
     page = (tmp_path / "z.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "forward_backward" in page
+    assert '"predict": false' in page
+    done = _cli("explore", "x*x", "--at", "x=3", "--predict", "--out", "p.html", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert '"predict": true' in (tmp_path / "p.html").read_text(encoding="utf-8")
+    (tmp_path / "p.html").unlink()
     bad = [
         (["explore", "tanh(x*y)", "--at", "x=1", "--at", "y=2", "--out", "z.html"], "without --force"),
         (["explore", "log(x)", "--at", "x=-1", "--out", "l.html"], "outside the domain"),
