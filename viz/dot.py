@@ -47,16 +47,18 @@ DEFAULT_MAX_NODES = 300
 
 
 class GraphTooLarge(ValueError):
-    """A drawing would have more nodes than ``max_nodes``: Graphviz would take minutes and the picture
-    would be unreadable. The message gives the size and the limit."""
+    """A drawing would have more nodes than ``max_nodes``: Graphviz's time grows faster than the graph
+    (a few seconds at 400 nodes) and the picture gets hard to read. The message gives the size, the limit
+    and what raising it costs."""
 
     def __init__(self, size: int, limit: int, what: str = "the graph") -> None:
         self.size = size
         self.limit = limit
         super().__init__(
             f"{what} has {size} nodes, more than max_nodes={limit}: too large to draw readably "
-            f"(Graphviz could take minutes). Draw a smaller expression, print it with viz.text(), "
-            f"or pass max_nodes={size} (or more) to draw it anyway."
+            f"(Graphviz's layout time grows faster than the graph: a few seconds at 400 nodes). Draw a "
+            f"smaller expression, print it with viz.text(), or pass max_nodes={size} (or more) to draw it "
+            f"anyway."
         )
 
 
@@ -84,7 +86,7 @@ def escape_text(s: str, limit: int = 120) -> str:
 
 
 def check_size(size: int, max_nodes: int, what: str = "the graph") -> None:
-    """Refuse to draw more than ``max_nodes`` nodes (Graphviz would take minutes; nobody could read it).
+    """Refuse to draw more than ``max_nodes`` nodes (Graphviz's time grows fast; the picture gets unreadable).
 
     Raises:
         ValueError: if ``max_nodes`` is not positive.
