@@ -2,7 +2,7 @@
 
 The page computes G and B with JavaScript generated from the operation table; these tests read what it
 shows and compare with the engine: Algorithm 6.1 (``Graph.forward``) and Algorithm 6.2
-(``Graph.backprop``) at the same inputs, formatted as the page formats them (``viz.text.fmt``), and the
+(``Graph.backprop``) at the same inputs, formatted as the page formats them (``viz.words.fmt``), and the
 frames of ``viz.steps.frames`` (the engine's algorithms, observed) word for word. The time per slider
 move on a 300-node graph is measured and printed (run with ``-s`` to see it).
 
@@ -27,7 +27,7 @@ import viz
 from micrograph import Graph, Value
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from viz.frames import frames
-from viz.text import fmt
+from viz.words import fmt
 
 pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"chromium is not installed at {CHROMIUM}"),

@@ -75,7 +75,7 @@ def _no_entities(s: str) -> str:
 def escape_record(s: str, limit: int = 40) -> str:
     """User text as a literal field of a DOT record label: ``{ } | < > " \\`` escaped, ``&`` written as
     ``&amp;`` (Graphviz decodes entities), control characters shown as ``\\xNN`` (see
-    :func:`viz.text.clean`), cut to ``limit`` characters (before escaping, so no escape is cut in two)."""
+    :func:`viz.words.clean`), cut to ``limit`` characters (before escaping, so no escape is cut in two)."""
     return _no_entities(_RECORD_SPECIAL.sub(r"\\\1", clean(s, limit)))
 
 

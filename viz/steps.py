@@ -25,7 +25,7 @@ from viz.dot import check_size, digraph, draw_side_by_side
 from viz.frames import Frame, SymbolicFrame, SymbolicSteps, call_node_name, frames, symbolic_frames
 from viz.page import html_page
 from viz.render import pipe_svg, write_atomic
-from viz.words import clean, fmt, formula, node_names
+from viz.words import clean, fmt, node_names, node_rows
 
 __all__ = ["steps"]
 
@@ -104,26 +104,21 @@ def _frame_html(k: int, frame: Frame, graph: Graph, svg: str, count_in_algo: tup
     else:
         head, col = "grad_table[u(i)] = ∂u(n)/∂u(i)", frame.grads
     rows = []
-    for i, v in enumerate(nodes):
-        cls = []
-        if i == frame.node:
-            cls.append("current")
-        if col[i] is None:
-            cls.append("empty")
-        shown = fmt(col[i]) if col[i] is not None else "—"
-        rows.append(
-            f'<tr class="{" ".join(cls)}"><td>u{i + 1}</td><td>{e(clean(v.label))}</td>'
-            f'<td>{e(formula(v, names))}</td><td class="num">{e(shown)}</td></tr>'
-        )
+    for i, cells in enumerate(node_rows(graph, {head: col}, names=names, empty="—")):
+        cls = " ".join(c for c, on in (("current", i == frame.node), ("empty", col[i] is None)) if on)
+        *text, shown = (e(c) for c in cells)
+        cols = "".join(f"<td>{c}</td>" for c in text)
+        rows.append(f'<tr class="{cls}">{cols}<td class="num">{shown}</td></tr>')
     table = (
         f'<table class="gt"><thead><tr><th>node</th><th>label</th><th>computation</th><th>{e(head)}</th></tr>'
         f"</thead><tbody>{''.join(rows)}</tbody></table>"
     )
     terms = ""
     if frame.terms:
+        uj = names[nodes[frame.node or 0]]
         items = "".join(
-            f"<li>∂u{i + 1}/∂u{(frame.node or 0) + 1} (argument {kk + 1} of {e(nodes[i].op.name)}) = "
-            f"{e(form) + ' = ' if form else ''}{e(fmt(d))}; grad_table[u{i + 1}] = {e(fmt(g))}</li>"
+            f"<li>∂{names[nodes[i]]}/∂{uj} (argument {kk + 1} of {e(nodes[i].op.name)}) = "
+            f"{e(form) + ' = ' if form else ''}{e(fmt(d))}; grad_table[{names[nodes[i]]}] = {e(fmt(g))}</li>"
             for i, kk, g, d, form in frame.terms
         )
         terms = f'<ul class="terms">{items}</ul>'
