@@ -107,10 +107,10 @@ var micrographExplorer = (function () {
       s.className = "mg-slider"; s.setAttribute("data-input", inp.name);
       s.setAttribute("aria-label", say(W.value_of, { name: who }));
       var b = document.createElement("input");
-      b.type = "number"; b.step = "any"; b.value = String(inp.value); b.className = "mg-box";
+      b.type = "number"; b.step = "any"; b.value = fmt(inp.value, D); b.className = "mg-box";
       b.setAttribute("data-input", inp.name);
       b.setAttribute("aria-label", say(W.value_of, { name: who }));
-      s.addEventListener("input", function () { x[j] = parseFloat(s.value); b.value = s.value; changed(); });
+      s.addEventListener("input", function () { x[j] = parseFloat(s.value); b.value = fmt(x[j], D); changed(); });
       b.addEventListener("input", function () {
         var v = parseFloat(b.value);
         if (isFinite(v)) { x[j] = v; s.value = String(v); changed(); }
