@@ -10,7 +10,7 @@ Run alone (``python benchmarks/explorer.py``) or from ``benchmarks/run.py`` (``m
 3. The slider at 400 nodes, in Debian's chromium (Playwright): the page's own work for one move
    (Algorithms 6.1 and 6.2 in JavaScript, the texts it rewrites, then style and layout forced), and the time
    from a move made at the start of a frame to the next frame (``requestAnimationFrame``): one frame
-   interval (about 16.7 ms at 60 Hz) when the move fits in a frame.
+   interval (about 16.7 ms at 60 Hz) when the move fits in a frame. Ten moves warm up first.
 """
 
 from __future__ import annotations
@@ -110,6 +110,7 @@ def slider_ms(nodes: int = 400, moves: int = 40) -> dict[str, float] | None:
         name = f"u{g.index[x] + 1}"
         lo, hi = (float(page.eval_on_selector(f'input.mg-slider[data-input="{name}"]', f"s => s.{a}"))
                   for a in ("min", "max"))  # fmt: skip
+        page.evaluate(_MOVE, [name, lo, hi, 10])  # warm-up: the first moves compile the code, cache boxes
         work, after = page.evaluate(_MOVE, [name, lo, hi, moves])
         browser.close()
     work.sort()
