@@ -177,7 +177,7 @@ def test_zoom_pan_fit_and_the_g_b_toggles(browser: Any, pages: Any, screen: str)
     context.close()
 
 
-def test_touch_drag_pans_on_a_phone(browser: Any, pages: Any) -> None:
+def test_touch_drag_pans_and_pinch_zooms_on_a_phone(browser: Any, pages: Any) -> None:
     path, _ = pages["nodes_40"]
     context, page, errors = _open(browser, path, "phone", touch=True)
     box = page.locator(".mg-pane-g").bounding_box()
@@ -197,6 +197,19 @@ def test_touch_drag_pans_on_a_phone(browser: Any, pages: Any) -> None:
     assert after[0] == pytest.approx(before[0] - 60, abs=1) and after[1] == pytest.approx(
         before[1] - 30, abs=1
     )
+
+    # two fingers moving apart: a pinch zooms in, by the ratio of their distances
+    def fingers(kind: str, spread: float) -> None:
+        points = [{"x": cx - spread, "y": cy, "id": 1}, {"x": cx + spread, "y": cy, "id": 2}]
+        cdp.send(
+            "Input.dispatchTouchEvent", {"type": kind, "touchPoints": [] if kind == "touchEnd" else points}
+        )
+
+    fingers("touchStart", 20)
+    for spread in (30, 40, 50, 60):
+        fingers("touchMove", spread)
+    fingers("touchEnd", 60)
+    assert _transform(page, ".mg-pane-g")[2] == pytest.approx(after[2] * 3, rel=0.05)
     assert errors == []
     context.close()
 
