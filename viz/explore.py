@@ -1,23 +1,24 @@
 """The explorer: drag an input and watch G and B change; step through Algorithms 6.1 and 6.2; click a node.
 
-:func:`explore` lays the graph out once, in Python, with Graphviz (G, and B beside it as in figure 6.10
-when both fit), and hands the page everything else as data. The page then computes on its own: the
-numbers come from JavaScript that :func:`micrograph.compile.compile_javascript` generates from the
-operation table (the ``js`` template beside each operation's Python one), never from a formula written in
-JavaScript. The program holds
+:func:`explore` builds G once and B once, lays both out once in Python with Graphviz (apart: two
+drawings, two ``dot`` runs at once), and hands the page everything else as data. The page then computes
+on its own: the numbers come from JavaScript that :func:`micrograph.compile.compile_javascript` generates
+from the operation table (the ``js`` template beside each operation's Python one), never from a formula
+written in JavaScript. The program holds
 
 * Algorithm 6.1 over G's nodes u(1)..u(n);
 * the grad_table of Algorithm 6.2 for every node of G, as the backward subgraph B that
-  :func:`micrograph.grad` (Algorithms 6.5/6.6) builds with the table's derivative rules;
+  :func:`micrograph.grad` (Algorithms 6.5/6.6) builds with the table's derivative rules, once;
 * every local derivative du(i)/du(j), the rule of u(i)'s operation called on G's nodes (the terms shown
-  when a node is clicked);
-* the nodes of the B that is drawn (``grad(z, wrt)``), so the drawing of B shows its own values.
+  when a node is clicked).
 
-A value outside an operation's domain makes the generated code give NaN or an infinity; the page looks
-for the first such node, as Algorithm 6.1 would stop there with a DomainError, and marks it "outside its
-domain" instead of showing a number. The frames of Algorithms 6.1 and 6.2 (which line, which node, which
-terms) are observed from the engine's own algorithms by :func:`viz.steps.frames`; the page fills in their
-numbers at the current inputs.
+The drawing of B is the part of that same B which computes the targets' entries, so each drawn node shows
+the slot of that very node. A value outside an operation's domain makes the generated code give NaN or an
+infinity; the page looks for the first such node, as Algorithm 6.1 would stop there with a DomainError,
+and says so instead of showing a number. Every sentence the page shows is Python's: the frames' prose
+(:func:`viz.frames.frame_text` with :class:`viz.frames.Holes` for the numbers) and :data:`WORDS`; the
+page fills in the numbers at the current inputs. The drawings pan and zoom (d3-zoom, vendored from npm and
+inlined); in predict mode the student types the grad_table entries.
 
 In Jupyter the explorer is an anywidget widget: moving a slider never goes back to the kernel.
 ``Explorer.save(path)`` writes the same explorer as one self-contained HTML page (script, style and
