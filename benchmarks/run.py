@@ -634,6 +634,9 @@ def main(argv: list[str] | None = None) -> int:
         print(text + "\n")
     print("Targets\n")
     print(targets(facts))
+    from explorer import section as explorer_section  # benchmarks/explorer.py: the explorer's costs
+
+    print("\n4. The explorer (benchmarks/explorer.py)\n\n" + explorer_section(quick=args.quick))
     return 0
 
 

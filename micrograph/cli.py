@@ -190,7 +190,8 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     leaves = {v.label: v for v in _leaves(z)}
     import viz
 
-    explorer = viz.explore(z, [leaves[n] for n in args.wrt] or None, max_nodes=args.max_nodes)
+    wrt = [leaves[n] for n in args.wrt] or None
+    explorer = viz.explore(z, wrt, max_nodes=args.max_nodes, predict=args.predict)
     written = explorer.save(out, overwrite=args.force)
     print(
         f"wrote {written} ({explorer.spec['n']} nodes, {len(explorer.spec['frames'])} frames); "
@@ -591,7 +592,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="draw B for these variables (repeatable; default: every variable)")  # fmt: skip
     xp.add_argument("--out", required=True, help="the page to write (.html)")
     xp.add_argument("--force", action="store_true", help="overwrite an existing file")
-    xp.add_argument("--max-nodes", type=int, default=300, help="refuse to draw bigger graphs (default 300)")
+    xp.add_argument("--max-nodes", type=int, default=300,
+                    help="refuse to draw bigger graphs (default 300); raising it costs layout time: "
+                    "G and B of about 400 nodes each take a few seconds of Graphviz")  # fmt: skip
+    xp.add_argument("--predict", action="store_true",
+                    help="hide the grad_table: type each entry from u(n) down")  # fmt: skip
     xp.set_defaults(func=_cmd_explore)
 
     nbp = sub.add_parser(

@@ -191,6 +191,27 @@ def _xdot(ops: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _edge_lines(edge: dict[str, Any]) -> list[str]:
+    """One edge of Graphviz's JSON layout as TikZ: its spline, and its labels (none if it is invisible)."""
+    if "invis" in edge.get("style", "") or "pos" not in edge:
+        return []
+    pts, end = _edge_path(edge["pos"])
+    if not pts:
+        return []
+    path = _xy(pts[0])
+    for k in range(1, len(pts) - 2, 3):
+        path += f" .. controls {_xy(pts[k])} and {_xy(pts[k + 1])} .. {_xy(pts[k + 2])}"
+    if end is not None:
+        path += f" -- {_xy(end)}"
+    dashed = ",dashed" if "dashed" in edge.get("style", "") else ""
+    lines = [f"  \\draw[-latex,draw={_color(edge.get('color'), 'black')}{dashed}] {path};"]
+    for key, at in (("label", "lp"), ("headlabel", "head_lp")):  # viz.dot numbers arguments at the head
+        if edge.get(key) and at in edge:
+            (lx, ly), = _points(edge[at])
+            lines.append(_text(lx, ly, "font=\\sffamily\\scriptsize", escape_latex(edge[key])))
+    return lines
+
+
 def to_tikz(
     drawing: graphviz.Digraph | graphviz.Graph, *, standalone: bool = True, scale: float = 1.0
 ) -> str:
@@ -227,21 +248,7 @@ def to_tikz(
                 ink = f"text={_color(obj.get('fontcolor'), 'black')}"
                 lines.append(_text(lx, ly, ink, escape_latex(obj["label"])))
     for edge in layout.get("edges", []):
-        if "invis" in edge.get("style", "") or "pos" not in edge:
-            continue
-        pts, end = _edge_path(edge["pos"])
-        if not pts:
-            continue
-        path = _xy(pts[0])
-        for k in range(1, len(pts) - 2, 3):
-            path += f" .. controls {_xy(pts[k])} and {_xy(pts[k + 1])} .. {_xy(pts[k + 2])}"
-        if end is not None:
-            path += f" -- {_xy(end)}"
-        dashed = ",dashed" if "dashed" in edge.get("style", "") else ""
-        lines.append(f"  \\draw[-latex,draw={_color(edge.get('color'), 'black')}{dashed}] {path};")
-        if edge.get("label") and "lp" in edge:
-            (lx, ly), = _points(edge["lp"])
-            lines.append(_text(lx, ly, "font=\\sffamily\\scriptsize", escape_latex(edge["label"])))
+        lines += _edge_lines(edge)
     for obj in objects:
         if "pos" not in obj:
             continue
