@@ -407,6 +407,11 @@ def _cmd_tour(args: argparse.Namespace) -> int:
     import lessons
     from lessons import tour
 
+    if args.lessons == []:
+        raise UserError(
+            f"--lessons: no lesson given; give numbers such as 1,2,6 (the lessons are "
+            f"{', '.join(map(str, lessons.LESSONS))})"
+        )
     bad = [n for n in (args.lessons or []) if n not in lessons.LESSONS]
     if bad:
         raise UserError(
