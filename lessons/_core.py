@@ -21,7 +21,6 @@ from __future__ import annotations
 import html
 import inspect
 import io
-import math
 import shutil
 import textwrap
 import tokenize
@@ -31,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from micrograph import Graph, Value
+from micrograph.expr import bind, build, variables
 from viz.words import table as table  # the lessons' tables, in the words every view shares
 
 __all__ = ["LessonModule", "Live", "Note", "Ours", "Question", "Step", "Stepper"]
@@ -108,7 +109,7 @@ class Step:
     values: Callable[[Any], str] | None = None
     figure: Callable[[Any], Any] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
-    question: Callable[[Any], Question] | None = None
+    question: Callable[[Any], Question | None] | None = None
 
     @property
     def quoted(self) -> bool:
@@ -197,8 +198,10 @@ def _expression(
 
     Raises:
         ValueError: the lesson takes no expression; ``at`` without ``expr``; ``expr`` that the parser
-            refuses (an :class:`~micrograph.expr.ExprError`, a ValueError); a variable with no value in
-            ``at``, a name in ``at`` the expression does not use, or a value that is not a finite number.
+            refuses (an :class:`~micrograph.expr.ExprError`, a ValueError), or that has no variable;
+            values that :func:`micrograph.expr.bind` refuses (a variable with no
+            value in ``at``, a name in ``at`` the expression does not use, a value that is not a finite
+            number).
         DomainError: an operation of ``expr``, or its local derivative, is undefined at ``at`` (a
             ValueError too; Algorithm 6.2 on the expression's graph raises it, naming the node).
     """
@@ -210,53 +213,22 @@ def _expression(
             return None, {}
         return str(default), dict(module.AT)
     if default is None:
-        takes = ", ".join(str(n) for n in _lessons_with_expressions())
         raise ValueError(
             f"lesson {module.NUMBER} does not take an expression: "
-            f"{getattr(module, 'NO_EXPR', 'it runs on its own example.')} "
-            f"Lessons {takes} run on yours."
+            f"{getattr(module, 'NO_EXPR', 'it runs on its own example.')}"
         )
-    from micrograph.expr import variables
-
     if not isinstance(expr, str):
         raise ValueError(
             f'lesson {module.NUMBER}: expr must be a string such as "x*y + exp(x)", got {expr!r}'
         )
-    names = variables(expr)  # the safe parser of the command line: ExprError (a ValueError) if refused
-    if not names:
+    if not variables(expr):  # the safe parser of the command line: ExprError (a ValueError) if refused
         raise ValueError(f"lesson {module.NUMBER}: expr={expr!r} has no variable to differentiate by")
-    given = dict(at or {})
-    missing = [n for n in names if n not in given]
-    if missing:
-        raise ValueError(
-            f"lesson {module.NUMBER}: expr={expr!r} needs a value for {', '.join(missing)} in at= "
-            f"(e.g. at={{{', '.join(repr(n) + ': 0.5' for n in names)}}})"
-        )
-    extra = [n for n in given if n not in names]
-    if extra:
-        raise ValueError(
-            f"lesson {module.NUMBER}: at= names {extra[0]!r}, which expr={expr!r} does not use "
-            f"(it uses {', '.join(names)})"
-        )
-    values: dict[str, float] = {}
-    for n in names:
-        x = given[n]
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            raise ValueError(f"lesson {module.NUMBER}: at[{n!r}] must be a finite number, got {x!r}")
-        values[n] = float(x)
-    from micrograph import Graph, Value
-    from micrograph.expr import build
-
+    values = bind(expr, at or {}, option="at")
+    z = build(expr, {n: Value(x, label=n) for n, x in values.items()})
     # Every lesson that takes an expression differentiates it: refuse, before any step runs, a point
     # where an operation or a local derivative is undefined (DomainError names the node and value).
-    Graph(build(expr, {n: Value(x, label=n) for n, x in values.items()})).backprop()
+    Graph(z).backprop()
     return expr, values
-
-
-def _lessons_with_expressions() -> list[int]:
-    import lessons
-
-    return [n for n in lessons.LESSONS if getattr(lessons.load(n), "EXPR", None) is not None]
 
 
 class Stepper:

@@ -101,9 +101,11 @@ def _inputs_text(l: Any) -> str:
     )
 
 
-def _ask_first(l: Any) -> Question:
+def _ask_first(l: Any) -> Question | None:
     g = l.graph
     i = g.n_inputs  # 0-based position of u(n_i + 1), the first node the loop computes
+    if i == len(g.nodes):  # a variable alone (--expr w): the loop computes nothing, nothing to predict
+        return None
     node = g.nodes[i]
     answer = evaluate(g, l.x_new)[i]  # the engine's Algorithm 6.1 is the answer key
     return Question(

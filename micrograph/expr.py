@@ -451,7 +451,9 @@ def bind(
     for n in at:
         if n not in names:
             raise ExprError(
-                f"{option} names {n!r}, which the expression does not use ({uses})", text, allowed=False
+                f"{option} names {n!r}, which the expression does not use: it has no variable {n!r} ({uses})",
+                text,
+                allowed=False,
             )
     for n in wrt:
         if n not in names:

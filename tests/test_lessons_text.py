@@ -401,7 +401,7 @@ def test_the_code_that_ran_fits_80_columns_and_is_the_code_that_runs(n: int) -> 
 
     from lessons._core import CODE_WIDTH, _body
 
-    cases = [(None, None)] + (CASES[:3] if n in lessons._core._lessons_with_expressions() else [])
+    cases = [(None, None)] + (CASES[:3] if getattr(lessons.load(n), "EXPR", None) else [])
     for expr, at in cases:
         l = lessons.start(n, expr=expr, at=at) if expr else lessons.start(n)
         while True:
