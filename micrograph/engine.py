@@ -471,6 +471,7 @@ class Value:
                 failure is located by Algorithm 6.2, whose message names the edge u(j) -> u(i); no ``.grad``
                 is changed.
             TypeError: if ``gradient`` is not a real number.
+            ValueError: the graph has a cycle (made through the parent slots); no ``.grad`` is changed.
 
         Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6 (with Algorithm 6.2).
         """
@@ -687,6 +688,9 @@ def _reverse_order(z: Value) -> tuple[list[Value], list[tuple[Value, float]]]:
 
     Returns:
         The order, and the nodes that held a non-zero gradient with those gradients.
+
+    Raises:
+        ValueError: the graph has a cycle (made through the parent slots); every ``.grad`` is restored.
     """
     order: list[Value] = []
     held: list[tuple[Value, float]] = []
@@ -704,16 +708,22 @@ def _reverse_order(z: Value) -> tuple[list[Value], list[tuple[Value, float]]]:
                     continue
                 if g:
                     keep((node, g))
-                a = node._a  # an opened node cannot be a parent (the graph has no cycle): never pushed
+                a = node._a  # the opened nodes are the path: an opened parent closes a cycle
                 if a is not None:
                     b = node._b
                     if b is not None and b.grad is not done:
+                        if b.grad is opened:
+                            raise _cycle(node)
                         node.grad = opened
                         push(b)
                         if a.grad is not done:
+                            if a.grad is opened:
+                                raise _cycle(node)
                             push(a)
                         continue
                     if a.grad is not done:
+                        if a.grad is opened:
+                            raise _cycle(node)
                         node.grad = opened
                         push(a)
                         continue
@@ -727,6 +737,13 @@ def _reverse_order(z: Value) -> tuple[list[Value], list[tuple[Value, float]]]:
     return order, held
 
 
+def _cycle(node: Value) -> ValueError:
+    return ValueError(
+        f"the graph has a cycle: the node {node!r} is its own ancestor (a node's parents must be built "
+        "before it; were its parent slots changed by hand?)"
+    )
+
+
 def _unmark(order: list[Value], held: list[tuple[Value, float]], more: Iterable[Value] = ()) -> None:
     """Undo :func:`_reverse_order` (and any pushes since): each node's ``.grad`` as it was before."""
     for node in order:
@@ -736,6 +753,16 @@ def _unmark(order: list[Value], held: list[tuple[Value, float]], more: Iterable[
             node.grad = 0.0
     for node, old in held:
         node.grad = old
+
+
+def to_float(x: Any, where: str) -> float:
+    """A real number (int, float, NumPy scalar, Fraction ...) as a float, or a message naming ``where``.
+
+    Raises:
+        TypeError: x is not a real number (None, a string, an array, a complex number, a Value).
+        ValueError: x is too large for a float (10**400).
+    """
+    return _to_float(x, where)
 
 
 def _to_float(x: Any, where: str) -> float:
@@ -848,7 +875,12 @@ def as_values(x: Any, where: str, name: str) -> list[Value]:
     if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
         got = f"{type(x).__name__} {x!r}"
         raise TypeError(f"{where}: {name} must be a Value or a sequence of Values, got {got}")
-    items = list(x)
+    try:
+        items = list(x)
+    except TypeError:  # an iterable type whose object is not (a 0-d NumPy array)
+        raise TypeError(
+            f"{where}: {name} must be a Value or a sequence of Values, got {type(x).__name__} {x!r}"
+        ) from None
     if not items:
         raise ValueError(f"{where}: {name} is empty; give at least one Value to differentiate by")
     for k, v in enumerate(items):
