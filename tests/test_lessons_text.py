@@ -627,3 +627,32 @@ def test_lessons_6_and_7_refuse_a_point_where_a_derivative_does_not_exist(n: int
 
     with pytest.raises(DomainError, match=r"sqrt"):
         lessons.start(n, expr="sqrt(w)", at={"w": 0.0})
+
+
+@pytest.mark.parametrize("n", [1, 2, 6])
+def test_the_prediction_prompt_takes_the_keys_its_footer_shows(n: int, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from lessons.__main__ import MORE, interact
+
+    monkeypatch.setenv("COLUMNS", "80")
+    l = lessons.start(n)
+    q_step = next(k for k in range(1, len(l) + 1) if l.goto(k) and l.question is not None)
+    for keys, after in [(["q"], q_step), (["b", "q"], q_step - 1), (["g 1", "q"], 1), (["QUIT"], q_step)]:
+        l.restart()
+        typed = list(keys)
+        asked = []
+
+        def fake_input(prompt: str, typed: list[str] = typed, asked: list[str] = asked) -> str:
+            if prompt == MORE:  # a step taller than the terminal: show the rest of it
+                return "s"
+            if prompt.startswith("Your prediction") and not asked:
+                asked.append(prompt)
+                return typed.pop(0)  # a key typed where a number is asked: acted on, not refused
+            if l.index < q_step and not asked:
+                return ""
+            return typed.pop(0) if typed else "q"
+
+        monkeypatch.setattr("builtins.input", fake_input)
+        assert interact(l) == 0
+        out = capsys.readouterr().out
+        assert asked and "is not a number" not in out, (keys, out[-400:])
+        assert l.index == after, keys
