@@ -103,7 +103,7 @@ def _ask(stepper: Stepper) -> str | None:
         try:
             value = float(reply)
         except ValueError:
-            print(f"{reply!r} is not a number; type one such as 0.25, press Enter to skip, or {KEYS}")
+            print(f"{reply!r} is not a number; type one such as 0.25, press Enter to skip, or q, b, g K")
             continue
         print(stepper.answer(value))
         return None

@@ -100,6 +100,8 @@ class Step:
         question: ``question(l)`` -> a :class:`Question` to predict before moving on, or None.
             ``line`` is shown as "Book:" when it is the book's own words, as "micrograph:" when it is
             :class:`Ours` (micrograph's summary or formula): only the book is labelled the book.
+        ran: comment lines shown after ``run``'s code: what the engine's own code did in this step (the
+            lines of build_grad a call ran), where ``run`` only looks at its record.
     """
 
     title: str
@@ -110,6 +112,7 @@ class Step:
     figure: Callable[[Any], Any] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     question: Callable[[Any], Question | None] | None = None
+    ran: str = ""
 
     @property
     def quoted(self) -> bool:
@@ -128,8 +131,13 @@ class Step:
         Lines are at most :data:`CODE_WIDTH` columns where they can be: a trailing comment that makes a
         line longer goes on its own line(s) above the code it explains (:func:`fit_code`).
         """
-        return fit_code(_body(self.run, self.params))
+        code = fit_code(_body(self.run, self.params))
+        return f"{code}\n{self.ran}" if self.ran else code
 
+
+PRE_STYLE = "white-space: pre-wrap; word-break: normal; overflow-wrap: normal"
+"""The style of a step's preformatted blocks in Jupyter: a line too long for the output area wraps at a
+space, never inside a word (JupyterLab's own style for output ``pre`` breaks anywhere: "n / etwork")."""
 
 CODE_WIDTH = 76
 """Columns of a line of shown code: indented by four in the terminal, it fits an 80-column screen."""
@@ -229,6 +237,22 @@ def _expression(
     # where an operation or a local derivative is undefined (DomainError names the node and value).
     Graph(z).backprop()
     return expr, values
+
+
+def _exercise_note(names: tuple[str, ...]) -> str:
+    """The closing paragraph of a lesson: the exercises where the student writes its algorithm."""
+    if len(names) == 1:
+        n = names[0]
+        return (
+            f"Write it yourself: the exercise {n}. micrograph exercise start {n} writes {n}.py, a template "
+            f"with the book's pseudo-code; micrograph exercise check {n}.py checks your code against "
+            "micrograph's own algorithm."
+        )
+    return (
+        f"Write it yourself: the exercises {', '.join(names[:-1])} and {names[-1]}. micrograph exercise "
+        "start NAME writes NAME.py, a template with the book's pseudo-code; micrograph exercise check "
+        "NAME.py checks your code against micrograph's own algorithm."
+    )
 
 
 class Stepper:
@@ -421,8 +445,13 @@ class Stepper:
     # --- showing ------------------------------------------------------------------------------------
     @property
     def text(self) -> str:
-        """The current step's explanation, with the live numbers."""
-        return self._texts[self._pos]
+        """The current step's explanation, with the live numbers; the last step's ends by naming the
+        exercise (``micrograph exercise start NAME``) where the student writes the lesson's algorithm."""
+        text = self._texts[self._pos]
+        names = getattr(self._module, "EXERCISES", ())
+        if names and self.at_end:
+            text += "\n\n" + _exercise_note(names)
+        return text
 
     def values(self) -> str:
         """The current step's table of values now ('' when it has none)."""
@@ -502,13 +531,14 @@ class Stepper:
         ]
         if step.line:
             who = step.source
-            parts.append(f"<p><small>{e(who)}:</small></p><pre class='{who.lower()}'>{e(step.line)}</pre>")
+            parts.append(f"<p><small>{e(who)}:</small></p>")
+            parts.append(f"<pre class='{who.lower()}' style='{PRE_STYLE}'>{e(step.line)}</pre>")
         parts += [f"<p>{e(p)}</p>" for p in self.text.split("\n\n")]
         if step.code:
-            parts.append(f"<pre>{e(step.code)}</pre>")
+            parts.append(f"<pre style='{PRE_STYLE}'>{e(step.code)}</pre>")
         vals = self.values()
         if vals:
-            parts.append(f"<pre>{e(vals)}</pre>")
+            parts.append(f"<pre style='{PRE_STYLE}'>{e(vals)}</pre>")
         try:
             svg = self.svg_text()
         except (ValueError, RuntimeError) as problem:  # too large to draw (GraphTooLarge), or no Graphviz
