@@ -16,7 +16,6 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import glob
 import html
 import os
@@ -35,6 +34,11 @@ from lessons._core import Stepper
 from lessons.notebooks import Page, _figure_svg, page, write_notebooks
 from micrograph import Graph, pseudocode
 from viz import style
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no locks (concurrent tours are then checked at the swap only)
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["INDEX", "MARKER", "TourResult", "run"]
 
@@ -514,6 +518,9 @@ def _locked(directory: Path, *, wait: bool = True) -> Iterator[None]:
     Raises:
         BlockingIOError: ``wait`` is False and another process holds the lock.
     """
+    if fcntl is None:
+        yield
+        return
     fd = os.open(directory, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
