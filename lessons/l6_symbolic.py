@@ -182,21 +182,24 @@ def _ran(l: Any, k: int) -> str:
     names = node_names(l.graph, l.B_nodes)
 
     def name(v: Value) -> str:
-        return names.get(v, f"the constant {fmt(v.data)}, grad_table[z]" if v.op is None else "?")
+        return names.get(v, f"{fmt(v.data)} (grad_table[z])" if v.op is None else "?")
 
-    def said(text: str) -> list[str]:  # a line of the pseudo-code as comments of at most 76 columns
-        parts = textwrap.wrap(text.strip(), width=CODE_WIDTH - 8)
+    def said(text: str, note: str = "") -> list[str]:  # a pseudo-code line as comments of <= 76 columns
+        line = f"#   {text}"
+        if note and len(line) + 2 + len(note) <= CODE_WIDTH:
+            return [f"{line}  {note}"]
+        parts = textwrap.wrap(text.strip(), width=CODE_WIDTH - 10)
         lead = "#   " + text[: len(text) - len(text.lstrip())]
-        return [lead + parts[0]] + [f"#         {p}" for p in parts[1:]]
+        out = [lead + parts[0]] + [f"#         {p}" for p in parts[1:]]
+        return out + ([f"#         {note}"] if note else [])
 
     lines = pseudocode.ALGORITHM_6_6.lines
-    shown = [f"# build_grad(V = {name(call.V)}) ran these lines of Algorithm 6.6:", *said(lines[0]),
-             "#       (V was not: its entry is built now)"]  # fmt: skip
+    shown = [f"# build_grad(V = {name(call.V)}) ran these lines of Algorithm 6.6 (V had no entry):"]
     for C, D in zip(call.consumers, call.D):
-        shown += [*said(lines[1]), f"#       (C = {name(C)})", *said(lines[2]), *said(lines[3])]
-        shown += [f"#       (D = {name(D)})", *said(lines[4])]
-    shown += [*said(lines[5]), *said(lines[6])]
-    shown += [f"#       (grad_table[{name(call.V)}] = {name(call.G_V)})", *said(lines[7])]
+        shown += [*said(lines[1], f"C = {name(C)}"), *said(lines[2]), *said(lines[3], f"D = {name(D)}")]
+        shown += said(lines[4])
+    entry = f"grad_table[{name(call.V)}] = {name(call.G_V)}"
+    shown += [*said(lines[5]), *said(lines[6], entry), *said(lines[7])]
     return "\n".join(shown)
 
 

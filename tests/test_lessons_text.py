@@ -679,7 +679,8 @@ def test_lesson_6_shows_the_lines_of_build_grad_each_call_ran(
         call, code = l.call, l.step.code
         assert "l.call = l.calls[k - 1]" in code
         assert code.count(pseudocode.ALGORITHM_6_6.lines[1].strip()) == len(call.consumers)
-        assert code.count("(C = ") == len(call.consumers) and code.count("(D = ") == len(call.consumers)
+        assert code.count("  C = ") == len(call.consumers) and code.count("  D = ") == len(call.consumers)
+        assert "grad_table[V] ← G" in code and "build_grad(V = " in code
         assert all(len(line) <= 76 for line in code.splitlines())
         if l.call is l.calls[0]:  # the first call used only grad_table[z] = 1: no call before it built any
             assert "built by earlier calls" not in l.text and "set by Algorithm 6.5" in l.text
