@@ -368,14 +368,19 @@ def build_grad_call_text(call: BuildGradCall, k: int, total: int, names: Mapping
         added = f"This call added {many} to B: {added}, highlighted in the picture."
     else:
         added = "This call added no node to B: grad_table[V] is a node that was already built."
+    used = (  # the first call's only consumer is z: its entry is Algorithm 6.5's, not a call's
+        "The grad_table entry it used, grad_table[z] = 1, was set by Algorithm 6.5 before any call."
+        if k == 1
+        else "The grad_table entries it used were built by earlier calls (or are grad_table[z] = 1): "
+        "consumers come later in G, so they are done first."
+    )
     return (
         f"Call {k} of {total}: build_grad(V = {name(call.V)}). get_consumers(V, G') gives "
         f"{count(len(call.consumers), 'consumer')}. For each, micrograph's op.bprop applies the "
         f"operation's one derivative rule (micrograph/ops.py) to nodes, so it builds nodes: the term G(i) = "
         f"D times the local derivative.\n\n" + "\n\n".join(lines) + "\n\n"
         f"G <- the sum of the terms: grad_table[{name(call.V)}] = {name(call.G_V)} = {fmt(call.G_V.data)}. "
-        f"{added} The grad_table entries it used were built by earlier calls: consumers come later in G, "
-        f"so they are done first."
+        f"{added} {used}"
     )
 
 
