@@ -576,7 +576,7 @@ def main(argv: list[str] | None = None) -> int:
         "--rounds", type=int, default=3, help="interleaved rounds of the demo step (default 3)"
     )
     parser.add_argument(
-        "--only", choices=["chain", "memory", "demo", "exercises"], action="append",
+        "--only", choices=["chain", "memory", "demo", "exercises", "explorer"], action="append",
         help="run only this part (repeatable)",
     )
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
@@ -602,7 +602,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"micrograph benchmark{' (quick)' if args.quick else ''}: Python {sys.version.split()[0]}, "
           f"micrograd {getattr(micrograd, '__version__', '0.1.0')}, {os.cpu_count()} CPUs, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")  # fmt: skip
-    parts = set(args.only or ["chain", "memory", "demo", "exercises"])
+    parts = set(args.only or ["chain", "memory", "demo", "exercises", "explorer"])
     facts: dict[str, Any] = {}
     if "chain" in parts:
         text, more = chain_section(sizes, compile_max=100_000, repeats=1 if args.quick else 5)
@@ -632,6 +632,10 @@ def main(argv: list[str] | None = None) -> int:
         facts.update(more)
         print("4. The exercise checker: a correct solution's whole check (judge, runner, every case)\n")
         print(text + "\n")
+    if "explorer" in parts:
+        from explorer import section as explorer_section  # benchmarks/explorer.py: the explorer's costs
+
+        print("5. The explorer (benchmarks/explorer.py)\n\n" + explorer_section(quick=args.quick) + "\n")
     print("Targets\n")
     print(targets(facts))
     return 0

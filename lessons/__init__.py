@@ -85,4 +85,11 @@ def start(n: int, *, expr: str | None = None, at: Mapping[str, float] | None = N
             a value that is not a finite number.
         DomainError: an operation of ``expr`` is undefined at ``at`` (``log(0)``).
     """
-    return Stepper(load(n), expr=expr, at=at)
+    module = load(n)
+    if expr is not None and getattr(module, "EXPR", None) is None:
+        takes = ", ".join(str(k) for k in LESSONS if getattr(load(k), "EXPR", None) is not None)
+        raise ValueError(
+            f"lesson {n} does not take an expression: "
+            f"{getattr(module, 'NO_EXPR', 'it runs on its own example.')} Lessons {takes} run on yours."
+        )
+    return Stepper(module, expr=expr, at=at)

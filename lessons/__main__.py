@@ -74,61 +74,86 @@ def _show(text: str) -> bool:
     return True
 
 
-def _ask(stepper: Stepper) -> None:
-    """Ask the current step's question, if any, and say whether the answer is right."""
+def _is_key(reply: str) -> bool:
+    """A key of the footer (``q``, ``b``, ``g 7``), typed where a prediction was asked."""
+    r = reply.strip().lower()
+    return r in ("q", "quit", "exit", "b", "back") or (r.startswith("g") and r[1:].strip().isdigit())
+
+
+def _ask(stepper: Stepper) -> str | None:
+    """Ask the current step's question, if any, and say whether the answer is right.
+
+    Returns:
+        A key of the footer typed instead of a number (``q``, ``b``, ``g 7``), for :func:`interact` to act
+        on; None otherwise.
+    """
     q = stepper.question
     while q is not None:
         try:
             # the question wrapped to the terminal, then a prompt short enough not to wrap
             print(textwrap.fill(f"Predict: {q.text}", width=_width() - 1))
-            reply = input("Your prediction (a number; Enter skips) > ").strip()
+            reply = input("Your prediction (a number; Enter skips; q, b, g K as below) > ").strip()
         except (EOFError, KeyboardInterrupt):
             print()
-            return
+            return "q"
         if not reply:
-            return
+            return None
+        if _is_key(reply):
+            return reply.lower()
         try:
             value = float(reply)
         except ValueError:
-            print(f"{reply!r} is not a number; type one such as 0.25, or press Enter to skip.")
+            print(f"{reply!r} is not a number; type one such as 0.25, press Enter to skip, or q, b, g K")
             continue
         print(stepper.answer(value))
-        return
+        return None
+    return None
+
+
+def _move(stepper: Stepper, answer: str) -> str | None:
+    """Act on a key: the message of a move that stays put, "" after a move, None for an unknown key."""
+    if answer in ("b", "back"):
+        moved = stepper.back()
+    elif answer.startswith("g") and answer[1:].strip().isdigit():
+        moved = stepper.goto(int(answer[1:].strip()))
+    elif answer == "":
+        moved = stepper.next()
+    else:
+        return None
+    return moved if isinstance(moved, str) else ""
 
 
 def interact(stepper: Stepper) -> int:
     """Step through a lesson at a terminal: Enter next, ``b`` back, ``q`` quit, ``g K`` go to step K.
 
-    A step that poses a question asks for a prediction before moving on (Enter skips it).
+    A step that poses a question asks for a prediction before moving on (Enter skips it); the keys work
+    at that prompt too.
     """
     if not _show(_screen(stepper)):
         return 0
-    _ask(stepper)
+    pending = _ask(stepper)
     while True:
-        try:
-            answer = input("> ").strip().lower()
-        except (EOFError, KeyboardInterrupt):
-            print()
-            return 0
+        if pending is not None:
+            answer, pending = pending, None
+        else:
+            try:
+                answer = input("> ").strip().lower()
+            except (EOFError, KeyboardInterrupt):
+                print()
+                return 0
         if answer in ("q", "quit", "exit"):
             return 0
-        if answer in ("b", "back"):
-            moved = stepper.back()
-        elif answer.startswith("g") and answer[1:].strip().isdigit():
-            moved = stepper.goto(int(answer[1:].strip()))
-        elif answer == "":
-            moved = stepper.next()
-        else:
+        said = _move(stepper, answer)
+        if said is None:
             print(KEYS)
-            continue
-        if isinstance(moved, str):
-            print(moved)
+        elif said:
+            print(said)
             if stepper.at_end and answer == "":
                 return 0
         else:
             if not _show("=" * _width() + "\n" + _screen(stepper)):
                 return 0
-            _ask(stepper)
+            pending = _ask(stepper)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import html
 import inspect
 import io
-import math
 import shutil
 import textwrap
 import tokenize
@@ -31,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from micrograph import Graph, Value
+from micrograph.expr import bind, build, variables
 from viz.words import table as table  # the lessons' tables, in the words every view shares
 
 __all__ = ["LessonModule", "Live", "Note", "Ours", "Question", "Step", "Stepper"]
@@ -99,6 +100,8 @@ class Step:
         question: ``question(l)`` -> a :class:`Question` to predict before moving on, or None.
             ``line`` is shown as "Book:" when it is the book's own words, as "micrograph:" when it is
             :class:`Ours` (micrograph's summary or formula): only the book is labelled the book.
+        ran: comment lines shown after ``run``'s code: what the engine's own code did in this step (the
+            lines of build_grad a call ran), where ``run`` only looks at its record.
     """
 
     title: str
@@ -108,7 +111,8 @@ class Step:
     values: Callable[[Any], str] | None = None
     figure: Callable[[Any], Any] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
-    question: Callable[[Any], Question] | None = None
+    question: Callable[[Any], Question | None] | None = None
+    ran: str = ""
 
     @property
     def quoted(self) -> bool:
@@ -127,8 +131,13 @@ class Step:
         Lines are at most :data:`CODE_WIDTH` columns where they can be: a trailing comment that makes a
         line longer goes on its own line(s) above the code it explains (:func:`fit_code`).
         """
-        return fit_code(_body(self.run, self.params))
+        code = fit_code(_body(self.run, self.params))
+        return f"{code}\n{self.ran}" if self.ran else code
 
+
+PRE_STYLE = "white-space: pre-wrap; word-break: normal; overflow-wrap: normal"
+"""The style of a step's preformatted blocks in Jupyter: a line too long for the output area wraps at a
+space, never inside a word (JupyterLab's own style for output ``pre`` breaks anywhere: "n / etwork")."""
 
 CODE_WIDTH = 76
 """Columns of a line of shown code: indented by four in the terminal, it fits an 80-column screen."""
@@ -197,8 +206,10 @@ def _expression(
 
     Raises:
         ValueError: the lesson takes no expression; ``at`` without ``expr``; ``expr`` that the parser
-            refuses (an :class:`~micrograph.expr.ExprError`, a ValueError); a variable with no value in
-            ``at``, a name in ``at`` the expression does not use, or a value that is not a finite number.
+            refuses (an :class:`~micrograph.expr.ExprError`, a ValueError), or that has no variable;
+            values that :func:`micrograph.expr.bind` refuses (a variable with no
+            value in ``at``, a name in ``at`` the expression does not use, a value that is not a finite
+            number).
         DomainError: an operation of ``expr``, or its local derivative, is undefined at ``at`` (a
             ValueError too; Algorithm 6.2 on the expression's graph raises it, naming the node).
     """
@@ -210,53 +221,38 @@ def _expression(
             return None, {}
         return str(default), dict(module.AT)
     if default is None:
-        takes = ", ".join(str(n) for n in _lessons_with_expressions())
         raise ValueError(
             f"lesson {module.NUMBER} does not take an expression: "
-            f"{getattr(module, 'NO_EXPR', 'it runs on its own example.')} "
-            f"Lessons {takes} run on yours."
+            f"{getattr(module, 'NO_EXPR', 'it runs on its own example.')}"
         )
-    from micrograph.expr import variables
-
     if not isinstance(expr, str):
         raise ValueError(
             f'lesson {module.NUMBER}: expr must be a string such as "x*y + exp(x)", got {expr!r}'
         )
-    names = variables(expr)  # the safe parser of the command line: ExprError (a ValueError) if refused
-    if not names:
+    if not variables(expr):  # the safe parser of the command line: ExprError (a ValueError) if refused
         raise ValueError(f"lesson {module.NUMBER}: expr={expr!r} has no variable to differentiate by")
-    given = dict(at or {})
-    missing = [n for n in names if n not in given]
-    if missing:
-        raise ValueError(
-            f"lesson {module.NUMBER}: expr={expr!r} needs a value for {', '.join(missing)} in at= "
-            f"(e.g. at={{{', '.join(repr(n) + ': 0.5' for n in names)}}})"
-        )
-    extra = [n for n in given if n not in names]
-    if extra:
-        raise ValueError(
-            f"lesson {module.NUMBER}: at= names {extra[0]!r}, which expr={expr!r} does not use "
-            f"(it uses {', '.join(names)})"
-        )
-    values: dict[str, float] = {}
-    for n in names:
-        x = given[n]
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            raise ValueError(f"lesson {module.NUMBER}: at[{n!r}] must be a finite number, got {x!r}")
-        values[n] = float(x)
-    from micrograph import Graph, Value
-    from micrograph.expr import build
-
+    values = bind(expr, at or {}, option="at")
+    z = build(expr, {n: Value(x, label=n) for n, x in values.items()})
     # Every lesson that takes an expression differentiates it: refuse, before any step runs, a point
     # where an operation or a local derivative is undefined (DomainError names the node and value).
-    Graph(build(expr, {n: Value(x, label=n) for n, x in values.items()})).backprop()
+    Graph(z).backprop()
     return expr, values
 
 
-def _lessons_with_expressions() -> list[int]:
-    import lessons
-
-    return [n for n in lessons.LESSONS if getattr(lessons.load(n), "EXPR", None) is not None]
+def _exercise_note(names: tuple[str, ...]) -> str:
+    """The closing paragraph of a lesson: the exercises where the student writes its algorithm."""
+    if len(names) == 1:
+        n = names[0]
+        return (
+            f"Write it yourself: the exercise {n}. micrograph exercise start {n} writes {n}.py, a template "
+            f"with the book's pseudo-code; micrograph exercise check {n}.py checks your code against "
+            "micrograph's own algorithm."
+        )
+    return (
+        f"Write it yourself: the exercises {', '.join(names[:-1])} and {names[-1]}. micrograph exercise "
+        "start NAME writes NAME.py, a template with the book's pseudo-code; micrograph exercise check "
+        "NAME.py checks your code against micrograph's own algorithm."
+    )
 
 
 class Stepper:
@@ -449,8 +445,13 @@ class Stepper:
     # --- showing ------------------------------------------------------------------------------------
     @property
     def text(self) -> str:
-        """The current step's explanation, with the live numbers."""
-        return self._texts[self._pos]
+        """The current step's explanation, with the live numbers; the last step's ends by naming the
+        exercise (``micrograph exercise start NAME``) where the student writes the lesson's algorithm."""
+        text = self._texts[self._pos]
+        names = getattr(self._module, "EXERCISES", ())
+        if names and self.at_end:
+            text += "\n\n" + _exercise_note(names)
+        return text
 
     def values(self) -> str:
         """The current step's table of values now ('' when it has none)."""
@@ -530,13 +531,14 @@ class Stepper:
         ]
         if step.line:
             who = step.source
-            parts.append(f"<p><small>{e(who)}:</small></p><pre class='{who.lower()}'>{e(step.line)}</pre>")
+            parts.append(f"<p><small>{e(who)}:</small></p>")
+            parts.append(f"<pre class='{who.lower()}' style='{PRE_STYLE}'>{e(step.line)}</pre>")
         parts += [f"<p>{e(p)}</p>" for p in self.text.split("\n\n")]
         if step.code:
-            parts.append(f"<pre>{e(step.code)}</pre>")
+            parts.append(f"<pre style='{PRE_STYLE}'>{e(step.code)}</pre>")
         vals = self.values()
         if vals:
-            parts.append(f"<pre>{e(vals)}</pre>")
+            parts.append(f"<pre style='{PRE_STYLE}'>{e(vals)}</pre>")
         try:
             svg = self.svg_text()
         except (ValueError, RuntimeError) as problem:  # too large to draw (GraphTooLarge), or no Graphviz

@@ -25,6 +25,8 @@ __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "new_inputs", 
 NUMBER = 1
 TITLE = "Forward propagation over u(1)..u(n)"
 SECTION = "section 6.5.3, Algorithm 6.1"
+EXERCISES = ("topo", "forward")
+"""The exercises where the student writes this lesson's algorithm (micrograph exercise start NAME)."""
 SUMMARY = (
     "A graph is an ordered node list; Algorithm 6.1 computes each u(i) from its parents Pa(u(i)), in order."
 )
@@ -101,9 +103,11 @@ def _inputs_text(l: Any) -> str:
     )
 
 
-def _ask_first(l: Any) -> Question:
+def _ask_first(l: Any) -> Question | None:
     g = l.graph
     i = g.n_inputs  # 0-based position of u(n_i + 1), the first node the loop computes
+    if i == len(g.nodes):  # a variable alone (--expr w): the loop computes nothing, nothing to predict
+        return None
     node = g.nodes[i]
     answer = evaluate(g, l.x_new)[i]  # the engine's Algorithm 6.1 is the answer key
     return Question(

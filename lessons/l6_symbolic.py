@@ -13,17 +13,18 @@ Algorithms 6.5 and 6.6.
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import viz
-from lessons._core import Ours, Question, Step, table
+from lessons._core import CODE_WIDTH, Ours, Question, Step, table
 from micrograph import Graph, Value, grad, pseudocode
 from micrograph.errors import DomainError
 from micrograph.expr import build
 from micrograph.graph import topological_order
-from viz.steps import build_grad_call_rows, build_grad_call_text
+from viz.frames import build_grad_call_rows, build_grad_call_text
 from viz.words import count, fmt, formula, node_names
 
 __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
@@ -31,6 +32,8 @@ __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 NUMBER = 6
 TITLE = "Symbol-to-symbol derivatives: G and B side by side"
 SECTION = "sections 6.5.5-6.5.6, figure 6.10, Algorithms 6.5 and 6.6"
+EXERCISES = ("build_grad",)
+"""The exercises where the student writes this lesson's algorithm (micrograph exercise start NAME)."""
 SUMMARY = "grad(z, T) adds the derivatives to the graph as new nodes B: evaluate, draw, differentiate them."
 
 EXPR = "tanh(tanh(tanh(w)))"
@@ -170,6 +173,34 @@ def _grad_text(l: Any) -> str:
 
 def _call(l: Any, k: int) -> None:
     l.call = l.calls[k - 1]  # build_grad's k-th call: V, C, get_inputs, D, the terms, new nodes
+
+
+def _ran(l: Any, k: int) -> str:
+    """The lines of build_grad (Algorithm 6.6, as micrograph writes it) that call k ran, as comments, each
+    followed by what it gave in this call."""
+    call = l.calls[k - 1]
+    names = node_names(l.graph, l.B_nodes)
+
+    def name(v: Value) -> str:
+        return names.get(v, f"{fmt(v.data)} (grad_table[z])" if v.op is None else "?")
+
+    def said(text: str, note: str = "") -> list[str]:  # a pseudo-code line as comments of <= 76 columns
+        line = f"#   {text}"
+        if note and len(line) + 2 + len(note) <= CODE_WIDTH:
+            return [f"{line}  {note}"]
+        parts = textwrap.wrap(text.strip(), width=CODE_WIDTH - 10)
+        lead = "#   " + text[: len(text) - len(text.lstrip())]
+        out = [lead + parts[0]] + [f"#         {p}" for p in parts[1:]]
+        return out + ([f"#         {note}"] if note else [])
+
+    lines = pseudocode.ALGORITHM_6_6.lines
+    shown = [f"# build_grad(V = {name(call.V)}) ran these lines of Algorithm 6.6 (V had no entry):"]
+    for C, D in zip(call.consumers, call.D):
+        shown += [*said(lines[1], f"C = {name(C)}"), *said(lines[2]), *said(lines[3], f"D = {name(D)}")]
+        shown += said(lines[4])
+    entry = f"grad_table[{name(call.V)}] = {name(call.G_V)}"
+    shown += [*said(lines[5]), *said(lines[6], entry), *said(lines[7])]
+    return "\n".join(shown)
 
 
 def _call_text(l: Any) -> str:
@@ -363,7 +394,7 @@ def steps(l: Any) -> Iterator[Step]:
     for k in range(1, len(l.calls) + 1):  # grad has run: one step per call of build_grad it made
         yield Step(
             f"Algorithm 6.6, call {k}: build_grad(V)", LINES["build"], _call, _call_text, _values, _figure,
-            params={"k": k},
+            params={"k": k}, ran=_ran(l, k),
         )  # fmt: skip
     yield Step(
         "Algorithm 6.6: build_grad and op.bprop", LINES["build"], _build, _build_text, _values, _figure

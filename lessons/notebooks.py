@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import lessons
 from lessons._core import Live, Step, Stepper, _expression
 
-__all__ = ["notebook", "start", "write_notebooks"]
+__all__ = ["Page", "notebook", "page", "record", "start", "write_notebooks"]
 
 
 def start(n: int) -> tuple[Live, Iterator[Step], dict[str, Any]]:
@@ -74,8 +75,44 @@ def _quote(step: Step) -> str:
     return f"*{step.source}:*\n\n{lines}\n" if step.line else ""
 
 
-def notebook(n: int) -> Any:
+@dataclass
+class Page:
+    """One step of a lesson as it ran: what its notebook cells hold.
+
+    Attributes:
+        index: the step's number (1-based). step: the Step. text: its explanation with this run's numbers.
+        question: the prediction it asks for, or "". svg: its picture as SVG source, or "".
+    """
+
+    index: int
+    step: Step
+    text: str
+    question: str
+    svg: str
+
+
+def page(stepper: Stepper, svg: str | None = None) -> Page:
+    """The stepper's current step as a :class:`Page`; ``svg`` if the caller already drew the picture."""
+    question = stepper.question
+    picture = stepper.svg_text() if svg is None and stepper.step.figure is not None else (svg or "")
+    return Page(stepper.index, stepper.step, stepper.text, question.text if question else "", picture)
+
+
+def record(stepper: Stepper) -> list[Page]:
+    """Run the stepper from its current step to the lesson's end, keeping each step as a :class:`Page`."""
+    pages = [page(stepper)]
+    while not stepper.at_end:
+        stepper.next()
+        pages.append(page(stepper))
+    return pages
+
+
+def notebook(n: int, pages: list[Page] | None = None) -> Any:
     """The notebook of lesson n (an ``nbformat`` NotebookNode, version 4), with this run's pictures.
+
+    Args:
+        n: the lesson number.
+        pages: the lesson's steps as they ran (:func:`record`); None runs the lesson here, once.
 
     Raises:
         ValueError: there is no lesson n.
@@ -85,10 +122,11 @@ def notebook(n: int) -> Any:
     from nbformat import v4
 
     module = lessons.load(n)
-    stepper = Stepper(module)
+    if pages is None:
+        pages = record(Stepper(module))
     cells = [
         v4.new_markdown_cell(
-            f"# Lesson {stepper.number}: {stepper.title}\n\n*{stepper.section}*\n\n{module.SUMMARY}\n\n"
+            f"# Lesson {module.NUMBER}: {module.TITLE}\n\n*{module.SECTION}*\n\n{module.SUMMARY}\n\n"
             "Run the cells in order: each code cell is one step of the lesson, the code that runs when "
             "you step through it with `lessons.start(" + str(n) + ")`."
         ),
@@ -98,26 +136,8 @@ def notebook(n: int) -> Any:
             "globals().update(names)"
         ),
     ]
-    while True:
-        step = stepper.step
-        head = f"## Step {stepper.index}: {step.title}\n\n{_quote(step)}\n"
-        text = "\n\n".join(" ".join(p.split()) if not p.startswith("  ") else f"```\n{p}\n```"
-                           for p in stepper.text.split("\n\n"))  # fmt: skip
-        question = stepper.question
-        ask = f"\n\n**Predict:** {question.text}" if question is not None else ""
-        code = [f"step = next(lesson)  # step {stepper.index}: {step.title}", step.code]
-        outputs = []
-        if step.figure is not None:
-            code.append("step.figure(l)")
-            svg = stepper.svg_text()
-            if svg:
-                outputs.append(v4.new_output("display_data", data={"image/svg+xml": svg[svg.find("<svg") :]}))
-        cell = v4.new_code_cell("\n".join(c for c in code if c))
-        cell.outputs = outputs
-        cells += [v4.new_markdown_cell(head + text + ask), cell]
-        if stepper.at_end:
-            break
-        stepper.next()
+    for p in pages:
+        cells += _cells(p)
     nb = v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
@@ -125,12 +145,37 @@ def notebook(n: int) -> Any:
     return nb
 
 
-def write_notebooks(out: str | os.PathLike[str], *, overwrite: bool = False) -> list[Path]:
+def _cells(p: Page) -> list[Any]:
+    """A step's Markdown cell (title, the book's line, the text, the prediction) and its code cell."""
+    from nbformat import v4
+
+    step = p.step
+    head = f"## Step {p.index}: {step.title}\n\n{_quote(step)}\n"
+    text = "\n\n".join(" ".join(q.split()) if not q.startswith("  ") else f"```\n{q}\n```"
+                         for q in p.text.split("\n\n"))  # fmt: skip
+    ask = f"\n\n**Predict:** {p.question}" if p.question else ""
+    code = [f"step = next(lesson)  # step {p.index}: {step.title}", step.code]
+    outputs = []
+    if step.figure is not None:
+        code.append("step.figure(l)")
+        if p.svg:
+            svg = p.svg[p.svg.find("<svg") :]
+            outputs.append(v4.new_output("display_data", data={"image/svg+xml": svg}))
+    cell = v4.new_code_cell("\n".join(c for c in code if c))
+    cell.outputs = outputs
+    return [v4.new_markdown_cell(head + text + ask), cell]
+
+
+def write_notebooks(
+    out: str | os.PathLike[str], *, overwrite: bool = False, runs: dict[int, list[Page]] | None = None
+) -> list[Path]:
     """Write ``lesson1.ipynb`` .. ``lessonN.ipynb`` into the directory ``out`` (atomically, one per lesson).
 
     Args:
         out: an existing directory.
         overwrite: replace existing notebooks; if False, an existing one is an error and nothing is written.
+        runs: each lesson's steps as they already ran (:func:`record`), by lesson number; a lesson not in
+            it runs here, once.
 
     Returns:
         The paths written.
@@ -149,5 +194,6 @@ def write_notebooks(out: str | os.PathLike[str], *, overwrite: bool = False) -> 
         clash = [p for p in paths if p.exists() or p.is_symlink()]
         if clash:
             raise FileExistsError(f"{clash[0]} exists")
-    texts = [nbformat.writes(notebook(n)) for n in lessons.LESSONS]
+    runs = runs or {}
+    texts = [nbformat.writes(notebook(n, runs.get(n))) for n in lessons.LESSONS]
     return [write_atomic(p, t.encode("utf-8"), overwrite=overwrite) for p, t in zip(paths, texts)]

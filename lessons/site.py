@@ -39,7 +39,7 @@ from typing import Any
 
 from lessons.exercises.runner import WALL_LIMIT
 
-__all__ = ["SiteError", "build_site", "serve", "site_size", "add_parser", "run", "MARKER", "BUDGET"]
+__all__ = ["SiteError", "build_site", "serve", "server", "site_size", "run", "MARKER", "BUDGET"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "site"
@@ -278,25 +278,6 @@ def serve(directory: str | os.PathLike[str], port: int = 8000) -> None:
     with server(directory, port) as httpd:
         print(f"serving {directory} at http://127.0.0.1:{httpd.server_address[1]}/ (Ctrl-C stops)")
         httpd.serve_forever()
-
-
-def add_parser(sub: Any, parser_class: type[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    """The ``site`` subcommand's parser, added to ``sub`` (argparse subparsers)."""
-    p = sub.add_parser(
-        "site",
-        help="build a static site of the lessons and exercises that runs in the browser (needs npm)",
-        description="Build a static site of the lessons and exercises that runs entirely in the browser "
-        "(Pyodide, micrograph's wheel, Graphviz in WebAssembly, CodeMirror): every file in --out, no network "
-        "when it runs. Building needs a checkout of micrograph, npm and PyPI.",
-        epilog="example: micrograph site --out site-out && micrograph site --out site-out --serve",
-    )
-    p.add_argument("--out", default="site-out", help="the site's directory (default: site-out)")
-    p.add_argument("--force", action="store_true", help="replace a site built earlier in --out")
-    p.add_argument(
-        "--serve", action="store_true", help="serve --out on localhost (building it first if needed)"
-    )
-    p.add_argument("--port", type=int, default=8000, help="the port of --serve (default 8000)")
-    return p
 
 
 def run(args: argparse.Namespace) -> int:

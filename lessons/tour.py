@@ -15,20 +15,30 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import html
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import lessons
 from lessons._core import Stepper
+from lessons.notebooks import Page, _figure_svg, page, write_notebooks
 from micrograph import Graph, pseudocode
 from viz import style
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no locks (concurrent tours are then checked at the swap only)
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["INDEX", "MARKER", "TourResult", "run"]
 
@@ -64,6 +74,13 @@ class _Entry:
     image: str | None  # relative to the lesson's directory
 
 
+@dataclass
+class _Run:
+    stepper: Stepper
+    entries: list[_Entry]
+    pages: list[Page] | None  # kept for the lesson's notebook, or None when no notebook is written
+
+
 def _first_sentence(text: str, limit: int = 160) -> str:
     flat = " ".join(text.split())
     cut = flat.find(". ")
@@ -71,31 +88,43 @@ def _first_sentence(text: str, limit: int = 160) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
-def _run_lesson(n: int, out: Path, result: TourResult, bar: Any) -> tuple[Stepper, list[_Entry]]:
-    l = lessons.start(n)
+def _run_lesson(n: int, out: Path, result: TourResult, bar: Any, notebook: bool) -> _Run:
+    """Step through lesson n once: each step's picture into ``out/lessonN/``, its page, and (``notebook``)
+    each step kept for the lesson's notebook, so writing the notebooks runs no lesson again."""
     import viz
 
+    l = lessons.start(n)
     d = out / f"lesson{n}"
     d.mkdir()
-    entries = []
+    run = _Run(l, [], [] if notebook else None)
     while True:
         if bar is not None:
             bar.set_postfix_str(f"lesson {n}, step {l.index}")
         fig = l.figure()
         image = None
+        svg = ""
         if fig is not None:
-            name = f"step{l.index:02d}" + (".svg" if hasattr(fig, "pipe") else ".png")
-            result.files.append(viz.save(fig, d / name, overwrite=False))
+            diagram = hasattr(fig, "pipe")
+            name = f"step{l.index:02d}" + (".svg" if diagram else ".png")
+            if run.pages is not None and not diagram:
+                svg = _figure_svg(fig)
+            with _naming(d / name):
+                result.files.append(viz.save(fig, d / name, overwrite=False))
+            if run.pages is not None and diagram:
+                svg = (d / name).read_text(encoding="utf-8")
             image = name
-        entries.append(
+        run.entries.append(
             _Entry(l.index, l.step.title, l.step.line, l.step.quoted, l.text, l.step.code, l.values(), image)
         )
+        if run.pages is not None:
+            run.pages.append(page(l, svg))
         result.steps += 1
         if isinstance(l.next(), str):
             break
-    page = d / INDEX
-    result.files.append(viz.write_atomic(page, _lesson_page(l, entries).encode("utf-8"), overwrite=False))
-    return l, entries
+    with _naming(d / INDEX):
+        html_page = _lesson_page(l, run.entries).encode("utf-8")
+        result.files.append(viz.write_atomic(d / INDEX, html_page, overwrite=False))
+    return run
 
 
 def _lesson_page(l: Stepper, entries: list[_Entry]) -> str:
@@ -125,7 +154,7 @@ def _lesson_page(l: Stepper, entries: list[_Entry]) -> str:
     return "\n".join(parts) + "\n</html>\n"
 
 
-def _flipbooks(out: Path, live: dict[int, Stepper], result: TourResult) -> list[tuple[str, str]]:
+def _flipbooks(out: Path, numbers: list[int], result: TourResult) -> list[tuple[str, str]]:
     """viz.steps pages for the graphs of lessons 1, 2 and 6 (6 also Algorithm 6.6): (file name, one line).
 
     Each page runs on its lesson's opening numbers: the graph as the lesson's first step builds it (the
@@ -143,14 +172,15 @@ def _flipbooks(out: Path, live: dict[int, Stepper], result: TourResult) -> list[
         (6, "steps_figure_6_10_alg66.html", "figure 6.10's (lesson 6)", "6.6"),
     ]
     for n, name, whose, algorithm in wanted:
-        if n not in live:
+        if n not in numbers:
             continue
         first = Stepper(lessons.load(n))  # step 1 of a fresh run: the lesson's opening numbers
         z = first.z
         at = ", ".join(f"{v.label} = {v.data:g}" for v in Graph(z).variables if v.label)
         expr = getattr(first, "expr", None) or _expr(z)
         what = f"{pseudocode.named(pseudocode.STEP_PAGES[algorithm])} frame by frame on {whose} z = {expr}"
-        result.files.append(Path(viz.steps(z, out / name, algorithm=algorithm, overwrite=False)))
+        with _naming(out / name):
+            result.files.append(Path(viz.steps(z, out / name, algorithm=algorithm, overwrite=False)))
         pages.append((name, f"{what} at {at}"))
     return pages
 
@@ -164,7 +194,8 @@ def _slides(out: Path, result: TourResult) -> list[tuple[str, str]]:
     z, w = chain(3)
     made = []
     tex = viz.to_tikz(viz.draw_side_by_side(z, w))
-    result.files.append(viz.write_atomic(out / "fig_6_10.tex", tex.encode("utf-8"), overwrite=False))
+    with _naming(out / "fig_6_10.tex"):
+        result.files.append(viz.write_atomic(out / "fig_6_10.tex", tex.encode("utf-8"), overwrite=False))
     made.append(("fig_6_10.tex", "figure 6.10 as TikZ for LaTeX (pdflatex fig_6_10.tex), Graphviz's layout"))
     pdflatex = shutil.which("pdflatex")
     if pdflatex is not None:
@@ -174,10 +205,13 @@ def _slides(out: Path, result: TourResult) -> list[tuple[str, str]]:
                                   cwd=tmp, capture_output=True, timeout=180, check=False)  # fmt: skip
             pdf = Path(tmp) / "fig_6_10.pdf"
             if done.returncode == 0 and pdf.exists():
-                result.files.append(viz.write_atomic(out / "fig_6_10.pdf", pdf.read_bytes(), overwrite=False))
+                with _naming(out / "fig_6_10.pdf"):
+                    written = viz.write_atomic(out / "fig_6_10.pdf", pdf.read_bytes(), overwrite=False)
+                result.files.append(written)
                 made.append(("fig_6_10.pdf", "the same TikZ picture compiled by pdflatex"))
     try:
-        result.files.append(viz.animate(z, out / "fig_6_10_backprop.gif", overwrite=False))
+        with _naming(out / "fig_6_10_backprop.gif"):
+            result.files.append(viz.animate(z, out / "fig_6_10_backprop.gif", overwrite=False))
         made.append(("fig_6_10_backprop.gif", "Algorithms 6.1 and 6.2 on figure 6.10's G, for slides"))
     except ModuleNotFoundError:  # imageio is in the slides extra, not in the default install
         pass
@@ -193,9 +227,7 @@ def _expr(z: Any) -> str:
     return "".join(f"{o}(" for o in ops) + (node.label or "?") + ")" * len(ops)
 
 
-def _index(
-    out: Path, runs: list[tuple[Stepper, list[_Entry]]], pages: list[tuple[str, str]], seconds: float
-) -> str:
+def _index(out: Path, runs: list[_Run], pages: list[tuple[str, str]], seconds: float) -> str:
     e = html.escape
     parts = [
         "<!doctype html><html lang='en'><meta charset='utf-8'>",
@@ -213,7 +245,8 @@ def _index(
         parts.append("<h2>Step-through pages (use ← →)</h2><ul>")
         parts += [f"<li><a href='{e(name)}'>{e(name)}</a>: {e(what)}</li>" for name, what in pages]
         parts.append("</ul>")
-    for l, entries in runs:
+    for run in runs:
+        l, entries = run.stepper, run.entries
         module = lessons.load(l.number)
         parts.append(
             f"<h2>Lesson {l.number}: <a href='lesson{l.number}/{INDEX}'>{e(l.title)}</a></h2>"
@@ -259,113 +292,275 @@ def run(
 ) -> TourResult:
     """Run every lesson (or those in ``only``), write every picture and page into the directory ``out``.
 
-    The tour is built in a new directory beside ``out`` and moved into place at the end, so ``out`` holds
-    either the earlier tour or the new one, whole, even if the run is interrupted. An existing ``out`` is
-    replaced only with ``replace=True`` and only if it holds an earlier tour (it has the :data:`MARKER`
-    file) or nothing: a directory of other files is never replaced.
+    The tour is built in a new directory beside ``out`` (``.NAME.building-*``, locked while it is built)
+    and moved into place at the end, so ``out`` holds either the earlier tour or the new one, whole, even if
+    the run is interrupted (Ctrl-C or SIGTERM remove the unfinished directory; after a SIGKILL, the next
+    tour beside it removes the unfinished directory once it is an hour old and no tour holds its lock).
+
+    An existing ``out`` is replaced only with ``replace=True``, and only if every file in it is one the
+    earlier tour wrote (listed in its :data:`MARKER` file) or it is empty: files added by hand are never
+    deleted, and the error names them. The check is made again at the moment of the swap, under a lock on
+    the parent directory, so a directory or a file that appears while the tour runs is never removed, and
+    concurrent tours into one new directory do not replace each other.
 
     Args:
         out: the output directory; its parent directory must exist.
         progress: show a tqdm progress bar on stderr.
-        only: lesson numbers to run, None for all.
+        only: lesson numbers to run (at least one), None for all.
         replace: replace an earlier tour in ``out``.
 
     Returns:
         A :class:`TourResult` whose ``files`` are the paths in ``out``.
 
     Raises:
-        ValueError: an unknown lesson number in ``only``.
-        FileExistsError: ``out`` holds an earlier tour and ``replace`` is False, or it holds other files.
+        ValueError: ``only`` is empty or has an unknown lesson number.
+        FileExistsError: ``out`` holds an earlier tour and ``replace`` is False, or it holds files the tour
+            did not write, or it appeared while the tour ran.
         FileNotFoundError: the parent directory of ``out`` does not exist.
         NotADirectoryError: ``out`` exists and is not a directory.
+        OSError: a file cannot be written (its ``filename`` names it).
         viz.GraphvizMissing: Graphviz's ``dot`` is not installed (the ``.dot`` sources are written).
     """
-    from tqdm.auto import tqdm
-
-    import viz
-
     numbers = list(lessons.LESSONS) if only is None else list(only)
+    if not numbers:
+        raise ValueError("no lessons to run: give at least one lesson number")
     for n in numbers:
         lessons.load(n)  # a clear error for an unknown number, before anything is written
     root = Path(out)
-    _check_destination(root, replace)
+    existed = _check_destination(root, replace)
+    _sweep_stale(root)
     building = Path(tempfile.mkdtemp(dir=root.parent, prefix=f".{root.name}.building-"))
     result = TourResult()
-    try:
-        t0 = time.perf_counter()
-        runs = []
-        live: dict[int, Stepper] = {}
-        with tqdm(total=len(numbers), desc="tour", unit="lesson", disable=not progress) as bar:
-            for n in numbers:
-                t = time.perf_counter()
-                stepper, entries = _run_lesson(n, building, result, bar)
-                runs.append((stepper, entries))
-                live[n] = stepper
-                result.seconds[n] = time.perf_counter() - t
-                result.lessons += 1
-                bar.update()
-            bar.set_postfix_str("step-through pages")
-            pages = _flipbooks(building, live, result)
-            pages += _notebooks(building, numbers, result)
-            if 6 in live:
-                pages += _slides(building, result)
-        index = _index(building, runs, pages, time.perf_counter() - t0)
-        result.files.append(viz.write_atomic(building / INDEX, index.encode("utf-8"), overwrite=False))
-        viz.write_atomic(building / MARKER, b"written by micrograph tour\n", overwrite=False)
-        os.chmod(building, 0o755)
-        _swap(building, root)
-    except BaseException:
-        shutil.rmtree(building, ignore_errors=True)
-        raise
+    with _locked(building), _terminate_as_interrupt():
+        try:
+            _build(building, numbers, result, progress)
+            with _locked(root.parent):
+                _swap(building, root, replace=replace, existed=existed)
+        except OSError as e:
+            shutil.rmtree(building, ignore_errors=True)
+            raise _as_destination(e, building, root) from e
+        except BaseException:
+            shutil.rmtree(building, ignore_errors=True)
+            raise
     result.files = [root / Path(f).relative_to(building) for f in result.files]
     return result
 
 
-def _notebooks(out: Path, numbers: list[int], result: TourResult) -> list[tuple[str, str]]:
-    """Every lesson as a Jupyter notebook in ``notebooks/``: for a whole tour, with the notebook extra."""
-    if sorted(numbers) != sorted(lessons.LESSONS):
-        return []
-    try:
-        import nbformat  # noqa: F401 - the notebook extra: without it the tour writes no notebooks
-    except ImportError:
-        return []
-    from lessons.notebooks import write_notebooks
+def _build(building: Path, numbers: list[int], result: TourResult, progress: bool) -> None:
+    """Every lesson, page and picture into ``building``, then the index and the manifest (:data:`MARKER`)."""
+    from tqdm.auto import tqdm
 
+    import viz
+
+    t0 = time.perf_counter()
+    runs = []
+    notebook = _wants_notebooks(numbers)
+    with tqdm(total=len(numbers), desc="tour", unit="lesson", disable=not progress) as bar:
+        for n in numbers:
+            t = time.perf_counter()
+            runs.append(_run_lesson(n, building, result, bar, notebook))
+            result.seconds[n] = time.perf_counter() - t
+            result.lessons += 1
+            bar.update()
+        bar.set_postfix_str("step-through pages")
+        pages = _flipbooks(building, numbers, result)
+        pages += _notebooks(building, runs, result)
+        if 6 in numbers:
+            pages += _slides(building, result)
+    index = _index(building, runs, pages, time.perf_counter() - t0)
+    with _naming(building / INDEX):
+        result.files.append(viz.write_atomic(building / INDEX, index.encode("utf-8"), overwrite=False))
+    listed = "".join(f"{Path(f).relative_to(building).as_posix()}\n" for f in result.files)
+    with _naming(building / MARKER):
+        viz.write_atomic(building / MARKER, (_MARKER_HEAD + listed).encode("utf-8"), overwrite=False)
+    os.chmod(building, 0o755)
+
+
+def _notebooks(out: Path, runs: list[_Run], result: TourResult) -> list[tuple[str, str]]:
+    """Every lesson as a Jupyter notebook in ``notebooks/``, from the steps the tour ran (no second run):
+    for a whole tour, with the notebook extra."""
+    if any(r.pages is None for r in runs) or sorted(r.stepper.number for r in runs) != list(lessons.LESSONS):
+        return []
     d = out / "notebooks"
     d.mkdir()
-    written = write_notebooks(d)
+    with _naming(d):
+        written = write_notebooks(d, runs={r.stepper.number: r.pages or [] for r in runs})
     result.files += written
     return [(f"notebooks/{p.name}", f"lesson {p.stem.removeprefix('lesson')} as a Jupyter notebook")
             for p in written]  # fmt: skip
 
 
-def _check_destination(root: Path, replace: bool) -> None:
-    """Refuse, before anything is written, to replace what :func:`run` must not replace."""
+def _wants_notebooks(numbers: list[int]) -> bool:
+    """Notebooks are written for a whole tour, where the notebook extra (nbformat) is installed."""
+    if sorted(numbers) != list(lessons.LESSONS):
+        return False
+    try:
+        import nbformat  # noqa: F401 - the notebook extra: without it the tour writes no notebooks
+    except ImportError:
+        return False
+    return True
+
+
+# --- the destination: nothing the tour did not write is ever removed ----------------------------------
+
+_MARKER_HEAD = "written by micrograph tour; the files it wrote:\n"
+
+STALE_SECONDS = 3600
+"""Seconds after which an unlocked, unfinished ``.NAME.building-*`` directory is removed by a new tour."""
+
+
+def _foreign(root: Path) -> list[str]:
+    """The entries of an earlier tour's directory that the tour did not write (relative paths, sorted).
+
+    The tour's :data:`MARKER` lists the files it wrote; a directory without the marker (or with the marker
+    of a version that did not list them) is foreign as a whole unless it is empty.
+    """
+    entries = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    if not entries:
+        return []
+    try:
+        head, *listed = (root / MARKER).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError, ValueError):
+        return entries
+    if head + "\n" != _MARKER_HEAD:
+        return entries
+    allowed = {MARKER, *listed}
+    for f in listed:
+        allowed.update(p.as_posix() for p in Path(f).parents if p != Path("."))
+    return [e for e in entries if e not in allowed]
+
+
+def _check_destination(root: Path, replace: bool) -> bool:
+    """Refuse what :func:`run` must not replace; return whether ``root`` exists now.
+
+    Raises:
+        FileNotFoundError, NotADirectoryError, FileExistsError: as :func:`run` says.
+    """
     if not root.parent.is_dir():
         raise FileNotFoundError(
             f"cannot write the tour into {root}: the directory {root.parent} does not exist"
         )
     if root.is_symlink() or (root.exists() and not root.is_dir()):
         raise NotADirectoryError(f"{root} exists and is not a directory")
-    if root.is_dir() and any(root.iterdir()):
-        if not (root / MARKER).is_file():
+    if not root.is_dir():
+        return False
+    _check_contents(root, root, replace)
+    return True
+
+
+def _check_contents(where: Path, root: Path, replace: bool) -> None:
+    """Refuse to replace ``where`` (the directory ``root``, or it moved aside) unless it is empty, or an
+    earlier tour and ``replace``: name the files the tour did not write."""
+    foreign = _foreign(where)
+    if foreign:
+        if not (where / MARKER).is_file():
             raise FileExistsError(
-                f"{root} holds files that are not a micrograph tour; not replacing them (choose another)"
+                f"{root} exists and holds files that are not a micrograph tour; not replacing them "
+                "(choose another directory)"
             )
-        if not replace:
-            raise FileExistsError(f"{root} holds an earlier tour; not replacing it without --force")
+        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        raise FileExistsError(
+            f"{root} exists and holds files the tour did not write ({', '.join(foreign[:3])}{more}); "
+            "not replacing them, even with --force (move them away, or choose another directory)"
+        )
+    if any(where.iterdir()) and not replace:
+        raise FileExistsError(f"{root} exists and holds an earlier tour; not replacing it without --force")
 
 
-def _swap(new: Path, root: Path) -> None:
-    """Move the finished tour into place: the old directory aside, the new one in, the old one removed."""
-    if not root.exists():
+def _swap(new: Path, root: Path, *, replace: bool, existed: bool) -> None:
+    """Move the finished tour into place (the caller holds the lock on the parent directory).
+
+    The destination is checked again here: one that appeared during the run is replaced only with
+    ``replace`` and only if it is empty or a tour; an earlier tour is first moved aside and checked there
+    (nothing can be added to it under its old name meanwhile), and put back if anything foreign is in it.
+    """
+    if not root.exists() and not root.is_symlink():
         os.rename(new, root)
         return
+    if root.is_symlink() or not root.is_dir():
+        raise NotADirectoryError(f"{root} exists and is not a directory")
+    if not existed and not replace and any(root.iterdir()):
+        raise FileExistsError(f"{root} exists: it was created while the tour ran; not replacing it")
     old = Path(tempfile.mkdtemp(dir=root.parent, prefix=f".{root.name}.old-"))
-    os.rename(root, old / "tour")
     try:
+        os.rename(root, old / "tour")
+    except BaseException:
+        old.rmdir()
+        raise
+    try:
+        _check_contents(old / "tour", root, replace)
         os.rename(new, root)
     except BaseException:
-        os.rename(old / "tour", root)  # put the earlier tour back
+        os.rename(old / "tour", root)  # put the earlier directory back, whole
+        old.rmdir()
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _sweep_stale(root: Path) -> None:
+    """Remove unfinished tours of ``root`` left by a killed run: older than an hour and not locked."""
+    now = time.time()
+    for prefix in (f".{root.name}.building-", f".{root.name}.old-"):
+        for d in root.parent.glob(glob.escape(prefix) + "*"):
+            try:
+                if d.is_symlink() or not d.is_dir() or now - d.stat().st_mtime < STALE_SECONDS:
+                    continue
+                with _locked(d, wait=False):
+                    shutil.rmtree(d)
+            except (OSError, BlockingIOError):  # locked by a running tour, or already gone
+                continue
+
+
+@contextlib.contextmanager
+def _locked(directory: Path, *, wait: bool = True) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``directory`` (a running tour's, or the parent during the swap).
+
+    Raises:
+        BlockingIOError: ``wait`` is False and another process holds the lock.
+    """
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt while the tour runs, so its unfinished directory is removed."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: signals stay as they are
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _as_destination(e: OSError, building: Path, root: Path) -> OSError:
+    """The error naming the file as the user will look for it: ``out/lesson1/...``, not the hidden copy."""
+    name = str(e.filename or "")
+    if e.errno is None or not name.startswith(str(building)):
+        return e
+    return type(e)(e.errno, e.strerror, str(root / Path(name).relative_to(building)))
+
+
+@contextlib.contextmanager
+def _naming(path: Path) -> Iterator[None]:
+    """An OSError without a file name (a full disk says only "No space left on device") names ``path``."""
+    try:
+        yield
+    except OSError as e:
+        if e.filename is None and e.errno is not None:
+            raise OSError(e.errno, e.strerror, str(path)) from e
+        raise

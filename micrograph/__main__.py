@@ -17,7 +17,14 @@ def main(argv: list[str] | None = None) -> int:
     stops quietly: nothing on stderr, exit status 141, as a program killed by SIGPIPE. This follows the
     note on SIGPIPE in Python's :mod:`signal` documentation: the output is flushed inside the ``try``,
     and standard output is pointed at the null device so the interpreter's last flush raises nothing.
+    Started with standard output closed, the command exits 2 with one line on stderr; with stderr closed, it
+    runs, its messages discarded.
     """
+    if sys.stderr is None:  # started with stderr closed (2>&-): its messages go nowhere
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # open for the life of the process
+    if sys.stdout is None:  # started with stdout closed (micrograph --version >&-)
+        print("micrograph: error: standard output is closed; nothing can be shown", file=sys.stderr)
+        return 2
     from micrograph.cli import main as cli_main
 
     try:

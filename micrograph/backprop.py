@@ -91,6 +91,26 @@ class GradTable(dict):  # type: ignore[type-arg]
         """Pickled with its graph, the entries in the graph's order: the keys are the rebuilt nodes."""
         return GradTable, (self.graph, [self[v] for v in self.graph.nodes], self.evaluations)
 
+    SHOWN = 40
+    """At most this many entries are listed by ``repr`` (the first and last halves, in the graph's order)."""
+
+    def __repr__(self) -> str:
+        """``grad_table[u1] (x) = 0.54...``: one line per node with the book's names u(i), in G's order."""
+        graph = self.graph
+        nodes = [v for v in graph.nodes if v in self]
+        half = self.SHOWN // 2
+        shown = nodes if len(nodes) <= self.SHOWN else [*nodes[:half], None, *nodes[-half:]]
+        lines = [f"GradTable of {graph!r}:"]
+        for v in shown:
+            if v is None:
+                lines.append(f"  ... {len(nodes) - 2 * half} more entries")
+                continue
+            label = f" ({v.label})" if v.label else ""
+            lines.append(f"  grad_table[{graph.name(v)}]{label} = {self[v]!r}")
+        return "\n".join(lines)
+
+    __str__ = __repr__
+
 
 def run_algorithm_6_2(
     graph: Graph,

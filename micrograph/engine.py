@@ -93,10 +93,17 @@ class Value:
 
     Args:
         data: the value, an int, float or NumPy scalar (stored as a float).
+        _children: micrograd's lecture form ``Value(5.0, (a, b), '+')``: the parents of a node built by hand.
+        _op: with ``_children``, the operation as micrograd writes it: ``'+'``, ``'*'``, ``'tanh'``,
+            ``'exp'``, ``'ReLU'`` or ``'**c'``. The node is built by that operation of the table (so it can
+            be back-propagated, drawn and differentiated again), and ``data`` must be its value.
         label: a name for drawings and error messages (keyword only).
 
     Raises:
-        TypeError: if ``data`` is not a real number (a string, a complex number, a list, a Value ...).
+        TypeError: if ``data`` is not a real number (a string, a complex number, a list, a Value ...), or
+            ``_children`` is not a tuple of Values.
+        ValueError: ``_op`` is not one of micrograd's operations, does not take that many parents, or
+            ``data`` is not the value the operation gives on the parents (the message says what to write).
 
     Attributes:
         data (float): the node's value.
@@ -128,7 +135,9 @@ class Value:
     _b: Any  # the second parent (a Value), None for a leaf or a one-argument operation
     _info: str | NodeMeta | None
 
-    def __init__(self, data: Any, *, label: str = "") -> None:
+    def __init__(
+        self, data: Any, _children: tuple[Value, ...] = (), _op: str = "", *, label: str = ""
+    ) -> None:
         if type(data) is not float:
             data = _to_float(data, "Value()")
         if not isinstance(label, str):
@@ -139,6 +148,9 @@ class Value:
         self._a = None
         self._b = None
         self._info = label or None
+        if _children or _op:
+            built = _by_hand(data, _children, _op)
+            self.op, self._a, self._b = built.op, built._a, built._b
 
     # --- what a node is ------------------------------------------------------------------------
     @property
@@ -302,6 +314,29 @@ class Value:
     def __pos__(self) -> Value:
         return self
 
+    def __abs__(self) -> Value:
+        """|x| = relu(x) + relu(-x), built from the table's operations (no operation of its own): its
+        derivative is the sign of x, and 0 at x = 0, as in PyTorch."""
+        return self.relu() + (-self).relu()
+
+    # --- comparisons: of .data, a plain bool, as PyTorch users expect (no node is built) -------------
+    # ``==`` is not among them: it stays identity, so that a Value can be a key of the grad_table.
+    def __lt__(self, other: Any) -> bool:
+        o = _data(other)
+        return NotImplemented if o is NotImplemented else self.data < o
+
+    def __le__(self, other: Any) -> bool:
+        o = _data(other)
+        return NotImplemented if o is NotImplemented else self.data <= o
+
+    def __gt__(self, other: Any) -> bool:
+        o = _data(other)
+        return NotImplemented if o is NotImplemented else self.data > o
+
+    def __ge__(self, other: Any) -> bool:
+        o = _data(other)
+        return NotImplemented if o is NotImplemented else self.data >= o
+
     # --- functions ---------------------------------------------------------------------------
     def relu(self) -> Value:
         """max(0, x): the rectified linear unit (section 6.3.1). Its derivative is the step H(x).
@@ -421,9 +456,13 @@ class Value:
         differ from ``Graph.backprop``'s in the last bit (about 1e-16 relative); with one or two terms the
         two are equal bit for bit.
 
-        Like micrograd and PyTorch, gradients accumulate across calls: call ``zero_grad()`` (or set
-        ``.grad = 0.0``) between steps. Nodes holding a gradient are set aside first, so the sums start
-        from zero, and their old gradients are added back at the end.
+        Gradients accumulate across calls, as in PyTorch: each call adds exactly dz/du into every node's
+        ``.grad``, so two calls leave 2 × dz/du everywhere; call ``zero_grad()`` (or set ``.grad = 0.0``)
+        between steps. Nodes holding a gradient are set aside first, so the sums start from zero, and
+        their old gradients are added back at the end. micrograd differs on a second call: its nodes
+        push from the gradient they already hold, so an intermediate's earlier gradient is pushed again
+        and counted twice below it (z = (x*y)*x at x = 2, y = 3, called twice: dz/dx is 24 here and in
+        PyTorch, 30 in micrograd 0.1.0).
 
         Args:
             gradient: the seed dz/dz, 1.0 by default.
@@ -433,6 +472,7 @@ class Value:
                 failure is located by Algorithm 6.2, whose message names the edge u(j) -> u(i); no ``.grad``
                 is changed.
             TypeError: if ``gradient`` is not a real number.
+            ValueError: the graph has a cycle (made through the parent slots); no ``.grad`` is changed.
 
         Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6 (with Algorithm 6.2).
         """
@@ -468,6 +508,35 @@ class Value:
         grad_table = graph.backprop_list(gradient)
         for node, g in zip(graph.nodes, grad_table):
             node.grad += g
+
+    def _backward(self) -> None:
+        """micrograd's step of back-propagation by hand: this node pushes its gradient into its parents.
+
+        Adds ``self.grad × du/dx_k`` into the ``.grad`` of each parent x_k, exactly what micrograd's
+        per-node closure does, so the lecture's ``o.grad = 1.0; o._backward(); n._backward(); ...`` gives
+        micrograd's numbers. It is the push that :meth:`backward` runs for every node, compiled once per
+        operation from the table's rule (no closure per node); on a leaf it does nothing. Nothing is
+        checked but the rule's domain: stepping by hand, the order is yours (a node's gradient must be
+        complete before it pushes, as in the book's section 6.5.6).
+
+        Raises:
+            DomainError: the local derivative does not exist here (sqrt at 0); no ``.grad`` is changed.
+
+        Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6; Karpathy, micrograd.
+        """
+        op = self.op
+        if op is None:
+            return
+        parents = self.inputs
+        before = [p.grad for p in parents]
+        try:
+            (op._push or op.push_function())(self, self.grad)
+        except (ArithmeticError, ValueError):
+            for p, g in zip(parents, before):
+                p.grad = g
+            raise DomainError(
+                op, parents, where="_backward", reason="its local derivative does not exist here"
+            ) from None
 
     @property
     def _prev(self) -> set[Value]:
@@ -620,6 +689,9 @@ def _reverse_order(z: Value) -> tuple[list[Value], list[tuple[Value, float]]]:
 
     Returns:
         The order, and the nodes that held a non-zero gradient with those gradients.
+
+    Raises:
+        ValueError: the graph has a cycle (made through the parent slots); every ``.grad`` is restored.
     """
     order: list[Value] = []
     held: list[tuple[Value, float]] = []
@@ -637,16 +709,22 @@ def _reverse_order(z: Value) -> tuple[list[Value], list[tuple[Value, float]]]:
                     continue
                 if g:
                     keep((node, g))
-                a = node._a  # an opened node cannot be a parent (the graph has no cycle): never pushed
+                a = node._a  # the opened nodes are the path: an opened parent closes a cycle
                 if a is not None:
                     b = node._b
                     if b is not None and b.grad is not done:
+                        if b.grad is opened:
+                            raise _cycle(node)
                         node.grad = opened
                         push(b)
                         if a.grad is not done:
+                            if a.grad is opened:
+                                raise _cycle(node)
                             push(a)
                         continue
                     if a.grad is not done:
+                        if a.grad is opened:
+                            raise _cycle(node)
                         node.grad = opened
                         push(a)
                         continue
@@ -660,6 +738,13 @@ def _reverse_order(z: Value) -> tuple[list[Value], list[tuple[Value, float]]]:
     return order, held
 
 
+def _cycle(node: Value) -> ValueError:
+    return ValueError(
+        f"the graph has a cycle: the node {node!r} is its own ancestor (a node's parents must be built "
+        "before it; were its parent slots changed by hand?)"
+    )
+
+
 def _unmark(order: list[Value], held: list[tuple[Value, float]], more: Iterable[Value] = ()) -> None:
     """Undo :func:`_reverse_order` (and any pushes since): each node's ``.grad`` as it was before."""
     for node in order:
@@ -669,6 +754,16 @@ def _unmark(order: list[Value], held: list[tuple[Value, float]], more: Iterable[
             node.grad = 0.0
     for node, old in held:
         node.grad = old
+
+
+def to_float(x: Any, where: str) -> float:
+    """A real number (int, float, NumPy scalar, Fraction ...) as a float, or a message naming ``where``.
+
+    Raises:
+        TypeError: x is not a real number (None, a string, an array, a complex number, a Value).
+        ValueError: x is too large for a float (10**400).
+    """
+    return _to_float(x, where)
 
 
 def _to_float(x: Any, where: str) -> float:
@@ -707,6 +802,47 @@ def _wrap(x: Any) -> Any:
     return NotImplemented
 
 
+def _data(x: Any) -> Any:
+    """What a comparison compares: a Value's ``.data``, a real number, or NotImplemented."""
+    if x.__class__ is Value:
+        return x.data
+    if isinstance(x, numbers.Real):
+        return x
+    return NotImplemented
+
+
+_LECTURE_OPS = {"+": ADD, "*": MUL, "tanh": TANH, "exp": EXP, "ReLU": RELU, "relu": RELU}
+"""micrograd's operation symbols (its ``_op``) and the operations of the table they name."""
+
+
+def _by_hand(data: float, children: Any, symbol: Any) -> Value:
+    """The node ``Value(data, children, symbol)`` of micrograd's lecture, built by the table's operation.
+
+    Raises:
+        TypeError, ValueError: as :class:`Value` says.
+    """
+    where = f"Value({data!r}, {children!r}, {symbol!r})"
+    if not isinstance(children, (tuple, list)) or not all(isinstance(c, Value) for c in children):
+        raise TypeError(f"{where}: the children must be a tuple of Values, such as (a, b)")
+    if isinstance(symbol, str) and symbol.startswith("**"):
+        try:
+            op = pow_const(float(symbol[2:]))
+        except ValueError:
+            op = None
+    else:
+        op = _LECTURE_OPS.get(symbol) if isinstance(symbol, str) else None
+    instead = "write the operation itself: a + b, a * b, a.tanh(), a.exp(), a.relu() or a**2"
+    if op is None or op.arity != len(children):
+        raise ValueError(
+            f"{where}: micrograph builds a node by its operation ({', '.join(_LECTURE_OPS)} or **c, with one "
+            f"parent per argument); {instead}"
+        )
+    node = apply(op, tuple(children))
+    if not math.isclose(node.data, data, rel_tol=1e-9, abs_tol=1e-12):
+        raise ValueError(f"{where}: {symbol} of the children is {node.data!r}, not {data!r}; {instead}")
+    return node
+
+
 def as_value(x: Any) -> Value:
     """``x`` if it is a Value, else ``x`` wrapped as a constant leaf.
 
@@ -740,7 +876,12 @@ def as_values(x: Any, where: str, name: str) -> list[Value]:
     if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
         got = f"{type(x).__name__} {x!r}"
         raise TypeError(f"{where}: {name} must be a Value or a sequence of Values, got {got}")
-    items = list(x)
+    try:
+        items = list(x)
+    except TypeError:  # an iterable type whose object is not (a 0-d NumPy array)
+        raise TypeError(
+            f"{where}: {name} must be a Value or a sequence of Values, got {type(x).__name__} {x!r}"
+        ) from None
     if not items:
         raise ValueError(f"{where}: {name} is empty; give at least one Value to differentiate by")
     for k, v in enumerate(items):

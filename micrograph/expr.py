@@ -25,13 +25,23 @@ import ast
 import difflib
 import math
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from micrograph import ops
 from micrograph.engine import Value
 
-__all__ = ["ALLOWED", "FUNCTIONS", "ExprError", "build", "parse", "parse_binding", "variables"]
+__all__ = [
+    "ALLOWED",
+    "FUNCTIONS",
+    "ExprError",
+    "bind",
+    "build",
+    "parse",
+    "parse_binding",
+    "parse_bindings",
+    "variables",
+]
 
 FUNCTIONS: dict[str, Callable[[Value], Value]] = {
     "exp": Value.exp,
@@ -248,6 +258,14 @@ def build(text: str, env: Mapping[str, Any]) -> Value:
         raise TypeError(f"build(text, env): env must be a mapping {{name: number}}, got {type(env).__name__}")
     tree = parse(text)
     lead = len(text) - len(text.lstrip())
+    leaves = _leaves(env)
+    _check_bound(tree, text, lead, leaves)
+    out = _evaluate(tree, text, lead, leaves)
+    return out if isinstance(out, Value) else Value(out, label=text.strip())
+
+
+def _leaves(env: Mapping[str, Any]) -> dict[str, Value]:
+    """Each bound name's leaf: the Value given, or a new leaf labelled with the name."""
     leaves: dict[str, Value] = {}
     for name, v in env.items():
         if isinstance(v, Value):
@@ -258,6 +276,11 @@ def build(text: str, env: Mapping[str, Any]) -> Value:
             raise TypeError(
                 f"the value of {name!r} must be a real number or a Value, got {type(v).__name__} {v!r}"
             )
+    return leaves
+
+
+def _check_bound(tree: ast.Expression, text: str, lead: int, leaves: Mapping[str, Value]) -> None:
+    """An ExprError at the first variable that ``leaves`` does not bind."""
     calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     for n in ast.walk(tree):
         if isinstance(n, ast.Name) and id(n) not in calls and n.id not in leaves:
@@ -269,8 +292,20 @@ def build(text: str, env: Mapping[str, Any]) -> Value:
             raise ExprError(
                 f"unknown name {n.id!r} ({hint}; names bound: {bound})", text, n.col_offset + lead
             )
-    # Post-order evaluation with an explicit stack: each node is visited, its children pushed, and it is
-    # evaluated once its children's results are on the result stack.
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, ast.BinOp):
+        return [node.left, node.right]
+    if isinstance(node, ast.UnaryOp):
+        return [node.operand]
+    assert isinstance(node, ast.Call)
+    return list(node.args)
+
+
+def _evaluate(tree: ast.Expression, text: str, lead: int, leaves: Mapping[str, Value]) -> Any:
+    """The checked tree's value: post-order with an explicit stack (no recursion). Each node is visited,
+    its children pushed, and it is evaluated once its children's results are on the result stack."""
     results: list[Any] = []
     stack: list[tuple[ast.AST, bool]] = [(tree.body, False)]
     while stack:
@@ -281,15 +316,7 @@ def build(text: str, env: Mapping[str, Any]) -> Value:
             results.append(leaves[node.id])
         elif not ready:
             stack.append((node, True))
-            children: list[ast.AST]
-            if isinstance(node, ast.BinOp):
-                children = [node.left, node.right]
-            elif isinstance(node, ast.UnaryOp):
-                children = [node.operand]
-            else:
-                children = list(node.args)  # type: ignore[attr-defined]
-            for child in reversed(children):
-                stack.append((child, False))
+            stack += [(child, False) for child in reversed(_children(node))]
         elif isinstance(node, ast.BinOp):
             b, a = results.pop(), results.pop()
             results.append(_binary(node, a, b))
@@ -302,8 +329,7 @@ def build(text: str, env: Mapping[str, Any]) -> Value:
                 results.append(FUNCTIONS[node.func.id](arg))
             else:  # a function of a number is a number: exp(1) folds like 2*1
                 results.append(ops.OPS[node.func.id](arg))
-    out = results.pop()
-    return out if isinstance(out, Value) else Value(out, label=text.strip())
+    return results.pop()
 
 
 def _number(node: ast.Constant, text: str, lead: int) -> float:
@@ -350,9 +376,92 @@ def parse_binding(text: str) -> tuple[str, float]:
             f"--at {text!r}: {name!r} is a function name and cannot be a variable", text, allowed=False
         )
     try:
+        if not number.isascii():  # float() reads other scripts' digits: '١٢' would be 12
+            raise ValueError(number)
         x = float(number)
     except ValueError:
-        raise ExprError(f"--at {text!r}: {number!r} is not a number", text, allowed=False) from None
+        raise ExprError(
+            f"--at {text!r}: {number!r} is not a number (write it with the digits 0-9)", text, allowed=False
+        ) from None
     if not math.isfinite(x):
         raise ExprError(f"--at {text!r}: the value must be finite", text, allowed=False)
     return name, x
+
+
+def parse_bindings(texts: Iterable[str]) -> dict[str, float]:
+    """Parse the command line's ``--at`` words (``["x=1", "y=2"]``) into ``{"x": 1.0, "y": 2.0}``.
+
+    Raises:
+        ExprError: a word that :func:`parse_binding` refuses, or a name given twice.
+    """
+    env: dict[str, float] = {}
+    for text in texts:
+        name, value = parse_binding(text)
+        if name in env:
+            raise ExprError(
+                f"--at {name}=... is given twice ({env[name]:g} and {value:g}); give it once",
+                text,
+                allowed=False,
+            )
+        env[name] = value
+    return env
+
+
+def bind(
+    text: str, at: Mapping[str, Any], *, wrt: Iterable[str] = (), option: str = "--at"
+) -> dict[str, float]:
+    """Check the values for an expression's variables; return them as floats, in the expression's order.
+
+    One check for every caller that runs an expression on values (the command line's ``--at`` and
+    ``--wrt``, a lesson's ``expr=``/``at=``): every variable has a value, every value is for a variable,
+    each value is a finite real number, and each name in ``wrt`` is a variable.
+
+    Args:
+        text: the expression.
+        at: a value for each variable, by name.
+        wrt: names to differentiate by (the command line's ``--wrt``).
+        option: how the caller's user gives the values, for the messages (``"--at"`` or ``"at"``).
+
+    Returns:
+        ``{name: value}`` for every variable of ``text``, in order of first appearance.
+
+    Raises:
+        ExprError: as :func:`parse`; a variable without a value; a value for a name the expression does not
+            use; a value that is not a finite real number; a name in ``wrt`` that is not a variable.
+    """
+    names = variables(text)  # checks the whitelist before anything else
+    if not isinstance(at, Mapping):
+        raise ExprError(
+            f"{option} must map each variable to a number, got {type(at).__name__}", text, allowed=False
+        )
+    uses = f"it uses {', '.join(names) or 'none'}"
+    missing = [n for n in names if n not in at]
+    if missing:
+        give = (
+            " ".join(f"--at {n}=NUMBER" for n in missing)
+            if option == "--at"
+            else (f"at={{{', '.join(repr(n) + ': 0.5' for n in names)}}}")
+        )
+        raise ExprError(
+            f"no value for {', '.join(missing)}: {text.strip()!r} needs a value for {', '.join(missing)} "
+            f"(give {give})",
+            text,
+            allowed=False,
+        )
+    for n in at:
+        if n not in names:
+            raise ExprError(
+                f"{option} names {n!r}, which the expression does not use: it has no variable {n!r} ({uses})",
+                text,
+                allowed=False,
+            )
+    for n in wrt:
+        if n not in names:
+            raise ExprError(f"--wrt {n}: the expression has no variable {n!r} ({uses})", text, allowed=False)
+    values: dict[str, float] = {}
+    for n in names:
+        x = at[n]
+        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x):
+            raise ExprError(f"{option}[{n!r}] must be a finite number, got {x!r}", text, allowed=False)
+        values[n] = float(x)
+    return values

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from micrograph.engine import Value
@@ -43,7 +44,8 @@ def input_values(graph: Graph, values: Inputs | None) -> list[float]:
     Raises:
         ValueError: a node that is not in the graph, a node that is not an input, a sequence of the
             wrong length, or a value that is not finite (inf, nan).
-        TypeError: a value that is not a real number.
+        TypeError: a value that is not a real number; values that are neither a mapping nor a sequence
+            (a set, whose order is not the inputs').
     """
     vals = [v.data for v in graph.nodes]
     if values is None:
@@ -64,8 +66,13 @@ def input_values(graph: Graph, values: Inputs | None) -> list[float]:
                 )
             vals[j] = _input_number(x, f"the value for u{j + 1}")
         return vals
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-        raise TypeError(f"forward: values must be a mapping {{leaf: number}} or a sequence, got {values!r}")
+    if isinstance(values, (str, bytes, AbstractSet)) or not hasattr(values, "__len__"):
+        unordered = " (a set has no order: give a list, in the order of the inputs)" if isinstance(
+            values, AbstractSet
+        ) else ""
+        raise TypeError(
+            f"forward: values must be a mapping {{leaf: number}} or a sequence, got {values!r}{unordered}"
+        )
     xs = list(values)
     variables = graph.variables
     if len(xs) == n_i:

@@ -13,10 +13,13 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.9 (
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import numbers
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from micrograph.engine import Value, as_values, topological_order
+from micrograph.engine import Value, as_values, to_float, topological_order
 from micrograph.errors import DomainError
 from micrograph.graph import Graph
 from micrograph.ops import local_derivative
@@ -40,6 +43,39 @@ class JVP:
     evaluations: int
 
 
+def _direction(v: Any, n: int) -> list[float]:
+    """The direction v as n finite floats: one real number (for one input) or a sequence of n of them.
+
+    Raises:
+        TypeError: v is neither a real number nor a sequence, or a component is not a real number (a bool,
+            None, a Decimal, a string).
+        ValueError: v has another length than n, or a component is not finite (nan, inf).
+    """
+    if isinstance(v, numbers.Real) and not isinstance(v, bool):
+        vs = [v]
+    elif isinstance(v, (str, bytes, bool)) or not isinstance(v, Iterable):
+        raise TypeError(
+            f"jvp: v must be a real number (one input) or a sequence of them, one per input; got "
+            f"{type(v).__name__} {v!r}"
+        )
+    else:
+        try:
+            vs = list(v)
+        except TypeError:  # a 0-d NumPy array
+            raise TypeError(f"jvp: v must be a real number or a sequence of them, got {v!r}") from None
+    if len(vs) != n:
+        raise ValueError(f"jvp: v has {len(vs)} components but inputs has {n} nodes")
+    out = []
+    for k, vk in enumerate(vs):
+        if isinstance(vk, bool) or not isinstance(vk, numbers.Real):
+            raise TypeError(f"jvp: v[{k}] must be a real number, got {type(vk).__name__} {vk!r}")
+        x = to_float(vk, f"jvp: v[{k}]")
+        if not math.isfinite(x):
+            raise ValueError(f"jvp: v[{k}] must be finite, got {x!r}")
+        out.append(x)
+    return out
+
+
 def _as_list(x: Value | Sequence[Value], what: str) -> list[Value]:
     return as_values(x, "jvp", what)
 
@@ -56,22 +92,20 @@ def jvp(outputs: Value | Sequence[Value], inputs: Value | Sequence[Value], v: fl
         A :class:`JVP` with the outputs' values, J v and the number of local derivatives evaluated.
 
     Raises:
-        TypeError: an output or input that is not a Value; a component of v that is not a real number.
-        ValueError: empty outputs or inputs; v with another length than inputs.
-        DomainError: a local derivative that does not exist at the current values (``log'`` at 0 ...).
+        TypeError: an output or input that is not a Value; v, or a component of it, that is not a real
+            number (a bool, None, a Decimal, a string).
+        ValueError: empty outputs or inputs; v with another length than inputs; a component of v that is
+            not finite.
+        DomainError: a local derivative that does not exist at the current values (``log'`` at 0 ...), or
+            a tangent that is not finite (it overflowed), as :meth:`Value.backward` refuses a gradient.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.9.
     """
     outs = _as_list(outputs, "outputs")
     ins = _as_list(inputs, "inputs")
-    vs = [v] if isinstance(v, (int, float)) and not isinstance(v, bool) else list(v)  # type: ignore[arg-type]
-    if len(vs) != len(ins):
-        raise ValueError(f"jvp: v has {len(vs)} components but inputs has {len(ins)} nodes")
     tangent: dict[Value, float] = {}
-    for k, (x, vk) in enumerate(zip(ins, vs)):
-        if isinstance(vk, bool) or not isinstance(vk, (int, float)):
-            raise TypeError(f"jvp: v[{k}] must be a real number, got {type(vk).__name__} {vk!r}")
-        tangent[x] = tangent.get(x, 0.0) + float(vk)
+    for x, vk in zip(ins, _direction(v, len(ins))):
+        tangent[x] = tangent.get(x, 0.0) + vk
     evaluations = 0
     for u in topological_order(outs):
         if u in tangent or u.op is None:
@@ -92,6 +126,13 @@ def jvp(outputs: Value | Sequence[Value], inputs: Value | Sequence[Value], v: fl
             total += d * tp
             seen_any = True
         if seen_any:
+            if not math.isfinite(total):  # as Value.backward refuses a gradient that is not finite
+                shown = ", ".join(repr(a) for a in args)
+                raise DomainError(
+                    u.op, list(args),
+                    message=f"jvp: the tangent of the node {u.op.name}({shown}) is not finite ({total!r}): "
+                    "the product of its local derivatives and the direction overflowed",
+                )  # fmt: skip
             tangent[u] = total
     return JVP(tuple(o.data for o in outs), tuple(tangent.get(o, 0.0) for o in outs), evaluations)
 

@@ -13,11 +13,12 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.1-
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Union
 
 from micrograph.backprop import BackpropObserver, GradTable, backprop, grad_table_list
-from micrograph.engine import Value, topological_order
+from micrograph.engine import Value, to_float, topological_order
 from micrograph.forward import ForwardObserver, forward
 from micrograph.memory import paused_gc
 from micrograph.ops import Op
@@ -84,13 +85,19 @@ class Graph:
         index = self.index = dict(zip(leaves, range(n_i)))
         parents: list[tuple[int, ...]] = [()] * n_i
         append = parents.append
-        for pos, v in enumerate(inner, n_i):
-            index[v] = pos
-            b = v._b
-            if b is None:
-                append((index[v._a],))
-            else:
-                append((index[v._a], index[b]))
+        try:
+            for pos, v in enumerate(inner, n_i):
+                b = v._b  # a parent not yet placed (nor the node itself) closes a cycle: a KeyError
+                if b is None:
+                    append((index[v._a],))
+                else:
+                    append((index[v._a], index[b]))
+                index[v] = pos
+        except KeyError:
+            raise ValueError(
+                f"the graph has a cycle: the node {v!r} is its own ancestor (a node's parents must be "
+                "built before it; were its parent slots changed by hand?)"
+            ) from None
         self._parents = parents
         self.num_edges: int = sum(map(len, parents))
         self._consumers: list[list[ConsumerEdge]] | None = None  # built on first use by consumers()
@@ -246,16 +253,30 @@ class Graph:
     def backprop(self, seed: float = 1.0, *, observe: BackpropObserver | None = None) -> GradTable:
         """Algorithm 6.2: the grad_table {node: dz/dnode} for every node; touches no ``.grad``.
 
-        See :func:`micrograph.backprop.backprop`.
+        See :func:`micrograph.backprop.backprop`. The seed is checked and converted as
+        :meth:`Value.backward` does: the table holds Python floats whatever number type the seed is.
+
+        Raises:
+            TypeError: the seed is not a real number (None, a string, an array, a complex number).
+            ValueError: the seed is not finite, or too large for a float (10**400).
+            DomainError: as :func:`micrograph.backprop.backprop`.
         """
-        return backprop(self, seed, observe=observe)
+        return backprop(self, _seed(seed, "Graph.backprop(seed)"), observe=observe)
 
     def backprop_list(self, seed: float = 1.0) -> list[float]:
         """Algorithm 6.2 with the grad_table as a list aligned with ``nodes`` (the fast form).
 
-        See :func:`micrograph.backprop.grad_table_list`.
+        See :func:`micrograph.backprop.grad_table_list`; the seed is checked as in :meth:`backprop`.
         """
-        return grad_table_list(self, seed)
+        return grad_table_list(self, _seed(seed, "Graph.backprop_list(seed)"))
+
+
+def _seed(seed: Any, where: str) -> float:
+    """grad_table[u(n)] as a float: a finite real number (a NumPy scalar is converted, as by ``Value``)."""
+    x = seed if type(seed) is float else to_float(seed, where)
+    if not math.isfinite(x):
+        raise ValueError(f"{where}: the seed dz/dz must be a finite number, got {x!r}")
+    return x
 
 
 class SubGraph:

@@ -16,6 +16,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.1-6.
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 import random
@@ -60,6 +61,22 @@ _REPR = {"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid", "identity": "Line
 INITS = ("uniform", "glorot", "he")
 """Weight initialisations: micrograd's U(-1, 1); Glorot (Xavier) uniform U(-sqrt(6/(nin+nout)), ...);
 He uniform U(-sqrt(6/nin), ...)."""
+
+
+MAX_PARAMETERS = 10_000_000
+"""The most parameters a Neuron, Layer or MLP may have. Each is a Value (a Python object of about 100
+bytes) and each example's forward pass adds nodes per weight, so ten million already take gigabytes; the
+check comes before anything is allocated."""
+
+
+def _check_size(sizes: Sequence[int], where: str) -> None:
+    """Refuse, before allocating, a network whose layer sizes ``[nin, n1, n2, ...]`` exceed MAX_PARAMETERS."""
+    total = sum((a + 1) * b for a, b in itertools.pairwise(sizes))
+    if total > MAX_PARAMETERS:
+        raise ValueError(
+            f"{where}: sizes {list(sizes)} need {total:.3g} parameters (weights and biases); micrograph "
+            f"builds one Python object per scalar and allows at most {MAX_PARAMETERS:,}: use smaller layers"
+        )
 
 
 def _check_count(value: Any, name: str, where: str) -> int:
@@ -140,6 +157,7 @@ class Neuron(Module):
         rng: random.Random | None = None,
     ) -> None:
         nin = _check_count(nin, "nin", "Neuron(nin)")
+        _check_size([nin, 1], "Neuron(nin)")
         if activation is None:
             activation = "relu" if nonlin else "identity"
         self.activation = _check_activation(activation, "Neuron(activation=...)")
@@ -207,13 +225,15 @@ class Layer(Module):
         neurons (list[Neuron]).
 
     Raises:
-        ValueError: for a non-positive nin or nout, or a bad keyword value (see :class:`Neuron`).
+        ValueError: for a non-positive nin or nout, more than :data:`MAX_PARAMETERS` parameters, or a bad
+            keyword value (see :class:`Neuron`).
 
     Reference: Karpathy, micrograd ``nn.py``; Goodfellow, Bengio & Courville (2016), section 6.4.
     """
 
     def __init__(self, nin: int, nout: int, **kw: Any) -> None:
         nout = _check_count(nout, "nout", "Layer(nin, nout)")
+        _check_size([_check_count(nin, "nin", "Layer(nin, nout)"), nout], "Layer(nin, nout)")
         if kw.get("seed") is not None:
             kw["rng"] = _make_rng(kw.pop("seed"), kw.get("rng"), "Layer()")
         kw.pop("seed", None)
@@ -250,7 +270,8 @@ class MLP(Module):
         layers (list[Layer]), nin (int), nouts (list[int]), activation (str), init (str).
 
     Raises:
-        ValueError: for an empty ``nouts``, a non-positive width, an unknown activation or init.
+        ValueError: for an empty ``nouts``, a non-positive width, more than :data:`MAX_PARAMETERS`
+            parameters in all, an unknown activation or init.
 
     Example:
         >>> model = MLP(2, [16, 16, 1], seed=0)
@@ -276,6 +297,7 @@ class MLP(Module):
         widths = [_check_count(n, "every width in nouts", "MLP(nin, nouts)") for n in nouts]
         if not widths:
             raise ValueError("MLP(nin, nouts): nouts must list at least one layer width, got []")
+        _check_size([nin, *widths], "MLP(nin, nouts)")
         self.activation = _check_activation(activation, "MLP(activation=...)")
         if init not in INITS:
             raise ValueError(f"MLP(init=...): init must be one of {list(INITS)}, got {init!r}")

@@ -593,7 +593,7 @@ def pow_const(c: float) -> Op:
             return 2.0 * x
         return c * pow_const(c - 1.0)(x)
 
-    shown = int(c) if c == int(c) else c
+    shown = int(c) if c == int(c) and abs(c) < 1e16 else c  # 1e308 is shown as 1e+308, not 309 digits
     return Op(
         "pow", f"^{shown}", 1, f, (d,),
         domain="x > 0, x < 0 with an integer exponent, or x = 0 with a non-negative exponent",

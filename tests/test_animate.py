@@ -13,7 +13,7 @@ import pytest
 import viz
 from micrograph import Graph, Value
 from micrograph.families import chain
-from viz.steps import frames
+from viz.frames import frames
 
 iio = pytest.importorskip("imageio.v3")
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")

@@ -111,3 +111,153 @@ def test_every_list_of_targets_is_checked_alike(call: Callable[..., Any], where:
         call(z, [])
     with pytest.raises(TypeError, match=rf"^{head}\[1\] must be a Value, got float 2\.0"):
         call(z, [w, 2.0])
+
+
+# --- the seed, jvp's direction, 0-d arrays, sets, cycles, the grad_table's repr ------------------------
+
+np = pytest.importorskip("numpy")
+
+
+def _z() -> tuple[Value, Value]:
+    x = Value(0.5, label="x")
+    return x, (x * x).tanh()
+
+
+@pytest.mark.parametrize("seed", [1.0, 1, np.float32(1.0), np.float64(1.0), np.int64(1)])
+def test_the_seed_of_algorithm_6_2_is_converted_as_backward_converts_it(seed: Any) -> None:
+    x, z = _z()
+    table = Graph(z).backprop(seed)
+    assert all(type(g) is float for g in table.values())
+    z.backward()
+    assert table[x] == x.grad  # float64 throughout: no float32 rounding (it gave 1.7e-8 relative error)
+    assert Graph(z).backprop_list(seed) == [table[v] for v in Graph(z).nodes]
+
+
+@pytest.mark.parametrize(
+    "seed, error, words",
+    [(None, TypeError, "real number"), ("1", TypeError, "real number"),
+     (np.array([1.0]), TypeError, "ndarray"), (1j, TypeError, "complex"), (10**400, ValueError, "too large"),
+     (math.nan, ValueError, "seed dz/dz"), (math.inf, ValueError, "seed dz/dz")],
+)  # fmt: skip
+def test_a_bad_seed_is_named_never_blamed_on_tanh(seed: Any, error: type[Exception], words: str) -> None:
+    _, z = _z()
+    with pytest.raises(error, match=re.escape(words)) as e:
+        Graph(z).backprop(seed)
+    assert "seed" in str(e.value) and "tanh" not in str(e.value)
+    assert not isinstance(e.value, DomainError)
+
+
+@pytest.mark.parametrize(
+    "v, error, words",
+    [(True, TypeError, "bool"), (None, TypeError, "NoneType"), ("1", TypeError, "str"),
+     (__import__("decimal").Decimal(1), TypeError, "Decimal"), ([None], TypeError, "v[0]"),
+     (math.nan, ValueError, "v[0] must be finite"), ([math.inf], ValueError, "v[0] must be finite"),
+     ([1.0, 2.0], ValueError, "2 components"), (np.array(1.0), TypeError, "real number")],
+)  # fmt: skip
+def test_jvp_names_a_bad_direction(v: Any, error: type[Exception], words: str) -> None:
+    from micrograph.forward_mode import jvp
+
+    x, z = _z()
+    with pytest.raises(error, match=re.escape(words)):
+        jvp(z, x, v)
+
+
+def test_jvp_takes_any_real_number_and_refuses_an_overflowing_tangent() -> None:
+    from fractions import Fraction
+
+    from micrograph.forward_mode import jvp
+
+    x, z = _z()
+    z.backward()
+    for v in (1.0, 1, np.float64(1.0), np.float32(1.0), Fraction(1, 1), [np.int64(1)]):
+        assert jvp(z, x, v).tangents == pytest.approx((x.grad,), rel=1e-15)
+    w = Value(2.0)
+    with pytest.raises(DomainError, match=r"tangent .* is not finite"):
+        jvp(w * w, w, 1e308)  # the tangent 4e308 overflows, as a gradient would in backward
+
+
+@pytest.mark.parametrize("call", ["grad", "compile_graph", "jvp"])
+def test_a_zero_dimensional_array_is_a_type_error_naming_the_argument(call: str) -> None:
+    from micrograph import grad
+    from micrograph.forward_mode import jvp
+
+    _, z = _z()
+    a = np.array(2.0)
+    calls = {"grad": lambda: grad(z, a), "compile_graph": lambda: compile_graph(Graph(z), a),
+             "jvp": lambda: jvp(z, a, 1.0)}  # fmt: skip
+    with pytest.raises(TypeError, match="must be a Value or a sequence of Values") as e:
+        calls[call]()
+    assert "iteration over a 0-d array" not in str(e.value)
+
+
+def test_forward_refuses_a_set_whose_order_is_not_the_inputs() -> None:
+    a, c = Value(1.0, label="a"), Value(2.0, label="c")
+    g = Graph(a - c)
+    with pytest.raises(TypeError, match="a set has no order"):
+        g.forward({9.0, 1.0})
+    with pytest.raises(TypeError, match="a set has no order"):
+        g.forward(frozenset({9.0, 1.0}))
+    assert g.forward([9.0, 1.0]) == 8.0
+
+
+def _cycle() -> tuple[Value, Value]:
+    a = Value(1.0, label="a")
+    b = a * 2.0
+    c = b + 1.0
+    b._a = c  # a cycle made through the private parent slots: b -> c -> b
+    return a, c
+
+
+def test_a_cycle_is_named_by_graph_and_by_backward_without_recursion() -> None:
+    a, c = _cycle()
+    with pytest.raises(ValueError, match="the graph has a cycle"):
+        Graph(c)
+    c.grad, a.grad = 0.25, 0.5
+    with pytest.raises(ValueError, match="the graph has a cycle"):
+        c.backward()
+    assert (c.grad, a.grad) == (0.25, 0.5)  # nothing changed
+    d = Value(1.0)
+    e = d * 3.0
+    e._a = e  # a node its own parent
+    with pytest.raises(ValueError, match="the graph has a cycle"):
+        Graph(e)
+    with pytest.raises(ValueError, match="the graph has a cycle"):
+        e.backward()
+    deep = Value(0.1)  # a long cycle: the checks are iterative (no RecursionError)
+    first = node = deep * 1.0
+    for _ in range(100_000):
+        node = node + 1.0
+    first._a = node
+    with pytest.raises(ValueError, match="the graph has a cycle"):
+        Graph(node)
+    with pytest.raises(ValueError, match="the graph has a cycle"):
+        node.backward()
+
+
+def test_random_dags_have_no_cycle_reported() -> None:
+    import random
+
+    rng = random.Random(5)
+    for _ in range(30):
+        nodes = [Value(rng.uniform(0.5, 1.5)) for _ in range(3)]
+        for _ in range(20):
+            a, b = rng.choice(nodes), rng.choice(nodes)
+            nodes.append(rng.choice([a + b, a * b, a.tanh()]))
+        Graph(nodes[-1]).backprop()
+        nodes[-1].backward()
+
+
+def test_the_grad_table_prints_with_the_books_names() -> None:
+    x, z = _z()
+    table = Graph(z).backprop()
+    text = repr(table)
+    assert "Value(" not in text
+    lines = text.splitlines()
+    assert lines[0].startswith("GradTable of Graph(n=3")
+    assert lines[1] == f"  grad_table[u1] (x) = {table[x]!r}"
+    assert lines[3] == "  grad_table[u3] = 1.0"
+    t = Value(0.1, label="w")
+    for _ in range(100):
+        t = t * 1.01
+    long = repr(Graph(t).backprop()).splitlines()
+    assert len(long) == 1 + 40 + 1 and "more entries" in long[21] and "grad_table[u201]" in long[-1]

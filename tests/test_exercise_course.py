@@ -19,8 +19,6 @@ from lessons.exercises import autograder
 from lessons.exercises.autograder import AutograderError, write_autograder
 from lessons.exercises.classreport import summarise
 from lessons.exercises.course_cli import (
-    add_autograder_parser,
-    add_report_parser,
     run_autograder_command,
     run_report_command,
 )
@@ -411,11 +409,9 @@ def test_the_class_report_chart(tmp_path: Path) -> None:
 
 
 def parse(*argv: str) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="micrograph exercise")
-    sub = p.add_subparsers(dest="action")
-    add_autograder_parser(sub)
-    add_report_parser(sub)
-    return p.parse_args(argv)
+    from micrograph.cli import build_parser
+
+    return build_parser().parse_args(["exercise", *argv])
 
 
 def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 import pytest
+from exercise_solutions import CORRECT
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -58,25 +59,7 @@ PRAIRIELEARN_TEST = {"name", "description", "points", "max_points", "message", "
 SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="5" height="5"/></svg>'
 
 # A student's Algorithm 6.2, right, and with the sum over consumers overwritten instead of added.
-CORRECT_BACKPROP = """\
-# micrograph exercise: backprop
-from lessons.exercises import tools
-
-
-def backprop(G):
-    nodes = G.nodes
-    n = len(nodes)
-    grad_table = {nodes[n - 1]: 1.0}
-    for j in range(n - 2, -1, -1):
-        v = nodes[j]
-        grad_table[v] = sum(
-            grad_table[C] * tools.local_derivative(C, k)
-            for C in G.get_consumers(v)
-            for k, p in enumerate(C.inputs)
-            if p is v
-        )
-    return grad_table
-"""
+CORRECT_BACKPROP = CORRECT["backprop"]
 
 OVERWRITE_BACKPROP = CORRECT_BACKPROP.replace(
     """        grad_table[v] = sum(

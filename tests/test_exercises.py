@@ -29,25 +29,7 @@ from micrograph.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
 
-CORRECT_BACKPROP = """\
-# micrograph exercise: backprop
-from lessons.exercises import tools
-
-
-def backprop(G):
-    nodes = G.nodes
-    n = len(nodes)
-    grad_table = {nodes[n - 1]: 1.0}
-    for j in range(n - 2, -1, -1):
-        v = nodes[j]
-        grad_table[v] = sum(
-            grad_table[C] * tools.local_derivative(C, k)
-            for C in G.get_consumers(v)
-            for k, p in enumerate(C.inputs)
-            if p is v
-        )
-    return grad_table
-"""
+CORRECT_BACKPROP = CORRECT["backprop"]
 
 OVERWRITE_BACKPROP = """\
 # micrograph exercise: backprop

@@ -8,6 +8,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -21,11 +22,12 @@ from hypothesis import given
 from strategies import DAG_SETTINGS, dag_cases
 
 import viz
-from micrograph import Graph, Value, grad
+from micrograph import Graph, Value
 from micrograph.errors import DomainError
 from micrograph.graph import topological_order
 from viz.explore import explorer_spec
-from viz.text import formula, node_names
+from viz.frames import HOLE, frames
+from viz.words import fmt, formula, node_names
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
@@ -53,25 +55,44 @@ def test_spec_marks_every_node_of_g_and_b_in_the_drawing() -> None:
     spec, program = explorer_spec(z, [x])
     g = Graph(z)
     n = len(g.nodes)
-    assert spec["side_by_side"] and spec["n"] == n and spec["n_i"] == g.n_inputs
-    svg = spec["svg"]
-    assert svg.count("data-node=") == n
-    # each G node's data and grad texts are marked, in the record's order
+    assert spec["n"] == n and spec["n_i"] == g.n_inputs
+    svg = spec["svg_g"]
+    assert svg.count("data-node=") == n and "data-bnode=" not in svg
+    # each G node's data and grad texts are marked, in the box's order
     for i in range(n):
         m = re.search(rf'<g [^>]*data-node="{i}"[^>]*>(.*?)</g>', svg, re.S)
         assert m, i
         marked = re.findall(r'<text[^>]*class="(mg-data|mg-grad)"[^>]*>(.*?)</text>', m.group(1))
         assert [c for c, _ in marked] == ["mg-data", "mg-grad"]
         assert marked[0][1].startswith("data ") and marked[1][1].startswith("grad ")
-    # B's drawn nodes: named u(n+1).. as draw_side_by_side names them, and the slot holds that very node
-    drawn = grad(z, [x])
-    b_nodes = [v for v in topological_order(drawn) if v not in g.index]
-    names = node_names(g) | {v: f"u{n + k}" for k, v in enumerate(b_nodes, 1)}
-    texts = _svg_nodes(svg)
-    assert svg.count("data-bnode=") == len(b_nodes)
-    for k, v in enumerate(b_nodes, 1):
-        assert formula(v, names) in texts[f"u{n + k}"][1].replace("&#215;", "×").replace("&#8722;", "−")
+    # B, drawn apart: every node marked with its position in spec["b"], whose slot holds that very node
+    texts = _svg_nodes(spec["svg_b"])
+    assert spec["svg_b"].count("data-bnode=") == len(spec["b"]) == spec["b_size"] == len(texts) > 0
     assert "function forward_backward(x, u)" in program
+
+
+def test_b_is_built_once_and_its_drawn_nodes_are_the_slots_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    ve = importlib.import_module("viz.explore")
+    calls = []
+    real = ve.grad
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ve, "grad", counting)
+    z, x, y = _example()
+    spec, _ = explorer_spec(z, [x, y])
+    assert len(calls) == 1  # one B: the grad_table of every node, and the drawing of the targets' part
+    table = real(z, Graph(z).nodes)
+    g = Graph(z)
+    b_nodes = [v for v in topological_order([table[g.index[x]], table[g.index[y]]]) if v not in g.index]
+    names = node_names(g, b_nodes)
+    texts = _svg_nodes(spec["svg_b"])
+    for v in b_nodes:
+        assert formula(v, names) in texts[names[v]][1].replace("&#215;", "×").replace("&#8722;", "−")
+    # the slot of each drawn node of B holds the value of that node
+    assert len({b["slot"] for b in spec["b"]}) == len(b_nodes)
 
 
 @DAG_SETTINGS
@@ -82,10 +103,78 @@ def test_spec_of_random_dags_has_every_consumer_edge(case) -> None:  # type: ign
     g = Graph(z)
     assert [[(t["i"], t["k"]) for t in c] for c in spec["consumers"]] == g.consumer_edges
     assert len(spec["grad_slot"]) == len(g.nodes)
-    assert spec["svg"].count("data-node=") == len(g.nodes)
+    assert spec["svg_g"].count("data-node=") == len(g.nodes)
+    assert spec["svg_b"].count("data-bnode=") == len(spec["b"])
     assert [f["node"] for f in spec["frames"] if f["algorithm"] == "6.1" and 7 not in f["lines"]] == list(
         range(len(g.nodes))
     )
+    said = [f.explanation for f in frames(g)]
+    assert [_fill(f["text"], z) for f in spec["frames"]] == said
+
+
+def _fill(text: str, z: Value) -> str:
+    """A template of the page with its holes filled in Python, as the page fills them in JavaScript."""
+    g = Graph(z)
+    values = [v.data for v in g.nodes]
+    table = g.backprop()
+    grads = [table[v] for v in g.nodes]
+
+    def number(hole: str) -> str:
+        kind, at = hole[0], hole[1:]
+        if kind.lower() == "v":
+            x = values[int(at)]
+        elif kind.lower() == "g":
+            x = grads[int(at)]
+        else:
+            i, k = (int(a) for a in at.split("."))
+            node = g.nodes[i]
+            d = node.op.local_derivative(k, node.inputs, node)  # type: ignore[union-attr]
+            x = float(d.data if isinstance(d, Value) else d)
+            if kind == "p":
+                x *= grads[i]
+        s = fmt(x)
+        return f"({s})" if kind.isupper() and x < 0 else s
+
+    parts = text.split(HOLE)
+    return "".join(number(p) if k % 2 else p for k, p in enumerate(parts))
+
+
+def test_the_page_says_the_frames_sentences_with_holes_for_the_numbers() -> None:
+    z, _, _ = _example()
+    spec, _ = explorer_spec(z)
+    said = [f.explanation for f in frames(Graph(z))]
+    assert [_fill(f["text"], z) for f in spec["frames"]] == said
+    assert all(HOLE not in s for s in said)
+    assert any(HOLE in f["text"] for f in spec["frames"])
+
+
+def test_the_panels_terms_are_arithmetic_that_holds() -> None:
+    w = Value(0.7, label="w")
+    z = (w * w + w.tanh()).tanh()
+    spec, _ = explorer_spec(z)
+    number = r"\(?-?[\d.e+-]+\)?"
+    for terms in spec["consumers"]:
+        for t in terms:
+            text = _fill(t["text"], z)
+            # "grad_table[u5] · ∂u5/∂u1 (argument 1 of mul) = 0.4201 × 0.7000 = 0.2941, where ..."
+            found = re.findall(rf"= ({number}) × ({number}) = ({number})", text)[0]
+            g, d, p = (float(a.strip("()")) for a in found)
+            assert abs(g * d - p) <= 1e-3 * abs(p) + 1e-12, text
+            if t["rule"]:
+                assert f"= {t['rule']} = " in text
+    assert "log((" not in json.dumps(spec)
+
+
+def test_the_script_has_no_sentence_and_the_style_no_colour_of_its_own() -> None:
+    static = ROOT / "viz" / "static"
+    js = (static / "explore.js").read_text(encoding="utf-8")
+    literals = [s for line in js.splitlines() for s in re.findall(r'"([^"\\]*)"', line.split("//")[0])]
+    sentences = [s for s in literals if re.search(r"[A-Za-z]{2,} [A-Za-z]{2,}", s)]
+    assert sentences == ["use strict"]  # every sentence the page says is a template from Python
+    css = (static / "explore.css").read_text(encoding="utf-8")
+    assert re.findall(r"#[0-9a-fA-F]{3,6}\b", css) == []  # colours are viz.style's, as CSS variables
+    css_of = importlib.import_module("viz.explore")._css
+    assert all(f"--mg-{k}: {v};" in css_of() for k, v in viz.style.EXPLORER.items())
 
 
 def test_labels_are_escaped_in_the_page(tmp_path: Path) -> None:
@@ -95,11 +184,16 @@ def test_labels_are_escaped_in_the_page(tmp_path: Path) -> None:
     page = viz.explore(z).save(tmp_path / "p.html").read_text(encoding="utf-8")
     assert "<script>alert(1)" not in page and "<b>z</b>" not in page
     assert page.count("<script") == 2  # the JSON data block and the one script with a CSP hash
+    assert "micrographD3" in page  # d3-zoom, inlined
     assert "script-src 'sha256-" in page
     data = re.search(r'<script type="application/json" id="micrograph-spec">(.*?)</script>', page, re.S)
     assert data is not None
     rest = page.replace(data.group(1), "")
-    assert "http:" not in rest and "https:" not in rest and "<link" not in rest  # no address to fetch
+    # no address to fetch (the SVG namespace names and the bundle's license comments are not addresses)
+    assert "<link" not in rest
+    assert not re.search(r"""(src|href)\s*=\s*["']?https?:|url\(\s*["']?https?:""", rest)
+    for call in ("fetch(", "XMLHttpRequest", "import(", "WebSocket", "sendBeacon"):
+        assert call not in rest
     spec = json.loads(data.group(1))
     assert spec["inputs"][0]["label"] == "</script><script>alert(1)</script>"
     assert spec["title"] == "<b>z</b> & co"
@@ -168,6 +262,11 @@ def test_cli_explore_writes_one_page_and_refuses_bad_input(tmp_path: Path) -> No
     assert "wrote z.html (6 nodes, 14 frames)" in done.stdout
     page = (tmp_path / "z.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "forward_backward" in page
+    assert '"predict": false' in page
+    done = _cli("explore", "x*x", "--at", "x=3", "--predict", "--out", "p.html", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert '"predict": true' in (tmp_path / "p.html").read_text(encoding="utf-8")
+    (tmp_path / "p.html").unlink()
     bad = [
         (["explore", "tanh(x*y)", "--at", "x=1", "--at", "y=2", "--out", "z.html"], "without --force"),
         (["explore", "log(x)", "--at", "x=-1", "--out", "l.html"], "outside the domain"),

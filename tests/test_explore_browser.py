@@ -2,7 +2,7 @@
 
 The page computes G and B with JavaScript generated from the operation table; these tests read what it
 shows and compare with the engine: Algorithm 6.1 (``Graph.forward``) and Algorithm 6.2
-(``Graph.backprop``) at the same inputs, formatted as the page formats them (``viz.text.fmt``), and the
+(``Graph.backprop``) at the same inputs, formatted as the page formats them (``viz.words.fmt``), and the
 frames of ``viz.steps.frames`` (the engine's algorithms, observed) word for word. The time per slider
 move on a 300-node graph is measured and printed (run with ``-s`` to see it).
 
@@ -26,8 +26,8 @@ from conftest import CHROMIUM
 import viz
 from micrograph import Graph, Value
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
-from viz.steps import frames
-from viz.text import fmt
+from viz.frames import frames
+from viz.words import fmt
 
 pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"chromium is not installed at {CHROMIUM}"),
@@ -182,8 +182,8 @@ def test_clicking_a_node_shows_its_sum_term_by_term(browser: Any, tmp_path: Path
     assert len(terms) == len(step.terms) == 3
     for text, t in zip(terms, step.terms):
         assert text.startswith(f"grad_table[u{t.i + 1}] · ∂u{t.i + 1}/∂u{j + 1} (argument {t.k + 1} of ")
-        assert text.endswith(f"= {fmt(t.product)}")
-        assert f"{fmt(t.grad_i)} × " in text
+        # the term's arithmetic holds as written: grad_table[u(i)] × the local derivative = the product
+        assert f"= {fmt(t.grad_i)} × {fmt(t.derivative)} = {fmt(t.product)}" in text
     assert total == f"sum = {fmt(step.total)}"
     page.close()
 
@@ -198,7 +198,8 @@ def test_outside_the_domain_is_said_never_nan(browser: Any, tmp_path: Path) -> N
     seen = shown(page)
     log_node = next(i for i, v in enumerate(g.nodes) if v.op is not None and v.op.name == "log")
     assert "outside the domain of log (x > 0)" in seen["status"]
-    assert dict(seen["data"])[log_node] == "data: outside domain"
+    assert dict(seen["data"])[log_node] == "data ✗"  # short: the box is never overflowed
+    assert "log(-1.000) is outside" in seen["status"]  # the value as the rest of the page writes it
     assert seen["dzdw"] == ["—", "—"]
     body = page.inner_text("body")
     assert "nan" not in body.lower() and "infinity" not in body.lower()

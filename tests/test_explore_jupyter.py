@@ -25,7 +25,7 @@ import pytest
 from conftest import CHROMIUM
 
 from micrograph import Graph, Value
-from viz.text import fmt
+from viz.words import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 

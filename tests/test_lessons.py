@@ -13,7 +13,7 @@ import pytest
 import lessons
 from lessons._core import Stepper
 from micrograph import Graph
-from viz.text import fmt
+from viz.words import fmt
 
 
 @pytest.fixture(autouse=True)

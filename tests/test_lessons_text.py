@@ -401,7 +401,7 @@ def test_the_code_that_ran_fits_80_columns_and_is_the_code_that_runs(n: int) -> 
 
     from lessons._core import CODE_WIDTH, _body
 
-    cases = [(None, None)] + (CASES[:3] if n in lessons._core._lessons_with_expressions() else [])
+    cases = [(None, None)] + (CASES[:3] if getattr(lessons.load(n), "EXPR", None) else [])
     for expr, at in cases:
         l = lessons.start(n, expr=expr, at=at) if expr else lessons.start(n)
         while True:
@@ -627,3 +627,116 @@ def test_lessons_6_and_7_refuse_a_point_where_a_derivative_does_not_exist(n: int
 
     with pytest.raises(DomainError, match=r"sqrt"):
         lessons.start(n, expr="sqrt(w)", at={"w": 0.0})
+
+
+@pytest.mark.parametrize("n", [1, 2, 6])
+def test_the_prediction_prompt_takes_the_keys_its_footer_shows(n: int, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from lessons.__main__ import MORE, interact
+
+    monkeypatch.setenv("COLUMNS", "80")
+    l = lessons.start(n)
+    q_step = next(k for k in range(1, len(l) + 1) if l.goto(k) and l.question is not None)
+    for keys, after in [(["q"], q_step), (["b", "q"], q_step - 1), (["g 1", "q"], 1), (["QUIT"], q_step)]:
+        l.restart()
+        typed = list(keys)
+        asked = []
+
+        def fake_input(prompt: str, typed: list[str] = typed, asked: list[str] = asked) -> str:
+            if prompt == MORE:  # a step taller than the terminal: show the rest of it
+                return "s"
+            if prompt.startswith("Your prediction") and not asked:
+                asked.append(prompt)
+                return typed.pop(0)  # a key typed where a number is asked: acted on, not refused
+            if l.index < q_step and not asked:
+                return ""
+            return typed.pop(0) if typed else "q"
+
+        monkeypatch.setattr("builtins.input", fake_input)
+        assert interact(l) == 0
+        out = capsys.readouterr().out
+        assert asked and "is not a number" not in out, (keys, out[-400:])
+        assert l.index == after, keys
+
+
+# --- lesson 6 shows the lines of build_grad each call ran; Jupyter wraps the book's words at spaces ------
+
+
+@pytest.mark.parametrize(
+    "expr, at", [(None, None), ("x*y + exp(x)", {"x": 1.0, "y": 2.0}), ("x*x*y + y", {"x": 0.5, "y": 3.0})]
+)
+def test_lesson_6_shows_the_lines_of_build_grad_each_call_ran(
+    expr: str | None, at: dict[str, float] | None
+) -> None:
+    from micrograph import pseudocode
+
+    l = lessons.start(6, expr=expr, at=at) if expr else lessons.start(6)
+    seen = 0
+    for k in range(1, len(l) + 1):
+        l.goto(k)
+        if not l.step.title.startswith("Algorithm 6.6, call"):
+            continue
+        seen += 1
+        call, code = l.call, l.step.code
+        assert "l.call = l.calls[k - 1]" in code
+        assert code.count(pseudocode.ALGORITHM_6_6.lines[1].strip()) == len(call.consumers)
+        assert code.count("  C = ") == len(call.consumers) and code.count("  D = ") == len(call.consumers)
+        assert "grad_table[V] ← G" in code and "build_grad(V = " in code
+        assert all(len(line) <= 76 for line in code.splitlines())
+        if l.call is l.calls[0]:  # the first call used only grad_table[z] = 1: no call before it built any
+            assert "built by earlier calls" not in l.text and "set by Algorithm 6.5" in l.text
+        else:
+            assert "built by earlier calls" in l.text
+        ast_ok = compile(code, "<step>", "exec")  # the shown code still runs: the lines are comments
+        assert ast_ok is not None
+    assert seen == len(l.calls) >= 1
+
+
+_BROKEN_WORDS = """els => els.flatMap(e => {
+  const t = e.firstChild, broken = [], re = /\\w+/g;  // letters and digits: after a hyphen a break is fine
+  let m;
+  while ((m = re.exec(t.textContent))) {
+    const r = document.createRange();
+    r.setStart(t, m.index);
+    r.setEnd(t, m.index + m[0].length);
+    if (Array.from(r.getClientRects()).filter(x => x.width > 0).length > 1) broken.push(m[0]);
+  }
+  return broken;
+})"""
+
+
+def test_jupyter_wraps_the_books_words_at_spaces_only(browser) -> None:  # type: ignore[no-untyped-def]
+    from lessons._core import PRE_STYLE
+
+    jupyterlab = "<style>pre { word-break: break-all; white-space: pre-wrap; }</style>"  # its output's rule
+    page = browser.new_page(viewport={"width": 320, "height": 800})
+    try:
+        for n in (1, 2, 6):
+            shown = lessons.start(n)._repr_html_()
+            assert PRE_STYLE in shown
+            page.set_content(jupyterlab + shown)
+            assert page.eval_on_selector_all("pre", _BROKEN_WORDS) == [], n
+            page.set_content(jupyterlab + shown.replace(f" style='{PRE_STYLE}'", ""))  # the old page
+            assert page.eval_on_selector_all("pre", _BROKEN_WORDS) != [], n  # the check sees breaks
+    finally:
+        page.close()
+
+
+def test_each_lesson_ends_by_naming_the_exercise_of_its_algorithm() -> None:
+    from lessons import exercises
+
+    expected = {1: ("topo", "forward"), 2: ("derivatives", "backprop"), 3: ("naive",), 5: ("mlp_backward",),
+                6: ("build_grad",)}  # fmt: skip
+    for n in lessons.LESSONS:
+        names = getattr(lessons.load(n), "EXERCISES", ())
+        assert names == expected.get(n, ()), n
+        assert all(name in exercises.EXERCISES for name in names)
+        l = lessons.start(n)
+        assert "Write it yourself" not in l.text  # only the last step says it
+        l.goto(len(l))
+        assert l.at_end
+        last = l.text.split("\n\n")[-1]
+        for name in names:
+            assert last.startswith("Write it yourself: the exercise") and name in last
+        if len(names) == 1:
+            assert f"micrograph exercise start {names[0]}" in l.text
+            assert f"micrograph exercise check {names[0]}.py" in l.text

@@ -41,6 +41,9 @@ def test_step_pages_name_their_algorithms_and_are_the_commands_choices() -> None
     assert pseudocode.named(("6.5",)) == "Algorithm 6.5"
     assert pseudocode.named(pseudocode.STEP_PAGES["all"]) == "Algorithms 6.1, 6.2, 6.5 and 6.6"
     assert all(n in pseudocode.ALGORITHMS for page in pseudocode.STEP_PAGES.values() for n in page)
-    steps = build_parser()._subparsers._group_actions[0].choices["steps"]  # type: ignore[union-attr]
-    algorithm = next(a for a in steps._actions if a.dest == "algorithm")
-    assert list(algorithm.choices) == list(pseudocode.STEP_PAGES)
+    steps = build_parser().commands["steps"]
+    assert steps.parse_args(["x", "--out", "p.html"]).algorithm == "6.2"
+    for name in pseudocode.STEP_PAGES:
+        assert steps.parse_args(["x", "--out", "p.html", "--algorithm", name]).algorithm == name
+    with pytest.raises(SystemExit):
+        steps.parse_args(["x", "--out", "p.html", "--algorithm", "6.3"])

@@ -41,7 +41,7 @@ def test_escape_latex() -> None:
         r"a\_b \& 50\% \$x\# \{y\} \textasciitilde{}\textasciicircum{}\textbackslash{}"
     )
     assert escape_latex("∂z/∂w × tanh′") == r"$\partial$z/$\partial$w $\times$ tanh$'$"
-    assert escape_latex("é\x07") == "??"
+    assert escape_latex("é\x07") == "é?"  # a Latin letter passes through as UTF-8; a control character is ?
 
 
 @needs_dot
@@ -156,3 +156,42 @@ def test_figure_6_10_pdf_has_outline_fonts_where_latin_modern_is_installed(tmp_p
     log = (tmp_path / "fonts.log").read_text(encoding="utf-8", errors="replace")
     embedded = re.findall(r"<([^<>\s]+\.(?:pfb|\d+pk))>", log)
     assert embedded and all(name.endswith(".pfb") for name in embedded), embedded
+
+
+# --- labels in other alphabets: UTF-8 through, Greek as math, checked by compiling ------------------------
+
+
+def test_non_ascii_labels_pass_through_or_are_mapped_not_lost() -> None:
+    assert escape_latex("naïve α→β") == r"naïve $\alpha$$\rightarrow$$\beta$"
+    assert escape_latex("ça, Ünter, ß, ł, Ω, Α, ο") == r"ça, Ünter, ß, ł, $\Omega$, A, o"
+    assert escape_latex("x…") == r"x\ldots{}"  # Graphviz's and viz's ellipsis of a cut label
+    assert escape_latex("λ") == r"$\lambda$"  # Unicode's name is LAMDA
+
+
+_ALPHABET = (
+    "abcXYZ019 _&%$#{}~^\\<>|"
+    + "".join(chr(c) for c in range(0xC0, 0x180) if chr(c).isalpha())
+    + "".join(chr(c) for c in range(0x391, 0x3CA) if chr(c).isalpha())
+    + "∂×′−÷σ√²·≠≥≤→—–…中\u2028\x07"
+)
+
+
+@needs_dot
+@needs_pdflatex
+def test_random_labels_in_many_alphabets_compile(tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(2026)
+    random_labels = ["".join(rng.choice(_ALPHABET) for _ in range(12)) for _ in range(12)]
+    labels = ["naïve α→β", "a\u2028b", *random_labels]
+    leaves = [Value(0.5 + k, label=text) for k, text in enumerate(labels)]
+    z = leaves[0]
+    for v in leaves[1:]:
+        z = z + v
+    tex = viz.to_tikz(viz.draw(z, max_nodes=100))
+    assert "naïve $\\alpha$$\\rightarrow$$\\beta$" in tex
+    assert "a\\textbackslash{}u2028b" in tex  # U+2028 is shown as in the SVG drawing: visibly, as \u2028
+    for text in labels[2:]:
+        kept = [ch for ch in text if "\u00c0" <= ch <= "\u017f" and ch.isalpha() and ch not in "ĦħĸĿŀŉŦŧſ"]
+        assert all(ch in tex for ch in kept)  # accented Latin letters are in the source as UTF-8
+    _compile(tex, tmp_path, "alphabets")

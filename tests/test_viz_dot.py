@@ -106,8 +106,8 @@ def test_non_commutative_edges_carry_argument_position(make, symbol):
         src = viz.draw(z).source
         es = {(t, h): attrs for t, h, attrs in edges(src)}
         zname = g.name(z)
-        assert "label=1" in es[(g.name(first), zname)]
-        assert "label=2" in es[(g.name(second), zname)]
+        assert "headlabel=1" in es[(g.name(first), zname)]
+        assert "headlabel=2" in es[(g.name(second), zname)]
         assert f"{g.name(first)} {symbol} {g.name(second)}" in nodes(src)[zname][0]
 
 

@@ -17,8 +17,8 @@ import pytest
 import viz
 from micrograph import Graph, Value
 from micrograph.families import chain
-from viz import steps as symbolic_steps
-from viz.steps import (
+from viz import frames as symbolic_steps
+from viz.frames import (
     ALGORITHM_6_1,
     ALGORITHM_6_2,
     build_grad_call_text,

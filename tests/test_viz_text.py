@@ -8,7 +8,7 @@ from __future__ import annotations
 import micrograph
 import viz
 from micrograph import Graph, Value
-from viz.text import fmt
+from viz.words import fmt
 
 
 def test_one_line_per_node_in_graph_order():

@@ -1,6 +1,6 @@
 """Algorithms 6.1 and 6.2 as an animation for slides: a GIF or an MP4, one frame per step.
 
-The frames are those of :func:`viz.steps.frames` (the engine's Algorithm 6.1 and 6.2 observed, not copied),
+The frames are those of :func:`viz.frames.frames` (the engine's Algorithm 6.1 and 6.2 observed, not copied),
 each drawn by :func:`viz.dot.digraph` with the step's node highlighted and its explanation as the title,
 rendered to PNG by Graphviz, padded to one size, and written by imageio (GIF with Pillow, MP4 with the
 ffmpeg binary that the imageio-ffmpeg wheel ships). Needs the ``slides`` extra:
@@ -22,8 +22,8 @@ from typing import Any
 from micrograph.engine import Value
 from micrograph.graph import Graph
 from viz.dot import check_size, digraph
+from viz.frames import frames
 from viz.render import TIMEOUT_SECONDS, GraphvizFailed, GraphvizMissing, write_atomic
-from viz.steps import frames
 
 __all__ = ["animate"]
 
@@ -54,7 +54,7 @@ def animate(
 ) -> Path:
     """Write the frames of Algorithms 6.1 and 6.2 on the graph of z as an animated GIF or an MP4.
 
-    One frame per step of :func:`viz.steps.frames`: the inputs, each computed node, Algorithm 6.1's
+    One frame per step of :func:`viz.frames.frames`: the inputs, each computed node, Algorithm 6.1's
     return, the seed grad_table[z] = 1, each iteration j of Algorithm 6.2 and its return; the node of the
     step is highlighted and the step's explanation is the caption. Frames are padded (white) to the size of
     the largest; an MP4's size is rounded up to a multiple of 16 pixels, as video codecs need.

@@ -35,6 +35,7 @@ __all__ = [
     "check_size",
     "draw",
     "draw_side_by_side",
+    "draw_backward",
     "digraph",
     "escape_record",
     "escape_text",
@@ -46,16 +47,18 @@ DEFAULT_MAX_NODES = 300
 
 
 class GraphTooLarge(ValueError):
-    """A drawing would have more nodes than ``max_nodes``: Graphviz would take minutes and the picture
-    would be unreadable. The message gives the size and the limit."""
+    """A drawing would have more nodes than ``max_nodes``: Graphviz's time grows faster than the graph
+    (a few seconds at 400 nodes) and the picture gets hard to read. The message gives the size, the limit
+    and what raising it costs."""
 
     def __init__(self, size: int, limit: int, what: str = "the graph") -> None:
         self.size = size
         self.limit = limit
         super().__init__(
             f"{what} has {size} nodes, more than max_nodes={limit}: too large to draw readably "
-            f"(Graphviz could take minutes). Draw a smaller expression, print it with viz.text(), "
-            f"or pass max_nodes={size} (or more) to draw it anyway."
+            f"(Graphviz's layout time grows faster than the graph: a few seconds at 400 nodes). Draw a "
+            f"smaller expression, print it with viz.text(), or pass max_nodes={size} (or more) to draw it "
+            f"anyway."
         )
 
 
@@ -72,7 +75,7 @@ def _no_entities(s: str) -> str:
 def escape_record(s: str, limit: int = 40) -> str:
     """User text as a literal field of a DOT record label: ``{ } | < > " \\`` escaped, ``&`` written as
     ``&amp;`` (Graphviz decodes entities), control characters shown as ``\\xNN`` (see
-    :func:`viz.text.clean`), cut to ``limit`` characters (before escaping, so no escape is cut in two)."""
+    :func:`viz.words.clean`), cut to ``limit`` characters (before escaping, so no escape is cut in two)."""
     return _no_entities(_RECORD_SPECIAL.sub(r"\\\1", clean(s, limit)))
 
 
@@ -83,7 +86,7 @@ def escape_text(s: str, limit: int = 120) -> str:
 
 
 def check_size(size: int, max_nodes: int, what: str = "the graph") -> None:
-    """Refuse to draw more than ``max_nodes`` nodes (Graphviz would take minutes; nobody could read it).
+    """Refuse to draw more than ``max_nodes`` nodes (Graphviz's time grows fast; the picture gets unreadable).
 
     Raises:
         ValueError: if ``max_nodes`` is not positive.
@@ -93,9 +96,6 @@ def check_size(size: int, max_nodes: int, what: str = "the graph") -> None:
         raise ValueError(f"max_nodes must be a positive number of nodes, got {max_nodes!r}")
     if size > max_nodes:
         raise GraphTooLarge(size, max_nodes, what)
-
-
-_check_size = check_size
 
 
 def _fields(name: str, node: Value, names: Mapping[Value, str], data: float | None, grad: float | None,
@@ -113,7 +113,7 @@ def _fields(name: str, node: Value, names: Mapping[Value, str], data: float | No
 _FIRST, _RULED = ' BORDER="0"', ' BORDER="1" SIDES="T"'  # a rule above every row but the first
 
 
-def html_box(rows: Sequence[str], attrs: Mapping[str, str]) -> str:
+def html_box(rows: Sequence[str], attrs: Mapping[str, str], *, width: int | None = None) -> str:
     """A node's box as a Graphviz HTML-like label: one row per text, in the colours of ``attrs``.
 
     Rows are user text, escaped for HTML (``&`` ``<`` ``>`` ``"``), so a label is drawn exactly as typed.
@@ -124,12 +124,15 @@ def html_box(rows: Sequence[str], attrs: Mapping[str, str]) -> str:
         rows: the lines of the box, top to bottom (plain text).
         attrs: a node style of :mod:`viz.style` (``fillcolor``, ``color``, ``fontcolor``, ``penwidth``,
             ``style`` with ``dashed``).
+        width: the box's least width in points (room for numbers a page writes in later), or None.
     """
     border = attrs.get("penwidth", "1")
     dashed = ' STYLE="dashed"' if "dashed" in attrs.get("style", "") else ""
     font = attrs.get("fontcolor", style.BOX_DEFAULT["fontcolor"])
+    wide = f' WIDTH="{width}"' if width else ""
     cells = "".join(
-        f'<TR><TD{_FIRST if k == 0 else _RULED}><FONT COLOR="{font}">{html.escape(row)}</FONT></TD></TR>'
+        f'<TR><TD{_FIRST if k == 0 else _RULED}{wide}><FONT COLOR="{font}">{html.escape(row)}</FONT></TD>'
+        "</TR>"
         for k, row in enumerate(rows)
     )
     return (
@@ -161,9 +164,10 @@ def _node_attrs(
     return attrs
 
 
-def _node(dot: graphviz.Digraph, name: str, rows: Sequence[str], attrs: Mapping[str, str]) -> None:
+def _node(dot: graphviz.Digraph, name: str, rows: Sequence[str], attrs: Mapping[str, str],
+          width: int | None = None) -> None:  # fmt: skip
     """Add a node drawn as an HTML-like box (the node's own shape is plain: the table is the box)."""
-    dot.node(name, html_box(rows, attrs))
+    dot.node(name, html_box(rows, attrs, width=width))
 
 
 def _edges(dot: graphviz.Digraph, node: Value, names: Mapping[Value, str], *,
@@ -174,8 +178,8 @@ def _edges(dot: graphviz.Digraph, node: Value, names: Mapping[Value, str], *,
     cross_set = set(cross)
     for k, p in enumerate(node.inputs):
         attrs: dict[str, str] = {}
-        if numbered:
-            attrs["label"] = str(k + 1)
+        if numbered:  # at the arrow head: a mid-edge label would double the ranks (and dot's time)
+            attrs["headlabel"] = str(k + 1)
         if p in cross_set:
             attrs.update(style.CROSS_EDGE)
         dot.edge(names[p], names[node], **attrs)
@@ -195,10 +199,12 @@ def digraph(
     grads: Sequence[float | None] | None = None,
     highlight: Iterable[Value] = (),
     title: str | None = None,
+    width: int | None = None,
 ) -> graphviz.Digraph:
     """The drawing of ``graph`` with the values ``data`` and gradients ``grads`` given per node (None: "?").
 
-    The building block of :func:`draw` and :mod:`viz.steps` (which shows values as they are computed).
+    The building block of :func:`draw` and :mod:`viz.steps` (which shows values as they are computed);
+    ``width`` is each box's least width in points (the explorer's page writes numbers of any length).
     """
     names = node_names(graph)
     nodes = graph.nodes
@@ -209,7 +215,7 @@ def digraph(
     last = len(nodes) - 1
     for i, v in enumerate(nodes):
         _node(dot, names[v], _fields(names[v], v, names, data[i], grads[i]),
-              _node_attrs(v, highlighted=v in marked, output=i == last))  # fmt: skip
+              _node_attrs(v, highlighted=v in marked, output=i == last), width)  # fmt: skip
     for v in nodes[graph.n_inputs :]:
         _edges(dot, v, names)
     return dot
@@ -251,7 +257,7 @@ def draw(
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1, figure 6.8.
     """
     graph = as_graph(target)
-    _check_size(len(graph.nodes), max_nodes)
+    check_size(len(graph.nodes), max_nodes)
     grads: list[float | None] | None = None
     if grad_table is not None:
         if not isinstance(grad_table, Mapping):
@@ -314,7 +320,7 @@ def draw_side_by_side(
         raise TypeError(f"draw_side_by_side(z, wrt): z must be a Value, got {type(z).__name__} {z!r}")
     targets: list[Value] = [wrt] if isinstance(wrt, Value) else list(wrt)
     G = Graph(z)
-    _check_size(len(G.nodes), max_nodes, "the forward graph G")
+    check_size(len(G.nodes), max_nodes, "the forward graph G")
     G_prime = G.prune(targets)
     if gradients is None:
         result = micrograph.grad(z, targets)
@@ -327,7 +333,7 @@ def draw_side_by_side(
             )
     marked = set(highlight)
     B_nodes = [v for v in topological_order(result) if v not in G.index]
-    _check_size(len(G.nodes) + len(B_nodes), max_nodes, "G and B together")
+    check_size(len(G.nodes) + len(B_nodes), max_nodes, "G and B together")
     try:
         table: Mapping[Value, float] | None = G.backprop()
     except DomainError:  # a local derivative does not exist here: draw G without numbers for grad
@@ -349,10 +355,8 @@ def draw_side_by_side(
     with dot.subgraph(name="cluster_B") as b:
         b.attr(**style.CLUSTER_B)
         for v in B_nodes:
-            caption = None
-            if v.grad_of is not None:  # one grad_table entry, the first of a node shared by several
-                caption = f"∂{zname}/∂{clean(v.grad_of.label, 12) or names.get(v.grad_of, '?')}"
-            _node(b, names[v], _fields(names[v], v, names, v.data, None, show_grad=False, caption=caption),
+            _node(b, names[v], _fields(names[v], v, names, v.data, None, show_grad=False,
+                                       caption=_caption(v, zname, names)),
                   _node_attrs(v, highlighted=v in marked))  # fmt: skip
     for v in G.nodes[G.n_inputs :]:
         _edges(dot, v, names)
@@ -366,6 +370,50 @@ def draw_side_by_side(
         if not any(p in B_set for p in v.inputs):
             dot.edge(names[z], names[v], style="invis")
     dot.attr(label=_legend_html(), labelloc="b", labeljust="l")
+    return dot
+
+
+def _caption(v: Value, zname: str, names: Mapping[Value, str]) -> str | None:
+    """A gradient node's caption in B, ``∂z/∂w`` (the first grad_table entry of a node shared by several)."""
+    if v.grad_of is None:
+        return None
+    return f"∂{zname}/∂{clean(v.grad_of.label, 12) or names.get(v.grad_of, '?')}"
+
+
+def draw_backward(
+    G: Graph, B_nodes: Sequence[Value], names: Mapping[Value, str], *, width: int | None = None
+) -> graphviz.Digraph:
+    """The backward subgraph B alone, laid out apart from G (the explorer draws G and B as two pictures).
+
+    Each node of B is an orange box (name or ``∂z/∂w`` caption, computation, ``data``); a node of G that
+    B reads is named in the computation (``1 − u4 × u4``) and not drawn, so no edge crosses from G into
+    B. Laying B out apart keeps Graphviz fast: drawn with G, every such edge spans many ranks, and dot's
+    positioning (network simplex) took minutes at 100 nodes.
+
+    Args:
+        G: the forward graph B was built for.
+        B_nodes: B's nodes in B's topological order (no node of G).
+        names: every node's name (:func:`viz.words.node_names` of G with ``B_nodes``).
+        width: each box's least width in points, or None.
+
+    Returns:
+        A ``graphviz.Digraph`` (no file written).
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, figure 6.10.
+    """
+    z = G.output
+    zname = clean(z.label, 12) or names[z]
+    dot = _new_digraph("B", None)
+    B_set = set(B_nodes)
+    for v in B_nodes:
+        _node(dot, names[v], _fields(names[v], v, names, v.data, None, show_grad=False,
+                                     caption=_caption(v, zname, names)),
+              _node_attrs(v), width)  # fmt: skip
+    for v in B_nodes:
+        numbered = v.op is not None and v.op.arity == 2 and not v.op.commutative
+        for k, p in enumerate(v.inputs):
+            if p in B_set:
+                dot.edge(names[p], names[v], **({"headlabel": str(k + 1)} if numbered else {}))
     return dot
 
 

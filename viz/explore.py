@@ -1,23 +1,24 @@
 """The explorer: drag an input and watch G and B change; step through Algorithms 6.1 and 6.2; click a node.
 
-:func:`explore` lays the graph out once, in Python, with Graphviz (G, and B beside it as in figure 6.10
-when both fit), and hands the page everything else as data. The page then computes on its own: the
-numbers come from JavaScript that :func:`micrograph.compile.compile_javascript` generates from the
-operation table (the ``js`` template beside each operation's Python one), never from a formula written in
-JavaScript. The program holds
+:func:`explore` builds G once and B once, lays both out once in Python with Graphviz (apart: two
+drawings, two ``dot`` runs at once), and hands the page everything else as data. The page then computes
+on its own: the numbers come from JavaScript that :func:`micrograph.compile.compile_javascript` generates
+from the operation table (the ``js`` template beside each operation's Python one), never from a formula
+written in JavaScript. The program holds
 
 * Algorithm 6.1 over G's nodes u(1)..u(n);
 * the grad_table of Algorithm 6.2 for every node of G, as the backward subgraph B that
-  :func:`micrograph.grad` (Algorithms 6.5/6.6) builds with the table's derivative rules;
+  :func:`micrograph.grad` (Algorithms 6.5/6.6) builds with the table's derivative rules, once;
 * every local derivative du(i)/du(j), the rule of u(i)'s operation called on G's nodes (the terms shown
-  when a node is clicked);
-* the nodes of the B that is drawn (``grad(z, wrt)``), so the drawing of B shows its own values.
+  when a node is clicked).
 
-A value outside an operation's domain makes the generated code give NaN or an infinity; the page looks
-for the first such node, as Algorithm 6.1 would stop there with a DomainError, and marks it "outside its
-domain" instead of showing a number. The frames of Algorithms 6.1 and 6.2 (which line, which node, which
-terms) are observed from the engine's own algorithms by :func:`viz.steps.frames`; the page fills in their
-numbers at the current inputs.
+The drawing of B is the part of that same B which computes the targets' entries, so each drawn node shows
+the slot of that very node. A value outside an operation's domain makes the generated code give NaN or an
+infinity; the page looks for the first such node, as Algorithm 6.1 would stop there with a DomainError,
+and says so instead of showing a number. Every sentence the page shows is Python's: the frames' prose
+(:func:`viz.frames.frame_text` with :class:`viz.frames.Holes` for the numbers) and :data:`WORDS`; the
+page fills in the numbers at the current inputs. The drawings pan and zoom (d3-zoom, vendored from npm and
+inlined); in predict mode the student types the grad_table entries.
 
 In Jupyter the explorer is an anywidget widget: moving a slider never goes back to the kernel.
 ``Explorer.save(path)`` writes the same explorer as one self-contained HTML page (script, style and
@@ -29,14 +30,12 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import html
 import json
 import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -46,70 +45,217 @@ from micrograph.engine import Value, as_values
 from micrograph.graph import Graph, topological_order
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from micrograph.symbolic import grad
-from viz.dot import DEFAULT_MAX_NODES, _check_size, draw, draw_side_by_side
-from viz.render import GraphvizMissing, pipe_svg, write_atomic
-from viz.steps import frames
-from viz.text import clean, fmt, formula, node_names
+from viz import style
+from viz.dot import DEFAULT_MAX_NODES, check_size, digraph, draw_backward
+from viz.frames import HOLE, Frame, Holes, frame_text, frames
+from viz.page import html_page
+from viz.render import pipe_svg, write_atomic
+from viz.words import clean, count, fmt, formula, formula_numbers, node_names
 
 __all__ = ["explore", "Explorer", "explorer_spec", "page_html"]
 
 _SVG_NS = "http://www.w3.org/2000/svg"
 _PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
-_MARK = "\x00"  # brackets a node position in a formula template: "\x003\x00" is u4's value
+BOX_WIDTH = 118
+"""Each box's least width in points: room for ``grad -1.234e-100`` when the page writes it in."""
 
 
 def _asset(name: str) -> str:
     return resources.files("viz").joinpath("static").joinpath(name).read_text(encoding="utf-8")
 
 
-def _annotated_svg(svg: str, n: int, b_names: dict[str, int]) -> str:
-    """Graphviz's SVG with each node group marked ``data-node`` and its data/grad texts marked by class.
+def _css() -> str:
+    """The explorer's stylesheet: its colours from :mod:`viz.style` as CSS variables, then explore.css."""
+    colours = "".join(f"--mg-{k}: {v}; " for k, v in style.EXPLORER.items())
+    return f".mg-explorer {{ {colours}}}\n" + _asset("explore.css")
 
-    G's records end with the fields ``data ...`` and ``grad ...``; B's with ``data ...``. The page writes
-    its numbers into exactly these text elements.
+
+def _script(program: str) -> str:
+    """d3-zoom (vendored from npm), the generated program and the page's script, in that order."""
+    return _asset("vendor/d3-zoom.bundle.js") + "\n" + program + "\n" + _asset("explore.js")
+
+
+def _annotated_svg(svg: str, marks: dict[str, tuple[str, int]], rows: int) -> str:
+    """Graphviz's SVG with each node group marked (``data-node`` for G, ``data-bnode`` for B) and the texts
+    the page writes numbers into marked by class: the last two rows of a G box (``data``, ``grad``), the
+    last row of a B box (``data``). Ids are dropped: two drawings share one page.
+
+    Args:
+        svg: Graphviz's SVG.
+        marks: {node name in the DOT source: (attribute, position)}.
+        rows: how many rows at the end of a box are numbers (2 in G, 1 in B).
     """
     ET.register_namespace("", _SVG_NS)
     ET.register_namespace("xlink", "http://www.w3.org/1999/xlink")
     root = ET.fromstring(_PROLOG.sub("", svg, count=1))
     ns = {"s": _SVG_NS}
+    drawing = root.find("s:g", ns)
+    background = drawing.find("s:polygon", ns) if drawing is not None else None
+    if drawing is not None and background is not None:  # the page's pane is the background
+        drawing.remove(background)
     for g in root.iter(f"{{{_SVG_NS}}}g"):
+        g.attrib.pop("id", None)
         if g.get("class") != "node":
             continue
         title = g.find("s:title", ns)
-        name = title.text if title is not None and title.text else ""
-        texts = g.findall("s:text", ns)
-        if name.startswith("u") and name[1:].isdigit() and int(name[1:]) <= n:
-            g.set("data-node", str(int(name[1:]) - 1))
-            fields = [("mg-data", texts[-2]), ("mg-grad", texts[-1])] if len(texts) >= 4 else []
-        elif name in b_names:
-            g.set("data-bnode", str(b_names[name]))
-            fields = [("mg-data", texts[-1])] if len(texts) >= 3 else []
-        else:
+        mark = marks.get(title.text if title is not None and title.text else "")
+        if mark is None:
             continue
-        for cls, t in fields:
+        g.set(mark[0], str(mark[1]))
+        texts = g.findall("s:text", ns)
+        for cls, t in zip(("mg-data", "mg-grad")[:rows], texts[len(texts) - rows :]):
             t.set("class", cls)
-    for k, g in enumerate(root.iter(f"{{{_SVG_NS}}}g")):
-        if g.get("id"):
-            g.set("id", f"mg{k}")
     return ET.tostring(root, encoding="unicode")
 
 
-def _template(node: Value, graph: Graph) -> str:
-    """How a node is computed, each argument a marker of its position (the page puts the numbers in)."""
-    return formula(node, {p: f"{_MARK}{graph.index[p]}{_MARK}" for p in node.inputs})
+def _b_nodes(graph: Graph, table: list[Value], targets: list[Value]) -> list[Value]:
+    """The part of B that computes the targets' entries, in B's topological order (G's nodes left out)."""
+    drawn = [table[graph.index[w]] for w in targets]
+    return [v for v in topological_order(drawn) if v not in graph.index]
+
+
+def _layout(graph: Graph, B: list[Value], names: dict[Value, str], max_nodes: int) -> tuple[str, str, str]:
+    """G and B laid out apart, the two ``dot`` runs at once: (G's SVG, B's SVG or "", a note)."""
+    dots = [digraph(graph, width=BOX_WIDTH)]
+    note = ""
+    if not B:
+        note = "B is empty: no gradient flows to the targets."
+    elif len(B) > max_nodes:
+        note = f"B has {len(B)} nodes, more than max_nodes={max_nodes}: B is not drawn."
+    else:
+        dots.append(draw_backward(graph, B, names, width=BOX_WIDTH))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        svgs = list(pool.map(pipe_svg, dots))
+    g_marks = {names[v]: ("data-node", i) for i, v in enumerate(graph.nodes)}
+    b_marks = {names[v]: ("data-bnode", k) for k, v in enumerate(B)}
+    svg_b = _annotated_svg(svgs[1], b_marks, 1) if len(svgs) > 1 else ""
+    return _annotated_svg(svgs[0], g_marks, 2), svg_b, note
+
+
+def _node_words(graph: Graph, names: dict[Value, str], holes: Holes) -> list[dict[str, Any]]:
+    """Per node of G: its name, what it computes, and the sentences the page says about it (with holes)."""
+    out = []
+    z = graph.nodes[-1]
+    zname = clean(z.label) or names[z]
+    for i, v in enumerate(graph.nodes):
+        name = names[v]
+        head = f"{name} ({clean(v.label)})" if v.label else name
+        said = formula_numbers(v, lambda p, b: holes.value(graph.index[p], b))
+        word: dict[str, Any] = {
+            "name": name,
+            "label": clean(v.label),
+            "head": head,
+            "formula": formula(v, names),
+        }
+        if v.op is not None:
+            word["outside"] = (
+                f"{name} = {formula(v, names)} = {said} is outside the domain of {v.op.name} ({v.op.domain})"
+            )
+        word["sum_title"] = f"∂{zname}/∂{head} = grad_table[{name}]"
+        word["sum_rule"] = f"= Σ over the consumers u(i) of {name}: grad_table[u(i)] · ∂u(i)/∂{name}"
+        word["total"] = f"sum = {holes.grad(i)}"
+        word["prompt"] = f"grad_table[{name}] ="
+        word["right"] = f"Right: grad_table[{name}] = {holes.grad(i)}."
+        out.append(word)
+    last = out[-1]
+    last["total"] = (
+        f"grad_table[{last['name']}] ← 1 (Algorithm 6.2, line 4): ∂{last['name']}/∂{last['name']} = 1."
+    )
+    return out
+
+
+def _term_words(graph: Graph, names: dict[Value, str], holes: Holes, i: int, k: int, rule: str) -> str:
+    """One term of grad_table[u(j)]'s sum, the edge u(j) -> u(i) as argument k, arithmetic that holds."""
+    v = graph.nodes[i]
+    j = graph.index[v.inputs[k]]
+    ui, uj = names[v], names[graph.nodes[j]]
+    op = v.op.name if v.op is not None else "?"
+    text = (
+        f"grad_table[{ui}] · ∂{ui}/∂{uj} (argument {k + 1} of {op}) = "
+        f"{holes.grad(i, True)} × {holes.derivative(i, k, True)} = {holes.product(i, k)}"
+    )
+    if rule:
+        text += f", where ∂{ui}/∂{uj} = {rule} = {holes.derivative(i, k)}"
+    return text
+
+
+WORDS = {
+    "title": "Explorer of {title} ({n} nodes, n_i = {ni})",
+    "status": "{title} = {value}",
+    "stopped_61": "Algorithm 6.1 stopped at {stop}: {outside}.",
+    "not_computed": "i = {i}: not computed: Algorithm 6.1 stopped at {stop}.",
+    "no_62": "Algorithm 6.2 does not run: Algorithm 6.1 stopped at {stop}.",
+    "status_61": "{outside}: Algorithm 6.1 stops there.",
+    "status_62": "∂{ui}/∂{uj} does not exist here ({op}: {domain}): Algorithm 6.2 stops at j = {j}.",
+    "stops_62": "Algorithm 6.2 stops at j = {j}: ∂{ui}/∂{uj} = {rule} does not exist here ({op}: {domain}).",
+    "not_computed_sum": "not computed: {why}",
+    "not_filled": "grad_table[{name}] is not filled yet at step {k}: Algorithm 6.2 fills it at step {at}.",
+    "hint": "Click or tap a node to see its grad_table entry as the book's sum.",
+    "step": "step {k} of {total}",
+    "help": "← → step (Home, End); drag a slider; drag or pinch the drawing to pan and zoom; click a node",
+    "algorithm_6_1": "Algorithm 6.1 (forward propagation)",
+    "algorithm_6_2": "Algorithm 6.2 (back-propagation)",
+    "box_data": "data {value}",
+    "box_grad": "grad {value}",
+    "box_outside": "data ✗",
+    "box_unknown": "?",
+    "box_empty": "—",
+    "predict_intro": (
+        "Predict mode: type each grad_table entry in Algorithm 6.2's order, from u(n) down; each is checked "
+        "at once (4 significant digits)."
+    ),
+    "hidden": "grad_table[{name}] is hidden until you predict it.",
+    "predict_done": "Every entry is right: the grad_table is complete.",
+    "predict_reset": "The inputs changed: the entries start again from u(n).",
+    "predict_nan": "Type a number.",
+    "wrong": "Not grad_table[{name}]: you typed {typed}.",
+    "left_out": "Your number is the sum without the term through {ui}: {term}.",
+    "only_one": (
+        "Your number is the term through {ui} alone; the sum has {count}, one per edge out of {name}."
+    ),
+    "no_derivative": "The term through {ui} misses its local derivative: {term}.",
+    "no_grad": "The term through {ui} misses its factor grad_table[{ui}]: {term}.",
+    "sign": "The sign differs.",
+    "terms": "Its sum has {count}: which differs from yours?",
+    "zoom_in": "Zoom in",
+    "zoom_out": "Zoom out",
+    "fit": "Fit",
+    "one": "1:1",
+    "show_g": "Show G",
+    "show_b": "Show B",
+    "show_both": "Show G and B",
+    "previous": "◀ previous",
+    "next": "next ▶",
+    "previous_name": "Previous step",
+    "next_name": "Next step",
+    "check": "Check",
+    "graph_g": "forward graph G",
+    "graph_b": "backward subgraph B (the part that computes the targets' entries)",
+    "value_of": "value of {name}",
+}
+"""Every sentence the explorer's page says that is not a frame's: templates whose ``{name}`` fields the
+page fills with names and numbers (formatted as :func:`viz.words.fmt`)."""
 
 
 def explorer_spec(
-    z: Value, wrt: Sequence[Value] | Value | None = None, *, max_nodes: int = DEFAULT_MAX_NODES
+    z: Value,
+    wrt: Sequence[Value] | Value | None = None,
+    *,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    predict: bool = False,
 ) -> tuple[dict[str, Any], str]:
     """Everything the explorer page needs: the data (a JSON-able dict) and the generated JavaScript.
 
+    G is built once and B once (``grad(z, every node of G)``, Algorithms 6.5/6.6): B's nodes give the
+    grad_table of every node, and the part of B that computes the targets' entries is drawn, from the
+    very nodes whose program slots the page reads. G and B are laid out apart (two ``dot`` runs at once).
+
     Args:
         z: the output u(n).
-        wrt: the nodes B is built for (the targets T of Algorithm 6.5, shown as dz/dw beside the
+        wrt: the nodes B is drawn for (the targets T of Algorithm 6.5, shown as dz/dw beside the
             sliders); None: every variable of G (its leaves that are not constants).
-        max_nodes: the largest graph drawn; G and B are drawn side by side when they fit together,
-            G alone otherwise.
+        max_nodes: the largest G (and the largest B) drawn.
+        predict: hide the grad_table; the student types each entry (predict mode).
 
     Returns:
         ``(spec, program)``: the page's data and the JavaScript source of ``forward_backward(x, u)``.
@@ -118,121 +264,105 @@ def explorer_spec(
         TypeError: z is not a Value, or wrt holds something that is not a Value.
         ValueError: wrt is empty or holds a node that is not in the graph of z.
         GraphTooLarge: G has more than ``max_nodes`` nodes.
-        DomainError: a local derivative does not exist at the graph's current values (B cannot be built
-            there, see :func:`micrograph.grad`).
+        DomainError: an operation or a local derivative is undefined at the graph's current values.
         GraphvizMissing: Graphviz's ``dot`` program is not installed.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3, 6.5.5 and 6.5.6.
     """
     if not isinstance(z, Value):
         raise TypeError(f"explore(z): z must be a Value, got {type(z).__name__} {z!r}")
     graph = Graph(z)
     nodes = graph.nodes
     n, n_i = len(nodes), graph.n_inputs
-    _check_size(n, max_nodes)
-    if wrt is None:
-        targets = list(graph.variables) or [nodes[0]]
-    else:
-        targets = as_values(wrt, "explore(z, wrt)", "wrt")
+    check_size(n, max_nodes)
+    targets = list(graph.variables) or [nodes[0]] if wrt is None else as_values(wrt, "explore(z, wrt)", "wrt")
     for k, w in enumerate(targets):
         if w not in graph.index:
             raise ValueError(f"explore(z, wrt): wrt[{k}] = {w!r} is not a node of the graph of z")
 
-    # B for every node of G: the grad_table of Algorithm 6.2, built by Algorithms 6.5/6.6.
-    table = grad(z, nodes)
+    fs = frames(graph)  # the engine's Algorithms 6.1 and 6.2, observed (a DomainError is raised here)
+    table = grad(z, nodes)  # B, once: the grad_table of Algorithm 6.2 for every node, by Algorithms 6.5/6.6
+    B = _b_nodes(graph, table, targets)
+    names = node_names(graph, B)
     # Every edge's local derivative du(i)/du(j): the operation's rule called on G's nodes.
     edge_derivative: dict[tuple[int, int], Any] = {}
     for i, v in enumerate(nodes[n_i:], n_i):
         for k in range(len(v.inputs)):
             edge_derivative[(i, k)] = v.op.local_derivative(k, v.inputs, v)  # type: ignore[union-attr]
-    # The B that is drawn beside G (figure 6.10), when G and B fit in one drawing.
-    drawn = grad(z, targets)
-    drawn_nodes = [v for v in topological_order(drawn) if v not in graph.index]
-    side_by_side = n + len(drawn_nodes) <= max_nodes
-    extra = [*table, *(d for d in edge_derivative.values() if isinstance(d, Value))]
-    if side_by_side:
-        extra += drawn
-    program = compile_javascript(graph, extra)
+    program = compile_javascript(
+        graph, [*table, *(d for d in edge_derivative.values() if isinstance(d, Value))]
+    )
+    svg_g, svg_b, note = _layout(graph, B, names, max_nodes)
+    spec = _spec(graph, names, fs, program, edge_derivative, table, targets, B)
+    spec.update({"svg_g": svg_g, "svg_b": svg_b, "note": note, "predict": predict})
+    return spec, program.source
 
-    note = ""
-    svg = ""
-    if side_by_side:
-        try:
-            svg = pipe_svg(draw_side_by_side(z, targets, max_nodes=max_nodes))
-        except GraphvizMissing:
-            raise
-        except RuntimeError as e:  # Graphviz 2.43 can lose an edge between records in clusters
-            side_by_side = False
-            note = (
-                f"Graphviz could not draw B beside G ({str(e).splitlines()[-1].strip()}); G is drawn alone."
-            )
-        b_names = {f"u{n + k}": program.slot[v] for k, v in enumerate(drawn_nodes, 1)}
-    else:
-        note = f"B has {len(drawn_nodes)} nodes: too many to draw beside G (max_nodes={max_nodes})."
-    if not side_by_side:
-        svg = pipe_svg(draw(graph, max_nodes=max_nodes))
-        b_names = {}
-        note += " The grad column of G shows its grad_table entries, computed by B."
-    svg = _annotated_svg(svg, n, b_names)
 
-    names = node_names(graph)
-    fs = frames(graph)
-    derivative_text: dict[tuple[int, int], str] = {}
-    for f in fs:
-        for i, k, _, _, text in f.terms:
-            derivative_text[(i, k)] = text
+def _spec(graph: Graph, names: dict[Value, str], fs: list[Frame], program: Any,
+          edge_derivative: dict[tuple[int, int], Any], table: list[Value], targets: list[Value],
+          B: list[Value]) -> dict[str, Any]:  # fmt: skip
+    """The page's data (JSON-able): names, sentences with holes, slots (the drawings are added after)."""
+    nodes = graph.nodes
+    z = nodes[-1]
+    holes = Holes()
+    rules = {(i, k): form for f in fs for i, k, _, _, form in f.terms}
 
     def derivative(i: int, k: int) -> dict[str, Any]:
         d = edge_derivative[(i, k)]
         where: dict[str, Any] = {"slot": program.slot[d]} if isinstance(d, Value) else {"value": float(d)}
-        return {"i": i, "k": k, "formula": derivative_text.get((i, k), ""), **where}
+        rule = rules.get((i, k), "")
+        op = nodes[i].op
+        return {"i": i, "k": k, "rule": rule, "op": op.name if op else "", "domain": op.domain if op else "",
+                "text": _term_words(graph, names, holes, i, k, rule), **where}  # fmt: skip
 
-    consumers = [[derivative(i, k) for i, k in edges] for edges in graph.consumer_edges]
     variables = set(graph.variables)
     inputs = []
-    for j, v in enumerate(nodes[:n_i]):
+    for j, v in enumerate(nodes[: graph.n_inputs]):
         span = 3.0 * max(1.0, abs(v.data))
         inputs.append({
             "j": j, "name": names[v], "label": clean(v.label), "value": v.data, "variable": v in variables,
             "min": v.data - span, "max": v.data + span, "step": span / 500.0,
         })  # fmt: skip
-    spec = {
-        "title": clean(z.label) or names[z],
-        "n": n,
-        "n_i": n_i,
+    title = clean(z.label) or names[z]
+    b_consumers: dict[Value, list[int]] = {}
+    for k, v in enumerate(B):
+        for p in dict.fromkeys(v.inputs):
+            b_consumers.setdefault(p, []).append(k)
+    node_words = _node_words(graph, names, holes)
+    for i, v in enumerate(nodes):
+        node_words[i]["consumers"] = sorted({c for c, _ in graph.consumer_edges[i]})
+        node_words[i]["b_consumers"] = b_consumers.get(v, [])
+    return {
+        "title": title,
+        "heading": WORDS["title"].format(title=title, n=len(nodes), ni=graph.n_inputs),
+        "n": len(nodes),
+        "n_i": graph.n_inputs,
         "size": program.size,
-        "nodes": [
-            {
-                "name": names[v],
-                "label": clean(v.label),
-                "formula": formula(v, names),
-                "numbers": _template(v, graph) if v.op is not None else "",
-                "op": v.op.name if v.op is not None else None,
-                "domain": v.op.domain if v.op is not None else None,
-            }
-            for v in nodes
-        ],
+        "nodes": node_words,
+        "b": [{"slot": program.slot[v], "consumers": b_consumers.get(v, [])} for v in B],
         "grad_slot": [program.slot[t] for t in table],
-        "consumers": consumers,
+        "consumers": [[derivative(i, k) for i, k in edges] for edges in graph.consumer_edges],
         "inputs": inputs,
-        "wrt": [{"j": graph.index[w], "name": names[w], "label": clean(w.label)} for w in targets],
-        "side_by_side": side_by_side,
-        "b_size": len(drawn_nodes),
-        "note": note.strip(),
+        "wrt": [{"j": graph.index[w], "text": f"∂{title}/∂{clean(w.label) or names[w]} = "} for w in targets],
+        "status": (f"{title} = {names[z]} = " if title != names[z] else f"{names[z]} = ")
+        + holes.value(len(nodes) - 1),
         "frames": [
             {
                 "algorithm": f.algorithm,
                 "lines": list(f.lines),
                 "node": f.node,
-                "terms": [[i, k] for i, k, *_ in f.terms],
+                "text": frame_text(f, graph, names, holes),
             }
             for f in fs
         ],
         "algorithm_6_1": list(ALGORITHM_6_1.lines),
         "algorithm_6_2": list(ALGORITHM_6_2.lines),
-        "fit": n <= 40,
-        "svg": svg,
+        "words": WORDS,
+        "hole": HOLE,
+        "b_size": len(B),
         "digits": fmt(1.0).count("0") + 1,
+        "count_terms": [count(len(edges), "term") for edges in graph.consumer_edges],
     }
-    return spec, program.source
 
 
 def _json_for_html(data: Any) -> str:
@@ -243,20 +373,12 @@ def _json_for_html(data: Any) -> str:
 
 def page_html(spec: dict[str, Any], program: str) -> str:
     """The explorer as one self-contained HTML page (the content of :meth:`Explorer.save`)."""
-    script = program + "\n" + _asset("explore.js") + "\nmicrographExplorer.page(forward_backward);\n"
-    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    csp = f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{digest}'"
-    title = html.escape(f"micrograph explorer: {spec['title']}")
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{title}</title><style>{_asset('explore.css')}</style></head>\n"
-        f'<body><div id="micrograph-explorer" class="mg-explorer"></div>\n'
-        f'<script type="application/json" id="micrograph-spec">{_json_for_html(spec)}</script>\n'
-        f"<script>{script}</script>\n</body></html>\n"
+    body = (
+        '<div id="micrograph-explorer" class="mg-explorer"></div>\n'
+        f'<script type="application/json" id="micrograph-spec">{_json_for_html(spec)}</script>'
     )
+    script = _script(program) + "\nmicrographExplorer.page(forward_backward, micrographD3);\n"
+    return html_page(title=f"micrograph explorer: {spec['title']}", css=_css(), body=body, script=script)
 
 
 def _widget_class() -> Any:
@@ -269,7 +391,7 @@ def _widget_class() -> Any:
     class ExplorerWidget(anywidget.AnyWidget):  # type: ignore[misc]
         """The explorer as a Jupyter widget (anywidget): the page's script runs in the notebook."""
 
-        _css = _asset("explore.css")
+        _css = _css()
         spec = traitlets.Unicode("{}").tag(sync=True)
 
     return ExplorerWidget
@@ -308,9 +430,9 @@ class Explorer:
             if cls is None:
                 raise ImportError("viz.explore needs anywidget in Jupyter: pip install 'micrograph[explore]'")
             esm = (
-                self.program + "\n" + _asset("explore.js")
+                _script(self.program)
                 + "\nexport default { render({ model, el }) {"
-                + " return micrographExplorer.widget(model, el, forward_backward); } };\n"
+                + " return micrographExplorer.widget(model, el, forward_backward, micrographD3); } };\n"
             )  # fmt: skip
             self._widget = cls(spec=json.dumps(self.spec, allow_nan=False), _esm=esm)
         return self._widget
@@ -342,7 +464,11 @@ class Explorer:
 
 
 def explore(
-    z: Value, wrt: Sequence[Value] | Value | None = None, *, max_nodes: int = DEFAULT_MAX_NODES
+    z: Value,
+    wrt: Sequence[Value] | Value | None = None,
+    *,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    predict: bool = False,
 ) -> Explorer:
     """An explorer of the graph of z: a slider per input, G and B updating as you drag, the algorithms' steps.
 
@@ -355,7 +481,11 @@ def explore(
     Args:
         z: the output u(n), a Value. Its graph is not changed.
         wrt: the targets T of the drawn B and of the dz/dw shown beside the sliders; None: every variable.
-        max_nodes: the largest graph drawn (300 by default, as :func:`viz.draw`).
+        max_nodes: the largest graph drawn (300 by default, as :func:`viz.draw`). Layout time grows with
+            it: G and B of about 400 nodes each take a few seconds of Graphviz (see docs/architecture.md).
+        predict: predict mode: the grad_table entries are hidden and the student types each one, in
+            Algorithm 6.2's order from u(n) down; each is checked at once, and a wrong entry is told
+            which term of its sum over consumers differs.
 
     Returns:
         An :class:`Explorer`: displays as a widget in Jupyter; ``.save(path)`` writes the page.
@@ -368,5 +498,5 @@ def explore(
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3, 6.5.6, figure 6.10.
     """
-    spec, program = explorer_spec(z, wrt, max_nodes=max_nodes)
+    spec, program = explorer_spec(z, wrt, max_nodes=max_nodes, predict=predict)
     return Explorer(spec, program)

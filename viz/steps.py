@@ -1,12 +1,8 @@
-"""Back-propagation step by step: frames of Algorithms 6.1/6.2 and of 6.5/6.6, in one HTML page.
+"""Back-propagation step by step as one HTML flip-book: the frames of Algorithms 6.1/6.2 and of 6.5/6.6.
 
-Every frame observes the engine's own algorithms as they run: :func:`micrograph.forward.evaluate`
-(Algorithm 6.1) reports each u(i) it computes, :func:`micrograph.backprop.run_algorithm_6_2`
-(Algorithm 6.2) reports each iteration j with the terms of its sum, and :func:`micrograph.grad`
-(Algorithm 6.5) reports each call of build_grad (Algorithm 6.6) with the nodes of B it added. Nothing here
-computes a value, builds a node or knows a derivative.
-The frame's local-derivative formula (``∂u4/∂u3 = 1 − u4 × u4``) is that same rule called on placeholder
-nodes named after the arguments, so it shows what the rule computes, not a second table of derivatives.
+The frames and their prose are :mod:`viz.frames` (the engine's algorithms observed); this module draws
+each frame with Graphviz and puts them in one self-contained page (:mod:`viz.page`), moved through with
+buttons or the arrow keys.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 and 6.5.6, Algorithms 6.1,
 6.2, 6.5 and 6.6.
@@ -14,449 +10,24 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import html
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from micrograph import pseudocode
-from micrograph.backprop import BackpropStep, run_algorithm_6_2
-from micrograph.engine import Value, as_values
-from micrograph.forward import evaluate, input_values
-from micrograph.graph import Graph, topological_order
-from micrograph.symbolic import BuildGradCall, grad
+from micrograph.engine import Value
+from micrograph.graph import Graph
 from viz import style
 from viz.dot import check_size, digraph, draw_side_by_side
+from viz.frames import Frame, SymbolicFrame, SymbolicSteps, call_node_name, frames, symbolic_frames
+from viz.page import html_page
 from viz.render import pipe_svg, write_atomic
-from viz.words import clean, count, factor, fmt, formula, node_names
+from viz.words import clean, fmt, node_names, node_rows
 
-__all__ = [
-    "steps",
-    "frames",
-    "symbolic_frames",
-    "build_grad_call_text",
-    "build_grad_call_rows",
-    "Frame",
-    "SymbolicFrame",
-    "SymbolicSteps",
-    "ALGORITHM_6_1",
-    "ALGORITHM_6_2",
-    "ALGORITHM_6_5",
-    "ALGORITHM_6_6",
-    "derivative_formula",
-]
-
-ALGORITHM_6_1 = list(pseudocode.ALGORITHM_6_1.lines)
-"""Algorithm 6.1 (forward propagation), line by line as the book prints it (from micrograph.pseudocode)."""
-
-ALGORITHM_6_2 = list(pseudocode.ALGORITHM_6_2.lines)
-"""Algorithm 6.2 (back-propagation, simplified), line by line as the book prints it (from pseudocode)."""
-
-
-@dataclass
-class Frame:
-    """One step of Algorithm 6.1 or 6.2.
-
-    Attributes:
-        algorithm: ``"6.1"`` or ``"6.2"``.
-        lines: the pseudo-code lines being executed (0-based indices into ALGORITHM_6_1 / ALGORITHM_6_2).
-        node: the position of the node being computed (u(node + 1)), or None.
-        values: u(i) known so far, one per node (None: not computed yet).
-        grads: grad_table so far, one per node (None: not filled yet); all None during Algorithm 6.1.
-        explanation: what happens, in words and numbers (plain text).
-        terms: for a step of Algorithm 6.2, one (i, k, grad_table[u(i)], du(i)/du(j), formula) per edge.
-    """
-
-    algorithm: str
-    lines: tuple[int, ...]
-    node: int | None
-    values: list[float | None]
-    grads: list[float | None]
-    explanation: str
-    terms: list[tuple[int, int, float, float, str]] = field(default_factory=list)
-
-
-def derivative_formula(node: Value, k: int, names: Mapping[Value, str]) -> str:
-    """The local derivative ∂u(i)/∂(argument k) as the operation's rule writes it, e.g. ``1 − u4 × u4``.
-
-    The rule ``node.op.derivs[k]`` is called on placeholder leaves named after the node's arguments and
-    output (carrying their values, so the rule's domain checks pass); the nodes it builds are written
-    out as an expression. Returns ``""`` if the rule cannot be shown this way.
-    """
-    op = node.op
-    if op is None:
-        return ""
-    args = [Value(p.data, label=names.get(p, "?")) for p in node.inputs]
-    out = Value(node.data, label=names.get(node, "?"))
-    try:
-        d = op.derivs[k](*args, out)
-    except (ArithmeticError, ValueError, TypeError):
-        return ""
-    if not isinstance(d, Value):
-        return _short(float(d))
-    return _expression(d)
-
-
-def _short(x: float) -> str:
-    return f"{x:g}"
-
-
-def _expression(root: Value) -> str:
-    """Infix text of a small expression tree whose leaves are labelled placeholders or constants.
-
-    Iterative (post-order with an explicit stack); a binary argument that is itself binary is bracketed.
-    """
-    text: dict[Value, str] = {}
-    stack: list[tuple[Value, bool]] = [(root, False)]
-    while stack:
-        v, ready = stack.pop()
-        if v in text:
-            continue
-        if v.op is None:
-            text[v] = v.label if v.label else _short(v.data)
-            continue
-        if not ready:
-            stack.append((v, True))
-            stack.extend((p, False) for p in v.inputs)
-            continue
-        shown = {p: (f"({text[p]})" if p.op is not None and p.op.arity == 2 else text[p]) for p in v.inputs}
-        text[v] = formula(v, shown)
-    return text[root]
-
-
-def frames(z: Value | Graph) -> list[Frame]:
-    """The frames of Algorithm 6.1 then Algorithm 6.2 on the graph of z.
-
-    Algorithm 6.1: one frame per input u(1)..u(n_i) (line 2), one per computed node u(i) (lines 5-6),
-    one for ``return u(n)``. Algorithm 6.2: one frame for ``grad_table[u(n)] ← 1``, one per loop
-    iteration j = n-1 down to 1 (line 7, the node u(j) and its terms), one for the return.
-
-    Raises:
-        DomainError: an operation or a local derivative is undefined at the graph's values.
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithms 6.1, 6.2.
-    """
-    graph = z if isinstance(z, Graph) else Graph(z)
-    nodes = graph.nodes
-    n, n_i = len(nodes), graph.n_inputs
-    names = node_names(graph)
-    out: list[Frame] = []
-
-    # --- Algorithm 6.1 -------------------------------------------------------------------------
-    x = input_values(graph, None)  # the inputs x_i are the leaves' current values
-    u: list[float | None] = [None] * n
-    for i in range(n_i):  # for i = 1, ..., n_i: u(i) <- x_i
-        u[i] = x[i]
-        v = nodes[i]
-        what = f"the constant {fmt(x[i])}" if v.is_constant else f"the input x_{i + 1} = {fmt(x[i])}"
-        if v.label:
-            what += f" ({clean(v.label)})"
-        out.append(Frame("6.1", (0, 1), i, list(u), [None] * n, f"u{i + 1} ← x_{i + 1}: u{i + 1} is {what}."))
-    parents = graph.parents
-
-    def forward_step(i: int, value: float) -> None:  # observes Algorithm 6.1: u(i) <- f(i)(A(i))
-        u[i] = value
-        v = nodes[i]
-        A_text = ", ".join(f"u{j + 1} = {fmt(u[j])}" for j in dict.fromkeys(parents[i]))
-        numbers = formula(v, {p: factor(u[graph.index[p]]) for p in v.inputs})
-        label = f" ({clean(v.label)})" if v.label else ""
-        say = (
-            f"i = {i + 1}: A({i + 1}) = {{{A_text}}}; u{i + 1}{label} ← f({i + 1})(A({i + 1})) = "
-            f"{formula(v, names)} = {numbers} = {fmt(value)}."
-        )
-        out.append(Frame("6.1", (4, 5), i, list(u), [None] * n, say))
-
-    values = evaluate(graph, observe=forward_step)  # the engine's Algorithm 6.1, watched
-    out.append(Frame("6.1", (7,), n - 1, list(u), [None] * n, f"return u(n) = u{n} = {fmt(u[n - 1])}."))
-
-    # --- Algorithm 6.2 -------------------------------------------------------------------------
-    table: list[float | None] = [None] * n
-    table[n - 1] = 1.0  # grad_table[u(n)] <- 1
-    say = f"Forward propagation has computed every u(i). grad_table[u{n}] ← 1: ∂u{n}/∂u{n} = 1."
-    out.append(Frame("6.2", (0, 1, 2, 3), n - 1, list(values), list(table), say))
-
-    def backward_step(step: BackpropStep) -> None:  # observes one iteration j of Algorithm 6.2
-        j = step.j
-        terms = [
-            (t.i, t.k, t.grad_i, t.derivative, derivative_formula(nodes[t.i], t.k, names)) for t in step.terms
-        ]
-        table[j] = step.total
-        out.append(
-            Frame(
-                "6.2", (4, 7), j, list(values), list(table), _explain_62(j, step.total, terms, nodes), terms
-            )
-        )
-
-    run_algorithm_6_2(graph, values=values, observe=backward_step)  # the engine's Algorithm 6.2, watched
-    out.append(Frame("6.2", (9,), None, list(values), list(table),
-                     "return the grad_table: ∂u(n)/∂u(i) for every node, as the table shows."))  # fmt: skip
-    return out
-
-
-def _explain_62(
-    j: int, total: float, terms: list[tuple[int, int, float, float, str]], nodes: Sequence[Value]
-) -> str:
-    label = f" ({clean(nodes[j].label)})" if nodes[j].label else ""
-    consumers = ", ".join(dict.fromkeys(f"u{i + 1}" for i, *_ in terms))
-    symbolic = " + ".join(f"grad_table[u{i + 1}] · ∂u{i + 1}/∂u{j + 1}" for i, *_ in terms)
-    numeric = " + ".join(f"{factor(g)} × {factor(d)}" for _, _, g, d, _ in terms)
-    return (
-        f"j = {j + 1}: u{j + 1}{label} is an argument of {consumers}. "
-        f"grad_table[u{j + 1}] ← {symbolic} = {numeric} = {fmt(total)}."
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# Algorithms 6.5 and 6.6: symbol-to-symbol, one frame per call of build_grad.
-
-ALGORITHM_6_5 = list(pseudocode.ALGORITHM_6_5.lines)
-"""Algorithm 6.5 (the outermost skeleton of back-propagation), line by line as the book prints it."""
-
-ALGORITHM_6_6 = list(pseudocode.ALGORITHM_6_6.lines)
-"""Algorithm 6.6 (build_grad), line by line: micrograph's summary, not the book's words (``quoted`` False)."""
-
-_CALL_LINES = tuple(range(1, len(ALGORITHM_6_6)))  # a call that builds: every line after the lookup
-
-
-def _call_node_name(v: Value, names: Mapping[Value, str]) -> str:
-    """A node as the text of a call names it: its u-name as drawn, with the label of a node of G."""
-    if v not in names:  # grad_table[z], the seed 1: a constant that no node of B reads, so not drawn
-        return f"the constant {fmt(v.data)}" if v.is_constant else f"a node not drawn ({fmt(v.data)})"
-    return f"{names[v]} ({clean(v.label)})" if v.label and not v.in_backward else names[v]
-
-
-def build_grad_call_text(call: BuildGradCall, k: int, total: int, names: Mapping[Value, str]) -> str:
-    """What one call of Algorithm 6.6, ``build_grad(V, G, G', grad_table)``, did, in words and names.
-
-    Names V, its consumers C in G' (``get_consumers(V, G')``), each consumer's ``get_inputs(C, G')``
-    and D = grad_table[C], the term G(i) that ``op.bprop`` built (its name and formula), the sum
-    G = grad_table[V] with its value, and the nodes of B the call added. Paragraphs are separated by
-    blank lines. The lesson on figure 6.10 and the step-through page both describe a call with this text,
-    so the words are the same in the terminal and in the browser.
-
-    Args:
-        call: the call, as :func:`micrograph.grad` reports it to ``observe``.
-        k: its number, 1 for the first call reported.
-        total: how many calls grad reported.
-        names: each node's name, as the drawing beside the text names it (:func:`viz.words.node_names`
-            of G with B's nodes); a node of G is shown with its label too (``u3 (y)``).
-
-    Returns:
-        Plain text (several paragraphs).
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithm 6.6.
-    """
-
-    def name(v: Value) -> str:
-        return _call_node_name(v, names)
-
-    new = set(call.new_nodes)
-    lines = []
-    for C, inputs, D, term in zip(call.consumers, call.inputs, call.D, call.terms):
-        built = "builds nothing (every local derivative is 0)"
-        if term is not None:
-            what = f"{formula(term, names)} = {fmt(term.data)}" if term.op is None else formula(term, names)
-            built = f"builds {name(term)} = {what}"
-            if term not in new:  # the rule gave back a node that exists already (add passes D on)
-                built = f"returns {name(term)}, a node already built ({what})"
-        op = C.op.name if C.op is not None else "leaf"
-        article = "an" if op[:1] in "aeiou" else "a"
-        lines.append(
-            f"C = {name(C)}, {article} {op}: get_inputs(C, G') = ({', '.join(name(a) for a in inputs)}), "
-            f"D = grad_table[C] = {name(D)}; op.bprop {built}"
-        )
-    if call.new_nodes:
-        added = ", ".join(names.get(v, "?") for v in call.new_nodes)
-        many = count(len(call.new_nodes), "node")
-        added = f"This call added {many} to B: {added}, highlighted in the picture."
-    else:
-        added = "This call added no node to B: grad_table[V] is a node that was already built."
-    return (
-        f"Call {k} of {total}: build_grad(V = {name(call.V)}). get_consumers(V, G') gives "
-        f"{count(len(call.consumers), 'consumer')}. For each, micrograph's op.bprop applies the "
-        f"operation's one derivative rule (micrograph/ops.py) to nodes, so it builds nodes: the term G(i) = "
-        f"D times the local derivative.\n\n" + "\n\n".join(lines) + "\n\n"
-        f"G <- the sum of the terms: grad_table[{name(call.V)}] = {name(call.G_V)} = {fmt(call.G_V.data)}. "
-        f"{added} The grad_table entries it used were built by earlier calls: consumers come later in G, "
-        f"so they are done first."
-    )
-
-
-def build_grad_call_rows(call: BuildGradCall, names: Mapping[Value, str]) -> list[tuple[str, str, str]]:
-    """The nodes of B one call of Algorithm 6.6 added: (name, what it computes, its value), in B's order.
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithm 6.6.
-    """
-    return [(names.get(v, "?"), formula(v, names), fmt(v.data)) for v in call.new_nodes]
-
-
-@dataclass
-class SymbolicFrame:
-    """One step of Algorithm 6.5 or 6.6 on the page: the start, one call of build_grad, or the return.
-
-    Attributes:
-        algorithm: ``"6.5"`` or ``"6.6"``.
-        lines: the pseudo-code lines being executed (0-based indices into ALGORITHM_6_5 / ALGORITHM_6_6).
-        heading: the frame's title (``Algorithm 6.6, call 2 of 3: build_grad(V = u2 (x))``).
-        explanation: what happens, in words, names and numbers (paragraphs separated by blank lines).
-        rows: a table under the pseudo-code: (name, what it computes, value) per row.
-        highlight: the nodes drawn highlighted (G' on the first frame, the call's new nodes on a call's).
-        call: the call of build_grad this frame shows, or None.
-        columns: the headings of ``rows``.
-    """
-
-    algorithm: str
-    lines: tuple[int, ...]
-    heading: str
-    explanation: str
-    rows: list[tuple[str, str, str]]
-    highlight: tuple[Value, ...]
-    call: BuildGradCall | None = None
-    columns: tuple[str, str, str] = ("node", "computes", "value")
-
-
-@dataclass
-class SymbolicSteps:
-    """Algorithms 6.5 and 6.6 as grad ran them once on the graph of z: the frames and what they show.
-
-    Attributes:
-        z: the output.
-        targets: T, the variables differentiated with respect to.
-        gradients: grad's result, one node of B per target (in T's order).
-        calls: every call of build_grad grad reported, in order.
-        names: one name per node of G and B, as the drawings name them.
-        frames: the start (Algorithm 6.5), one frame per call (Algorithm 6.6), the return (Algorithm 6.5).
-    """
-
-    z: Value
-    targets: list[Value]
-    gradients: list[Value]
-    calls: list[BuildGradCall]
-    names: dict[Value, str]
-    frames: list[SymbolicFrame]
-
-
-def _targets(graph: Graph, wrt: Value | Sequence[Value] | None) -> list[Value]:
-    if wrt is None:
-        targets = list(graph.variables)
-        if not targets:
-            raise ValueError(
-                "steps(algorithm='6.6'): z has no variables (every input is a constant); "
-                "give wrt= the Values to differentiate with respect to"
-            )
-        return targets
-    return as_values(wrt, "steps(z, path, wrt=...)", "wrt")
-
-
-def _is_are(items: Sequence[object]) -> str:
-    return "is" if len(items) == 1 else "are"
-
-
-def symbolic_frames(z: Value, wrt: Value | Sequence[Value] | None = None) -> SymbolicSteps:
-    """The frames of Algorithm 6.5 and its calls of Algorithm 6.6 on the graph of z, as grad runs them.
-
-    Runs :func:`micrograph.grad` once with an observer: one frame for Algorithm 6.5's start (G pruned to
-    G', grad_table[z] ← 1), one per call of build_grad in the order grad reported them (V, its consumers
-    in G', their inputs, D, what op.bprop built, the sum, the new nodes of B), and one for the return
-    (grad_table restricted to T). Nothing here builds a node or knows a derivative.
-
-    Args:
-        z: the output, a Value.
-        wrt: the targets T, a Value or a sequence of Values; by default the graph's variables (the inputs
-            that are not constants, in u(i) order).
-
-    Returns:
-        A :class:`SymbolicSteps` holding the frames, the calls, the gradients and the node names.
-
-    Raises:
-        TypeError: z or a target is not a Value.
-        ValueError: T is empty, or (by default) the graph has no variables.
-        DomainError: a local derivative does not exist at the graph's values.
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithms 6.5, 6.6.
-    """
-    if not isinstance(z, Value):
-        raise TypeError(f"steps(z, path): z must be a Value, got {type(z).__name__} {z!r}")
-    graph = Graph(z)
-    targets = _targets(graph, wrt)
-    calls: list[BuildGradCall] = []
-    gradients = grad(z, targets, observe=calls.append)  # the engine's Algorithms 6.5 and 6.6, watched
-    B_nodes = [v for v in topological_order(gradients) if v not in graph.index]
-    names = node_names(graph, B_nodes)  # G's u1..un, then B's numbered on as the drawing numbers them
-    G_prime = graph.prune(targets)
-    n = len(graph.nodes)
-
-    def name(v: Value) -> str:
-        return _call_node_name(v, names)
-
-    T_text = ", ".join(name(v) for v in targets)
-    left_out = [names[v] for v in graph.nodes if v not in G_prime]
-    pruned = (
-        f"{count(len(left_out), 'node')} of G ({', '.join(left_out)}) {_is_are(left_out)} not, drawn "
-        f"faded: no gradient flows through them, so build_grad never visits them."
-        if left_out
-        else "every node of G is, so nothing is pruned."
-    )
-    seed = next((D for c in calls for C, D in zip(c.consumers, c.D) if C is z), None)
-    if seed is None:
-        seed_text = ""
-    elif seed in names:
-        seed_text = f", drawn in B as {names[seed]}"
-    else:
-        seed_text = " (not drawn: no node of B reads it, as op.bprop multiplies by 1 without building a node)"
-    start = SymbolicFrame(
-        "6.5",
-        (3, 4, 5),
-        "Algorithm 6.5 (symbol-to-symbol back-propagation): G' and grad_table[z] ← 1",
-        f"T = {{{T_text}}}, z = {name(z)}. G' keeps the nodes of G that are ancestors of z and descendants "
-        f"of a node in T: {len(G_prime)} of the {n}, highlighted; {pruned}\n\n"
-        f"grad_table[z] ← 1: the seed, the constant node 1{seed_text}. Then build_grad (Algorithm 6.6) "
-        f"runs for the nodes of G' from z down: the book's recursion unrolled, so each call finds its "
-        f"consumers' gradients already in the grad_table. There {_is_are(calls)} "
-        f"{count(len(calls), 'call')}; each of the next frames shows one, and highlights in B (orange, on "
-        f"the right) the nodes it adds.",
-        [(names[v], formula(v, names), fmt(v.data)) for v in G_prime.nodes],
-        tuple(G_prime.nodes),
-        columns=("node of G'", "computes", "value"),
-    )
-    out = [start]
-    for k, call in enumerate(calls, 1):
-        out.append(
-            SymbolicFrame(
-                "6.6",
-                _CALL_LINES,
-                f"Algorithm 6.6, call {k} of {len(calls)}: build_grad(V = {name(call.V)})",
-                build_grad_call_text(call, k, len(calls), names),
-                build_grad_call_rows(call, names),
-                call.new_nodes,
-                call,
-                ("new node of B", "computes", "value"),
-            )
-        )
-    entries = "; ".join(
-        f"grad_table[{name(v)}] = {name(d)} = {fmt(d.data)}" for v, d in zip(targets, gradients)
-    )
-    out.append(
-        SymbolicFrame(
-            "6.5",
-            (9,),
-            "Algorithm 6.5: return grad_table restricted to T",
-            f"Return grad_table restricted to T: {entries}. Each is a node of B, highlighted: evaluate it "
-            f"again with new inputs (Algorithm 6.1 on B), draw it, or differentiate it again. Its value "
-            f"is the number Algorithm 6.2 computes for the same G, to the last bit unless a sum of three "
-            f"terms or more was grouped otherwise (op.bprop first adds a consumer's own terms).",
-            [(names.get(d, "?"), formula(d, names), fmt(d.data)) for d in gradients],
-            tuple(gradients),
-            columns=("grad_table entry", "computes", "value"),
-        )
-    )
-    return SymbolicSteps(z, targets, list(gradients), calls, names, out)
-
+__all__ = ["steps"]
 
 # ---------------------------------------------------------------------------------------------
 # The HTML page.
@@ -533,26 +104,21 @@ def _frame_html(k: int, frame: Frame, graph: Graph, svg: str, count_in_algo: tup
     else:
         head, col = "grad_table[u(i)] = ∂u(n)/∂u(i)", frame.grads
     rows = []
-    for i, v in enumerate(nodes):
-        cls = []
-        if i == frame.node:
-            cls.append("current")
-        if col[i] is None:
-            cls.append("empty")
-        shown = fmt(col[i]) if col[i] is not None else "—"
-        rows.append(
-            f'<tr class="{" ".join(cls)}"><td>u{i + 1}</td><td>{e(clean(v.label))}</td>'
-            f'<td>{e(formula(v, names))}</td><td class="num">{e(shown)}</td></tr>'
-        )
+    for i, cells in enumerate(node_rows(graph, {head: col}, names=names, empty="—")):
+        cls = " ".join(c for c, on in (("current", i == frame.node), ("empty", col[i] is None)) if on)
+        *text, shown = (e(c) for c in cells)
+        cols = "".join(f"<td>{c}</td>" for c in text)
+        rows.append(f'<tr class="{cls}">{cols}<td class="num">{shown}</td></tr>')
     table = (
         f'<table class="gt"><thead><tr><th>node</th><th>label</th><th>computation</th><th>{e(head)}</th></tr>'
         f"</thead><tbody>{''.join(rows)}</tbody></table>"
     )
     terms = ""
     if frame.terms:
+        uj = names[nodes[frame.node or 0]]
         items = "".join(
-            f"<li>∂u{i + 1}/∂u{(frame.node or 0) + 1} (argument {kk + 1} of {e(nodes[i].op.name)}) = "
-            f"{e(form) + ' = ' if form else ''}{e(fmt(d))}; grad_table[u{i + 1}] = {e(fmt(g))}</li>"
+            f"<li>∂{names[nodes[i]]}/∂{uj} (argument {kk + 1} of {e(nodes[i].op.name)}) = "
+            f"{e(form) + ' = ' if form else ''}{e(fmt(d))}; grad_table[{names[nodes[i]]}] = {e(fmt(g))}</li>"
             for i, kk, g, d, form in frame.terms
         )
         terms = f'<ul class="terms">{items}</ul>'
@@ -683,21 +249,12 @@ def steps(
     for k, (sf, svg) in enumerate(zip(sym, svgs[len(fs) :]), len(fs)):
         sections.append(_symbolic_frame_html(k, sf, _inline_svg(svg, f"f{k + 1}_")))
     sections[0] = sections[0].replace('class="frame"', 'class="frame current"', 1)
-    digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode("utf-8")).digest()).decode("ascii")
-    csp = f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{digest}'"
-    zname = clean(z.label) or f"u{len(graph.nodes)}"
+    zname = clean(z.label) or node_names(graph)[z]
     total = len(sections)
     what = pseudocode.named(pseudocode.STEP_PAGES[algorithm])
     if run is not None:  # say what T is, with the names the frames use
-        zname += f", T = {{{', '.join(_call_node_name(v, run.names) for v in run.targets)}}}"
-    page = (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(f'Back-propagation step by step: {zname}')}</title>"
-        f"<style>{style.HTML_CSS}</style></head>\n"
-        '<body data-frame="1">'
+        zname += f", T = {{{', '.join(call_node_name(v, run.names) for v in run.targets)}}}"
+    body = (
         f"<h1>{what}, step by step, on {html.escape(zname)} "
         f"({len(graph.nodes)} nodes, n_i = {graph.n_inputs})</h1>"
         '<div class="nav"><button id="prev" type="button">◀ previous</button>'
@@ -705,6 +262,13 @@ def steps(
         '<button id="next" type="button">next ▶</button>'
         '<span class="help">or use the ← → arrow keys (Home, End)</span></div>\n'
         + "\n".join(sections)
-        + f"\n<script>{_SCRIPT}</script>\n</body></html>\n"
+    )
+    page = html_page(
+        title=f"Back-propagation step by step: {zname}",
+        css=style.HTML_CSS,
+        body=body,
+        script=_SCRIPT,
+        body_attrs='data-frame="1"',
     )
     return write_atomic(dest, page.encode("utf-8"), overwrite=overwrite)
+

@@ -44,6 +44,7 @@ __all__ = [
     "LEGEND",
     "SIGNIFICANT_DIGITS",
     "HTML_CSS",
+    "EXPLORER",
     "PLOT_COLORS",
     "PLOT_RC",
     "WRONG",
@@ -62,6 +63,10 @@ GRAPH: dict[str, str] = {
     "nodesep": "0.25",
     "ranksep": "0.45",
     "labelloc": "t",
+    # At most 2 x (number of nodes) iterations of network simplex when dot places the nodes within their
+    # ranks: the same drawing for small graphs (it converges sooner), and a 400-node graph laid out in
+    # about 1.5 s instead of 9 s, no taller (measured: docs/architecture.md, "Layout").
+    "nslimit": "2",
 }
 NODE: dict[str, str] = {"shape": "plain", "fontname": FONT, "fontsize": FONTSIZE}
 """A node's box is its HTML-like label (viz.dot.html_box), in the colours of its kind below."""
@@ -140,6 +145,29 @@ table.gt tr.empty td.num { color: #aaaaaa; }
 .help { color: #666666; font-size: 0.9em; }
 """
 
+# The exercises' failure drawings (lessons.exercises): the first wrong node and the edges of its wrong term.
+WRONG: dict[str, str] = {"fillcolor": "#f8c9c9", "color": "#c0392b", "fontcolor": "#1a1a1a", "penwidth": "3",
+                         "style": "filled,bold"}  # fmt: skip
+WRONG_EDGE: dict[str, str] = {"color": "#c0392b", "penwidth": "2.5", "fontcolor": "#c0392b"}
+
+# The explorer's page (viz.explore): its colours, given to explore.css as CSS variables (--mg-text, ...).
+EXPLORER: dict[str, str] = {
+    "text": "#1a1a1a",
+    "background": "#ffffff",
+    "muted": "#555555",
+    "rule": "#dddddd",
+    "code": "#f7f7f7",
+    "current": HIGHLIGHT["fillcolor"],  # the node and the pseudo-code line of the current step
+    "current-edge": HIGHLIGHT["color"],
+    "selected": "#6a1b9a",  # the node whose sum the panel shows
+    "hover": OPERATION["color"],  # the node under the pointer; its consumers are drawn in B's orange
+    "consumer": BACKWARD["color"],
+    "wrong": WRONG_EDGE["color"],  # outside a domain; a wrong prediction
+    "right": VARIABLE["color"],
+    "pane-g": CLUSTER_G["fillcolor"],
+    "pane-b": CLUSTER_B["fillcolor"],
+}
+
 # A node box drawn by viz.dot.html_box when its style leaves a colour out.
 BOX_DEFAULT: dict[str, str] = {"fillcolor": "#ffffff", "color": "#555555", "fontcolor": "#1a1a1a"}
 
@@ -179,8 +207,3 @@ PLOT_RC: dict[str, object] = {
     "axes.grid": True,
     "grid.alpha": 0.3,
 }
-
-# The exercises' failure drawings (lessons.exercises): the first wrong node and the edges of its wrong term.
-WRONG: dict[str, str] = {"fillcolor": "#f8c9c9", "color": "#c0392b", "fontcolor": "#1a1a1a", "penwidth": "3",
-                         "style": "filled,bold"}  # fmt: skip
-WRONG_EDGE: dict[str, str] = {"color": "#c0392b", "penwidth": "2.5", "fontcolor": "#c0392b"}

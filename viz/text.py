@@ -3,8 +3,7 @@
 :func:`text` prints the node list u(1)..u(n) of Algorithm 6.1 as a table, one line per node in
 topological order: its name, label, how it is computed from its parents (``u3 = u1 × u2``), its value
 and its gradient. Its words (:func:`fmt`, :func:`formula`, :func:`clean`, :func:`node_names`) come from
-:mod:`viz.words`, shared with the Graphviz drawings, the step-through pages and the lessons; they are
-importable from here as before.
+:mod:`viz.words`, shared with the Graphviz drawings, the step-through pages and the lessons.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1, Algorithm 6.1.
 """
@@ -15,9 +14,9 @@ import math
 
 from micrograph.engine import Value
 from micrograph.graph import Graph
-from viz.words import as_graph, clean, count, fmt, formula, graph_name, kind, node_names, node_table
+from viz.words import as_graph, count, fmt, graph_name, node_names, node_table
 
-__all__ = ["text", "fmt", "formula", "clean", "kind", "as_graph", "node_names", "graph_name"]
+__all__ = ["text"]
 
 
 def text(target: Value | Graph, *, max_rows: int = 200) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import unicodedata
 from typing import Any
 
 import graphviz
@@ -54,22 +55,57 @@ _MATH = {
     "⇢": r"-\,-\,$\rightarrow$",  # amssymb's \dashrightarrow without amssymb
     "—": "---",
     "–": "--",
+    "…": r"\ldots{}",
 }
 
 
+_GREEK_CAPITALS = {"Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Upsilon", "Phi", "Psi", "Omega"}
+_GREEK_AS_LATIN = {"Alpha": "A", "Beta": "B", "Epsilon": "E", "Zeta": "Z", "Eta": "H", "Iota": "I",
+                   "Kappa": "K", "Mu": "M", "Nu": "N", "Omicron": "O", "Rho": "P", "Tau": "T", "Chi": "X",
+                   "omicron": "o"}  # fmt: skip
+"""Greek letters that LaTeX writes with Latin ones (no math command of their own)."""
+
+
+def _greek(ch: str) -> str | None:
+    """A Greek letter as math (``α`` -> ``$\\alpha$``), or as the Latin letter it looks like (``Α``)."""
+    m = re.fullmatch(r"GREEK (SMALL|CAPITAL) LETTER ([A-Z]+)", unicodedata.name(ch, ""))
+    if m is None:
+        return None
+    word = m.group(2).capitalize().replace("Lamda", "Lambda")  # Unicode spells it LAMDA
+    if m.group(1) == "SMALL":
+        word = word.lower()
+    if word in _GREEK_AS_LATIN:
+        return _GREEK_AS_LATIN[word]
+    return f"$\\{word}$" if word.islower() or word in _GREEK_CAPITALS else None
+
+
+_NOT_IN_T1 = set("ĦħĸĿŀŉŦŧſ")
+"""The letters of Latin-1 and Latin Extended-A that LaTeX's T1 fonts do not have (found by compiling)."""
+
+
+def _latin(ch: str) -> bool:
+    """A letter of Latin-1 or Latin Extended-A (``ï``, ``ç``, ``ß``, ``ł``) that LaTeX's utf8 input and T1
+    fonts print as it is, so it is passed through as UTF-8."""
+    return "\u00c0" <= ch <= "\u017f" and unicodedata.category(ch).startswith("L") and ch not in _NOT_IN_T1
+
+
 def escape_latex(text: str) -> str:
-    """``text`` as LaTeX that prints it literally: special characters escaped, known symbols as math,
-    any other non-ASCII character (or control character) as ``?``."""
+    """``text`` as LaTeX (UTF-8, for ``\\usepackage[T1]{fontenc}``) that prints it literally.
+
+    Special characters are escaped; micrograph's symbols and Greek letters are written as math; Latin
+    letters with accents pass through as UTF-8; Graphviz's ellipsis (a cut label) is ``\\ldots``; any other
+    non-ASCII character (or control character) becomes ``?``, which pdflatex can always print.
+    """
     out = []
     for ch in text:
         if ch in _LATEX_SPECIAL:
             out.append(_LATEX_SPECIAL[ch])
         elif ch in _MATH:
             out.append(_MATH[ch])
-        elif " " <= ch <= "~":
+        elif " " <= ch <= "~" or _latin(ch):
             out.append(ch)
         else:
-            out.append("?")
+            out.append(_greek(ch) or "?")
     return "".join(out)
 
 
@@ -191,6 +227,84 @@ def _xdot(ops: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _cluster(obj: dict[str, Any]) -> list[str]:
+    """A cluster's rounded box and its label."""
+    x0, y0, x1, y1 = (float(v) for v in obj["bb"].split(","))
+    frame = f"draw={_color(obj.get('color'), 'black')},fill={_color(obj.get('fillcolor'), 'white')}"
+    lines = [_box(x0, y0, x1, y1, "rounded corners=4pt," + frame)]
+    if obj.get("label") and "lp" in obj:
+        ((lx, ly),) = _points(obj["lp"])
+        ink = f"text={_color(obj.get('fontcolor'), 'black')}"
+        lines.append(_text(lx, ly, ink, escape_latex(obj["label"])))
+    return lines
+
+
+def _edge(edge: dict[str, Any]) -> list[str]:
+    """An edge's Bézier spline with its arrow head, and its label; nothing for an invisible edge."""
+    if "invis" in edge.get("style", "") or "pos" not in edge:
+        return []
+    pts, end = _edge_path(edge["pos"])
+    if not pts:
+        return []
+    path = _xy(pts[0])
+    for k in range(1, len(pts) - 2, 3):
+        path += f" .. controls {_xy(pts[k])} and {_xy(pts[k + 1])} .. {_xy(pts[k + 2])}"
+    if end is not None:
+        path += f" -- {_xy(end)}"
+    dashed = ",dashed" if "dashed" in edge.get("style", "") else ""
+    lines = [f"  \\draw[-latex,draw={_color(edge.get('color'), 'black')}{dashed}] {path};"]
+    for key, at in (("label", "lp"), ("headlabel", "head_lp")):  # viz.dot numbers arguments at the head
+        if edge.get(key) and at in edge:
+            ((lx, ly),) = _points(edge[at])
+            lines.append(_text(lx, ly, "font=\\sffamily\\scriptsize", escape_latex(edge[key])))
+    return lines
+
+
+def _node(obj: dict[str, Any]) -> list[str]:
+    """A node: a record's boxes, one per field, or a box of the node's size with one row per text line."""
+    ((x, y),) = _points(obj["pos"])
+    style = obj.get("style", "")
+    draw = _color(obj.get("color"), "black")
+    fill = _color(obj.get("fillcolor"), "white") if "filled" in style else "white"
+    ink = _color(obj.get("fontcolor"), "black")
+    extra = ",dashed" if "dashed" in style else ""
+    extra += ",line width=1.2pt" if float(obj.get("penwidth", "1") or 1) > 1 else ""
+    label = obj.get("label", obj["name"])
+    lines = []
+    if obj.get("rects"):  # a record: one box per field, as Graphviz placed them
+        for (x0, y0, x1, y1), text in zip(
+            ((float(v) for v in r.split(",")) for r in obj["rects"].split()), _fields(label)
+        ):
+            lines.append(_box(x0, y0, x1, y1, f"draw={draw},fill={fill}{extra}"))
+            lines.append(_text((x0 + x1) / 2, (y0 + y1) / 2, f"text={ink}", escape_latex(text)))
+        return lines
+    w, h = float(obj.get("width", 0.75)) * 72 / 2, float(obj.get("height", 0.5)) * 72 / 2
+    texts = [label]
+    table = re.match(r"\s*<TABLE([^>]*)>", label, re.I)
+    if table:  # an HTML-like label: the box's colours and border are the table's
+        texts = _html_lines(label)
+        draw, fill, extra, ink = _table_style(table.group(1), label)
+    lines.append(_box(x - w, y - h, x + w, y + h, f"draw={draw},fill={fill}{extra}"))
+    step = 2 * h / len(texts)
+    for k, t in enumerate(texts):
+        top = y + h - k * step
+        if k:
+            lines.append(f"  \\draw[draw={draw}] {_xy((x - w, top))} -- {_xy((x + w, top))};")
+        lines.append(_text(x, top - step / 2, f"text={ink}", escape_latex(t)))
+    return lines
+
+
+def _table_style(attributes: str, label: str) -> tuple[str, str, str, str]:
+    """An HTML-like table's frame colour, fill, extra line options and text colour."""
+    attrs = dict(re.findall(r'(\w+)="([^"]*)"', attributes.upper()))
+    draw = _color(attrs.get("COLOR", "").lower() or None, "black")
+    fill = _color(attrs.get("BGCOLOR", "").lower() or None, "white")
+    extra = ",dashed" if attrs.get("STYLE", "").find("DASHED") >= 0 else ""
+    extra += ",line width=1.2pt" if int(attrs.get("BORDER", "1") or 1) > 1 else ""
+    font = re.search(r'<FONT[^>]*COLOR="([^"]*)"', label, re.I)
+    return draw, fill, extra, _color(font.group(1) if font else None, "black")
+
+
 def to_tikz(
     drawing: graphviz.Digraph | graphviz.Graph, *, standalone: bool = True, scale: float = 1.0
 ) -> str:
@@ -219,71 +333,20 @@ def to_tikz(
     objects = layout.get("objects", [])
     for obj in objects:  # clusters first, so nodes are drawn over them
         if "bb" in obj and "pos" not in obj:
-            x0, y0, x1, y1 = (float(v) for v in obj["bb"].split(","))
-            frame = f"draw={_color(obj.get('color'), 'black')},fill={_color(obj.get('fillcolor'), 'white')}"
-            lines.append(_box(x0, y0, x1, y1, "rounded corners=4pt," + frame))
-            if obj.get("label") and "lp" in obj:
-                (lx, ly), = _points(obj["lp"])
-                ink = f"text={_color(obj.get('fontcolor'), 'black')}"
-                lines.append(_text(lx, ly, ink, escape_latex(obj["label"])))
+            lines += _cluster(obj)
     for edge in layout.get("edges", []):
-        if "invis" in edge.get("style", "") or "pos" not in edge:
-            continue
-        pts, end = _edge_path(edge["pos"])
-        if not pts:
-            continue
-        path = _xy(pts[0])
-        for k in range(1, len(pts) - 2, 3):
-            path += f" .. controls {_xy(pts[k])} and {_xy(pts[k + 1])} .. {_xy(pts[k + 2])}"
-        if end is not None:
-            path += f" -- {_xy(end)}"
-        dashed = ",dashed" if "dashed" in edge.get("style", "") else ""
-        lines.append(f"  \\draw[-latex,draw={_color(edge.get('color'), 'black')}{dashed}] {path};")
-        if edge.get("label") and "lp" in edge:
-            (lx, ly), = _points(edge["lp"])
-            lines.append(_text(lx, ly, "font=\\sffamily\\scriptsize", escape_latex(edge["label"])))
+        lines += _edge(edge)
     for obj in objects:
-        if "pos" not in obj:
-            continue
-        (x, y), = _points(obj["pos"])
-        style = obj.get("style", "")
-        draw = _color(obj.get("color"), "black")
-        fill = _color(obj.get("fillcolor"), "white") if "filled" in style else "white"
-        ink = _color(obj.get("fontcolor"), "black")
-        extra = ",dashed" if "dashed" in style else ""
-        extra += ",line width=1.2pt" if float(obj.get("penwidth", "1") or 1) > 1 else ""
-        label = obj.get("label", obj["name"])
-        if obj.get("rects"):  # a record: one box per field, as Graphviz placed them
-            for (x0, y0, x1, y1), text in zip(
-                ((float(v) for v in r.split(",")) for r in obj["rects"].split()), _fields(label)
-            ):
-                lines.append(_box(x0, y0, x1, y1, f"draw={draw},fill={fill}{extra}"))
-                lines.append(_text((x0 + x1) / 2, (y0 + y1) / 2, f"text={ink}", escape_latex(text)))
-        else:  # an HTML-like or plain label: a box of the node's size, one row per line of text
-            w, h = float(obj.get("width", 0.75)) * 72 / 2, float(obj.get("height", 0.5)) * 72 / 2
-            texts = [label]
-            table = re.match(r"\s*<TABLE([^>]*)>", label, re.I)
-            if table:  # the box's colours and border are the table's
-                texts = _html_lines(label)
-                attrs = dict(re.findall(r'(\w+)="([^"]*)"', table.group(1).upper()))
-                draw = _color(attrs.get("COLOR", "").lower() or None, "black")
-                fill = _color(attrs.get("BGCOLOR", "").lower() or None, "white")
-                extra = ",dashed" if attrs.get("STYLE", "").find("DASHED") >= 0 else ""
-                extra += ",line width=1.2pt" if int(attrs.get("BORDER", "1") or 1) > 1 else ""
-                font = re.search(r'<FONT[^>]*COLOR="([^"]*)"', label, re.I)
-                ink = _color(font.group(1) if font else None, "black")
-            lines.append(_box(x - w, y - h, x + w, y + h, f"draw={draw},fill={fill}{extra}"))
-            step = 2 * h / len(texts)
-            for k, t in enumerate(texts):
-                top = y + h - k * step
-                if k:
-                    lines.append(f"  \\draw[draw={draw}] {_xy((x - w, top))} -- {_xy((x + w, top))};")
-                lines.append(_text(x, top - step / 2, f"text={ink}", escape_latex(t)))
+        if "pos" in obj:
+            lines += _node(obj)
     lines += _xdot(layout.get("_ldraw_", []))  # the graph's own label: a title, or figure 6.10's legend
     lines.append("\\end{tikzpicture}")
     picture = "\n".join(lines) + "\n"
-    if not standalone:
-        return picture
+    return _document(picture, layout, scale) if standalone else picture
+
+
+def _document(picture: str, layout: dict[str, Any], scale: float) -> str:
+    """The picture as a LaTeX document whose page is the picture's size."""
     # A page the size of the picture, with classes every TeX installation has (article; no standalone).
     x0, y0, x1, y1 = (float(v) for v in layout.get("bb", "0,0,100,100").split(","))
     width, height = (x1 - x0) * scale + 8, (y1 - y0) * scale + 8

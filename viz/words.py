@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from micrograph.engine import NodeMeta, Value
 from micrograph.graph import Graph
@@ -24,9 +24,11 @@ __all__ = [
     "factor",
     "fmt",
     "formula",
+    "formula_numbers",
     "graph_name",
     "kind",
     "node_names",
+    "node_rows",
     "node_table",
     "table",
     "NamedTable",
@@ -92,6 +94,20 @@ def formula(node: Value, names: Mapping[Value, str]) -> str:
     if op.param is not None:  # x ** c
         return f"{args[0]}{op.symbol}"
     return f"{op.symbol}({args[0]})"
+
+
+def formula_numbers(node: Value, number: Callable[[Value, bool], str]) -> str:
+    """How a node is computed, its arguments written as numbers: ``0.5000 × (-2.000)``, ``log(-1.000)``.
+
+    ``number(argument, bracketed)`` writes one argument; ``bracketed`` is True where a negative number
+    needs brackets to read right (an operand of a binary operation, of ``-x`` or of ``x^c``), False inside
+    a function's own parentheses (``log(-1.000)``, never ``log((-1.000))``).
+    """
+    op = node.op
+    if op is None:
+        return formula(node, {})
+    bracketed = op.arity == 2 or op.name == "neg" or op.param is not None
+    return formula(node, {p: number(p, bracketed) for p in node.inputs})
 
 
 def kind(node: Value) -> str:
@@ -241,6 +257,26 @@ def _cell(x: float | str | None) -> str:
     return x if isinstance(x, str) else fmt(x)
 
 
+def node_rows(
+    graph: Graph,
+    columns: Mapping[str, Sequence[float | str | None]],
+    *,
+    names: Mapping[Value, str] | None = None,
+    empty: str = "?",
+) -> list[list[str]]:
+    """The node list u(1)..u(n) as rows of text: name, label, what it computes, then one cell per column.
+
+    The one model of a node table: :func:`node_table` lays it out for the terminal, :mod:`viz.steps` as
+    HTML. A number is shown by :func:`fmt`, None (not known yet) as ``empty``, a str as it is.
+    """
+    names = node_names(graph) if names is None else names
+    rows = []
+    for i, v in enumerate(graph.nodes):
+        cells = [empty if c[i] is None else _cell(c[i]) for c in columns.values()]
+        rows.append([names[v], clean(v.label), formula(v, names), *cells])
+    return rows
+
+
 def node_table(
     graph: Graph,
     columns: Mapping[str, Sequence[float | str | None]] | None = None,
@@ -266,6 +302,7 @@ def node_table(
     """
     names = node_names(graph) if names is None else names
     cols = {"value": [v.data for v in graph.nodes]} if columns is None else columns
+    cells = node_rows(graph, cols, names=names)
     n = len(graph.nodes)
     shown: list[int | None] = list(range(n))
     if max_rows is not None and n > max_rows:
@@ -276,9 +313,7 @@ def node_table(
         if i is None:
             rows.append(["...", "", f"({n - len(shown) + 1} nodes not shown)", *([""] * len(cols)), ""])
             continue
-        v = graph.nodes[i]
-        cells = [_cell(c[i]) for c in cols.values()]
-        rows.append([names[v], clean(v.label), formula(v, names), *cells, notes[i] if notes else ""])
+        rows.append([*cells[i], notes[i] if notes else ""])
     header = ["u(i)", "label", "computes", *cols.keys(), ""]
     return table(rows, header, align="<<<" + ">" * len(cols) + "<")
 
