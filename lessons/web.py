@@ -28,10 +28,12 @@ from lessons.exercises.judge import judging
 from lessons.exercises.report import Report
 from lessons.exercises.runner import Output, Stop
 from lessons.exercises.templates import TEMPLATES
-from micrograph.expr import parse_binding
+from micrograph.engine import Value
+from micrograph.expr import build, parse_binding, variables
+from viz.explore import explore
 from viz.render import set_layout
 
-__all__ = ["setup", "catalogue", "parse_at", "LessonView", "ExerciseCheck"]
+__all__ = ["setup", "catalogue", "parse_at", "explorer_html", "LessonView", "ExerciseCheck"]
 
 WIDTH = 99
 """Columns of a step's text: ``python -m lessons N`` in a terminal 100 columns wide prints the same."""
@@ -77,6 +79,34 @@ def parse_at(text: str) -> dict[str, float]:
             raise ValueError(f"{name} is given twice ({values[name]:g} and {value:g}); give it once")
         values[name] = value
     return values
+
+
+def explorer_html(expr: str, at: str, predict: bool = False) -> str:
+    """The explorer (:func:`viz.explore.explore`) of the student's expression, as its self-contained page.
+
+    Args:
+        expr: the expression, e.g. ``"tanh(tanh(tanh(w)))"`` (the command line's parser, no ``eval``).
+        at: the values of its variables, ``"w=0.5"``.
+        predict: predict mode (the student types the grad_table entries).
+
+    Raises:
+        ValueError: the expression refused by the parser (ExprError), a variable without a value, a value
+            for a name the expression does not use, or an operation undefined at the values (DomainError);
+            GraphTooLarge: more nodes than the explorer draws.
+    """
+    names = variables(expr)
+    values = parse_at(at)
+    missing = [n for n in names if n not in values]
+    if missing:
+        example = ", ".join(n + "=0.5" for n in names)
+        raise ValueError(f"give a value for {', '.join(missing)} (e.g. {example})")
+    unused = [n for n in values if n not in names]
+    if unused:
+        raise ValueError(f"{unused[0]} is not a variable of {expr} (it uses {', '.join(names) or 'none'})")
+    z = build(expr, {n: Value(values[n], label=n) for n in names})
+    if not isinstance(z, Value):
+        raise ValueError(f"{expr} is a constant: there is nothing to differentiate")
+    return explore(z, predict=predict).html()
 
 
 class LessonView:

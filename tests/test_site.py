@@ -204,3 +204,38 @@ def test_a_case_that_runs_forever_is_stopped_and_the_others_scored(page: Any) ->
     assert "11 of 12 checks passed" in report
     assert re.search(r"FAIL  a chain 10,000 deep", report)
     assert "ran longer than" in report
+
+
+def test_explorer_of_a_typed_expression(page: Any) -> None:
+    from micrograph import Graph, Value
+    from viz.words import fmt
+
+    page.get_by_role("button", name="Explorer").click()
+    section = page.locator("#explorer")
+    section.get_by_label("Expression").fill("tanh(x*y + exp(x))")
+    section.get_by_label("Values").fill("x=1, y=2")
+    page.get_by_role("button", name="Draw G and B").click()
+    frame = page.frame_locator("#explorer-frame")
+    frame.locator("g[data-node]").first.wait_for(timeout=60_000)
+    x, y = Value(1.0, label="x"), Value(2.0, label="y")
+    g = Graph((x * y + x.exp()).tanh())
+    assert frame.locator("g[data-node]").count() == len(g.nodes)  # G, laid out in the page
+    assert frame.locator("g[data-bnode]").count() > 0  # and B
+    slider = frame.get_by_role("slider", name="value of u1 (x)")  # each input's slider, named after it
+    inner = page.frames[1]
+    for target in ("-1.3", "0.4"):
+        start = time.monotonic()
+        slider.fill(target)
+        at = float(slider.input_value())
+        print(f"\nslider update (round trip from the test): {(time.monotonic() - start) * 1000:.1f} ms")
+        assert abs(at - float(target)) < 0.02
+        g.forward({x: at})
+        table = g.backprop()
+        outputs = inner.evaluate(
+            "Array.from(document.querySelectorAll('output.mg-grad-of')).map(o => o.textContent)"
+        )
+        assert outputs == [fmt(table[x]), fmt(table[y])]
+    assert "explore=tanh" in page.url
+    section.get_by_label("Expression").fill("log(x")
+    page.get_by_role("button", name="Draw G and B").click()
+    assert page.locator("#explorer-note").text_content() == "syntax error: '(' was never closed at column 4"

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -124,8 +125,11 @@ def _layout(graph: Graph, B: list[Value], names: dict[Value, str], max_nodes: in
         note = f"B has {len(B)} nodes, more than max_nodes={max_nodes}: B is not drawn."
     else:
         dots.append(draw_backward(graph, B, names, width=BOX_WIDTH))
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        svgs = list(pool.map(pipe_svg, dots))
+    if sys.platform == "emscripten":  # Python in a browser page (Pyodide) has no threads
+        svgs = [pipe_svg(d) for d in dots]
+    else:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            svgs = list(pool.map(pipe_svg, dots))
     g_marks = {names[v]: ("data-node", i) for i, v in enumerate(graph.nodes)}
     b_marks = {names[v]: ("data-bnode", k) for k, v in enumerate(B)}
     svg_b = _annotated_svg(svgs[1], b_marks, 1) if len(svgs) > 1 else ""

@@ -42,6 +42,7 @@ async function boot() {
   spare = new SolutionWorker();
   setUpLessons();
   setUpExercises();
+  setUpExplorer();
   await startLesson();
   window.micrographTimes.interactive = performance.now() - t0;
   say(`Ready: micrograph ${manifest.version} in Python ${manifest.python} (Pyodide ${manifest.pyodide}).`);
@@ -49,13 +50,14 @@ async function boot() {
 }
 
 function showTab(which) {
-  for (const name of ["lessons", "exercises"]) {
+  for (const name of ["lessons", "exercises", "explorer"]) {
     $(name).hidden = name !== which;
     $("tab-" + name).setAttribute("aria-pressed", String(name === which));
   }
 }
 $("tab-lessons").onclick = () => showTab("lessons");
 $("tab-exercises").onclick = () => showTab("exercises");
+$("tab-explorer").onclick = () => showTab("explorer");
 
 // --- lessons -------------------------------------------------------------------------------------------
 function setUpLessons() {
@@ -119,6 +121,38 @@ function show(json) {
   $("goto").max = s.count;
   $("goto").value = s.index;
   $("lesson-text").dataset.index = s.index;
+}
+
+// --- the explorer: viz.explore's own self-contained page, made in Python here and shown in a frame ----------
+function setUpExplorer() {
+  const params = new URLSearchParams(location.search);
+  if (params.has("explore")) {
+    $("x-expr").value = params.get("explore");
+    $("x-at").value = params.get("explore_at") || "";
+    $("x-predict").checked = params.get("predict") === "1";
+  }
+  $("explorer-form").onsubmit = (e) => { e.preventDefault(); drawExplorer(); };
+  for (const id of ["x-expr", "x-at", "x-predict", "x-draw"]) $(id).disabled = false;
+  if (params.has("explore")) { showTab("explorer"); drawExplorer(); }
+}
+
+function drawExplorer() {
+  $("explorer-note").textContent = "";
+  const t0 = performance.now();
+  let html;
+  try {
+    html = web.explorer_html($("x-expr").value, $("x-at").value, $("x-predict").checked);
+  } catch (error) {
+    $("explorer-note").textContent = lastLine(error);
+    return;
+  }
+  $("explorer-frame").srcdoc = html;
+  window.micrographTimes.explorer = performance.now() - t0;
+  const url = new URL(location.href);  // the expression and its values in the address: a link shares the graph
+  url.searchParams.set("explore", $("x-expr").value);
+  url.searchParams.set("explore_at", $("x-at").value);
+  if ($("x-predict").checked) url.searchParams.set("predict", "1"); else url.searchParams.delete("predict");
+  history.replaceState(null, "", url);
 }
 
 // --- exercises -----------------------------------------------------------------------------------------
