@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 OUT    ?= out
 
-.PHONY: demo test lint bench graphviz testtools clean
+.PHONY: demo test lint bench site serve-site graphviz testtools clean
 
 # The main job installs micrograph and what it needs, nothing more; the tests add the dev extra.
 $(VENV)/.installed-main: setup.cfg pyproject.toml
@@ -55,6 +55,14 @@ lint: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/run.py
+
+# The static site (lessons, exercises, explorer in the browser): needs npm; `make serve-site` serves it.
+SITE ?= site-out
+site: $(VENV)/.installed
+	$(VENV)/bin/micrograph site --out $(SITE) --force
+
+serve-site: site
+	$(VENV)/bin/micrograph site --out $(SITE) --serve
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache .mypy_cache .ruff_cache .hypothesis

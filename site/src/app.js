@@ -251,7 +251,9 @@ async function check() {
   let worker = null;
   try {
     session = web.ExerciseCheck(name, editor.state.doc.toString(), 0);
+    const asked = performance.now();
     worker = await freshWorker(name);
+    window.micrographTimes.checkWorkerWait = performance.now() - asked;  // a worker still starting Python
     let question = session.first();
     const deadline = t0 + wallSeconds * 1000;
     while (question) {
