@@ -13,7 +13,9 @@ import pytest
 from micrograph.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBCOMMANDS = ["tour", "lesson", "render", "steps", "explore", "notebooks", "blowup", "train", "exercise"]
+SUBCOMMANDS = [
+    "tour", "lesson", "render", "steps", "explore", "notebooks", "blowup", "train", "exercise", "site",
+]  # fmt: skip
 
 
 def _run(*args: str, stdin: str | None = "") -> subprocess.CompletedProcess[str]:

@@ -26,8 +26,6 @@ from exercise_solutions import CORRECT
 import lessons
 from lessons import site
 
-pytestmark = pytest.mark.slow
-
 ROOT = Path(__file__).resolve().parent.parent
 WRONG_BACKPROP = CORRECT["backprop"].replace(
     "for C in G.get_consumers(v)", "for C in G.get_consumers(v)[:1]"
@@ -88,6 +86,7 @@ def page(browser: Any, url: str) -> Iterator[Any]:
     assert errors == [], errors
 
 
+@pytest.mark.slow
 def test_site_within_budget(site_dir: Path) -> None:
     assert site.site_size(site_dir) <= site.BUDGET
     names = {p.relative_to(site_dir).as_posix() for p in site_dir.rglob("*") if p.is_file()}
@@ -126,6 +125,7 @@ def _step_through(page: Any) -> list[str]:
         )
 
 
+@pytest.mark.slow
 def test_lesson_2_to_its_end_as_python_prints_it(page: Any) -> None:
     expected = _python_lesson_steps(2)
     page.get_by_label("Lesson", exact=True).select_option("2")
@@ -137,6 +137,7 @@ def test_lesson_2_to_its_end_as_python_prints_it(page: Any) -> None:
     assert page.locator("#lesson-picture svg").count() == 1  # the last step's drawing, laid out in the page
 
 
+@pytest.mark.slow
 def test_lesson_on_the_students_expression(page: Any) -> None:
     page.get_by_label("Lesson", exact=True).select_option("2")
     page.get_by_label("Expression").fill("x*y + exp(x)")
@@ -174,6 +175,7 @@ def _without_time(text: str) -> str:
     return re.sub(r"\(\d+\.\d s\)", "(T s)", text)
 
 
+@pytest.mark.slow
 def test_exercise_wrong_then_correct(page: Any, tmp_path: Path) -> None:
     from lessons import exercises
 
@@ -199,6 +201,7 @@ def test_exercise_wrong_then_correct(page: Any, tmp_path: Path) -> None:
     assert "passed" in (page.locator("#progress li", has_text="backprop").get_attribute("class") or "")
 
 
+@pytest.mark.slow
 def test_a_case_that_runs_forever_is_stopped_and_the_others_scored(page: Any) -> None:
     looping = CORRECT["backprop"].replace(
         "    nodes = G.nodes\n", "    nodes = G.nodes\n    while len(nodes) > 5000:\n        pass\n"
@@ -210,6 +213,7 @@ def test_a_case_that_runs_forever_is_stopped_and_the_others_scored(page: Any) ->
     assert "ran longer than" in report
 
 
+@pytest.mark.slow
 def test_explorer_of_a_typed_expression(page: Any) -> None:
     from micrograph import Graph, Value
     from viz.words import fmt
@@ -243,3 +247,41 @@ def test_explorer_of_a_typed_expression(page: Any) -> None:
     section.get_by_label("Expression").fill("log(x")
     page.get_by_role("button", name="Draw G and B").click()
     assert page.locator("#explorer-note").text_content() == "syntax error: '(' was never closed at column 4"
+
+
+def _micrograph(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "micrograph", *args], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)  # fmt: skip
+
+
+@pytest.mark.parametrize("case", ["file", "symlink", "others", "earlier"])
+def test_site_never_writes_over_what_is_not_its_own(tmp_path: Path, case: str) -> None:
+    out = tmp_path / "out"
+    if case == "file":
+        out.write_text("mine")
+    elif case == "symlink":
+        (tmp_path / "real").mkdir()
+        out.symlink_to(tmp_path / "real")
+    else:
+        out.mkdir()
+        (out / (site.MARKER if case == "earlier" else "notes.txt")).write_text("mine")
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    done = _micrograph("site", "--out", str(out))
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and str(out) in done.stderr
+    expected = {
+        "file": "is not a directory",
+        "symlink": "is a symlink; not writing through it",
+        "others": "holds other files",
+        "earlier": "use --force to overwrite",
+    }[case]
+    assert expected in done.stderr
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+    if case == "others":  # --force replaces only a site built earlier
+        assert _micrograph("site", "--out", str(out), "--force").returncode == 2
+
+
+def test_serve_needs_a_built_site(tmp_path: Path) -> None:
+    with pytest.raises(site.SiteError, match="holds no site"):
+        site.serve(tmp_path)
