@@ -285,3 +285,27 @@ def test_site_never_writes_over_what_is_not_its_own(tmp_path: Path, case: str) -
 def test_serve_needs_a_built_site(tmp_path: Path) -> None:
     with pytest.raises(site.SiteError, match="holds no site"):
         site.serve(tmp_path)
+
+
+@pytest.mark.slow
+def test_every_lesson_steps_to_its_end_as_in_python(page: Any) -> None:
+    for n in lessons.LESSONS:
+        stepper = lessons.start(n)
+        page.get_by_label("Lesson", exact=True).select_option(str(n))
+        page.wait_for_function(
+            f"document.getElementById('lesson-text').textContent.startsWith('Lesson {n}:')", timeout=120_000
+        )
+        shown = _step_through(page)
+        assert len(shown) == len(stepper), n
+        for k, text in enumerate(shown, start=1):
+            stepper.goto(k)
+            assert text == stepper.show(width=99, keys="").rstrip("\n"), f"lesson {n}, step {k} differs"
+        # the last step's picture: a drawing laid out in the page, or a plot named as needing matplotlib
+        figure = stepper.figure()
+        note = page.locator("#lesson-note").text_content()
+        if figure is None:
+            assert page.locator("#lesson-picture svg").count() == 0 and note == ""
+        elif hasattr(figure, "pipe"):
+            assert page.locator("#lesson-picture svg").count() == 1 and note == ""
+        else:
+            assert "matplotlib" in note and f"python -m lessons {n}" in note

@@ -121,11 +121,31 @@ def register_ipython(ip: Any = None) -> bool:
     return True
 
 
+class PlotUnavailable:
+    """A plot made where matplotlib is missing: Python in a browser page (Pyodide without matplotlib).
+
+    A lesson's step that makes a plot still runs, so every step can be stepped in the page; drawing this
+    stand-in (``savefig``) raises ImportError, which the page shows as a note naming the command that draws
+    the plot with micrograph installed. Elsewhere matplotlib is a dependency and plots are real.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def savefig(self, *args: Any, **kw: Any) -> None:
+        """Raises ImportError: matplotlib is not installed here."""
+        raise ImportError(f"viz.{self.name} draws with matplotlib, which is not installed here")
+
+
 def __getattr__(name: str) -> Any:
     """The plots load on first use: matplotlib takes about a second to import; drawings need none of it."""
     if name in _PLOTS:
-        from viz import plots
-
+        try:
+            from viz import plots
+        except ModuleNotFoundError as e:
+            if sys.platform != "emscripten" or e.name != "matplotlib":
+                raise
+            return lambda *args, **kw: PlotUnavailable(name)
         return getattr(plots, name)
     raise AttributeError(f"module 'viz' has no attribute {name!r}")
 
