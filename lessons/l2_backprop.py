@@ -16,7 +16,6 @@ import viz
 from lessons._core import Question, Step
 from micrograph import Graph, Value, backprop, pseudocode
 from micrograph.expr import build
-from micrograph.ops import local_derivative
 from viz.words import NamedTable, clean, factor, fmt, formula, node_names, node_table
 
 __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
@@ -102,7 +101,7 @@ def _iteration(l: Any, j: int) -> None:
     for p, k in l.graph.consumer_edges[j - 1]:  # p = i - 1, the consumer's place in the list
         u_i = l.graph.nodes[p]
         args = tuple(a.data for a in u_i.inputs)
-        du_i_du_j = local_derivative(u_i.op, k, args, u_i.data)  # the operation's one derivative rule
+        du_i_du_j = u_i.op.local_derivative(k, args, u_i.data)  # the operation's one derivative rule
         l.terms.append((p + 1, k, l.grad_table[u_i], du_i_du_j))  # (i, k, grad_table[u(i)], du(i)/du(j))
     l.grad_table[u_j] = sum(g * d for _, _, g, d in l.terms)
     l.j = j
@@ -176,7 +175,7 @@ def _push(l: Any) -> None:
         u_i = l.graph.nodes[i - 1]
         args = tuple(a.data for a in u_i.inputs)
         for k, u_j in enumerate(u_i.inputs):  # u(i) adds grad × local derivative into each parent
-            du_i_du_j = local_derivative(u_i.op, k, args, u_i.data)
+            du_i_du_j = u_i.op.local_derivative(k, args, u_i.data)
             l.pushed[u_j] += l.pushed[u_i] * du_i_du_j
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from micrograph.errors import DomainError
+from micrograph.errors import DomainError, _NotFinite
 from micrograph.memory import paused_gc
 
 if TYPE_CHECKING:
@@ -30,7 +30,6 @@ __all__ = [
     "BackpropStep",
     "BackpropObserver",
     "backprop",
-    "grad_table_list",
     "run_algorithm_6_2",
 ]
 
@@ -149,7 +148,7 @@ def run_algorithm_6_2(
                     if observe is not None:
                         terms.append(Term(i, k, grad_table[i], d, grad_table[i] * d))
                 if total - total != 0.0:  # inf or nan: a local derivative, a term or the sum overflowed
-                    raise OverflowError("not finite")
+                    raise _NotFinite
             except (ArithmeticError, ValueError) as e:
                 if not graph.nodes[j].is_constant:
                     raise _local_derivative_error(graph, u, grad_table, i, j, e, where) from None
@@ -162,17 +161,6 @@ def run_algorithm_6_2(
                 observe(BackpropStep(j, tuple(terms), total))
                 terms.clear()
     return grad_table, evaluations  # return {grad_table[u(i)] | i = 1, ..., n_i} (and every other entry)
-
-
-def grad_table_list(graph: Graph, seed: float = 1.0) -> list[float]:
-    """Algorithm 6.2 over G, the grad_table as a list aligned with ``graph.nodes`` (the fast form).
-
-    Raises:
-        DomainError: as :func:`run_algorithm_6_2`.
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
-    """
-    return run_algorithm_6_2(graph, seed)[0]
 
 
 def backprop(graph: Graph, seed: float = 1.0, *, observe: BackpropObserver | None = None) -> GradTable:
@@ -203,7 +191,7 @@ def _local_derivative_error(
 ) -> DomainError:
     nodes, parents = graph.nodes, graph.parents
     edges = graph.consumers()[j]
-    if str(e) == "not finite":  # find the edge u(j) -> u(i) whose term overflowed, if one did
+    if isinstance(e, _NotFinite):  # find the edge u(j) -> u(i) whose term overflowed, if one did
         d = grad_table_i = 0.0
         overflowed = False
         for i, k, _, _, _ in edges:

@@ -35,7 +35,7 @@ templated.
 
 Errors are those of the interpreter. Algorithm 6.1 rejects an operation outside its domain and any value
 of G that is not finite; the generated code adds up every value of G whose consumers could hide an inf or
-nan (:func:`micrograph.ops.passes_non_finite`: relu's argument, but not an addition's), which with the
+nan (:attr:`Op.passes_non_finite <micrograph.ops.Op>`: relu's argument, but not an addition's), which with the
 output makes any non-finite value of G reach the check sum. The call adds the returned gradients to that
 sum: the backward terms are products and sums, so a non-finite value anywhere in the backward pass reaches
 a gradient. When the sum is not finite or an operation raises, the call re-runs Algorithms 6.1 and 6.2 on
@@ -56,12 +56,12 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from micrograph.backprop import grad_table_list
+from micrograph.backprop import run_algorithm_6_2
 from micrograph.engine import Value, as_values
 from micrograph.forward import input_values
 from micrograph.graph import Graph, Inputs, topological_order
 from micrograph.memory import paused_gc
-from micrograph.ops import OPS, Op, passes_non_finite, pow_const
+from micrograph.ops import OPS, Op, pow_const
 
 __all__ = ["CompiledGraph", "compile_graph", "JavaScriptProgram", "compile_javascript"]
 
@@ -190,7 +190,7 @@ class CompiledGraph:
         try:
             value = g.forward(list(x))
             kept = [v.data for v in self.keep]
-            table = grad_table_list(g)
+            table, _ = run_algorithm_6_2(g)
         finally:
             with paused_gc():
                 for v, d in zip(g.nodes, saved):
@@ -411,7 +411,7 @@ class _Writer:
         kinds: dict[Op, tuple[str, tuple[int, ...], tuple[bool, ...]]] = {}  # template, counts, passes
         for op in dict.fromkeys(ops[n_i:]):  # in order of first use: the same text in every run
             template, counts = self.forward_template(op)
-            kinds[op] = (template, counts, tuple(passes_non_finite(op, k) for k in range(op.arity)))
+            kinds[op] = (template, counts, op.passes_non_finite)
         derivatives = self.derivative_templates
         for i in range(n_i, n):
             op = ops[i]

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from micrograph.engine import Value
-from micrograph.errors import DomainError
+from micrograph.errors import DomainError, _NotFinite
 from micrograph.memory import paused_gc
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def evaluate(
             for i, f, a, b in steps:  # for i = n_i + 1, ..., n
                 x = f(u[a]) if b < 0 else f(u[a], u[b])  # u(i) <- f(i)(A(i)), A(i) = {u(j) | j in Pa(u(i))}
                 if x - x != 0.0:
-                    raise OverflowError("not finite")
+                    raise _NotFinite
                 u[i] = x
                 if observe is not None:
                     observe(i, x)
@@ -173,7 +173,7 @@ def _domain_error(
     args = [_Shown(nodes[j], u[j]) for j in pa]
     where = f"{where} at u{i + 1}" + (f" (label {node.label!r})" if node.label else "")
     result = None
-    if str(e) == "not finite":
+    if isinstance(e, _NotFinite):
         result = node.op.f(*[u[j] for j in pa])
     return DomainError(
         node.op, args, reason=str(e), result=result, where=where, names=[f"u{j + 1}" for j in pa]

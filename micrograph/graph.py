@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Union
 
-from micrograph.backprop import BackpropObserver, GradTable, backprop, grad_table_list
+from micrograph.backprop import BackpropObserver, GradTable, backprop
 from micrograph.engine import Value, topological_order
 from micrograph.forward import ForwardObserver, forward
 from micrograph.memory import paused_gc
@@ -138,24 +138,6 @@ class Graph:
         except (KeyError, TypeError):
             raise ValueError(f"{node!r} is not a node of this graph ({self!r})") from None
 
-    def get_operation(self, node: Value) -> Op | None:
-        """The operation f(i) that computes ``node``; None for an input (section 6.5.6).
-
-        Raises:
-            ValueError: if the node is not in the graph.
-        """
-        self._position(node)
-        return get_operation(node)
-
-    def get_inputs(self, node: Value) -> tuple[Value, ...]:
-        """The parents Pa(node) in argument order, with repeats (section 6.5.6).
-
-        Raises:
-            ValueError: if the node is not in the graph.
-        """
-        self._position(node)
-        return node.inputs
-
     def get_consumers(self, node: Value) -> list[Value]:
         """The children of ``node`` in G: the nodes that take it as an argument, each once, in order.
 
@@ -249,13 +231,6 @@ class Graph:
         See :func:`micrograph.backprop.backprop`.
         """
         return backprop(self, seed, observe=observe)
-
-    def backprop_list(self, seed: float = 1.0) -> list[float]:
-        """Algorithm 6.2 with the grad_table as a list aligned with ``nodes`` (the fast form).
-
-        See :func:`micrograph.backprop.grad_table_list`.
-        """
-        return grad_table_list(self, seed)
 
 
 class SubGraph:
