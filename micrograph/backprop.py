@@ -14,7 +14,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from micrograph.errors import DomainError, _NotFinite
 from micrograph.memory import paused_gc
 
 if TYPE_CHECKING:
+    from micrograph.graph import ConsumerEdge as Edge
     from micrograph.graph import Graph
 
 __all__ = [
@@ -95,8 +96,10 @@ def run_algorithm_6_2(
     graph: Graph,
     seed: float = 1.0,
     *,
-    values: Sequence[float] | None = None,
+    values: Sequence[float] | Mapping[int, float] | None = None,
     members: Sequence[bool] | None = None,
+    segment: tuple[int, int] | None = None,
+    known: list[float] | None = None,
     observe: BackpropObserver | None = None,
     where: str = "Algorithm 6.2",
 ) -> tuple[list[float], int]:
@@ -105,19 +108,29 @@ def run_algorithm_6_2(
     The loop of the book, line by line. :func:`backprop` wraps its result in a dict; the other parameters
     let the comparisons and views run this same loop rather than a copy of it.
 
+    Checkpointing runs it one segment of positions at a time, from the last segment to the first: the sum
+    for grad_table[u(j)] is split by where its consumers u(i) are. With ``segment=(lo, hi)`` the loop
+    takes only the terms of the consumers lo <= i < hi, and visits the nodes of the segment and their
+    parents before it (whose entries are then partial: the rest of their sum comes from an earlier
+    segment); ``known`` carries the entries from one call to the next.
+
     Args:
         graph: G, whose values (``.data``) are those of a forward pass (Algorithm 6.1 or node building).
-        seed: grad_table[u(n)], 1.0 for dz/dz.
-        values: the forward values u(1)..u(n) to use instead of the nodes' ``.data`` (a list aligned with
-            ``graph.nodes``, as :func:`micrograph.forward.evaluate` returns).
+        seed: grad_table[u(n)], 1.0 for dz/dz (when ``known`` is given, ``known[n - 1]`` holds it instead).
+        values: the forward values to use instead of the nodes' ``.data``: a list aligned with
+            ``graph.nodes`` (as :func:`micrograph.forward.evaluate` returns), or ``{position: value}``
+            holding at least the values that the edges visited need.
         members: restrict the loop to a subgraph such as G' (flags aligned with ``graph.nodes``): the other
             entries stay 0.0 and their edges are not evaluated. The consumers of a node of G' are in G'.
+        segment: ``(lo, hi)``, 0-based positions: only the edges into consumers lo <= i < hi (see above).
+        known: the grad_table so far, a list aligned with ``graph.nodes``: each entry is added to, and this
+            list is returned. None starts from zeros with ``seed`` for u(n).
         observe: called once per iteration with a :class:`BackpropStep` (the terms of the sum).
         where: the name put in front of an error message.
 
     Returns:
         ``(grad_table, evaluations)``: ``grad_table[j]`` is dz/du(j+1); ``evaluations`` the number of local
-        derivatives evaluated (one per edge of G, or of the subgraph).
+        derivatives evaluated (one per edge of G, of the subgraph, or of the segment).
 
     Raises:
         DomainError: a local derivative does not exist at these values (sqrt or x ** 0.5 at 0 ...), or a
@@ -127,19 +140,26 @@ def run_algorithm_6_2(
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
     """
     u = [v.data for v in graph.nodes] if values is None else values  # the values of a forward pass
-    n = len(u)
-    consumers = graph.consumers()
-    grad_table = [0.0] * n
-    grad_table[n - 1] = seed  # grad_table[u(n)] <- 1
+    n = len(graph.nodes)
+    if segment is None:
+        order: Sequence[int] = range(n - 2, -1, -1)  # for j = n - 1 down to 1
+        consumers: Sequence[list[Edge]] | Mapping[int, list[Edge]] = graph.consumers()
+    else:
+        order, consumers = _segment_edges(graph, *segment)
+    if known is None:
+        grad_table = [0.0] * n
+        grad_table[n - 1] = seed  # grad_table[u(n)] <- 1
+    else:
+        grad_table = known
     evaluations = 0
     terms: list[Term] = []
     i = -1
     with paused_gc():
-        for j in range(n - 2, -1, -1):  # for j = n - 1 down to 1
+        for j in order:
             if members is not None and not members[j]:
                 continue
             # grad_table[u(j)] <- sum_{i : j in Pa(u(i))} grad_table[u(i)] * du(i)/du(j)
-            total = 0.0
+            total = grad_table[j]
             try:
                 for i, k, du_i_du_j, a, b in consumers[j]:
                     # the local derivative by the operation's rule: Op.local_derivative, inlined for speed
@@ -151,7 +171,8 @@ def run_algorithm_6_2(
                     raise _NotFinite
             except (ArithmeticError, ValueError) as e:
                 if not graph.nodes[j].is_constant:
-                    raise _local_derivative_error(graph, u, grad_table, i, j, e, where) from None
+                    edges = consumers[j]
+                    raise _local_derivative_error(graph, u, grad_table, edges, i, j, e, where) from None
                 # A constant is not a variable: nothing depends on its derivative, which may not exist
                 # (d(x ** y)/dy at x < 0 for a constant y). Its entry is NaN rather than an error.
                 total = math.nan
@@ -161,6 +182,16 @@ def run_algorithm_6_2(
                 observe(BackpropStep(j, tuple(terms), total))
                 terms.clear()
     return grad_table, evaluations  # return {grad_table[u(i)] | i = 1, ..., n_i} (and every other entry)
+
+
+def _segment_edges(graph: Graph, lo: int, hi: int) -> tuple[list[int], dict[int, list[Edge]]]:
+    """The nodes a segment's pass visits (its own and their parents before it, u(n) left out), from the
+    last, and for each the edges of the consumer index into consumers lo <= i < hi."""
+    all_edges = graph.consumers()
+    visited = set(range(lo, min(hi, len(graph.nodes) - 1)))
+    visited.update(j for pa in graph.parents[lo:hi] for j in pa)
+    edges = {j: [e for e in all_edges[j] if lo <= e[0] < hi] for j in visited}
+    return sorted(visited, reverse=True), edges
 
 
 def backprop(graph: Graph, seed: float = 1.0, *, observe: BackpropObserver | None = None) -> GradTable:
@@ -187,10 +218,16 @@ def backprop(graph: Graph, seed: float = 1.0, *, observe: BackpropObserver | Non
 
 
 def _local_derivative_error(
-    graph: Graph, u: Sequence[float], grad_table: list[float], i: int, j: int, e: Exception, where: str
+    graph: Graph,
+    u: Sequence[float] | Mapping[int, float],
+    grad_table: list[float],
+    edges: list[Edge],
+    i: int,
+    j: int,
+    e: Exception,
+    where: str,
 ) -> DomainError:
     nodes, parents = graph.nodes, graph.parents
-    edges = graph.consumers()[j]
     if isinstance(e, _NotFinite):  # find the edge u(j) -> u(i) whose term overflowed, if one did
         d = grad_table_i = 0.0
         overflowed = False

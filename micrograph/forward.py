@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from micrograph.engine import Value
@@ -19,9 +19,9 @@ from micrograph.errors import DomainError, _NotFinite
 from micrograph.memory import paused_gc
 
 if TYPE_CHECKING:
-    from micrograph.graph import Graph, Inputs
+    from micrograph.graph import Graph, Inputs, Step
 
-__all__ = ["forward", "evaluate", "input_values", "ForwardObserver"]
+__all__ = ["forward", "evaluate", "evaluate_segment", "input_values", "ForwardObserver"]
 
 ForwardObserver = Callable[[int, float], Any]
 """Called by Algorithm 6.1 once per computed node, ``observe(i, value)``: u(i+1) (0-based i) was just
@@ -108,8 +108,53 @@ def evaluate(
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
     """
     u = input_values(graph, values)  # lines 1-3: u(i) <- x_i for i = 1..n_i
-    _check_leaves(graph, u, where)
-    steps = graph.program()
+    _check_leaves(graph, u, range(graph.n_inputs), where)
+    _run(graph, u, graph.program(), observe, where)
+    return u  # u(n) is u[-1]
+
+
+def evaluate_segment(graph: Graph, lo: int, hi: int, known: dict[int, float], *, where: str) -> int:
+    """Algorithm 6.1 over the nodes u(lo+1)..u(hi) only, from the values already known (checkpointing).
+
+    The inputs among these nodes take their ``.data`` (lines 1-3); every other node of the segment whose
+    value is not in ``known`` is computed by the loop of lines 4-6, from its parents' values, which must
+    be in ``known`` or in the segment. The values are written into ``known``.
+
+    Args:
+        graph: the graph G.
+        lo, hi: the segment, as 0-based positions ``lo <= i < hi`` in ``graph.nodes``.
+        known: ``{position: value}``, the values already held (the checkpoints); updated in place.
+        where: the name put in front of an error message.
+
+    Returns:
+        The number of operations evaluated (values computed, inputs not counted).
+
+    Raises:
+        KeyError: a parent outside the segment whose value is not in ``known``.
+        ValueError: an input of the segment holding a non-finite value that an operation takes.
+        DomainError: as :func:`evaluate`.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
+    """
+    n_i, nodes = graph.n_inputs, graph.nodes
+    inputs = range(lo, min(hi, n_i))
+    for j in inputs:  # lines 1-3, for the inputs in the segment
+        if j not in known:
+            known[j] = nodes[j].data
+    _check_leaves(graph, known, inputs, where)
+    steps = [step for step in graph.program()[max(lo - n_i, 0) : max(hi - n_i, 0)] if step[0] not in known]
+    _run(graph, known, steps, None, where)
+    return len(steps)
+
+
+def _run(
+    graph: Graph,
+    u: list[float] | dict[int, float],
+    steps: Sequence[Step],
+    observe: ForwardObserver | None,
+    where: str,
+) -> None:
+    """Lines 4-6 of Algorithm 6.1, the one loop: u(i) <- f(i)(A(i)) for each step, in order, into ``u``."""
     i = a = b = -1
     try:
         with paused_gc():
@@ -122,7 +167,6 @@ def evaluate(
                     observe(i, x)
     except (ArithmeticError, ValueError) as e:
         raise _domain_error(graph, u, i, a, b, e, where) from None
-    return u  # u(n) is u[-1]
 
 
 def forward(graph: Graph, values: Inputs | None = None, *, observe: ForwardObserver | None = None) -> float:
@@ -152,9 +196,11 @@ def forward(graph: Graph, values: Inputs | None = None, *, observe: ForwardObser
     return u[-1]  # return u(n)
 
 
-def _check_leaves(graph: Graph, u: list[float], where: str) -> None:
+def _check_leaves(
+    graph: Graph, u: list[float] | dict[int, float], inputs: Iterable[int], where: str
+) -> None:
     """Leaves may hold inf or nan (``Value(math.inf)``); no operation takes them: refused before the loop."""
-    for j in range(graph.n_inputs):
+    for j in inputs:
         x = u[j]
         if x - x != 0.0 and graph.consumers()[j]:
             node = graph.nodes[j]
@@ -165,7 +211,13 @@ def _check_leaves(graph: Graph, u: list[float], where: str) -> None:
 
 
 def _domain_error(
-    graph: Graph, u: list[float], i: int, a: int, b: int, e: Exception, where: str = "Algorithm 6.1"
+    graph: Graph,
+    u: list[float] | dict[int, float],
+    i: int,
+    a: int,
+    b: int,
+    e: Exception,
+    where: str = "Algorithm 6.1",
 ) -> DomainError:
     nodes = graph.nodes
     node = nodes[i]

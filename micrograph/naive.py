@@ -38,13 +38,14 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any
 
 from micrograph.backprop import run_algorithm_6_2
 from micrograph.engine import Value
 from micrograph.errors import DomainError
-from micrograph.forward import evaluate
+from micrograph.forward import evaluate, evaluate_segment
 from micrograph.graph import Graph, SubGraph
 from micrograph.memory import paused_gc
 
@@ -500,75 +501,56 @@ def checkpoint_grad(z: Value, w: Value, k: int | None = None) -> CountedGradient
     """
     _check_nodes("checkpoint_grad", z, w)
     graph = Graph(z)
-    nodes, parents = graph.nodes, graph.parents
-    n = len(nodes)
-    if k is None:
-        k = max(1, math.isqrt(n - 1) + 1) if n > 1 else 1  # ceil(sqrt(n))
-    elif isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"checkpoint_grad: k must be an int or None, got {type(k).__name__} {k!r}")
-    elif k < 1:
-        raise ValueError(f"checkpoint_grad: k must be at least 1, got {k!r}")
-    k = int(k)
+    n = len(graph.nodes)
+    k = _segment_length(n, k)
     in_G = _pruned(graph, w)
-    last_use = [-1] * n  # the last consumer of every node, in topological order
-    for i, pa in enumerate(parents):
+    segments = [(lo, min(n, lo + k)) for lo in range(0, n, k)]
+    checkpoints = _checkpoints(graph, k)
+    held: dict[int, float] = {}  # the forward values held, by position
+    grad_table = [0.0] * n
+    grad_table[n - 1] = 1.0  # grad_table[u(n)] <- 1
+    peak = recomputed = evaluations = 0
+    with paused_gc():
+        for lo, hi in segments:  # the forward pass, Algorithm 6.1 segment by segment: it keeps checkpoints
+            evaluate_segment(graph, lo, hi, held, where="checkpoint_grad")
+            peak = max(peak, len(held))
+            if hi < n:  # the last segment's values stay for the backward pass
+                _drop(held, lo, hi, checkpoints)
+        for lo, hi in reversed(segments):  # the backward pass, from the last segment
+            recomputed += evaluate_segment(graph, lo, hi, held, where="checkpoint_grad")
+            peak = max(peak, len(held))
+            # Algorithm 6.2's sums, the terms of this segment's consumers, added to what later segments gave
+            _, counted = run_algorithm_6_2(
+                graph, values=held, members=in_G, segment=(lo, hi), known=grad_table, where="checkpoint_grad"
+            )
+            evaluations += counted
+            _drop(held, lo, hi, ())  # the segment is done: its values (checkpoints included) go
+    value = grad_table[graph.index[w]] if in_G[-1] else 0.0
+    return CountedGradient("checkpoint", value, evaluations, recomputed, peak, True, None)
+
+
+def _segment_length(n: int, k: Any) -> int:
+    """checkpoint_grad's k, checked; ceil(sqrt(n)) for None."""
+    if k is None:
+        return max(1, math.isqrt(n - 1) + 1) if n > 1 else 1  # ceil(sqrt(n))
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"checkpoint_grad: k must be an int or None, got {type(k).__name__} {k!r}")
+    if k < 1:
+        raise ValueError(f"checkpoint_grad: k must be at least 1, got {k!r}")
+    return int(k)
+
+
+def _checkpoints(graph: Graph, k: int) -> set[int]:
+    """The positions whose value a later segment of k nodes uses: the values the forward pass keeps."""
+    last_use = [-1] * len(graph.nodes)  # the last consumer of every node, in topological order
+    for i, pa in enumerate(graph.parents):
         for j in pa:
             last_use[j] = i
-    last = (n - 1) // k  # the last segment
-    # A checkpoint is a value that a later segment uses: the forward pass keeps it.
-    stored = [last_use[j] >= 0 and last_use[j] // k > j // k for j in range(n)]
-    held: dict[int, float] = {}
-    peak = 0
-    recomputed = 0
+    return {j for j, i in enumerate(last_use) if i >= 0 and i // k > j // k}
 
-    def compute(p: int) -> float:
-        node = nodes[p]
-        if node.op is None:
-            return node.data
-        args = [held[j] for j in parents[p]]
-        try:
-            return node.op.f(*args)  # type: ignore[no-any-return]
-        except (ArithmeticError, ValueError) as e:
-            raise _forward_error(node, args, e, "checkpoint_grad") from None
 
-    with paused_gc():
-        # The forward pass: a value is dropped after its last use unless it is a checkpoint or in the
-        # last segment.
-        for p in range(n):
-            held[p] = compute(p)
-            peak = max(peak, len(held))
-            for j in parents[p]:
-                if last_use[j] == p and not stored[j] and j // k != last:
-                    held.pop(j, None)
-        # The backward pass, segment by segment from the last.
-        grad_table: dict[int, float] = {n - 1: 1.0} if in_G[n - 1] else {}
-        evaluations = 0
-        for s in range(last, -1, -1):
-            lo, hi = s * k, min(n, (s + 1) * k)
-            if s != last:
-                for p in range(lo, hi):  # recompute the segment from the checkpoints
-                    if p not in held:
-                        held[p] = compute(p)
-                        if nodes[p].op is not None:
-                            recomputed += 1
-                        peak = max(peak, len(held))
-            for i in range(hi - 1, lo - 1, -1):
-                if not in_G[i] or nodes[i].op is None:
-                    continue
-                g = grad_table.get(i, 0.0)
-                pa = parents[i]
-                args = [held[j] for j in pa]
-                out = held[i]
-                op = nodes[i].op
-                for kk, j in enumerate(pa):
-                    if in_G[j]:
-                        try:
-                            d = op.local_derivative(kk, tuple(args), out)
-                        except (ArithmeticError, ValueError) as e:
-                            raise _edge_error(nodes[i], kk, args, e, "checkpoint_grad") from None
-                        grad_table[j] = grad_table.get(j, 0.0) + g * d
-                        evaluations += 1
-            for p in range(lo, hi):  # the segment is done: its values (checkpoints included) go
-                held.pop(p, None)
-    value = grad_table.get(graph.index[w], 0.0) if w in graph.index else 0.0
-    return CountedGradient("checkpoint", value, evaluations, recomputed, peak, True, None)
+def _drop(held: dict[int, float], lo: int, hi: int, keep: Container[int]) -> None:
+    """Forget the values of positions lo..hi-1, but those in ``keep``."""
+    for p in range(lo, hi):
+        if p not in keep:
+            held.pop(p, None)
