@@ -457,13 +457,14 @@ def store_grad(z: Value, w: Value) -> CountedGradient:
 def checkpoint_grad(z: Value, w: Value, k: int | None = None) -> CountedGradient:
     """dz/dw storing about every k-th forward value and recomputing the rest during the backward pass.
 
-    The nodes u(1)..u(n), in topological order, are cut into segments of k nodes. The forward pass
-    (Algorithm 6.1) keeps only the *checkpoints*: the values that a later segment uses (on a chain, the
-    last value of every segment), and, at its end, the values of the last segment. The backward pass
-    then takes the segments from the last to the first: it recomputes the segment's values from the
-    checkpoints (every segment but the last), back-propagates through the segment's edges of G' (each
-    local derivative once, pushing grad_table[u(i)] * du(i)/du(j) into the parents), and drops the
-    segment's values.
+    The nodes u(1)..u(n), in topological order, are cut into segments of k nodes. The forward pass runs
+    Algorithm 6.1 one segment at a time (:func:`micrograph.forward.evaluate_segment`) and keeps only the
+    *checkpoints*: the values that a later segment uses (on a chain, the last value of every segment),
+    and, at its end, the values of the last segment. The backward pass then takes the segments from the
+    last to the first: it recomputes the segment's values from the checkpoints (every segment but the
+    last), runs Algorithm 6.2 on the segment (:func:`micrograph.backprop.run_algorithm_6_2` with
+    ``segment=``: the terms grad_table[u(i)] * du(i)/du(j) of the segment's consumers u(i) in G', each
+    local derivative once, added to the entries that later segments gave), and drops the segment's values.
 
     On a chain of n nodes with the default k = ceil(sqrt(n)), that holds about 2 sqrt(n) values at peak
     (the checkpoints below the current segment plus the segment itself) instead of n, for about one
