@@ -76,9 +76,15 @@ def _build_text(l: Any) -> str:
 def _inputs(l: Any) -> None:
     l.x_new = new_inputs(l.graph)  # the new input vector: each variable at half its value
     l.u = [None] * len(l.graph.nodes)  # the values of u(1)..u(n); None = not computed yet
-    for i in range(1, l.graph.n_inputs + 1):  # for i = 1, ..., n_i (the book counts from 1)
-        node = l.graph.nodes[i - 1]  # u(i): Python's list counts from 0
-        l.u[i - 1] = l.x_new.get(node, node.data)  # u(i) <- x_i (a constant keeps its value)
+    l.reported = {}  # i -> u(i), as micrograph's loop reports it (the book's i, from 1)
+
+    def observe(i: int, u_i: float) -> None:  # called by the loop after each u(i+1)
+        l.reported[i + 1] = u_i
+
+    # micrograph's Algorithm 6.1 (micrograph/forward.py), watched
+    values = evaluate(l.graph, l.x_new, observe=observe)
+    n_i = l.graph.n_inputs
+    l.u[:n_i] = values[:n_i]  # lines 1-3: u(i) <- x_i for i = 1..n_i (a constant keeps its value)
 
 
 def new_inputs(graph: Graph) -> dict[Value, float]:
@@ -112,9 +118,9 @@ def _ask_first(l: Any) -> Question:
 
 
 def _compute(l: Any, i: int) -> None:
-    node = l.graph.nodes[i - 1]  # u(i); the book's i counts from 1, Python's list from 0
+    # the book's i counts from 1, Python's list from 0
     l.A = [l.u[j] for j in l.graph.parents[i - 1]]  # A(i) <- {u(j) | j in Pa(u(i))}
-    l.u[i - 1] = node.op.f(*l.A)  # u(i) <- f(i)(A(i))
+    l.u[i - 1] = l.reported[i]  # u(i) <- f(i)(A(i)), as micrograph's loop computed it
     l.i = i
 
 

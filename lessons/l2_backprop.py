@@ -14,7 +14,7 @@ from typing import Any
 
 import viz
 from lessons._core import Question, Step
-from micrograph import Graph, Value, backprop, pseudocode
+from micrograph import BackpropStep, Graph, Value, backprop, pseudocode
 from micrograph.expr import build
 from viz.words import NamedTable, clean, factor, fmt, formula, node_names, node_table
 
@@ -84,6 +84,13 @@ def _most_used(g: Graph) -> int:
 def _init(l: Any) -> None:
     l.grad_table = NamedTable(l.graph)  # a dict node -> number that prints with the names u(i)
     l.grad_table[l.graph.output] = 1.0  # grad_table[u(n)] <- 1, because dz/dz = 1
+    l.reported = {}  # j -> iteration j of micrograph's loop (the book's j, from 1)
+
+    def observe(step: BackpropStep) -> None:  # called by the loop after each iteration
+        l.reported[step.j + 1] = step  # its terms and their sum
+
+    # micrograph's Algorithm 6.2 (micrograph/backprop.py), watched
+    backprop(l.graph, observe=observe)
 
 
 def _init_text(l: Any) -> str:
@@ -96,14 +103,11 @@ def _init_text(l: Any) -> str:
 
 
 def _iteration(l: Any, j: int) -> None:
-    u_j = l.graph.nodes[j - 1]  # u(j); the book's j counts from 1, Python's list from 0
-    l.terms = []  # one term per edge u(j) -> u(i): u(i) takes u(j) as its argument k
-    for p, k in l.graph.consumer_edges[j - 1]:  # p = i - 1, the consumer's place in the list
-        u_i = l.graph.nodes[p]
-        args = tuple(a.data for a in u_i.inputs)
-        du_i_du_j = u_i.op.local_derivative(k, args, u_i.data)  # the operation's one derivative rule
-        l.terms.append((p + 1, k, l.grad_table[u_i], du_i_du_j))  # (i, k, grad_table[u(i)], du(i)/du(j))
-    l.grad_table[u_j] = sum(g * d for _, _, g, d in l.terms)
+    step = l.reported[j]  # iteration j of micrograph's Algorithm 6.2, as its observer saw it
+    # one term per edge u(j) -> u(i), u(i) taking u(j) as its argument k:
+    # (i, k, grad_table[u(i)], du(i)/du(j)), the local derivative by the operation's one rule
+    l.terms = [(t.i + 1, t.k, t.grad_i, t.derivative) for t in step.terms]
+    l.grad_table[l.graph.nodes[j - 1]] = step.total  # the sum of the terms
     l.j = j
 
 
@@ -167,16 +171,14 @@ def _finish_text(l: Any) -> str:
 
 
 def _push(l: Any) -> None:
+    for node in l.graph.nodes:
+        node.grad = 0.0  # micrograd's zero_grad, on every node of G
+    # micrograph's push form (Value.backward): walking back from z, each node adds
+    # its .grad × the local derivative into each of its parents' .grad
+    l.z.backward()
     l.pushed = NamedTable(l.graph, title="pushed")  # the same sums, in the push form of section 6.5.6
     for node in l.graph.nodes:
-        l.pushed[node] = 0.0
-    l.pushed[l.graph.output] = 1.0  # dz/dz = 1
-    for i in range(len(l.graph.nodes), 0, -1):  # walking back from z = u(n): consumers before parents
-        u_i = l.graph.nodes[i - 1]
-        args = tuple(a.data for a in u_i.inputs)
-        for k, u_j in enumerate(u_i.inputs):  # u(i) adds grad × local derivative into each parent
-            du_i_du_j = u_i.op.local_derivative(k, args, u_i.data)
-            l.pushed[u_j] += l.pushed[u_i] * du_i_du_j
+        l.pushed[node] = node.grad
 
 
 def _push_text(l: Any) -> str:
