@@ -32,6 +32,7 @@ __all__ = [
     "BackpropObserver",
     "backprop",
     "run_algorithm_6_2",
+    "sweep",
 ]
 
 
@@ -141,11 +142,7 @@ def run_algorithm_6_2(
     """
     u = [v.data for v in graph.nodes] if values is None else values  # the values of a forward pass
     n = len(graph.nodes)
-    if segment is None:
-        order: Sequence[int] = range(n - 2, -1, -1)  # for j = n - 1 down to 1
-        consumers: Sequence[list[Edge]] | Mapping[int, list[Edge]] = graph.consumers()
-    else:
-        order, consumers = _segment_edges(graph, *segment)
+    order, consumers = sweep(graph, segment)
     if known is None:
         grad_table = [0.0] * n
         grad_table[n - 1] = seed  # grad_table[u(n)] <- 1
@@ -184,11 +181,32 @@ def run_algorithm_6_2(
     return grad_table, evaluations  # return {grad_table[u(i)] | i = 1, ..., n_i} (and every other entry)
 
 
-def _segment_edges(graph: Graph, lo: int, hi: int) -> tuple[list[int], dict[int, list[Edge]]]:
-    """The nodes a segment's pass visits (its own and their parents before it, u(n) left out), from the
-    last, and for each the edges of the consumer index into consumers lo <= i < hi."""
+def sweep(
+    graph: Graph, segment: tuple[int, int] | None = None
+) -> tuple[Sequence[int], Sequence[list[Edge]] | Mapping[int, list[Edge]]]:
+    """Algorithm 6.2's iterations: the positions j in the order of its loop, and each one's edges.
+
+    What the loop of :func:`run_algorithm_6_2` walks, and what the compiler's Python dialect of it
+    (:func:`micrograph.compile_graph`) walks to write the same sums as statements: for j = n-1 down to 1
+    (0-based n-2 down to 0), the edges ``(i, k, rule, a, b)`` of :meth:`Graph.consumers` from u(j) to its
+    consumers u(i), in the order the sum adds them.
+
+    Args:
+        graph: G.
+        segment: ``(lo, hi)``, 0-based positions: the nodes of the segment and their parents before it
+            (u(n) left out), each with its edges into consumers lo <= i < hi only (checkpointing).
+
+    Returns:
+        ``(order, edges)``: the positions j from the last, and ``edges[j]`` for each.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
+    """
     all_edges = graph.consumers()
-    visited = set(range(lo, min(hi, len(graph.nodes) - 1)))
+    n = len(graph.nodes)
+    if segment is None:
+        return range(n - 2, -1, -1), all_edges  # for j = n - 1 down to 1
+    lo, hi = segment
+    visited = set(range(lo, min(hi, n - 1)))
     visited.update(j for pa in graph.parents[lo:hi] for j in pa)
     edges = {j: [e for e in all_edges[j] if lo <= e[0] < hi] for j in visited}
     return sorted(visited, reverse=True), edges
