@@ -111,9 +111,10 @@ def _ask_first(l: Any) -> Question:
     g = l.graph
     i = g.n_inputs  # 0-based position of u(n_i + 1), the first node the loop computes
     node = g.nodes[i]
+    names = node_names(g)
     answer = evaluate(g, l.x_new)[i]  # the engine's Algorithm 6.1 is the answer key
     return Question(
-        f"u{i + 1} = {formula(node, node_names(g))}. What will u{i + 1} be at these inputs?", answer
+        f"{names[node]} = {formula(node, names)}. What will {names[node]} be at these inputs?", answer
     )
 
 
@@ -132,9 +133,10 @@ def _compute_text(l: Any) -> str:
     args = ", ".join(fmt(a) for a in l.A)
     done = sum(v is not None for v in l.u)
     return (
-        f"i = {i}: node u{i} = {formula(node, names)}. Its parents Pa(u{i}) = {{{', '.join(pa)}}} "
-        f"come earlier in the list, so their values are known: A({i}) = ({args}). Applying f({i}) = "
-        f"{node.op.name} gives u{i} = {fmt(l.u[i - 1])}. {done} of {len(g.nodes)} values are now known."
+        f"i = {i}: node {names[node]} = {formula(node, names)}. Its parents Pa({names[node]}) = "
+        f"{{{', '.join(pa)}}} come earlier in the list, so their values are known: A({i}) = ({args}). "
+        f"Applying f({i}) = {node.op.name} gives {names[node]} = {fmt(l.u[i - 1])}. {done} of "
+        f"{len(g.nodes)} values are now known."
     )
 
 
@@ -145,7 +147,8 @@ def _finish(l: Any) -> None:
 def _finish_text(l: Any) -> str:
     same = l.result == l.u[-1]
     return (
-        f"The loop returns u(n) = u{len(l.u)} = {fmt(l.u[-1])}. micrograph's Graph.forward, the same "
+        f"The loop returns u(n) = {node_names(l.graph)[l.graph.output]} = {fmt(l.u[-1])}. "
+        f"micrograph's Graph.forward, the same "
         f"algorithm in micrograph/forward.py, returns {fmt(l.result)} "
         f"({'identical' if same else 'different!'}) "
         f"and stores the new values in the nodes: z.data is now {fmt(l.z.data)}. Re-running Algorithm 6.1 "

@@ -55,9 +55,11 @@ def _forward_text(l: Any) -> str:
     j = _most_used(g)
     consumers = sorted({i for i, _ in g.consumer_edges[j - 1]})
     edges = len(g.consumer_edges[j - 1])
+    u_j = names[g.nodes[j - 1]]
     shared = (
-        f" Note that u{j} ({_who(g, j)}) is an argument of {len(consumers)} node"
-        f"{'s' if len(consumers) > 1 else ''}, {', '.join(f'u{i + 1}' for i in consumers)}, by {edges} edge"
+        f" Note that {u_j} ({_who(g, j)}) is an argument of {len(consumers)} node"
+        f"{'s' if len(consumers) > 1 else ''}, {', '.join(names[g.nodes[i]] for i in consumers)}, "
+        f"by {edges} edge"
         f"{'s' if edges > 1 else ''}: its gradient will be a sum of {edges} terms."
         if edges > 1
         else " Every node here has one consumer, so every sum below has one term."
@@ -94,11 +96,13 @@ def _init(l: Any) -> None:
 
 
 def _init_text(l: Any) -> str:
-    n = len(l.graph.nodes)
+    g = l.graph
+    n = len(g.nodes)
+    names = node_names(g)
     return (
-        f"grad_table is a dict from node to number. Its first entry is grad_table[u{n}] = "
-        f"{fmt(l.grad_table[l.graph.output])}: the derivative of z = u(n) with respect to itself. The loop "
-        f"will fill the other {n - 1} entries, from u{n - 1} down to u1."
+        f"grad_table is a dict from node to number. Its first entry is grad_table[{names[g.output]}] = "
+        f"{fmt(l.grad_table[g.output])}: the derivative of z = u(n) with respect to itself. The loop "
+        f"will fill the other {n - 1} entries, from {names[g.nodes[-2]]} down to {names[g.nodes[0]]}."
     )
 
 
@@ -114,24 +118,25 @@ def _iteration(l: Any, j: int) -> None:
 def _iteration_text(l: Any) -> str:
     g, j = l.graph, l.j
     names = node_names(g)
-    who = f"u{j}" + (f" ({clean(g.nodes[j - 1].label)})" if g.nodes[j - 1].label else "")
+    u = [names[v] for v in g.nodes]  # u[i - 1] is the name of u(i)
+    who = u[j - 1] + (f" ({clean(g.nodes[j - 1].label)})" if g.nodes[j - 1].label else "")
     if not l.terms:
-        return f"j = {j}: {who} has no consumers, so the sum is empty and grad_table[u{j}] = 0."
+        return f"j = {j}: {who} has no consumers, so the sum is empty and grad_table[{u[j - 1]}] = 0."
     lines = [
-        f"  grad_table[u{i}] × ∂u{i}/∂u{j} = {factor(gi)} × {factor(d)} = {fmt(gi * d)}"
-        f"    (u{i} = {formula(g.nodes[i - 1], names)})"
+        f"  grad_table[{u[i - 1]}] × ∂{u[i - 1]}/∂{u[j - 1]} = {factor(gi)} × {factor(d)} = {fmt(gi * d)}"
+        f"    ({u[i - 1]} = {formula(g.nodes[i - 1], names)})"
         for i, _, gi, d in l.terms
     ]
     total = fmt(l.grad_table[g.nodes[j - 1]])
     if len(l.terms) > 1:
         addends = " + ".join(factor(gi * d) for _, _, gi, d in l.terms)
-        lines.append(f"  grad_table[u{j}] = {addends} = {total}")
+        lines.append(f"  grad_table[{u[j - 1]}] = {addends} = {total}")
         many = f" {who} has {len(l.terms)} edges into its consumers, so their terms add up."
     else:
-        lines.append(f"  grad_table[u{j}] = {total}")
+        lines.append(f"  grad_table[{u[j - 1]}] = {total}")
         many = ""
     return (
-        f"j = {j}: {who}. The sum runs over the nodes that take u{j} as an argument, one term per edge."
+        f"j = {j}: {who}. The sum runs over the nodes that take {u[j - 1]} as an argument, one term per edge."
         f"{many} Every grad_table[u(i)] used here was filled earlier, because consumers come later in "
         f"the list.\n\n" + "\n".join(lines)
     )
@@ -142,9 +147,10 @@ def _ask(l: Any) -> Question:
     j = _most_used(g)
     answer = backprop(g)[g.nodes[j - 1]]  # the engine's Algorithm 6.2 is the answer key
     edges = len(g.consumer_edges[j - 1])
+    u_j = node_names(g)[g.nodes[j - 1]]
     return Question(
-        f"what will grad_table[u{j}] ({_who(g, j)}) be? It has {edges} term{'s' if edges > 1 else ''}, "
-        f"one per edge from u{j} into a consumer.",
+        f"what will grad_table[{u_j}] ({_who(g, j)}) be? It has {edges} term{'s' if edges > 1 else ''}, "
+        f"one per edge from {u_j} into a consumer.",
         answer,
         "the step for j = " + str(j),
     )
@@ -163,7 +169,8 @@ def _finish_text(l: Any) -> str:
     grads = ", ".join(f"{clean(v.label)}.grad = {fmt(v.grad)}" for v in g.leaves if v.label)
     return (
         f"The loop has filled all {len(l.grad_table)} entries; the algorithm returns the inputs' entries "
-        f"u1..u{g.n_inputs}: {inputs}. micrograph's Graph.backprop computes the same table "
+        f"{names[g.leaves[0]]}..{names[g.leaves[-1]]}: {inputs}. micrograph's Graph.backprop computes the "
+        f"same table "
         f"({'equal for every node' if same else 'DIFFERENT'}) with {l.engine_table.evaluations} "
         f"local-derivative evaluations: one per edge (G has {g.num_edges}). z.backward() adds it into .grad "
         f"as micrograd does{': ' + grads if grads else ''}."

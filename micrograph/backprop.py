@@ -245,36 +245,49 @@ def _local_derivative_error(
     e: Exception,
     where: str,
 ) -> DomainError:
-    nodes, parents = graph.nodes, graph.parents
-    if isinstance(e, _NotFinite):  # find the edge u(j) -> u(i) whose term overflowed, if one did
-        d = grad_table_i = 0.0
-        overflowed = False
-        for i, k, _, _, _ in edges:
-            op = nodes[i].op
-            d = op.local_derivative(k, tuple(u[p] for p in parents[i]), u[i])
-            grad_table_i = grad_table[i]
-            term = grad_table_i * d
-            if term - term != 0.0:
-                overflowed = True
-                break
-        node = nodes[i]
-        pa = parents[i]
-        what = (
-            f"the term grad_table[u{i + 1}] × du{i + 1}/du{j + 1} = {grad_table_i!r} × {d!r} overflows"
-            if overflowed
-            else f"the sum of its {len(edges)} terms overflows; the last is"
-        )
-        message = (
-            f"{where}: grad_table[u{j + 1}] is not finite: {what} "
-            f"at {node.op.name}({', '.join(repr(u[p]) for p in pa)})"
-        )
-        return DomainError(node.op, [nodes[p] for p in pa], message=message, names=[f"u{p + 1}" for p in pa])
+    """The DomainError naming the edge u(j) -> u(i) whose local derivative, term or sum failed."""
+    if isinstance(e, _NotFinite):
+        return _overflow_error(graph, u, grad_table, edges, j, where)
+    nodes, name = graph.nodes, graph.name
     node = nodes[i]
     reason = "" if isinstance(e, DomainError) else str(e)
-    at = f"{where}: the local derivative du{i + 1}/du{j + 1} does not exist at u{i + 1}" + (
+    at = f"{where}: the local derivative d{name(node)}/d{name(nodes[j])} does not exist at {name(node)}" + (
         f" (label {node.label!r})" if node.label else ""
     )
-    pa = parents[i]
+    pa = graph.parents[i]
     return DomainError(
-        node.op, [nodes[p] for p in pa], reason=reason, where=at, names=[f"u{p + 1}" for p in pa]
+        node.op, [nodes[p] for p in pa], reason=reason, where=at, names=[name(nodes[p]) for p in pa]
     )
+
+
+def _overflow_error(
+    graph: Graph,
+    u: Sequence[float] | Mapping[int, float],
+    grad_table: list[float],
+    edges: list[Edge],
+    j: int,
+    where: str,
+) -> DomainError:
+    """grad_table[u(j)] is not finite: the first term that overflowed, or else the sum (its last term)."""
+    nodes, parents, name = graph.nodes, graph.parents, graph.name
+    d = grad_table_i = 0.0
+    overflowed = False
+    i = j
+    for i, k, _, _, _ in edges:
+        d = nodes[i].op.local_derivative(k, tuple(u[p] for p in parents[i]), u[i])
+        grad_table_i = grad_table[i]
+        term = grad_table_i * d
+        if term - term != 0.0:
+            overflowed = True
+            break
+    node = nodes[i]
+    pa = parents[i]
+    u_i, u_j = name(node), name(nodes[j])
+    what = (
+        f"the term grad_table[{u_i}] × d{u_i}/d{u_j} = {grad_table_i!r} × {d!r} overflows"
+        if overflowed
+        else f"the sum of its {len(edges)} terms overflows; the last is"
+    )
+    at = f"{node.op.name}({', '.join(repr(u[p]) for p in pa)})"
+    message = f"{where}: grad_table[{u_j}] is not finite: {what} at {at}"
+    return DomainError(node.op, [nodes[p] for p in pa], message=message, names=[name(nodes[p]) for p in pa])

@@ -706,7 +706,8 @@ class _Writer:
         """All statements in ``forward_backward(x)``, every value named by its position: u(5) is ``u5``."""
         n_i = self.g.n_inputs
         names = _Positions(PYTHON)
-        body = ["(", *(f"    u{j + 1},  # {self._leaf_comment(j)}" for j in range(n_i)), ") = x"]
+        leaves = [f"    {names[f'f{j}']},  # {self._leaf_comment(j)}" for j in range(n_i)]
+        body = ["(", *leaves, ") = x"]
         for s, (_, text) in enumerate(statements):
             if s == 0 and n_forward:
                 body.append("# Algorithm 6.1: u(i) <- f(i)(Pa(u(i))) for i = n_i+1, ..., n")

@@ -59,10 +59,11 @@ def input_values(graph: Graph, values: Inputs | None) -> list[float]:
                 )
             if j >= n_i:
                 raise ValueError(
-                    f"forward: u{j + 1} ({node!r}) is not an input: it is computed by "
-                    f"{node.op.name}; only u1..u{n_i} can be set"
+                    f"forward: {graph.name(node)} ({node!r}) is not an input: it is computed by "
+                    f"{node.op.name}; only {graph.name(graph.nodes[0])}..{graph.name(graph.nodes[n_i - 1])} "
+                    "can be set"
                 )
-            vals[j] = _input_number(x, f"the value for u{j + 1}")
+            vals[j] = _input_number(x, graph, j)
         return vals
     if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
         raise TypeError(f"forward: values must be a mapping {{leaf: number}} or a sequence, got {values!r}")
@@ -78,7 +79,7 @@ def input_values(graph: Graph, values: Inputs | None) -> list[float]:
             f"{_names(graph, graph.leaves)} of which {len(variables)} are variables"
         )
     for j, x in zip(targets, xs):
-        vals[j] = _input_number(x, f"the value for u{j + 1}")
+        vals[j] = _input_number(x, graph, j)
     return vals
 
 
@@ -206,7 +207,7 @@ def _check_leaves(
             node = graph.nodes[j]
             label = f" (label {node.label!r})" if node.label else ""
             raise ValueError(
-                f"{where}: the input u{j + 1}{label} is {x!r}; operations take finite numbers only"
+                f"{where}: the input {graph.name(node)}{label} is {x!r}; operations take finite numbers only"
             )
 
 
@@ -223,12 +224,12 @@ def _domain_error(
     node = nodes[i]
     pa = [a] if b < 0 else [a, b]
     args = [_Shown(nodes[j], u[j]) for j in pa]
-    where = f"{where} at u{i + 1}" + (f" (label {node.label!r})" if node.label else "")
+    where = f"{where} at {graph.name(node)}" + (f" (label {node.label!r})" if node.label else "")
     result = None
     if isinstance(e, _NotFinite):
         result = node.op.f(*[u[j] for j in pa])
     return DomainError(
-        node.op, args, reason=str(e), result=result, where=where, names=[f"u{j + 1}" for j in pa]
+        node.op, args, reason=str(e), result=result, where=where, names=[graph.name(nodes[j]) for j in pa]
     )
 
 
@@ -243,8 +244,12 @@ class _Shown(Value):
         self.meta = node.meta
 
 
-def _input_number(x: Any, what: str) -> float:
+def _input_number(x: Any, graph: Graph, j: int) -> float:
+    """x as the float value of the input at position j, or the error that names it."""
     if isinstance(x, numbers.Real) and not isinstance(x, bool):
+        if type(x) is float and x - x == 0.0:  # the usual case: a finite float
+            return x
+        what = f"the value for {graph.name(graph.nodes[j])}"
         try:
             value = float(x)
         except OverflowError:
@@ -253,9 +258,10 @@ def _input_number(x: Any, what: str) -> float:
         if not math.isfinite(value):
             raise ValueError(f"forward: {what} must be finite, got {value!r}")
         return value
+    what = f"the value for {graph.name(graph.nodes[j])}"
     raise TypeError(f"forward: {what} must be a real number, got {type(x).__name__} {x!r}")
 
 
 def _names(graph: Graph, nodes: list[Value]) -> str:
-    shown = [f"u{graph.index[v] + 1}" + (f"={v.label}" if v.label else "") for v in nodes[:8]]
+    shown = [graph.name(v) + (f"={v.label}" if v.label else "") for v in nodes[:8]]
     return "[" + ", ".join(shown) + (", ..." if len(nodes) > 8 else "") + "]"
