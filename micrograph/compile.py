@@ -520,7 +520,7 @@ class _Writer:
                     what = "a numeric function a rule calls"
                     text = _RULE_FUNCTION.sub(lambda m: self._callable(functions[m.group()], what), text)
             if text is None:
-                rule = self._callable(op.derivs[k], f"derivative rule {k} of {_op_text(op)}, called")
+                rule = self._callable(op.rule(k), f"derivative rule {k} of {_op_text(op)}, called")
                 text = f"{rule}({', '.join(f'{{{m}}}' for m in range(op.arity + 1))})"
             found = (text, "{0}" in text, op.arity == 2 and "{1}" in text, f"{{{op.arity}}}" in text)
             self.derivative_templates[op, k] = found

@@ -174,13 +174,13 @@ class Graph:
                 for i, pa in enumerate(self._parents):
                     if not pa:
                         continue
-                    derivs = nodes[i].op.derivs
+                    op = nodes[i].op
                     if len(pa) == 2:
                         a, b = pa
-                        consumers[a].append((i, 0, derivs[0], a, b))
-                        consumers[b].append((i, 1, derivs[1], a, b))
+                        consumers[a].append((i, 0, op.rule(0), a, b))
+                        consumers[b].append((i, 1, op.rule(1), a, b))
                     else:
-                        consumers[pa[0]].append((i, 0, derivs[0], pa[0], -1))
+                        consumers[pa[0]].append((i, 0, op.rule(0), pa[0], -1))
                 self._consumers = consumers
         return self._consumers
 

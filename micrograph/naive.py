@@ -21,8 +21,9 @@ nets with sublinear memory cost".
 Every method returns a :class:`CountedGradient`: the derivative and what it cost. The counts mean:
 
 * ``local_derivatives``: evaluations of a local derivative du(i)/du(j), one operation table rule
-  ``op.derivs[k](*inputs, out)`` each. Only edges of G' count (the edges out of the nodes that depend on
-  w, as in Algorithm 6.5); an edge from a constant or from another variable contributes nothing to dz/dw.
+  ``op.local_derivative(k, args, out)`` each. Only edges of G' count (the edges out of the nodes that
+  depend on w, as in Algorithm 6.5); an edge from a constant or from another variable contributes nothing
+  to dz/dw.
 * ``recomputed``: forward subexpressions u(i) = f(i)(...) evaluated with ``op.f`` *beyond the one
   forward pass* that computes z. The naive rule does no stored pass, so all of its evaluations count.
 * ``peak_values``: the peak number of forward values (values of nodes u(i), leaves included once they are
@@ -232,7 +233,7 @@ def naive_grad(
     * D(w) = 1, and for a node u that depends on w, D(u) = sum_k du/dx_k * D(x_k) over the arguments
       x_k of u that depend on w (the nodes of G'); so D(z) is the sum over every path from w to z of the
       product of the local derivatives along it (equations 6.50-6.51).
-    * Each local derivative du/dx_k is the operation table's rule ``op.derivs[k](*inputs, out)``, whose
+    * Each local derivative du/dx_k is the operation table's rule ``op.local_derivative(k, args, out)``, whose
       inputs and out are recomputed from the leaves with ``op.f`` every time (equation 6.53 writes
       f'(f(f(w))) rather than f'(y)): nothing is stored between two uses of a subexpression.
 

@@ -23,6 +23,18 @@ nodes form the backward subgraph B. Section 6.5.5 of the book says both approach
 same computations; here they literally run the same code. Because the rules call ops of this table,
 the nodes they build can be differentiated again (section 6.5.10).
 
+**One rule, four readings**, each a method of :class:`Op`:
+
+* on floats, a number: :meth:`Op.local_derivative` (the naive chain rule, forward mode, Algorithm 6.4, the
+  exercise checker) or the rule itself, :meth:`Op.rule`, which Algorithm 6.2's consumer index
+  (:meth:`Graph.consumers`) holds and its loop calls directly, for speed;
+* on Values, a node of B: :meth:`Op.local_derivative` inside :meth:`Op.bprop` (Algorithm 6.6);
+* as source text: :meth:`Op.derivative_source` (the rule called on :class:`Source` placeholders), for the
+  compiler's Python dialect and for ``Value.backward``'s push loop (:meth:`Op.push_source`);
+* as a labelled formula (``1 − u4 × u4`` on a step-through page): :meth:`Op.local_derivative` on leaves
+  labelled with the arguments' names, whose nodes a view writes out with the drawing notation
+  (:attr:`Op.symbol`, :attr:`Op.notation`).
+
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.5-6.5.6, 6.5.10.
 """
 
@@ -190,8 +202,9 @@ class Op:
     def local_derivative(self, k: int, args: tuple[Any, ...], out: Any) -> Any:
         """du/dx_k, the local derivative of this operation's output u with respect to argument k.
 
-        The one way a derivative rule is called: Algorithm 6.2's loop, ``op.bprop``, the naive chain rule,
-        checkpointing and Algorithm 6.4 all come here (the rule's table is ``derivs``).
+        The rule read on numbers (a float) or on Values (a node of B, through :meth:`bprop`), as the
+        module's "four readings" list; Algorithm 6.2's loop calls the same function, :meth:`rule`, from
+        the consumer index.
 
         Args:
             k: the argument position, 0-based.
@@ -207,6 +220,14 @@ class Op:
         Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6 (``op.bprop``).
         """
         return self.derivs[k](*args, out)
+
+    def rule(self, k: int) -> Rule:
+        """The derivative rule for argument k itself, ``(x, out)`` or ``(x, y, out)`` -> du/dx_k.
+
+        For a caller that keeps it and calls it many times: Algorithm 6.2's consumer index
+        (:meth:`micrograph.graph.Graph.consumers`); the compiler's call of a rule it cannot write out.
+        """
+        return self.derivs[k]
 
     def derivative_source(self, k: int) -> tuple[str, dict[str, Callable[..., float]]]:
         """The derivative rule du/dx_k written out as a Python expression in ``x``, ``y`` and ``out``.
