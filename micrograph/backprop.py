@@ -3,10 +3,12 @@
 This module holds the loop of Algorithm 6.2 once, in the book's pull form. micrograd's ``Value.backward``
 uses the push form of section 6.5.6's prose instead (:meth:`micrograph.engine.Value.backward`); both call the
 same rules of the operation table, and a test holds them equal. :meth:`Graph.backprop` runs it over G; the
-store-versus-recompute comparison (:func:`micrograph.naive.store_grad`) runs it over G'; views (the
-step-through pages, lessons, the exercise checker) watch it through an ``observe`` callback that receives
-each iteration's terms. The derivative rules are those of the operation table :mod:`micrograph.ops`;
-Algorithms 6.5/6.6 run the same rules on nodes (:mod:`micrograph.symbolic`).
+store-versus-recompute comparison (:func:`micrograph.naive.store_grad`) runs it over G', checkpointing
+(:func:`micrograph.naive.checkpoint_grad`) one segment at a time; views (the step-through pages, lessons,
+the exercise checker) watch it through an ``observe`` callback that receives each iteration's terms; the
+compiler writes the same sums as code, walking :func:`sweep`. The derivative rules are those of the
+operation table :mod:`micrograph.ops`; Algorithms 6.5/6.6 run the same rules on nodes
+(:mod:`micrograph.symbolic`).
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 and 6.5.6, Algorithm 6.2.
 """

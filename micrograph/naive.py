@@ -12,7 +12,8 @@ dz/dw two ways:
   are shared it sums over exponentially many paths.
 
 Between the two, :func:`checkpoint_grad` keeps only every k-th forward value and recomputes the pieces in
-between during the backward pass: about sqrt(n) values for about one extra forward pass. The book does
+between during the backward pass (Algorithms 6.1 and 6.2, run one segment at a time): about sqrt(n)
+values for about one extra forward pass. The book does
 not describe it; the idea is Griewank's checkpointing (Griewank 1992, "Achieving logarithmic growth of
 temporal and spatial complexity in reverse automatic differentiation"; the ``revolve`` schedule,
 Griewank & Walther 2000), brought to deep networks by Chen, Xu, Zhang & Guestrin (2016), "Training deep
