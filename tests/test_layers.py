@@ -122,12 +122,15 @@ def test_the_engine_imports_neither_viz_nor_lessons() -> None:
 # grad_table, or a node's .grad) by a local derivative (a call of a derivative rule). The search reads the
 # syntax tree of every .py file of the repository outside tests/, whatever the names and the spelling:
 #   - a reverse loop: ``for`` or a comprehension over range(..., ..., -k), reversed(...), sorted(...,
-#     reverse=True), x[::-1], or a name bound to one of these (or reversed in place) in the same function;
+#     reverse=True), x[::-1], a name bound to one of these (or reversed in place) in the same function,
+#     a call of a function of the same module that returns one, or of the engine's reverse orders
+#     (backprop.sweep, engine._reverse_order);
 #   - inside it, a product ``a * b`` (or ``a *= b``) of a gradient and a local derivative, either order;
 #   - a gradient: a subscript (``grad_table[i]``, ``table[C]``), a ``.get(...)`` of one, a ``.grad``, or a
 #     name bound to one of these or spelled like one (g, gi, grad..., ..._grad);
 #   - a local derivative: a call whose callee names a rule (local_derivative, derivs[k], du_i_du_j, rule,
-#     bprop, ...derivative...), or a name bound to such a call or spelled du..., ...deriv....
+#     bprop, ...derivative...) or was unpacked from the consumer index (edges, consumers), or a name bound
+#     to such a call or spelled du..., ...deriv....
 # Value.backward's push form is generated as text from the operation table (engine._make_push_all,
 # ops.Op.push_source): the syntax tree holds no loop of it to find.
 
@@ -138,6 +141,8 @@ ALLOWED = {
 """(file, function) -> why a reverse gradient-times-derivative loop is allowed there."""
 
 _REPO = ENGINE.parent
+_CONSUMER_INDEX = re.compile(r"consumers|edges")
+_REVERSE_ORDERS = {"sweep", "_reverse_order"}  # the engine's functions that give nodes from the last
 _GRADIENT_NAME = re.compile(r"^(g|gi|g_\w+|\w*grad\w*)$", re.I)
 _RULE_CALLEE = re.compile(r"local_derivative|derivs?\b|derivative|\bdu_|rule|bprop", re.I)
 _DERIVATIVE_NAME = re.compile(r"^(du\w*|\w*deriv\w*)$", re.I)
@@ -146,7 +151,8 @@ _DERIVATIVE_NAME = re.compile(r"^(du\w*|\w*deriv\w*)$", re.I)
 class _Scope:
     """A function's (or module's) bindings: name -> the expressions bound to it, and names reversed."""
 
-    def __init__(self, node: ast.AST) -> None:
+    def __init__(self, node: ast.AST, module: dict[str, ast.FunctionDef] | None = None) -> None:
+        self.module = module or {}  # the functions the module defines, by name
         self.bound: dict[str, list[ast.expr]] = {}
         self.reversed_in_place: set[str] = set()
         for n in ast.walk(node):
@@ -177,6 +183,20 @@ class _Scope:
         )
 
     def is_reverse(self, e: ast.expr, depth: int = 0) -> bool:
+        if (
+            isinstance(e, ast.Call)
+            and isinstance(e.func, ast.Name)
+            and e.func.id in self.module
+            and depth < 6
+        ):
+            called = self.module[e.func.id]  # a function of the module: what it returns
+            scope = _Scope(called, self.module)
+            returned = [
+                r.value for r in ast.walk(called) if isinstance(r, ast.Return) and r.value is not None
+            ]
+            return any(scope.is_reverse(r, depth + 1) for r in returned)
+        if isinstance(e, ast.Call) and ast.unparse(e.func).split(".")[-1] in _REVERSE_ORDERS:
+            return True
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Name):
             if e.func.id == "reversed":
                 return True
@@ -217,6 +237,10 @@ class _Scope:
             return any(self.is_derivative(x, depth) for x in e.elts)
         if isinstance(e, ast.IfExp):
             return self.is_derivative(e.body, depth) or self.is_derivative(e.orelse, depth)
+        if isinstance(e, ast.Name) and any(  # a rule unpacked from the consumer index's edges
+            _CONSUMER_INDEX.search(ast.unparse(v)) for v in self.bound.get(e.id, [])
+        ):
+            return True
         return self._via_names(e, "is_derivative", depth)
 
 
@@ -231,6 +255,7 @@ def algorithm_6_2_loops(source: str) -> list[tuple[str, int]]:
             inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else scope
             owner[child] = scope
             stack.append((child, inner))
+    module = {f.name: f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)}
     scopes: dict[ast.AST, _Scope] = {}
     found = []
     for node in ast.walk(tree):
@@ -241,7 +266,7 @@ def algorithm_6_2_loops(source: str) -> list[tuple[str, int]]:
         else:
             continue
         function = owner.get(node, tree)
-        scope = scopes.setdefault(function, _Scope(function))
+        scope = scopes.setdefault(function, _Scope(function, module))
         for iterable, body in loops:
             if not scope.is_reverse(iterable):
                 continue
@@ -325,6 +350,18 @@ def pull(G, order):
     for v in order[1:]:
         table[v] = sum(table[c] * rule(c, k) for c, k in G.edges_into(v))
 """,
+    "a loop over the order backprop.sweep gives": """
+from micrograph.backprop import sweep
+
+
+def again(graph, u):
+    grad_table = [0.0] * len(u)
+    grad_table[-1] = 1.0
+    order, edges = sweep(graph)
+    for j in order:
+        for i, k, f, a, b in edges[j]:
+            grad_table[j] += grad_table[i] * f(u[a], u[i])
+""",
     "a comprehension over positions from the last": """
 def entries(n, consumers, u, gt):
     return [sum(gt[i] * du(u[a], u[i]) for i, _, du, a, _b in consumers[j]) for j in range(n - 2, -1, -1)]
@@ -382,3 +419,29 @@ def test_every_colour_and_stylesheet_is_in_viz_style() -> None:
                 if colour.search(line) or css.search(line):
                     offenders.append(f"{path.relative_to(root)}:{k}: {line.strip()}")
     assert offenders == []
+
+
+def test_import_micrograph_loads_the_engine_only_and_the_rest_on_first_use() -> None:
+    """`import micrograph` does not import nn, datasets or compile (PEP 562); they load when first named."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, micrograph\n"
+        "late = ['micrograph.nn', 'micrograph.datasets', 'micrograph.compile', 'micrograph.mlp']\n"
+        "print(sorted(m for m in late if m in sys.modules))\n"
+        "from micrograph import compile_graph, nn\n"
+        "print(micrograph.datasets.__name__, nn.MLP.__name__, compile_graph.__name__,\n"
+        "      'CompiledGraph' in dir(micrograph), sorted(m for m in late if m in sys.modules))\n"
+        "try:\n"
+        "    micrograph.no_such_name\n"
+        "except AttributeError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == [
+        "[]",
+        "micrograph.datasets MLP compile_graph True "
+        "['micrograph.compile', 'micrograph.datasets', 'micrograph.mlp', 'micrograph.nn']",
+        "module 'micrograph' has no attribute 'no_such_name'",
+    ]
