@@ -496,8 +496,9 @@ def checkpoint_grad(z: Value, w: Value, k: int | None = None) -> CountedGradient
 
     Raises:
         TypeError: if z or w is not a Value, or k is not an int.
-        ValueError: if k < 1.
-        DomainError: if a value or a local derivative does not exist at the leaves' current values.
+        ValueError: if k < 1, or a leaf holds inf or nan and an operation takes it (as Algorithm 6.1).
+        DomainError: if a value or a local derivative does not exist at the leaves' current values, or a
+            gradient overflows.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3 (Algorithms 6.1, 6.2),
     with checkpointing from Griewank (1992) and Chen et al. (2016).
