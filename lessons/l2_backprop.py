@@ -88,8 +88,8 @@ def _init(l: Any) -> None:
     l.grad_table[l.graph.output] = 1.0  # grad_table[u(n)] <- 1, because dz/dz = 1
     l.reported = {}  # j -> iteration j of micrograph's loop (the book's j, from 1)
 
-    def observe(step: BackpropStep) -> None:  # called by the loop after each iteration
-        l.reported[step.j + 1] = step  # its terms and their sum
+    def observe(iteration: BackpropStep) -> None:  # called by the loop after each iteration j
+        l.reported[iteration.j + 1] = iteration  # its terms and their sum
 
     # micrograph's Algorithm 6.2 (micrograph/backprop.py), watched
     backprop(l.graph, observe=observe)
@@ -107,11 +107,11 @@ def _init_text(l: Any) -> str:
 
 
 def _iteration(l: Any, j: int) -> None:
-    step = l.reported[j]  # iteration j of micrograph's Algorithm 6.2, as its observer saw it
+    seen = l.reported[j]  # iteration j of micrograph's Algorithm 6.2, as its observer saw it
     # one term per edge u(j) -> u(i), u(i) taking u(j) as its argument k:
     # (i, k, grad_table[u(i)], du(i)/du(j)), the local derivative by the operation's one rule
-    l.terms = [(t.i + 1, t.k, t.grad_i, t.derivative) for t in step.terms]
-    l.grad_table[l.graph.nodes[j - 1]] = step.total  # the sum of the terms
+    l.terms = [(t.i + 1, t.k, t.grad_i, t.derivative) for t in seen.terms]
+    l.grad_table[l.graph.nodes[j - 1]] = seen.total  # the sum of the terms
     l.j = j
 
 
