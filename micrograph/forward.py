@@ -197,9 +197,7 @@ def forward(graph: Graph, values: Inputs | None = None, *, observe: ForwardObser
     return u[-1]  # return u(n)
 
 
-def _check_leaves(
-    graph: Graph, u: list[float] | dict[int, float], inputs: Iterable[int], where: str
-) -> None:
+def _check_leaves(graph: Graph, u: list[float] | dict[int, float], inputs: Iterable[int], where: str) -> None:
     """Leaves may hold inf or nan (``Value(math.inf)``); no operation takes them: refused before the loop."""
     for j in inputs:
         x = u[j]
