@@ -19,10 +19,8 @@ from micrograph.backprop import BackpropStep, GradTable, Term, backprop
 from micrograph.engine import Value
 from micrograph.errors import DomainError
 from micrograph.forward import forward
-from micrograph.forward_mode import JVP, jacobian_forward, jacobian_reverse, jvp
 from micrograph.graph import Graph, SubGraph
 from micrograph.memory import paused_gc
-from micrograph.naive import checkpoint_grad, naive_grad, store_grad
 from micrograph.symbolic import BuildGradCall, build_grad, grad, hessian_vector_product
 
 __all__ = [
@@ -57,15 +55,25 @@ if TYPE_CHECKING:
     from micrograph import datasets as datasets
     from micrograph import nn as nn
     from micrograph.compile import CompiledGraph, compile_graph
+    from micrograph.forward_mode import JVP, jacobian_forward, jacobian_reverse, jvp
+    from micrograph.naive import checkpoint_grad, naive_grad, store_grad
 
 # The modules a first `import micrograph` does not need are imported on first use (PEP 562): the
-# networks, losses and training loop (nn), the data sets, the compiler. `micrograph.nn`,
-# `from micrograph import compile_graph` and `micrograph.datasets` work as if they had been imported.
+# networks, losses and training loop (nn), the data sets, the compiler, the naive chain rule and
+# checkpointing, forward mode. `micrograph.nn`, `from micrograph import compile_graph` and
+# `micrograph.datasets` work as if they had been imported.
 _LAZY = {
     "nn": ("micrograph.nn", None),
     "datasets": ("micrograph.datasets", None),
     "compile_graph": ("micrograph.compile", "compile_graph"),
     "CompiledGraph": ("micrograph.compile", "CompiledGraph"),
+    "naive_grad": ("micrograph.naive", "naive_grad"),
+    "store_grad": ("micrograph.naive", "store_grad"),
+    "checkpoint_grad": ("micrograph.naive", "checkpoint_grad"),
+    "jvp": ("micrograph.forward_mode", "jvp"),
+    "JVP": ("micrograph.forward_mode", "JVP"),
+    "jacobian_forward": ("micrograph.forward_mode", "jacobian_forward"),
+    "jacobian_reverse": ("micrograph.forward_mode", "jacobian_reverse"),
 }
 
 

@@ -422,16 +422,19 @@ def test_every_colour_and_stylesheet_is_in_viz_style() -> None:
 
 
 def test_import_micrograph_loads_the_engine_only_and_the_rest_on_first_use() -> None:
-    """`import micrograph` does not import nn, datasets or compile (PEP 562); they load when first named."""
+    """`import micrograph` does not import nn, datasets, compile, naive or forward_mode (PEP 562): they load
+    when first named."""
     import subprocess
     import sys
 
     code = (
         "import sys, micrograph\n"
-        "late = ['micrograph.nn', 'micrograph.datasets', 'micrograph.compile', 'micrograph.mlp']\n"
+        "late = ['micrograph.nn', 'micrograph.datasets', 'micrograph.compile', 'micrograph.mlp',\n"
+        "        'micrograph.naive', 'micrograph.forward_mode']\n"
         "print(sorted(m for m in late if m in sys.modules))\n"
-        "from micrograph import compile_graph, nn\n"
+        "from micrograph import compile_graph, nn, store_grad\n"
         "print(micrograph.datasets.__name__, nn.MLP.__name__, compile_graph.__name__,\n"
+        "      micrograph.jvp.__name__,\n"
         "      'CompiledGraph' in dir(micrograph), sorted(m for m in late if m in sys.modules))\n"
         "try:\n"
         "    micrograph.no_such_name\n"
@@ -441,7 +444,7 @@ def test_import_micrograph_loads_the_engine_only_and_the_rest_on_first_use() -> 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == [
         "[]",
-        "micrograph.datasets MLP compile_graph True "
-        "['micrograph.compile', 'micrograph.datasets', 'micrograph.mlp', 'micrograph.nn']",
+        "micrograph.datasets MLP compile_graph jvp True ['micrograph.compile', 'micrograph.datasets', "
+        "'micrograph.forward_mode', 'micrograph.mlp', 'micrograph.naive', 'micrograph.nn']",
         "module 'micrograph' has no attribute 'no_such_name'",
     ]
