@@ -85,7 +85,7 @@ def _stale(graph: Graph) -> set[int]:
     if len(graph.nodes) > STALE_CHECK_LIMIT or graph.output.grad == 0.0:
         return set()
     try:
-        table = graph.backprop_list()
+        table = list(graph.backprop().values())
     except (ArithmeticError, ValueError):
         return set()
     out = set()
