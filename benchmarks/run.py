@@ -841,7 +841,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"5. A chain of {n_gc:.0e} operations built in the user's own loop: the collector's knobs\n")
         print(text + "\n")
     if "versions" in parts:
-        pythons = args.python if args.python is not None else discover_pythons()
+        found = [] if args.quick else discover_pythons()  # a smoke run times this interpreter only
+        pythons = args.python if args.python is not None else found
         here = Path(sys.executable).resolve()
         pythons = [sys.executable] + [p for p in pythons if Path(p).resolve() != here]
         rounds = 1 if args.quick else args.rounds
