@@ -92,19 +92,21 @@ def wheel(session: nox.Session) -> None:
 
 
 def _check_missing_dot(session: nox.Session, tmp: str) -> None:
-    """Run ``micrograph render`` with a PATH that has no ``dot``: exit 2, one line on stderr, the fix."""
+    """``micrograph render`` and ``tour`` with no ``dot`` on PATH: exit 2, one line on stderr, the fix."""
     import subprocess
 
     bindir = Path(session.bin)
     nodot = Path(tmp, "nodot")
     nodot.mkdir()
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{nodot}"}
-    cmd = [str(bindir / "micrograph"), "render", "x*y", "--at", "x=1", "--at", "y=2", "--out", "g.svg"]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp, timeout=300)
-    lines = done.stderr.strip().splitlines()
-    session.log(f"without dot: exit {done.returncode}, stderr: {done.stderr.strip()}")
-    if done.returncode != 2 or len(lines) != 1 or "install graphviz" not in lines[0]:
-        session.error(f"without dot, expected exit 2 and one line naming the install; got {done.returncode}")
+    for args in (["render", "x*y", "--at", "x=1", "--at", "y=2", "--out", "g.svg"], ["tour", "--out", "t2"]):
+        cmd = [str(bindir / "micrograph"), *args]
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp, timeout=300)
+        lines = done.stderr.strip().splitlines()
+        what = f"micrograph {args[0]} without dot"
+        session.log(f"{what}: exit {done.returncode}, stderr: {done.stderr.strip()}")
+        if done.returncode != 2 or len(lines) != 1 or "install graphviz" not in lines[0]:
+            session.error(f"{what}: expected exit 2 and one line naming the install")
 
 
 @nox.session(python=FOUND[-1:] or None)
