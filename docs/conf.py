@@ -28,7 +28,7 @@ import micrograph  # noqa: E402
 
 project = "micrograph"
 author = "the micrograph authors"
-copyright = "2026, the micrograph authors"  # noqa: A001 -- Sphinx's name for it
+copyright = "2026, the micrograph authors"
 release = micrograph.__version__
 version = release
 
