@@ -1,11 +1,13 @@
-# micrograph: `make demo` runs the lesson tour (writes out/), `make test` runs the tests.
-# Both create a virtual environment in .venv and install what is missing first.
+# micrograph: `make demo` runs the lesson tour (writes out/), `make test` builds the docs and runs the tests,
+# `make docs` builds the documentation site (docs/_build/html), `make bench` measures.
+# Each creates a virtual environment in .venv and installs what is missing first. Other Pythons (3.10 to
+# 3.13, where installed) get their own environments from nox: `make pythons`, `make wheel`, `make citation`.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 OUT    ?= out
 
-.PHONY: demo test lint bench graphviz testtools clean
+.PHONY: demo test docs lint bench graphviz testtools pythons wheel citation clean
 
 # The main job installs micrograph and what it needs, nothing more; the tests add the dev extra.
 $(VENV)/.installed-main: setup.cfg pyproject.toml
@@ -15,7 +17,11 @@ $(VENV)/.installed-main: setup.cfg pyproject.toml
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.installed-main
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,docs]'
+	touch $@
+
+$(VENV)/.installed-bench: $(VENV)/.installed
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[bench]'
 	touch $@
 
 # Graphviz's `dot` program is a system package: installed with apt-get where we can, explained where not.
@@ -46,15 +52,35 @@ testtools:
 	  fi; \
 	fi
 
-test: $(VENV)/.installed graphviz testtools
+# The site: Sphinx with warnings as errors; the lesson notebooks are executed during the build. The tests
+# open its pages in a browser (tests/test_docs.py), so `make test` builds it first.
+docs: $(VENV)/.installed graphviz
+	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	@echo "micrograph: the site is in docs/_build/html/index.html"
+
+test: $(VENV)/.installed graphviz testtools docs
 	$(PY) -m pytest -q
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check micrograph viz lessons tests benchmarks
 	$(VENV)/bin/mypy
 
-bench: $(VENV)/.installed
+# The full benchmark with this Python, then micrograd's demo step with every other Python whose test
+# environment nox has made (`make pythons` makes them; --install-only here creates any that are missing).
+bench: $(VENV)/.installed-bench
+	$(VENV)/bin/nox -s tests --install-only
 	$(PY) benchmarks/run.py
 
+# The test suite on every supported Python installed here (nox: one session per version).
+pythons: $(VENV)/.installed graphviz testtools docs
+	$(VENV)/bin/nox -s tests
+
+# The wheel path: build, twine check, install the wheel alone in a new environment and run the tour there.
+wheel: $(VENV)/.installed graphviz
+	$(VENV)/bin/nox -s build wheel
+
+citation: $(VENV)/.installed
+	$(VENV)/bin/nox -s citation
+
 clean:
-	rm -rf $(VENV) $(OUT) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(OUT) .pytest_cache .mypy_cache .ruff_cache .hypothesis .nox dist docs/_build docs/_generated
