@@ -61,8 +61,10 @@ docs: $(VENV)/.installed graphviz
 test: $(VENV)/.installed graphviz testtools docs
 	$(PY) -m pytest -q
 
+# The style gates: ruff's rules (complexity at most 15 included), ruff's format, mypy.
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check micrograph viz lessons tests benchmarks
+	$(VENV)/bin/ruff check micrograph viz lessons tests benchmarks noxfile.py docs/conf.py
+	$(VENV)/bin/ruff format --check micrograph viz lessons tests benchmarks noxfile.py docs/conf.py
 	$(VENV)/bin/mypy
 
 # The full benchmark with this Python, then micrograd's demo step with every other Python whose test

@@ -779,9 +779,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rounds", type=int, default=3, help="interleaved rounds of the demo step (default 3)"
     )
-    parser.add_argument(
-        "--only", choices=PARTS, action="append", help="run only this part (repeatable)"
-    )
+    parser.add_argument("--only", choices=PARTS, action="append", help="run only this part (repeatable)")
     parser.add_argument(
         "--python", action="append", metavar="EXE",
         help="also time the eager demo step with this interpreter (repeatable; default: nox's test "

@@ -68,9 +68,11 @@ def input_values(graph: Graph, values: Inputs | None) -> list[float]:
             vals[j] = _input_number(x, graph, j)
         return vals
     if isinstance(values, (str, bytes, AbstractSet)) or not hasattr(values, "__len__"):
-        unordered = " (a set has no order: give a list, in the order of the inputs)" if isinstance(
-            values, AbstractSet
-        ) else ""
+        unordered = (
+            " (a set has no order: give a list, in the order of the inputs)"
+            if isinstance(values, AbstractSet)
+            else ""
+        )
         raise TypeError(
             f"forward: values must be a mapping {{leaf: number}} or a sequence, got {values!r}{unordered}"
         )

@@ -649,8 +649,27 @@ def pow_const(c: float) -> Op:
 
 OPS: dict[str, Op] = {
     op.name: op
-    for op in (ADD, SUB, MUL, DIV, NEG, POW, EXP, LOG, TANH, TANH_GRAD, TANH_GRAD2, SIGMOID, SIGMOID_GRAD,
-               RELU, STEP, SIN, COS, SQRT, XLOGY)
+    for op in (
+        ADD,
+        SUB,
+        MUL,
+        DIV,
+        NEG,
+        POW,
+        EXP,
+        LOG,
+        TANH,
+        TANH_GRAD,
+        TANH_GRAD2,
+        SIGMOID,
+        SIGMOID_GRAD,
+        RELU,
+        STEP,
+        SIN,
+        COS,
+        SQRT,
+        XLOGY,
+    )
 }
 """Every fixed operation by name (``pow_const(c)`` makes the x ** c family on demand)."""
 

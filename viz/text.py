@@ -93,5 +93,3 @@ def _stale(graph: Graph) -> set[int]:
         if not math.isclose(v.grad, g, rel_tol=1e-9, abs_tol=1e-12) and not (math.isnan(g) and v.is_constant):
             out.add(i)
     return out
-
-
