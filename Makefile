@@ -1,11 +1,13 @@
-# micrograph: `make demo` runs the lesson tour (writes out/), `make test` runs the tests.
-# Both create a virtual environment in .venv and install what is missing first.
+# micrograph: `make demo` runs the lesson tour (writes out/), `make test` builds the docs and runs the tests,
+# `make docs` builds the documentation site (docs/_build/html), `make bench` measures.
+# Each creates a virtual environment in .venv and installs what is missing first. Other Pythons (3.10 to
+# 3.13, where installed) get their own environments from nox: `make pythons`, `make wheel`, `make citation`.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 OUT    ?= out
 
-.PHONY: demo test lint bench site serve-site graphviz testtools clean
+.PHONY: demo test docs lint bench site serve-site graphviz testtools pythons wheel citation clean
 
 # The main job installs micrograph and what it needs, nothing more; the tests add the dev extra.
 $(VENV)/.installed-main: setup.cfg pyproject.toml
@@ -15,7 +17,11 @@ $(VENV)/.installed-main: setup.cfg pyproject.toml
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.installed-main
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,docs]'
+	touch $@
+
+$(VENV)/.installed-bench: $(VENV)/.installed
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[bench]'
 	touch $@
 
 # Graphviz's `dot` program is a system package: installed with apt-get where we can, explained where not.
@@ -46,17 +52,39 @@ testtools:
 	  fi; \
 	fi
 
-test: $(VENV)/.installed graphviz testtools
+# The site: Sphinx with warnings as errors; the lesson notebooks are executed during the build. The tests
+# open its pages in a browser (tests/test_docs.py), so `make test` builds it first.
+docs: $(VENV)/.installed graphviz
+	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	@echo "micrograph: the site is in docs/_build/html/index.html"
+
+test: $(VENV)/.installed graphviz testtools docs
 	$(PY) -m pytest -q
 
+# The style gates: ruff's rules (complexity at most 15 included), ruff's format, mypy.
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check micrograph viz lessons tests benchmarks
+	$(VENV)/bin/ruff check micrograph viz lessons tests benchmarks noxfile.py docs/conf.py
+	$(VENV)/bin/ruff format --check micrograph viz lessons tests benchmarks noxfile.py docs/conf.py
 	$(VENV)/bin/mypy
 
-bench: $(VENV)/.installed
+# The full benchmark with this Python, then micrograd's demo step with every other Python whose test
+# environment nox has made (`make pythons` makes them; --install-only here creates any that are missing).
+bench: $(VENV)/.installed-bench
+	$(VENV)/bin/nox -s tests --install-only
 	$(PY) benchmarks/run.py
 
-# The static site (lessons, exercises, explorer in the browser): needs npm; `make serve-site` serves it.
+# The test suite on every supported Python installed here (nox: one session per version).
+pythons: $(VENV)/.installed graphviz testtools docs
+	$(VENV)/bin/nox -s tests
+
+# The wheel path: build, twine check, install the wheel alone in a new environment and run the tour there.
+wheel: $(VENV)/.installed graphviz
+	$(VENV)/bin/nox -s build wheel
+
+citation: $(VENV)/.installed
+	$(VENV)/bin/nox -s citation
+
+# micrograph in the browser (lessons, exercises, explorer; no install): needs npm; `make serve-site` serves it.
 SITE ?= site-out
 site: $(VENV)/.installed
 	$(VENV)/bin/micrograph site --out $(SITE) --force
@@ -65,4 +93,4 @@ serve-site: site
 	$(VENV)/bin/micrograph site --out $(SITE) --serve
 
 clean:
-	rm -rf $(VENV) $(OUT) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(OUT) .pytest_cache .mypy_cache .ruff_cache .hypothesis .nox dist docs/_build docs/_generated

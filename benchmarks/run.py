@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
 import random
 import subprocess
@@ -146,6 +147,99 @@ def chain_worker(n_ops: int, compile_max: int, repeats: int) -> dict[str, Any]:
     return best
 
 
+def engine_chain_worker(engine: str, n_ops: int) -> dict[str, Any]:
+    """Build and back-propagate the chain u = relu(u * 0.999 + 0.1) of n_ops operations in another engine.
+
+    ``engine`` is ``micrograph``, ``micrograd`` (0.1.0, whose recursive topological sort needs the
+    recursion limit raised and a large thread stack at this depth) or ``torch`` (scalar tensors, CPU).
+    The same protocol as the chain worker: a 1,000-operation warm-up, ``gc.collect()`` before the timed
+    chain, the collector on, build and ``backward()`` timed together.
+    """
+    import threading
+
+    if engine == "torch":
+        import torch
+
+        torch.set_num_threads(1)
+
+        def make(v: float) -> Any:
+            return torch.tensor(v, dtype=torch.float64, requires_grad=True)
+
+        relu = torch.relu
+    elif engine == "micrograd":
+        from micrograd.engine import Value as MValue
+
+        make, relu = MValue, MValue.relu
+    else:
+        from micrograph import Value
+
+        make, relu = Value, Value.relu  # type: ignore[assignment]
+
+    def once(steps: int) -> float:
+        gc.collect()
+        t0 = time.perf_counter()
+        x = make(0.5)
+        u = x
+        for _ in range(steps):
+            u = relu(u * 0.999 + 0.1)
+        u.backward()
+        t1 = time.perf_counter()
+        del x, u
+        return t1 - t0
+
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        once(333)  # warm-up
+        result["seconds"] = min(once(n_ops // 3) for _ in range(5 if n_ops <= 10_000 else 1))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * n_ops))
+    threading.stack_size(min(2**31 - 2**20, max(2**26, n_ops * 2**10)))  # micrograd recurses per node
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    if "seconds" not in result:
+        raise RuntimeError(f"{engine}'s chain of {n_ops} operations failed (see the worker's stderr)")
+    return {"engine": engine, "ops": 3 * (n_ops // 3), "seconds": result["seconds"]}
+
+
+GC_MODES = {
+    "default": "collector as it starts (gc.get_threshold())",
+    "threshold": "oldest generation's threshold x10 (gc.set_threshold(t0, t1, 10 * t2))",
+    "freeze": "gc.freeze() every 10,000 steps of the loop",
+    "paused": "collector paused while building (micrograph.paused_gc)",
+}
+"""What a user who builds a million-node graph in their own loop can do about the collector."""
+
+
+def gc_worker(mode: str, n_ops: int) -> dict[str, Any]:
+    """The chain's build + backward time per operation under one of :data:`GC_MODES`."""
+    from micrograph import Value, paused_gc
+
+    def build(steps: int) -> Any:
+        u = Value(0.5)
+        for k in range(steps):
+            u = (u * 0.999 + 0.1).relu()
+            if mode == "freeze" and k % 10_000 == 9_999:
+                gc.freeze()
+        return u
+
+    build(333).backward()  # warm-up
+    gc.collect()
+    t0 = time.perf_counter()
+    if mode == "threshold":
+        t = gc.get_threshold()
+        gc.set_threshold(t[0], t[1], 10 * t[2])
+    if mode == "paused":
+        with paused_gc():
+            u = build(n_ops // 3)
+    else:
+        u = build(n_ops // 3)
+    u.backward()
+    seconds = time.perf_counter() - t0
+    return {"mode": mode, "ops": 3 * (n_ops // 3), "seconds": seconds, "threshold": list(gc.get_threshold())}
+
+
 def compile_mixed(steps: int) -> float:
     """compile_graph's time on a chain whose activation is drawn at random per step (relu, tanh, sigmoid).
 
@@ -227,6 +321,9 @@ def _micrograd_style_step(
 
     return step
 
+
+PARTS = ["chain", "memory", "demo", "engines", "gc", "versions", "exercises", "explorer"]
+"""The benchmark's parts, in the order they run (``--only``)."""
 
 PROTOCOLS = {"auto": "gc auto", "collect": "+ gc.collect()", "off": "gc disabled"}
 """How the cyclic garbage collector runs during the timed demo steps (see the module docstring)."""
@@ -372,9 +469,9 @@ def _compiled_step(
 # The driver.
 
 
-def run_worker(args: list[str], timeout: float = 1800) -> dict[str, Any]:
-    """Run ``run.py --worker ...`` in a fresh interpreter; return its JSON result."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", *args]
+def run_worker(args: list[str], timeout: float = 1800, python: str | None = None) -> dict[str, Any]:
+    """Run ``run.py --worker ...`` in a fresh interpreter (``python``, default this one); return its JSON."""
+    cmd = [python or sys.executable, str(Path(__file__).resolve()), "--worker", *args]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
     if out.returncode != 0:
         raise RuntimeError(f"worker {' '.join(args)} failed:\n{out.stderr[-4000:]}")
@@ -503,6 +600,103 @@ def demo_section(steps: int, n_points: int, rounds: int = 1) -> tuple[str, dict[
     return table(rows, header), facts
 
 
+ENGINES = {"micrograph": "micrograph", "micrograd": "micrograd 0.1.0", "torch": "PyTorch (CPU, scalars)"}
+
+
+def engines_section(sizes: list[int]) -> tuple[str, dict[str, Any]]:
+    """The chain in micrograph, micrograd and PyTorch at the smallest and largest size: ns/op and ratios.
+
+    PyTorch is left out, and said so, when it is not installed (``pip install 'micrograph[bench]'``).
+    """
+    import importlib.util
+
+    engines = [e for e in ENGINES if e != "torch" or importlib.util.find_spec("torch") is not None]
+    ends = [sizes[0], sizes[-1]]
+    got: dict[tuple[str, int], float] = {}
+    for n in ends:
+        for e in engines:
+            print(f"  chain in {e}, N = {n:.0e} ...", file=sys.stderr, flush=True)
+            r = run_worker(["engine_chain", e, str(n)])
+            got[e, n] = r["seconds"] / r["ops"] * 1e9
+    small, big = ends
+    rows = [
+        [ENGINES[e], f"{got[e, small]:.0f}", f"{got[e, big]:.0f}", f"{got[e, big] / got[e, small]:.2f}x",
+         f"{got[e, big] / got['micrograph', big]:.1f}x"]
+        for e in engines
+    ]  # fmt: skip
+    header = ["engine", f"ns/op at {small:.0e}", f"ns/op at {big:.0e}", "growth",
+              f"its ns/op / micrograph's at {big:.0e}"]  # fmt: skip
+    facts: dict[str, Any] = {"engines_n": big}
+    for e in engines:
+        if e != "micrograph":
+            facts[f"per_op_vs_{e}"] = got[e, big] / got["micrograph", big]
+    if "torch" not in engines:
+        facts["torch_missing"] = True
+    return table(rows, header), facts
+
+
+def gc_section(n_ops: int, rounds: int) -> tuple[str, dict[str, Any]]:
+    """The chain's build + backward under each of :data:`GC_MODES`, against the default.
+
+    Each mode runs once in each of ``rounds`` interleaved rounds, in a fresh process; the fastest counts.
+    """
+    got: dict[str, dict[str, Any]] = {}
+    for r in range(rounds):
+        for mode in GC_MODES:
+            shown = f"chain of {n_ops:.0e}, collector {mode}, round {r + 1}/{rounds}"
+            print(f"  {shown} ...", file=sys.stderr, flush=True)
+            result = run_worker(["gc", mode, str(n_ops)])
+            if mode not in got or result["seconds"] < got[mode]["seconds"]:
+                got[mode] = result
+    base = got["default"]["seconds"]
+    rows = [
+        [GC_MODES[m], f"{r['seconds'] / r['ops'] * 1e9:.0f}", f"{base / r['seconds']:.2f}x"]
+        for m, r in got.items()
+    ]
+    return table(rows, ["chain build + backward, collector", "ns/op", "speed-up"]), {}
+
+
+def discover_pythons() -> list[str]:
+    """The interpreters of nox's test environments (``.nox/tests-3-1X``), made by ``nox -s tests``."""
+    envs = ROOT.glob(".nox/tests-*/bin/python")
+    found = sorted(envs, key=lambda p: [int(x) for x in p.parent.parent.name.split("-")[1:]])
+    return [str(p) for p in found]
+
+
+def versions_section(
+    pythons: list[str], steps: int, n_points: int, rounds: int
+) -> tuple[str, dict[str, Any]]:
+    """micrograd's demo step, micrograd and micrograph eager, under each Python, interleaved rounds."""
+    t: dict[tuple[str, str, str], float] = {}
+    version: dict[str, str] = {}
+    for python in pythons:
+        out = subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
+                             capture_output=True, text=True, check=True)  # fmt: skip
+        version[python] = out.stdout.strip()
+    for r in range(rounds):
+        for python in pythons:
+            for protocol in PROTOCOLS:
+                for v in ("micrograd", "eager"):
+                    shown = f"Python {version[python]}: {v}, {PROTOCOLS[protocol]}, round {r + 1}/{rounds}"
+                    print(f"  {shown} ...", file=sys.stderr, flush=True)
+                    res = run_worker(["demo", v, str(steps), protocol, str(n_points)], python=python)
+                    key = (python, v, protocol)
+                    t[key] = min(t.get(key, math.inf), mean(res["times"]))
+    rows = []
+    facts: dict[str, Any] = {"versions": {}}
+    for python in pythons:
+        row = [version[python]]
+        for protocol in PROTOCOLS:
+            m, e = t[python, "micrograd", protocol], t[python, "eager", protocol]
+            row += [f"{m * 1e3:.1f}", f"{e * 1e3:.1f}", f"{m / e:.1f}x"]
+            facts["versions"].setdefault(version[python], {})[protocol] = m / e
+        rows.append(row)
+    header = ["Python"]
+    for shown in PROTOCOLS.values():
+        header += [f"micrograd ms ({shown})", "eager ms", "speed-up"]
+    return table(rows, header), facts
+
+
 def peak_worker(n_ops: int) -> dict[str, Any]:
     """The peak resident memory of building the chain of n_ops operations and ``z.backward()``, in MB."""
     import resource
@@ -542,12 +736,22 @@ def targets(f: dict[str, Any]) -> str:
             ["losses of every variant vs micrograd's (max rel. diff)", "<= 1e-9", f"{f['losses_agree']:.0e}",
              f["losses_agree"] <= 1e-9],
         ]  # fmt: skip
-    if "chain_growth" in f:
+    if "engines_n" in f:
+        n = f["engines_n"]
+        for e in ("micrograd", "torch"):
+            if f"per_op_vs_{e}" in f:
+                ratio = f[f"per_op_vs_{e}"]
+                rows.append([f"chain build + backward per operation at {n:.0e}, {ENGINES[e]}'s / ours",
+                             ">= 1x", f"{ratio:.1f}x", ratio >= 1])  # fmt: skip
+        if f.get("torch_missing"):
+            missing = f"... PyTorch at {n:.0e}: not installed (pip install 'micrograph[bench]')"
+            rows.append([missing, "-", "-", None])
+    for version, ratio in f.get("versions", {}).items():
         rows += [
-            [f"chain build + backward ns/op growth, 1e3 -> {f['chain_max']:.0e} (collector on)", "<= 1.5x",
-             f"{f['chain_growth']:.2f}x", f["chain_growth"] <= 1.5],
-            ["... the same with the cyclic collector paused (micrograph.paused_gc)", "(for reference)",
-             f"{f['chain_growth_paused']:.2f}x", f["chain_growth_paused"] <= 1.5],
+            [f"Python {version}: eager step vs micrograd, collector in its default state", ">= 8x",
+             f"{ratio['auto']:.1f}x", ratio["auto"] >= 8],
+            [f"Python {version}: eager step vs micrograd, collector disabled for both", ">= 3x",
+             f"{ratio['off']:.1f}x", ratio["off"] >= 3],
         ]  # fmt: skip
     if "compile_us" in f:
         goal = COMPILE_BEFORE_US / 5
@@ -564,7 +768,7 @@ def targets(f: dict[str, Any]) -> str:
             ["bytes per live node", "<= 100", f"{f['bytes_per_node']:.1f}", f["bytes_per_node"] <= 100]
         )
     rows += exercises.target_rows(f)
-    marked = [[a, b, c, "met" if d else "NOT met"] for a, b, c, d in rows]
+    marked = [[a, b, c, "-" if d is None else "met" if d else "NOT met"] for a, b, c, d in rows]
     return table(marked, ["target", "goal", "measured", ""])
 
 
@@ -575,10 +779,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rounds", type=int, default=3, help="interleaved rounds of the demo step (default 3)"
     )
+    parser.add_argument("--only", choices=PARTS, action="append", help="run only this part (repeatable)")
     parser.add_argument(
-        "--only", choices=["chain", "memory", "demo", "exercises", "explorer"], action="append",
-        help="run only this part (repeatable)",
-    )
+        "--python", action="append", metavar="EXE",
+        help="also time the eager demo step with this interpreter (repeatable; default: nox's test "
+        "environments .nox/tests-3-1X, made by `nox -s tests`, each with micrograph and micrograd installed)",
+    )  # fmt: skip
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -589,6 +795,10 @@ def main(argv: list[str] | None = None) -> int:
             result = memory_worker(rest[0], int(rest[1]))
         elif kind == "peak":
             result = peak_worker(int(rest[0]))
+        elif kind == "engine_chain":
+            result = engine_chain_worker(rest[0], int(rest[1]))
+        elif kind == "gc":
+            result = gc_worker(rest[0], int(rest[1]))
         else:
             result = demo_worker(rest[0], int(rest[1]), rest[2], int(rest[3]))
         print(json.dumps(result))
@@ -602,7 +812,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"micrograph benchmark{' (quick)' if args.quick else ''}: Python {sys.version.split()[0]}, "
           f"micrograd {getattr(micrograd, '__version__', '0.1.0')}, {os.cpu_count()} CPUs, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")  # fmt: skip
-    parts = set(args.only or ["chain", "memory", "demo", "exercises", "explorer"])
+    parts = set(args.only or PARTS)
     facts: dict[str, Any] = {}
     if "chain" in parts:
         text, more = chain_section(sizes, compile_max=100_000, repeats=1 if args.quick else 5)
@@ -627,15 +837,38 @@ def main(argv: list[str] | None = None) -> int:
         print(f"3. micrograd's demo step: MLP(2, [16, 16, 1]), {n_points} two-moons points, hinge + 1e-4 L2,")
         print(f"   SGD; mean of {steps} step(s) after one warm-up, best of {rounds} interleaved round(s)\n")
         print(text + "\n")
+    if "engines" in parts:
+        text, more = engines_section(sizes)
+        facts.update(more)
+        print("4. The same chain in micrograph, micrograd and PyTorch: build + backward, ns per operation\n")
+        print(text + "\n")
+    if "gc" in parts:
+        n_gc = sizes[-1]
+        text, more = gc_section(n_gc, 1 if args.quick else args.rounds)
+        facts.update(more)
+        print(f"5. A chain of {n_gc:.0e} operations built in the user's own loop: the collector's knobs")
+        print(f"   (best of {1 if args.quick else args.rounds} interleaved round(s))\n")
+        print(text + "\n")
+    if "versions" in parts:
+        found = [] if args.quick else discover_pythons()  # a smoke run times this interpreter only
+        pythons = args.python if args.python is not None else found
+        here = Path(sys.executable).resolve()
+        pythons = [sys.executable] + [p for p in pythons if Path(p).resolve() != here]
+        rounds = 1 if args.quick else args.rounds
+        n_points = 30 if args.quick else 100
+        text, more = versions_section(pythons, steps, n_points, rounds)
+        facts.update(more)
+        print(f"6. micrograd's demo step per Python: mean of {steps} step(s), best of {rounds} round(s)\n")
+        print(text + "\n")
     if "exercises" in parts:
         text, more = exercises.section(runs=1 if args.quick else 3)
         facts.update(more)
-        print("4. The exercise checker: a correct solution's whole check (judge, runner, every case)\n")
+        print("7. The exercise checker: a correct solution's whole check (judge, runner, every case)\n")
         print(text + "\n")
     if "explorer" in parts:
         from explorer import section as explorer_section  # benchmarks/explorer.py: the explorer's costs
 
-        print("5. The explorer (benchmarks/explorer.py)\n\n" + explorer_section(quick=args.quick) + "\n")
+        print("8. The explorer (benchmarks/explorer.py)\n\n" + explorer_section(quick=args.quick) + "\n")
     print("Targets\n")
     print(targets(facts))
     return 0

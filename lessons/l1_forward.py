@@ -78,9 +78,15 @@ def _build_text(l: Any) -> str:
 def _inputs(l: Any) -> None:
     l.x_new = new_inputs(l.graph)  # the new input vector: each variable at half its value
     l.u = [None] * len(l.graph.nodes)  # the values of u(1)..u(n); None = not computed yet
-    for i in range(1, l.graph.n_inputs + 1):  # for i = 1, ..., n_i (the book counts from 1)
-        node = l.graph.nodes[i - 1]  # u(i): Python's list counts from 0
-        l.u[i - 1] = l.x_new.get(node, node.data)  # u(i) <- x_i (a constant keeps its value)
+    l.reported = {}  # i -> u(i), as micrograph's loop reports it (the book's i, from 1)
+
+    def observe(i: int, u_i: float) -> None:  # called by the loop after each u(i+1)
+        l.reported[i + 1] = u_i
+
+    # micrograph's Algorithm 6.1 (micrograph/forward.py), watched
+    values = evaluate(l.graph, l.x_new, observe=observe)
+    n_i = l.graph.n_inputs
+    l.u[:n_i] = values[:n_i]  # lines 1-3: u(i) <- x_i for i = 1..n_i (a constant keeps its value)
 
 
 def new_inputs(graph: Graph) -> dict[Value, float]:
@@ -109,16 +115,17 @@ def _ask_first(l: Any) -> Question | None:
     if i == len(g.nodes):  # a variable alone (--expr w): the loop computes nothing, nothing to predict
         return None
     node = g.nodes[i]
+    names = node_names(g)
     answer = evaluate(g, l.x_new)[i]  # the engine's Algorithm 6.1 is the answer key
     return Question(
-        f"u{i + 1} = {formula(node, node_names(g))}. What will u{i + 1} be at these inputs?", answer
+        f"{names[node]} = {formula(node, names)}. What will {names[node]} be at these inputs?", answer
     )
 
 
 def _compute(l: Any, i: int) -> None:
-    node = l.graph.nodes[i - 1]  # u(i); the book's i counts from 1, Python's list from 0
+    # the book's i counts from 1, Python's list from 0
     l.A = [l.u[j] for j in l.graph.parents[i - 1]]  # A(i) <- {u(j) | j in Pa(u(i))}
-    l.u[i - 1] = node.op.f(*l.A)  # u(i) <- f(i)(A(i))
+    l.u[i - 1] = l.reported[i]  # u(i) <- f(i)(A(i)), as micrograph's loop computed it
     l.i = i
 
 
@@ -130,9 +137,10 @@ def _compute_text(l: Any) -> str:
     args = ", ".join(fmt(a) for a in l.A)
     done = sum(v is not None for v in l.u)
     return (
-        f"i = {i}: node u{i} = {formula(node, names)}. Its parents Pa(u{i}) = {{{', '.join(pa)}}} "
-        f"come earlier in the list, so their values are known: A({i}) = ({args}). Applying f({i}) = "
-        f"{node.op.name} gives u{i} = {fmt(l.u[i - 1])}. {done} of {len(g.nodes)} values are now known."
+        f"i = {i}: node {names[node]} = {formula(node, names)}. Its parents Pa({names[node]}) = "
+        f"{{{', '.join(pa)}}} come earlier in the list, so their values are known: A({i}) = ({args}). "
+        f"Applying f({i}) = {node.op.name} gives {names[node]} = {fmt(l.u[i - 1])}. {done} of "
+        f"{len(g.nodes)} values are now known."
     )
 
 
@@ -143,7 +151,8 @@ def _finish(l: Any) -> None:
 def _finish_text(l: Any) -> str:
     same = l.result == l.u[-1]
     return (
-        f"The loop returns u(n) = u{len(l.u)} = {fmt(l.u[-1])}. micrograph's Graph.forward, the same "
+        f"The loop returns u(n) = {node_names(l.graph)[l.graph.output]} = {fmt(l.u[-1])}. "
+        f"micrograph's Graph.forward, the same "
         f"algorithm in micrograph/forward.py, returns {fmt(l.result)} "
         f"({'identical' if same else 'different!'}) "
         f"and stores the new values in the nodes: z.data is now {fmt(l.z.data)}. Re-running Algorithm 6.1 "

@@ -14,9 +14,8 @@ from typing import Any
 
 import viz
 from lessons._core import Question, Step
-from micrograph import Graph, Value, backprop, pseudocode
+from micrograph import BackpropStep, Graph, Value, backprop, pseudocode
 from micrograph.expr import build
-from micrograph.ops import local_derivative
 from viz.words import NamedTable, clean, factor, fmt, formula, node_names, node_table
 
 __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
@@ -58,9 +57,11 @@ def _forward_text(l: Any) -> str:
     j = _most_used(g)
     consumers = sorted({i for i, _ in g.consumer_edges[j - 1]})
     edges = len(g.consumer_edges[j - 1])
+    u_j = names[g.nodes[j - 1]]
     shared = (
-        f" Note that u{j} ({_who(g, j)}) is an argument of {len(consumers)} node"
-        f"{'s' if len(consumers) > 1 else ''}, {', '.join(f'u{i + 1}' for i in consumers)}, by {edges} edge"
+        f" Note that {u_j} ({_who(g, j)}) is an argument of {len(consumers)} node"
+        f"{'s' if len(consumers) > 1 else ''}, {', '.join(names[g.nodes[i]] for i in consumers)}, "
+        f"by {edges} edge"
         f"{'s' if edges > 1 else ''}: its gradient will be a sum of {edges} terms."
         if edges > 1
         else " Every node here has one consumer, so every sum below has one term."
@@ -87,50 +88,57 @@ def _most_used(g: Graph) -> int:
 def _init(l: Any) -> None:
     l.grad_table = NamedTable(l.graph)  # a dict node -> number that prints with the names u(i)
     l.grad_table[l.graph.output] = 1.0  # grad_table[u(n)] <- 1, because dz/dz = 1
+    l.reported = {}  # j -> iteration j of micrograph's loop (the book's j, from 1)
+
+    def observe(iteration: BackpropStep) -> None:  # called by the loop after each iteration j
+        l.reported[iteration.j + 1] = iteration  # its terms and their sum
+
+    # micrograph's Algorithm 6.2 (micrograph/backprop.py), watched
+    backprop(l.graph, observe=observe)
 
 
 def _init_text(l: Any) -> str:
-    n = len(l.graph.nodes)
+    g = l.graph
+    n = len(g.nodes)
+    names = node_names(g)
     return (
-        f"grad_table is a dict from node to number. Its first entry is grad_table[u{n}] = "
-        f"{fmt(l.grad_table[l.graph.output])}: the derivative of z = u(n) with respect to itself. The loop "
-        f"will fill the other {n - 1} entries, from u{n - 1} down to u1."
+        f"grad_table is a dict from node to number. Its first entry is grad_table[{names[g.output]}] = "
+        f"{fmt(l.grad_table[g.output])}: the derivative of z = u(n) with respect to itself. The loop "
+        f"will fill the other {n - 1} entries, from {names[g.nodes[-2]]} down to {names[g.nodes[0]]}."
     )
 
 
 def _iteration(l: Any, j: int) -> None:
-    u_j = l.graph.nodes[j - 1]  # u(j); the book's j counts from 1, Python's list from 0
-    l.terms = []  # one term per edge u(j) -> u(i): u(i) takes u(j) as its argument k
-    for p, k in l.graph.consumer_edges[j - 1]:  # p = i - 1, the consumer's place in the list
-        u_i = l.graph.nodes[p]
-        args = tuple(a.data for a in u_i.inputs)
-        du_i_du_j = local_derivative(u_i.op, k, args, u_i.data)  # the operation's one derivative rule
-        l.terms.append((p + 1, k, l.grad_table[u_i], du_i_du_j))  # (i, k, grad_table[u(i)], du(i)/du(j))
-    l.grad_table[u_j] = sum(g * d for _, _, g, d in l.terms)
+    seen = l.reported[j]  # iteration j of micrograph's Algorithm 6.2, as its observer saw it
+    # one term per edge u(j) -> u(i), u(i) taking u(j) as its argument k:
+    # (i, k, grad_table[u(i)], du(i)/du(j)), the local derivative by the operation's one rule
+    l.terms = [(t.i + 1, t.k, t.grad_i, t.derivative) for t in seen.terms]
+    l.grad_table[l.graph.nodes[j - 1]] = seen.total  # the sum of the terms
     l.j = j
 
 
 def _iteration_text(l: Any) -> str:
     g, j = l.graph, l.j
     names = node_names(g)
-    who = f"u{j}" + (f" ({clean(g.nodes[j - 1].label)})" if g.nodes[j - 1].label else "")
+    u = [names[v] for v in g.nodes]  # u[i - 1] is the name of u(i)
+    who = u[j - 1] + (f" ({clean(g.nodes[j - 1].label)})" if g.nodes[j - 1].label else "")
     if not l.terms:
-        return f"j = {j}: {who} has no consumers, so the sum is empty and grad_table[u{j}] = 0."
+        return f"j = {j}: {who} has no consumers, so the sum is empty and grad_table[{u[j - 1]}] = 0."
     lines = [
-        f"  grad_table[u{i}] × ∂u{i}/∂u{j} = {factor(gi)} × {factor(d)} = {fmt(gi * d)}"
-        f"    (u{i} = {formula(g.nodes[i - 1], names)})"
+        f"  grad_table[{u[i - 1]}] × ∂{u[i - 1]}/∂{u[j - 1]} = {factor(gi)} × {factor(d)} = {fmt(gi * d)}"
+        f"    ({u[i - 1]} = {formula(g.nodes[i - 1], names)})"
         for i, _, gi, d in l.terms
     ]
     total = fmt(l.grad_table[g.nodes[j - 1]])
     if len(l.terms) > 1:
         addends = " + ".join(factor(gi * d) for _, _, gi, d in l.terms)
-        lines.append(f"  grad_table[u{j}] = {addends} = {total}")
+        lines.append(f"  grad_table[{u[j - 1]}] = {addends} = {total}")
         many = f" {who} has {len(l.terms)} edges into its consumers, so their terms add up."
     else:
-        lines.append(f"  grad_table[u{j}] = {total}")
+        lines.append(f"  grad_table[{u[j - 1]}] = {total}")
         many = ""
     return (
-        f"j = {j}: {who}. The sum runs over the nodes that take u{j} as an argument, one term per edge."
+        f"j = {j}: {who}. The sum runs over the nodes that take {u[j - 1]} as an argument, one term per edge."
         f"{many} Every grad_table[u(i)] used here was filled earlier, because consumers come later in "
         f"the list.\n\n" + "\n".join(lines)
     )
@@ -141,9 +149,10 @@ def _ask(l: Any) -> Question:
     j = _most_used(g)
     answer = backprop(g)[g.nodes[j - 1]]  # the engine's Algorithm 6.2 is the answer key
     edges = len(g.consumer_edges[j - 1])
+    u_j = node_names(g)[g.nodes[j - 1]]
     return Question(
-        f"what will grad_table[u{j}] ({_who(g, j)}) be? It has {edges} term{'s' if edges > 1 else ''}, "
-        f"one per edge from u{j} into a consumer.",
+        f"what will grad_table[{u_j}] ({_who(g, j)}) be? It has {edges} term{'s' if edges > 1 else ''}, "
+        f"one per edge from {u_j} into a consumer.",
         answer,
         "the step for j = " + str(j),
     )
@@ -162,7 +171,8 @@ def _finish_text(l: Any) -> str:
     grads = ", ".join(f"{clean(v.label)}.grad = {fmt(v.grad)}" for v in g.leaves if v.label)
     return (
         f"The loop has filled all {len(l.grad_table)} entries; the algorithm returns the inputs' entries "
-        f"u1..u{g.n_inputs}: {inputs}. micrograph's Graph.backprop computes the same table "
+        f"{names[g.leaves[0]]}..{names[g.leaves[-1]]}: {inputs}. micrograph's Graph.backprop computes the "
+        f"same table "
         f"({'equal for every node' if same else 'DIFFERENT'}) with {l.engine_table.evaluations} "
         f"local-derivative evaluations: one per edge (G has {g.num_edges}). z.backward() adds it into .grad "
         f"as micrograd does{': ' + grads if grads else ''}."
@@ -170,16 +180,14 @@ def _finish_text(l: Any) -> str:
 
 
 def _push(l: Any) -> None:
+    for node in l.graph.nodes:
+        node.grad = 0.0  # micrograd's zero_grad, on every node of G
+    # micrograph's push form (Value.backward): walking back from z, each node adds
+    # its .grad × the local derivative into each of its parents' .grad
+    l.z.backward()
     l.pushed = NamedTable(l.graph, title="pushed")  # the same sums, in the push form of section 6.5.6
     for node in l.graph.nodes:
-        l.pushed[node] = 0.0
-    l.pushed[l.graph.output] = 1.0  # dz/dz = 1
-    for i in range(len(l.graph.nodes), 0, -1):  # walking back from z = u(n): consumers before parents
-        u_i = l.graph.nodes[i - 1]
-        args = tuple(a.data for a in u_i.inputs)
-        for k, u_j in enumerate(u_i.inputs):  # u(i) adds grad × local derivative into each parent
-            du_i_du_j = local_derivative(u_i.op, k, args, u_i.data)
-            l.pushed[u_j] += l.pushed[u_i] * du_i_du_j
+        l.pushed[node] = node.grad
 
 
 def _push_text(l: Any) -> str:

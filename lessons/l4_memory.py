@@ -32,8 +32,10 @@ NO_EXPR = "it measures memory on chains of growing length, built by the lesson."
 """Why this lesson runs on its own graphs, not on an expression of the student's."""
 
 LINES = {
-    "two": Ours("(6.52) store f(w) in x: memory for every value, no recomputation\n"
-    "(6.53) recompute f(w) when needed: little memory, more time"),
+    "two": Ours(
+        "(6.52) store f(w) in x: memory for every value, no recomputation\n"
+        "(6.53) recompute f(w) when needed: little memory, more time"
+    ),
     "checkpoint": Ours("keep every k-th value (a checkpoint); recompute each segment from its checkpoint"),
     "k": Ours("k = ceil(sqrt(n)): about 2 sqrt(n) values held, about one extra forward pass"),
     "rows": Ours("memory and operations against the chain's length n"),

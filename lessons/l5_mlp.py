@@ -138,7 +138,7 @@ def _train(l: Any) -> None:
     for _ in range(EPOCHS):  # an epoch: one pass over the data
         order = list(range(len(X)))
         shuffler.shuffle(order)  # the examples in a new order every epoch
-        losses = []
+        total, batches = 0.0, 0  # J added in order, as nn.train adds it (sum() rounds otherwise on 3.12+)
         for start in range(0, len(X), BATCH):
             batch = order[start : start + BATCH]  # a minibatch
             fws = [nn.forward_mlp(l.net, X[i], Y[i]) for i in batch]  # Alg. 6.3
@@ -149,8 +149,9 @@ def _train(l: Any) -> None:
             J.backward()  # Algorithm 6.2: dJ/dp into every p.grad
             for p in l.net.parameters():
                 p.data -= LR * p.grad  # theta <- theta - epsilon grad J
-            losses.append(J.data)
-        l.history.loss.append(sum(losses) / len(losses))  # mean J of the epoch
+            total += J.data
+            batches += 1
+        l.history.loss.append(total / batches)  # mean J of the epoch
         l.history.accuracy.append(nn.accuracy(l.net, l.train))
         l.history.test_accuracy.append(nn.accuracy(l.net, l.test))
     l.plot = viz.plot_training(l.history, title="Iris: MLP(4, [8, 3])")

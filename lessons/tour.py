@@ -47,6 +47,7 @@ INDEX = "index.html"
 MARKER = ".micrograph-tour"
 """A file in every tour's directory: a directory without it is not replaced (it may hold the user's files)."""
 
+
 @dataclass
 class TourResult:
     """What a tour wrote.

@@ -10,17 +10,17 @@ The engine implements the book's algorithms and nothing else:
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, MIT Press, section 6.5.
 """
 
-from micrograph import datasets as datasets  # the submodules micrograph.datasets and micrograph.nn
-from micrograph import nn as nn
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from micrograph.backprop import BackpropStep, GradTable, Term, backprop
-from micrograph.compile import CompiledGraph, compile_graph
 from micrograph.engine import Value
 from micrograph.errors import DomainError
 from micrograph.forward import forward
-from micrograph.forward_mode import JVP, jacobian_forward, jacobian_reverse, jvp
 from micrograph.graph import Graph, SubGraph
 from micrograph.memory import paused_gc
-from micrograph.naive import checkpoint_grad, naive_grad, store_grad
 from micrograph.symbolic import BuildGradCall, build_grad, grad, hessian_vector_product
 
 __all__ = [
@@ -50,3 +50,47 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from micrograph import datasets as datasets
+    from micrograph import nn as nn
+    from micrograph.compile import CompiledGraph, compile_graph
+    from micrograph.forward_mode import JVP, jacobian_forward, jacobian_reverse, jvp
+    from micrograph.naive import checkpoint_grad, naive_grad, store_grad
+
+# The modules a first `import micrograph` does not need are imported on first use (PEP 562): the
+# networks, losses and training loop (nn), the data sets, the compiler, the naive chain rule and
+# checkpointing, forward mode. `micrograph.nn`, `from micrograph import compile_graph` and
+# `micrograph.datasets` work as if they had been imported.
+_LAZY = {
+    "nn": ("micrograph.nn", None),
+    "datasets": ("micrograph.datasets", None),
+    "compile_graph": ("micrograph.compile", "compile_graph"),
+    "CompiledGraph": ("micrograph.compile", "CompiledGraph"),
+    "naive_grad": ("micrograph.naive", "naive_grad"),
+    "store_grad": ("micrograph.naive", "store_grad"),
+    "checkpoint_grad": ("micrograph.naive", "checkpoint_grad"),
+    "jvp": ("micrograph.forward_mode", "jvp"),
+    "JVP": ("micrograph.forward_mode", "JVP"),
+    "jacobian_forward": ("micrograph.forward_mode", "jacobian_forward"),
+    "jacobian_reverse": ("micrograph.forward_mode", "jacobian_reverse"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A lazily imported submodule or name of ``micrograph`` (PEP 562), imported and kept on first use.
+
+    Raises:
+        AttributeError: for a name micrograph does not have.
+    """
+    if name not in _LAZY:
+        raise AttributeError(f"module 'micrograph' has no attribute {name!r}")
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -3,10 +3,12 @@
 This module holds the loop of Algorithm 6.2 once, in the book's pull form. micrograd's ``Value.backward``
 uses the push form of section 6.5.6's prose instead (:meth:`micrograph.engine.Value.backward`); both call the
 same rules of the operation table, and a test holds them equal. :meth:`Graph.backprop` runs it over G; the
-store-versus-recompute comparison (:func:`micrograph.naive.store_grad`) runs it over G'; views (the
-step-through pages, lessons, the exercise checker) watch it through an ``observe`` callback that receives
-each iteration's terms. The derivative rules are those of the operation table :mod:`micrograph.ops`;
-Algorithms 6.5/6.6 run the same rules on nodes (:mod:`micrograph.symbolic`).
+store-versus-recompute comparison (:func:`micrograph.naive.store_grad`) runs it over G', checkpointing
+(:func:`micrograph.naive.checkpoint_grad`) one segment at a time; views (the step-through pages, lessons,
+the exercise checker) watch it through an ``observe`` callback that receives each iteration's terms; the
+compiler writes the same sums as code, walking :func:`sweep`. The derivative rules are those of the
+operation table :mod:`micrograph.ops`; Algorithms 6.5/6.6 run the same rules on nodes
+(:mod:`micrograph.symbolic`).
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 and 6.5.6, Algorithm 6.2.
 """
@@ -14,14 +16,15 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from micrograph.errors import DomainError
+from micrograph.errors import DomainError, _NotFinite
 from micrograph.memory import paused_gc
 
 if TYPE_CHECKING:
+    from micrograph.graph import ConsumerEdge as Edge
     from micrograph.graph import Graph
 
 __all__ = [
@@ -30,8 +33,8 @@ __all__ = [
     "BackpropStep",
     "BackpropObserver",
     "backprop",
-    "grad_table_list",
     "run_algorithm_6_2",
+    "sweep",
 ]
 
 
@@ -116,8 +119,10 @@ def run_algorithm_6_2(
     graph: Graph,
     seed: float = 1.0,
     *,
-    values: Sequence[float] | None = None,
+    values: Sequence[float] | Mapping[int, float] | None = None,
     members: Sequence[bool] | None = None,
+    segment: tuple[int, int] | None = None,
+    known: list[float] | None = None,
     observe: BackpropObserver | None = None,
     where: str = "Algorithm 6.2",
 ) -> tuple[list[float], int]:
@@ -126,19 +131,29 @@ def run_algorithm_6_2(
     The loop of the book, line by line. :func:`backprop` wraps its result in a dict; the other parameters
     let the comparisons and views run this same loop rather than a copy of it.
 
+    Checkpointing runs it one segment of positions at a time, from the last segment to the first: the sum
+    for grad_table[u(j)] is split by where its consumers u(i) are. With ``segment=(lo, hi)`` the loop
+    takes only the terms of the consumers lo <= i < hi, and visits the nodes of the segment and their
+    parents before it (whose entries are then partial: the rest of their sum comes from an earlier
+    segment); ``known`` carries the entries from one call to the next.
+
     Args:
         graph: G, whose values (``.data``) are those of a forward pass (Algorithm 6.1 or node building).
-        seed: grad_table[u(n)], 1.0 for dz/dz.
-        values: the forward values u(1)..u(n) to use instead of the nodes' ``.data`` (a list aligned with
-            ``graph.nodes``, as :func:`micrograph.forward.evaluate` returns).
+        seed: grad_table[u(n)], 1.0 for dz/dz (when ``known`` is given, ``known[n - 1]`` holds it instead).
+        values: the forward values to use instead of the nodes' ``.data``: a list aligned with
+            ``graph.nodes`` (as :func:`micrograph.forward.evaluate` returns), or ``{position: value}``
+            holding at least the values that the edges visited need.
         members: restrict the loop to a subgraph such as G' (flags aligned with ``graph.nodes``): the other
             entries stay 0.0 and their edges are not evaluated. The consumers of a node of G' are in G'.
+        segment: ``(lo, hi)``, 0-based positions: only the edges into consumers lo <= i < hi (see above).
+        known: the grad_table so far, a list aligned with ``graph.nodes``: each entry is added to, and this
+            list is returned. None starts from zeros with ``seed`` for u(n).
         observe: called once per iteration with a :class:`BackpropStep` (the terms of the sum).
         where: the name put in front of an error message.
 
     Returns:
         ``(grad_table, evaluations)``: ``grad_table[j]`` is dz/du(j+1); ``evaluations`` the number of local
-        derivatives evaluated (one per edge of G, or of the subgraph).
+        derivatives evaluated (one per edge of G, of the subgraph, or of the segment).
 
     Raises:
         DomainError: a local derivative does not exist at these values (sqrt or x ** 0.5 at 0 ...), or a
@@ -148,19 +163,22 @@ def run_algorithm_6_2(
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
     """
     u = [v.data for v in graph.nodes] if values is None else values  # the values of a forward pass
-    n = len(u)
-    consumers = graph.consumers()
-    grad_table = [0.0] * n
-    grad_table[n - 1] = seed  # grad_table[u(n)] <- 1
+    n = len(graph.nodes)
+    order, consumers = sweep(graph, segment)
+    if known is None:
+        grad_table = [0.0] * n
+        grad_table[n - 1] = seed  # grad_table[u(n)] <- 1
+    else:
+        grad_table = known
     evaluations = 0
     terms: list[Term] = []
     i = -1
     with paused_gc():
-        for j in range(n - 2, -1, -1):  # for j = n - 1 down to 1
+        for j in order:
             if members is not None and not members[j]:
                 continue
             # grad_table[u(j)] <- sum_{i : j in Pa(u(i))} grad_table[u(i)] * du(i)/du(j)
-            total = 0.0
+            total = grad_table[j]
             try:
                 for i, k, du_i_du_j, a, b in consumers[j]:
                     # the local derivative by the operation's rule: Op.local_derivative, inlined for speed
@@ -169,10 +187,11 @@ def run_algorithm_6_2(
                     if observe is not None:
                         terms.append(Term(i, k, grad_table[i], d, grad_table[i] * d))
                 if total - total != 0.0:  # inf or nan: a local derivative, a term or the sum overflowed
-                    raise OverflowError("not finite")
+                    raise _NotFinite
             except (ArithmeticError, ValueError) as e:
                 if not graph.nodes[j].is_constant:
-                    raise _local_derivative_error(graph, u, grad_table, i, j, e, where) from None
+                    edges = consumers[j]
+                    raise _local_derivative_error(graph, u, grad_table, edges, i, j, e, where) from None
                 # A constant is not a variable: nothing depends on its derivative, which may not exist
                 # (d(x ** y)/dy at x < 0 for a constant y). Its entry is NaN rather than an error.
                 total = math.nan
@@ -184,15 +203,35 @@ def run_algorithm_6_2(
     return grad_table, evaluations  # return {grad_table[u(i)] | i = 1, ..., n_i} (and every other entry)
 
 
-def grad_table_list(graph: Graph, seed: float = 1.0) -> list[float]:
-    """Algorithm 6.2 over G, the grad_table as a list aligned with ``graph.nodes`` (the fast form).
+def sweep(
+    graph: Graph, segment: tuple[int, int] | None = None
+) -> tuple[Sequence[int], Sequence[list[Edge]] | Mapping[int, list[Edge]]]:
+    """Algorithm 6.2's iterations: the positions j in the order of its loop, and each one's edges.
 
-    Raises:
-        DomainError: as :func:`run_algorithm_6_2`.
+    What the loop of :func:`run_algorithm_6_2` walks, and what the compiler's Python dialect of it
+    (:func:`micrograph.compile_graph`) walks to write the same sums as statements: for j = n-1 down to 1
+    (0-based n-2 down to 0), the edges ``(i, k, rule, a, b)`` of :meth:`Graph.consumers` from u(j) to its
+    consumers u(i), in the order the sum adds them.
+
+    Args:
+        graph: G.
+        segment: ``(lo, hi)``, 0-based positions: the nodes of the segment and their parents before it
+            (u(n) left out), each with its edges into consumers lo <= i < hi only (checkpointing).
+
+    Returns:
+        ``(order, edges)``: the positions j from the last, and ``edges[j]`` for each.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
     """
-    return run_algorithm_6_2(graph, seed)[0]
+    all_edges = graph.consumers()
+    n = len(graph.nodes)
+    if segment is None:
+        return range(n - 2, -1, -1), all_edges  # for j = n - 1 down to 1
+    lo, hi = segment
+    visited = set(range(lo, min(hi, n - 1)))
+    visited.update(j for pa in graph.parents[lo:hi] for j in pa)
+    edges = {j: [e for e in all_edges[j] if lo <= e[0] < hi] for j in visited}
+    return sorted(visited, reverse=True), edges
 
 
 def backprop(graph: Graph, seed: float = 1.0, *, observe: BackpropObserver | None = None) -> GradTable:
@@ -219,39 +258,58 @@ def backprop(graph: Graph, seed: float = 1.0, *, observe: BackpropObserver | Non
 
 
 def _local_derivative_error(
-    graph: Graph, u: Sequence[float], grad_table: list[float], i: int, j: int, e: Exception, where: str
+    graph: Graph,
+    u: Sequence[float] | Mapping[int, float],
+    grad_table: list[float],
+    edges: list[Edge],
+    i: int,
+    j: int,
+    e: Exception,
+    where: str,
 ) -> DomainError:
-    nodes, parents = graph.nodes, graph.parents
-    edges = graph.consumers()[j]
-    if str(e) == "not finite":  # find the edge u(j) -> u(i) whose term overflowed, if one did
-        d = grad_table_i = 0.0
-        overflowed = False
-        for i, k, _, _, _ in edges:
-            op = nodes[i].op
-            d = op.local_derivative(k, tuple(u[p] for p in parents[i]), u[i])
-            grad_table_i = grad_table[i]
-            term = grad_table_i * d
-            if term - term != 0.0:
-                overflowed = True
-                break
-        node = nodes[i]
-        pa = parents[i]
-        what = (
-            f"the term grad_table[u{i + 1}] × du{i + 1}/du{j + 1} = {grad_table_i!r} × {d!r} overflows"
-            if overflowed
-            else f"the sum of its {len(edges)} terms overflows; the last is"
-        )
-        message = (
-            f"{where}: grad_table[u{j + 1}] is not finite: {what} "
-            f"at {node.op.name}({', '.join(repr(u[p]) for p in pa)})"
-        )
-        return DomainError(node.op, [nodes[p] for p in pa], message=message, names=[f"u{p + 1}" for p in pa])
+    """The DomainError naming the edge u(j) -> u(i) whose local derivative, term or sum failed."""
+    if isinstance(e, _NotFinite):
+        return _overflow_error(graph, u, grad_table, edges, j, where)
+    nodes, name = graph.nodes, graph.name
     node = nodes[i]
     reason = "" if isinstance(e, DomainError) else str(e)
-    at = f"{where}: the local derivative du{i + 1}/du{j + 1} does not exist at u{i + 1}" + (
+    at = f"{where}: the local derivative d{name(node)}/d{name(nodes[j])} does not exist at {name(node)}" + (
         f" (label {node.label!r})" if node.label else ""
     )
-    pa = parents[i]
+    pa = graph.parents[i]
     return DomainError(
-        node.op, [nodes[p] for p in pa], reason=reason, where=at, names=[f"u{p + 1}" for p in pa]
+        node.op, [nodes[p] for p in pa], reason=reason, where=at, names=[name(nodes[p]) for p in pa]
     )
+
+
+def _overflow_error(
+    graph: Graph,
+    u: Sequence[float] | Mapping[int, float],
+    grad_table: list[float],
+    edges: list[Edge],
+    j: int,
+    where: str,
+) -> DomainError:
+    """grad_table[u(j)] is not finite: the first term that overflowed, or else the sum (its last term)."""
+    nodes, parents, name = graph.nodes, graph.parents, graph.name
+    d = grad_table_i = 0.0
+    overflowed = False
+    i = j
+    for i, k, _, _, _ in edges:
+        d = nodes[i].op.local_derivative(k, tuple(u[p] for p in parents[i]), u[i])
+        grad_table_i = grad_table[i]
+        term = grad_table_i * d
+        if term - term != 0.0:
+            overflowed = True
+            break
+    node = nodes[i]
+    pa = parents[i]
+    u_i, u_j = name(node), name(nodes[j])
+    what = (
+        f"the term grad_table[{u_i}] × d{u_i}/d{u_j} = {grad_table_i!r} × {d!r} overflows"
+        if overflowed
+        else f"the sum of its {len(edges)} terms overflows; the last is"
+    )
+    at = f"{node.op.name}({', '.join(repr(u[p]) for p in pa)})"
+    message = f"{where}: grad_table[{u_j}] is not finite: {what} at {at}"
+    return DomainError(node.op, [nodes[p] for p in pa], message=message, names=[name(nodes[p]) for p in pa])

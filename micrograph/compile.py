@@ -8,12 +8,21 @@ writes the same computations out as Python source and lets Python compile it:
 * **Forward** (Algorithm 6.1): the inputs u(1)..u(n_i) unpacked from the list ``x``, then u(i) for
   i = n_i+1..n in the stored order, each from its operation's code template (:attr:`micrograph.ops.Op.code`,
   e.g. ``{0} * {1}``), or a call of the operation's own numeric function ``f`` where it has no template.
-* **Backward** (Algorithm 6.2 on G', the nodes between ``wrt`` and z, as Algorithm 6.5 prunes): for every
-  node u(j) of G', from the last to the first, grad_table[u(j)] is the sum, over the edges to its
-  consumers u(i) in the order Algorithm 6.2 adds them, of grad_table[u(i)] times du(i)/du(j). Each local
-  derivative is the operation's own rule written out by :meth:`micrograph.ops.Op.derivative_source` (the
-  rule called on placeholders), so the text computes what the rule computes, operation for operation;
-  a rule that cannot be written out is called. No derivative formula is written here.
+* **Backward** (Algorithm 6.2 on G', the nodes between ``wrt`` and z, as Algorithm 6.5 prunes): a
+  dialect of Algorithm 6.2 that writes each sum as a statement instead of adding it. It walks the order
+  and the edges that :func:`micrograph.backprop.sweep` gives Algorithm 6.2's own loop: for every node u(j)
+  of G', from the last to the first, grad_table[u(j)] is the sum, over the edges to its consumers u(i) in
+  the order Algorithm 6.2 adds them, of grad_table[u(i)] times du(i)/du(j). Each local derivative is the
+  operation's own rule written out by :meth:`micrograph.ops.Op.derivative_source` (the rule called on
+  placeholders), so the text computes what the rule computes, operation for operation; a rule that
+  cannot be written out is called. No derivative formula is written here.
+
+**One emitter, two dialects.** Algorithm 6.1's statements are written by one emitter (:class:`_Emitter`)
+for both languages; a :class:`Dialect` says what differs: the operation's template (``Op.code`` or
+``Op.js``), number literals, the names of values (``u5`` or the slot ``u[4]``) and how a statement ends.
+The Python dialect (:data:`PYTHON`) also writes the backward statements above; the JavaScript one
+(:data:`JAVASCRIPT`, :func:`compile_javascript`, for the explorer page) gets its derivatives as nodes of B
+built by the rules, so it writes only Algorithm 6.1's statements, over G's nodes and then B's.
 
 **Fewer statements.** CPython's ``compile()`` costs about a microsecond per syntax-tree node, so a value
 used once, by an operation whose template names it once, and needed nowhere else, is not given a
@@ -35,7 +44,7 @@ templated.
 
 Errors are those of the interpreter. Algorithm 6.1 rejects an operation outside its domain and any value
 of G that is not finite; the generated code adds up every value of G whose consumers could hide an inf or
-nan (:func:`micrograph.ops.passes_non_finite`: relu's argument, but not an addition's), which with the
+nan (:attr:`Op.passes_non_finite <micrograph.ops.Op>`: relu's argument, but not an addition's), which with the
 output makes any non-finite value of G reach the check sum. The call adds the returned gradients to that
 sum: the backward terms are products and sums, so a non-finite value anywhere in the backward pass reaches
 a gradient. When the sum is not finite or an operation raises, the call re-runs Algorithms 6.1 and 6.2 on
@@ -53,17 +62,27 @@ import operator
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from micrograph.backprop import grad_table_list
+from micrograph.backprop import run_algorithm_6_2, sweep
 from micrograph.engine import Value, as_values
 from micrograph.forward import input_values
+from micrograph.graph import ConsumerEdge as Edge
 from micrograph.graph import Graph, Inputs, topological_order
 from micrograph.memory import paused_gc
-from micrograph.ops import OPS, Op, passes_non_finite, pow_const
+from micrograph.ops import OPS, Op, pow_const
 
-__all__ = ["CompiledGraph", "compile_graph", "JavaScriptProgram", "compile_javascript"]
+__all__ = [
+    "CompiledGraph",
+    "compile_graph",
+    "JavaScriptProgram",
+    "compile_javascript",
+    "Dialect",
+    "PYTHON",
+    "JAVASCRIPT",
+]
 
 FUNCTION = "forward_backward"
 """The generated function: ``forward_backward(x) -> (u(n), [dz/dw for w in wrt], [kept], check sum)``."""
@@ -190,7 +209,7 @@ class CompiledGraph:
         try:
             value = g.forward(list(x))
             kept = [v.data for v in self.keep]
-            table = grad_table_list(g)
+            table, _ = run_algorithm_6_2(g)
         finally:
             with paused_gc():
                 for v, d in zip(g.nodes, saved):
@@ -289,6 +308,129 @@ def _template(op: Op, dialect: str | None, function: Callable[[Op], str]) -> str
     return f"{function(op)}({', '.join(f'{{{k}}}' for k in range(op.arity))})"
 
 
+def _js_literal(x: float) -> str:
+    """A float as JavaScript source (``repr`` is valid JavaScript for a finite float)."""
+    if math.isfinite(x):
+        return f"({x!r})" if x < 0.0 or (x == 0.0 and math.copysign(1.0, x) < 0.0) else repr(x)
+    if math.isnan(x):
+        return "NaN"
+    return "Infinity" if x > 0.0 else "(-Infinity)"
+
+
+def _python_name(key: str) -> str:
+    """A field's identifier in Python: ``{f4}`` is ``u5`` (u(5)), ``{g4}`` is ``grad_u5``, ``{p4}`` ``s5``."""
+    return f"{_PREFIX[key[0]]}{int(key[1:]) + 1}"
+
+
+def _javascript_name(key: str) -> str:
+    """A field's slot in JavaScript: ``{f4}`` is ``u[4]``, the fifth slot of the Float64Array."""
+    return f"u[{key[1:]}]"
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one language writes the emitter's statements: templates, literals, names, statement ends.
+
+    Attributes:
+        language: its name, for messages.
+        template: the :class:`~micrograph.ops.Op` attribute holding the language's expression template of
+            an operation (``"code"`` or ``"js"``), ``{0}``, ``{1}`` standing for the arguments.
+        literal: a float as a literal of the language.
+        name: the identifier of a field (``"f4"``: the value of u(5); ``"g4"``: its grad_table entry).
+        end: what ends a statement.
+        comment: what starts a comment.
+    """
+
+    language: str
+    template: str
+    literal: Callable[[float], str]
+    name: Callable[[str], str]
+    end: str
+    comment: str
+
+
+PYTHON = Dialect("Python", "code", _literal, _python_name, "", "#")
+"""The compiler's Python dialect (:func:`compile_graph`)."""
+JAVASCRIPT = Dialect("JavaScript", "js", _js_literal, _javascript_name, ";", "//")
+"""The compiler's JavaScript dialect (:func:`compile_javascript`, for the explorer page)."""
+
+Node = tuple[int, Op | None, Sequence[int], float]
+"""A node for the emitter: (position, operation or None for a constant, parents' positions, value)."""
+
+
+class _Emitter:
+    """Algorithm 6.1 as statements of one dialect: u(i) <- f(i)(Pa(u(i))) for each node, in order.
+
+    The one statement generator of both dialects. A statement is a text whose fields (``{f12}``: the value
+    of the node at position 12) become the dialect's names when the statements are put into functions.
+    A value that needs no name of its own (``named`` false: read once, by a template naming it once) is
+    written into its consumer's expression, up to :data:`FUSE` operations per statement.
+    """
+
+    def __init__(self, dialect: Dialect, function: Callable[[Op], str]) -> None:
+        """``function(op)``: the name to call an operation without this dialect's template by (or raise)."""
+        self.dialect = dialect
+        self.function = function
+        self.templates: dict[Op, tuple[str, tuple[int, ...]]] = {}
+
+    def template(self, op: Op) -> tuple[str, tuple[int, ...]]:
+        """The expression of u = op(...) with fields {0}, {1}, and how often each field occurs."""
+        found = self.templates.get(op)
+        if found is None:
+            text = _template(op, getattr(op, self.dialect.template), self.function)
+            found = (text, tuple(text.count(f"{{{k}}}") for k in range(op.arity)))
+            self.templates[op] = found
+        return found
+
+    def statement(self, key: str, expr: str, comment: str = "") -> str:
+        """``{key} = expr``, the dialect's end, and a comment if one is given."""
+        note = f" {self.dialect.comment} {comment}" if comment else ""
+        return f"{{{key}}} = {expr}{self.dialect.end}{note}"
+
+    def forward(
+        self,
+        nodes: Iterable[Node],
+        named: Sequence[bool],
+        comment: Callable[[int], str] | None = None,
+    ) -> tuple[list[tuple[str, str]], list[int]]:
+        """The statements computing ``nodes`` (in topological order) and the operations each computes.
+
+        Args:
+            nodes: the nodes to compute, :data:`Node` tuples; a parent not among them is read by its field.
+            named: by position, whether a value gets a statement (and a name) of its own.
+            comment: the comment of the statement of the node at a position, if any.
+
+        Returns:
+            ``(statements, sizes)``: ``(the field set, the text)`` pairs, and how many operations each has.
+        """
+        statements: list[tuple[str, str]] = []
+        sizes: list[int] = []
+        pending: dict[int, tuple[str, int]] = {}  # a value not named yet: its expression, its size
+        for i, op, parents, data in nodes:
+            if op is None:  # a constant: its literal
+                expr, size = self.dialect.literal(data), 0
+            else:
+                args = []
+                size = 1
+                for p in parents:
+                    e = pending.pop(p, None)
+                    if e is not None and size + e[1] <= FUSE:
+                        args.append(f"({e[0]})")
+                        size += e[1]
+                        continue
+                    if e is not None:
+                        statements.append((f"f{p}", self.statement(f"f{p}", e[0])))
+                        sizes.append(e[1])
+                    args.append(f"{{f{p}}}")
+                expr = self.template(op)[0].format(*args)
+            if named[i]:
+                statements.append((f"f{i}", self.statement(f"f{i}", expr, comment(i) if comment else "")))
+                sizes.append(size)
+            else:
+                pending[i] = (expr, size)
+        return statements, sizes
+
+
 _ARGUMENT = re.compile(r"\b(x|y|out)\b")
 _FIELD = re.compile(r"\{([fgp]\d+)\}")
 _RULE_FUNCTION = re.compile(r"\b_f\d+\b")
@@ -314,10 +456,15 @@ class _Arguments(dict):  # type: ignore[type-arg]
 
 
 class _Positions(dict):  # type: ignore[type-arg]
-    """The identifiers of the one function: every field named by its position, ``{f4}`` as ``u5``."""
+    """The identifiers of the one function: every field named by its position, by the dialect's names
+    (``{f4}`` is ``u5`` in Python, ``u[4]`` in JavaScript)."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        super().__init__()
+        self.name = dialect.name
 
     def __missing__(self, key: str) -> str:
-        name = self[key] = f"{_PREFIX[key[0]]}{int(key[1:]) + 1}"
+        name = self[key] = self.name(key)
         return name
 
 
@@ -336,7 +483,7 @@ class _Writer:
         self.namespace: dict[str, Any] = {"math": math, "INF": math.inf, "NAN": math.nan}
         self.callables: dict[Any, str] = {}  # a numeric function or a rule -> its name in the namespace
         self.header: list[str] = []
-        self.forward_templates: dict[Op, tuple[str, tuple[int, ...]]] = {}
+        self.emitter = _Emitter(PYTHON, self._function)
         self.derivative_templates: dict[tuple[Op, int], tuple[str, bool, bool, bool]] = {}
 
     # --- templates ---------------------------------------------------------------------------------
@@ -352,15 +499,6 @@ class _Writer:
 
     def _function(self, op: Op) -> str:
         return self._callable(op.f, f"the numeric function f of {_op_text(op)}")
-
-    def forward_template(self, op: Op) -> tuple[str, tuple[int, ...]]:
-        """The expression of u = op(...) with fields {0}, {1}, and how often each field occurs."""
-        found = self.forward_templates.get(op)
-        if found is None:
-            text = _template(op, op.code, self._function)
-            found = (text, tuple(text.count(f"{{{k}}}") for k in range(op.arity)))
-            self.forward_templates[op] = found
-        return found
 
     def derivative_template(self, op: Op, k: int) -> tuple[str, bool, bool, bool]:
         """du/dx_k with fields {0} (x), {1} (y, or out for one argument), {2} (out); and which it reads.
@@ -382,7 +520,7 @@ class _Writer:
                     what = "a numeric function a rule calls"
                     text = _RULE_FUNCTION.sub(lambda m: self._callable(functions[m.group()], what), text)
             if text is None:
-                rule = self._callable(op.derivs[k], f"derivative rule {k} of {_op_text(op)}, called")
+                rule = self._callable(op.rule(k), f"derivative rule {k} of {_op_text(op)}, called")
                 text = f"{rule}({', '.join(f'{{{m}}}' for m in range(op.arity + 1))})"
             found = (text, "{0}" in text, op.arity == 2 and "{1}" in text, f"{{{op.arity}}}" in text)
             self.derivative_templates[op, k] = found
@@ -392,145 +530,20 @@ class _Writer:
     def write(self, part_size: int) -> tuple[str, Function, int, int]:
         """Return (source, the function, number of statements, number of parts)."""
         g = self.g
-        nodes, parents, index = g.nodes, g.parents, g.index
-        n, n_i = len(nodes), g.n_inputs
-        out = index[g.output]
-        ops = [v.op for v in nodes]
+        n, n_i = len(g.nodes), g.n_inputs
         sub = g.prune(self.wrt)  # G' (Algorithm 6.5): the nodes between wrt and z
-        member = [v in sub for v in nodes]
-        wrt_at = {index[w] for w in self.wrt if w in index}
-
-        # Which values need a name: read twice, read by a derivative, returned, or checked for inf/nan.
-        named = [True] * n_i + [False] * (n - n_i)
-        checked = [False] * n
-        uses = [0] * n
-        grad_uses = [0] * n
-        named[out] = checked[out] = True
-        for v in self.keep:
-            named[index[v]] = True
-        kinds: dict[Op, tuple[str, tuple[int, ...], tuple[bool, ...]]] = {}  # template, counts, passes
-        for op in dict.fromkeys(ops[n_i:]):  # in order of first use: the same text in every run
-            template, counts = self.forward_template(op)
-            kinds[op] = (template, counts, tuple(passes_non_finite(op, k) for k in range(op.arity)))
-        derivatives = self.derivative_templates
-        for i in range(n_i, n):
-            op = ops[i]
-            _, counts, passes = kinds[op]
-            pa = parents[i]
-            for k, p in enumerate(pa):
-                uses[p] += 1
-                if counts[k] != 1:
-                    named[p] = True
-                if not passes[k] and p >= n_i:
-                    checked[p] = named[p] = True
-                if member[p] and member[i]:
-                    grad_uses[i] += 1
-                    found = derivatives.get((op, k)) or self.derivative_template(op, k)
-                    if found[1]:
-                        named[pa[0]] = True
-                    if found[2]:
-                        named[pa[1]] = True
-                    if found[3]:
-                        named[i] = True
-        for i in range(n_i, n):
-            if uses[i] > 1:
-                named[i] = True
-
-        statements: list[tuple[str, str]] = []  # (the field it sets, the statement)
-        sizes: list[int] = []  # the operations each statement computes
-        # Algorithm 6.1: u(i) <- f(i)(Pa(u(i))) for i = n_i+1, ..., n
-        pending: dict[int, tuple[str, int]] = {}  # a value not named yet: its expression, its size
-        for i in range(n_i, n):
-            size = 1
-            args = []
-            for p in parents[i]:
-                e = pending.pop(p, None)
-                if e is not None:
-                    if size + e[1] <= FUSE:
-                        args.append(f"({e[0]})")
-                        size += e[1]
-                        continue
-                    statements.append((f"f{p}", f"{{f{p}}} = {e[0]}"))
-                    sizes.append(e[1])
-                args.append(f"{{f{p}}}")
-            expr = kinds[ops[i]][0].format(*args)
-            if named[i]:
-                statements.append((f"f{i}", f"{{f{i}}} = {expr}"))
-                sizes.append(size)
-            else:
-                pending[i] = (expr, size)
+        member = [v in sub for v in g.nodes]
+        named, checked, grad_uses = self._names(member)
+        # Algorithm 6.1: u(i) <- f(i)(Pa(u(i))) for i = n_i+1, ..., n, by the emitter both dialects share
+        program = ((i, g.nodes[i].op, g.parents[i], 0.0) for i in range(n_i, n))
+        statements, sizes = self.emitter.forward(program, named)
         n_forward = len(statements)
-
-        # Algorithm 6.2 over G': grad_table[u(j)] <- sum over the edges to consumers u(i) of
-        # grad_table[u(i)] * du(i)/du(j), the terms in the order the interpreter adds them.
-        consumers = g.consumers()
-        waiting: dict[int, tuple[str, int]] = {}  # a gradient not named yet: its expression, its size
-        same: dict[int, int] = {}  # a gradient equal to another's (an addition passes it on): that node
-        for j in range(n - 1, -1, -1):
-            if not member[j] or j == out:
-                continue
-            terms = []
-            size = 0
-            bare = None  # the one term's text without parentheses, where it is a gradient passed on
-            for edge in consumers[j]:
-                i, k = edge[0], edge[1]
-                pa = parents[i]
-                d = derivatives[ops[i], k][0]
-                if len(pa) == 1:
-                    d = d.format(f"{{f{pa[0]}}}", f"{{f{i}}}")
-                else:
-                    d = d.format(f"{{f{pa[0]}}}", f"{{f{pa[1]}}}", f"{{f{i}}}")
-                if i == out:  # grad_table[z] = 1: the term is the local derivative itself
-                    terms.append(d)
-                    size += 1
-                    continue
-                i = same.get(i, i)
-                e = waiting.pop(i, None)
-                G = f"{{g{i}}}"
-                if e is not None:
-                    if size + e[1] <= FUSE:
-                        G = f"({e[0]})"
-                        size += e[1]
-                        bare = e[0]
-                    else:
-                        statements.append((f"g{i}", f"{{g{i}}} = {e[0]}"))
-                        sizes.append(e[1])
-                if d == "1.0":  # g * 1.0 is g
-                    terms.append(G)
-                elif d == "(-1.0)":
-                    terms.append(f"(-{G})")
-                    size += 1
-                else:
-                    terms.append(f"{G} * {d}")
-                    size += 1
-            expr = (
-                bare
-                if len(terms) == 1 and bare is not None and terms[0] == f"({bare})"
-                else " + ".join(terms)
-            )
-            size += len(terms) - 1
-            if len(terms) > _SUM_TERMS:  # a long sum: partial sums, in the same order, a few terms each
-                expr = ""
-                for t in range(0, len(terms), _SUM_TERMS):
-                    key = f"p{len(sizes)}"
-                    group = terms[t : t + _SUM_TERMS]
-                    statements.append((key, f"{{{key}}} = {' + '.join([expr, *group] if expr else group)}"))
-                    sizes.append(len(group))
-                    expr = f"{{{key}}}"
-                size = 1
-            if expr[:2] == "{g" and expr[-1] == "}" and expr.count("{") == 1:  # 0.0 + g * 1.0 is g
-                same[j] = int(expr[2:-1])
-            elif grad_uses[j] != 1 or j in wrt_at:
-                statements.append((f"g{j}", f"{{g{j}}} = {expr}"))
-                sizes.append(max(size, 1))
-            else:
-                waiting[j] = (expr, size)
-
-        results = [f"f{out}"]
+        same = self._backward(member, grad_uses, statements, sizes)
+        results = [f"f{n - 1}"]
         for w in self.wrt:
-            at = index.get(w)
-            results.append("0.0" if at is None else "1.0" if at == out else f"g{same.get(at, at)}")
-        results += [f"f{index[v]}" for v in self.keep]
+            at = g.index.get(w)
+            results.append("0.0" if at is None else "1.0" if at == n - 1 else f"g{same.get(at, at)}")
+        results += [f"f{g.index[v]}" for v in self.keep]
         checks = {f"f{i}" for i in range(n_i, n) if checked[i]}
         if sum(sizes) <= part_size:
             return self._one_function(statements, n_forward, results, checks)
@@ -543,6 +556,123 @@ class _Writer:
             chunks[-1].append(statement)
             total += size
         return self._parts(chunks, results, checks)
+
+    def _names(self, member: list[bool]) -> tuple[list[bool], list[bool], list[int]]:
+        """Which values need a name (read twice, read by a derivative, returned, or checked for inf and
+        nan), which are checked, and how many terms read each gradient."""
+        g = self.g
+        nodes, parents, index = g.nodes, g.parents, g.index
+        n, n_i = len(nodes), g.n_inputs
+        out = n - 1
+        named = [True] * n_i + [False] * (n - n_i)
+        checked = [False] * n
+        uses = [0] * n
+        grad_uses = [0] * n
+        named[out] = checked[out] = True
+        for v in self.keep:
+            named[index[v]] = True
+        for op in dict.fromkeys(v.op for v in nodes[n_i:]):  # in order of first use: the same text every run
+            self.emitter.template(op)
+        for i in range(n_i, n):
+            op = nodes[i].op
+            counts = self.emitter.template(op)[1]
+            for k, p in enumerate(parents[i]):
+                uses[p] += 1
+                if counts[k] != 1:
+                    named[p] = True
+                if not op.passes_non_finite[k] and p >= n_i:
+                    checked[p] = named[p] = True
+                if member[p] and member[i]:
+                    grad_uses[i] += 1
+                    _, reads_x, reads_y, reads_out = self.derivative_template(op, k)
+                    named[parents[i][0]] = named[parents[i][0]] or reads_x
+                    named[i] = named[i] or reads_out
+                    if reads_y:
+                        named[parents[i][1]] = True
+        for i in range(n_i, n):
+            named[i] = named[i] or uses[i] > 1
+        return named, checked, grad_uses
+
+    def _backward(
+        self, member: list[bool], grad_uses: list[int], statements: list[tuple[str, str]], sizes: list[int]
+    ) -> dict[int, int]:
+        """Algorithm 6.2 over G', in the Python dialect: the statements of grad_table[u(j)] = sum over the
+        edges to consumers u(i) of grad_table[u(i)] * du(i)/du(j), walking the order and the edges that
+        :func:`micrograph.backprop.sweep` gives Algorithm 6.2's own loop, the terms in its order.
+
+        Returns the gradients that equal another's (an addition passes it on): {position: that one's}.
+        """
+        wrt_at = {self.g.index[w] for w in self.wrt if w in self.g.index}
+        waiting: dict[int, tuple[str, int]] = {}  # a gradient not named yet: its expression, its size
+        same: dict[int, int] = {}
+        order, edges = sweep(self.g)
+        for j in order:  # for j = n - 1 down to 1, in G'
+            if not member[j]:
+                continue
+            terms, size, bare = self._terms(edges[j], waiting, same, statements, sizes)
+            passed_on = len(terms) == 1 and bare is not None and terms[0] == f"({bare})"
+            expr = bare if passed_on and bare is not None else " + ".join(terms)
+            size += len(terms) - 1
+            if len(terms) > _SUM_TERMS:  # a long sum: partial sums, in the same order, a few terms each
+                expr, size = self._partial_sums(terms, statements, sizes), 1
+            if expr[:2] == "{g" and expr[-1] == "}" and expr.count("{") == 1:  # 0.0 + g * 1.0 is g
+                same[j] = int(expr[2:-1])
+            elif grad_uses[j] != 1 or j in wrt_at:
+                statements.append((f"g{j}", f"{{g{j}}} = {expr}"))
+                sizes.append(max(size, 1))
+            else:
+                waiting[j] = (expr, size)
+        return same
+
+    def _terms(
+        self,
+        edges: Sequence[Edge],
+        waiting: dict[int, tuple[str, int]],
+        same: dict[int, int],
+        statements: list[tuple[str, str]],
+        sizes: list[int],
+    ) -> tuple[list[str], int, str | None]:
+        """The terms grad_table[u(i)] * du(i)/du(j) of one sum, their size, and the one gradient passed
+        on unparenthesised (or None)."""
+        parents, out = self.g.parents, len(self.g.nodes) - 1
+        terms = []
+        size = 0
+        bare = None  # the one term's text without parentheses, where it is a gradient passed on
+        for i, k, _, _, _ in edges:
+            op = self.g.nodes[i].op
+            d = self.derivative_template(op, k)[0].format(*[f"{{f{p}}}" for p in parents[i]], f"{{f{i}}}")
+            if i == out:  # grad_table[z] = 1: the term is the local derivative itself
+                terms.append(d)
+                size += 1
+                continue
+            i = same.get(i, i)
+            e = waiting.pop(i, None)
+            G = f"{{g{i}}}"
+            if e is not None and size + e[1] <= FUSE:
+                G = f"({e[0]})"
+                size += e[1]
+                bare = e[0]
+            elif e is not None:
+                statements.append((f"g{i}", f"{{g{i}}} = {e[0]}"))
+                sizes.append(e[1])
+            if d == "1.0":  # g * 1.0 is g
+                terms.append(G)
+                continue
+            terms.append(f"(-{G})" if d == "(-1.0)" else f"{G} * {d}")
+            size += 1
+        return terms, size, bare
+
+    @staticmethod
+    def _partial_sums(terms: list[str], statements: list[tuple[str, str]], sizes: list[int]) -> str:
+        """A long sum as partial sums ``sK``, in the same order, :data:`_SUM_TERMS` terms each; the last."""
+        expr = ""
+        for t in range(0, len(terms), _SUM_TERMS):
+            key = f"p{len(sizes)}"
+            group = terms[t : t + _SUM_TERMS]
+            statements.append((key, f"{{{key}}} = {' + '.join([expr, *group] if expr else group)}"))
+            sizes.append(len(group))
+            expr = f"{{{key}}}"
+        return expr
 
     # --- the functions -------------------------------------------------------------------------------
     @staticmethod
@@ -575,8 +705,9 @@ class _Writer:
     ) -> tuple[str, Function, int, int]:
         """All statements in ``forward_backward(x)``, every value named by its position: u(5) is ``u5``."""
         n_i = self.g.n_inputs
-        names = _Positions()
-        body = ["(", *(f"    u{j + 1},  # {self._leaf_comment(j)}" for j in range(n_i)), ") = x"]
+        names = _Positions(PYTHON)
+        leaves = [f"    {names[f'f{j}']},  # {self._leaf_comment(j)}" for j in range(n_i)]
+        body = ["(", *leaves, ") = x"]
         for s, (_, text) in enumerate(statements):
             if s == 0 and n_forward:
                 body.append("# Algorithm 6.1: u(i) <- f(i)(Pa(u(i))) for i = n_i+1, ..., n")
@@ -697,15 +828,6 @@ def _driver(
 # The JavaScript dialect: the same statements, from the operations' ``js`` templates, for the explorer page.
 
 
-def _js_literal(x: float) -> str:
-    """A float as JavaScript source (``repr`` is valid JavaScript for a finite float)."""
-    if math.isfinite(x):
-        return f"({x!r})" if x < 0.0 or (x == 0.0 and math.copysign(1.0, x) < 0.0) else repr(x)
-    if math.isnan(x):
-        return "NaN"
-    return "Infinity" if x > 0.0 else "(-Infinity)"
-
-
 class JavaScriptProgram:
     """G, and nodes computed from G's nodes (B, local derivatives), as one straight-line JavaScript function.
 
@@ -744,13 +866,14 @@ class JavaScriptProgram:
 class _JavaScriptGenerator:
     """The JavaScript dialect: every node a slot ``u[k]`` of one Float64Array, one statement per node.
 
-    Each node's expression comes from :func:`_template`, as the Python dialect's do, with the ``js``
-    template of the operation in place of its Python ``code``.
+    The statements come from the emitter the Python dialect uses (:class:`_Emitter`, Algorithm 6.1's
+    statements), with the :data:`JAVASCRIPT` dialect: the operations' ``js`` templates, JavaScript
+    literals, slots for names, and every value named (no fusion: the page reads every slot).
     """
 
     def __init__(self, g: Graph) -> None:
         self.g = g
-        self.names: dict[Value, str] = {}  # node -> its slot u[k]
+        self.emitter = _Emitter(JAVASCRIPT, self._function)
         self.book: dict[Value, str] = {}  # node -> the book's name, for comments
 
     @staticmethod
@@ -760,16 +883,9 @@ class _JavaScriptGenerator:
             "micrograph's table can be written as JavaScript"
         )
 
-    def statement(self, v: Value) -> str:
-        """``u[k] = expression; // comment`` for a computed node v."""
-        op = v.op
-        expr = _template(op, op.js, self._function).format(*[self.names[p] for p in v.inputs])
-        shown = ", ".join(self.book[p] for p in v.inputs)
-        return f"{self.names[v]} = {expr}; // {self.book[v]} = {_op_text(op)}({shown})"
-
     def _leaf_comment(self, j: int) -> str:
         v = self.g.nodes[j]
-        what = f"constant {_literal(v.data)}" if v.is_constant else "variable"
+        what = f"constant {JAVASCRIPT.literal(v.data)}" if v.is_constant else "variable"
         return f"u({j + 1}) <- x_{j + 1}, an input ({what})"
 
     def program(self, extra: Sequence[Value]) -> JavaScriptProgram:
@@ -778,25 +894,34 @@ class _JavaScriptGenerator:
         nodes = list(g.nodes)
         later = [v for v in topological_order(list(extra)) if v not in index]
         nodes += later
+        slot = {v: k for k, v in enumerate(nodes)}
         for k, v in enumerate(nodes):
-            self.names[v] = f"u[{k}]"
             if k < len(g.nodes):
                 self.book[v] = f"u({k + 1})"
             elif v.grad_of is not None and v.grad_of in index:
                 self.book[v] = f"grad_table[u({index[v.grad_of] + 1})]"
             else:
                 self.book[v] = f"slot {k}"
+
+        def comment(k: int) -> str:
+            v = nodes[k]
+            if v.op is None:  # a constant of B (the seed 1, a rule's 1.0 ...)
+                return "constant"
+            return f"{self.book[v]} = {_op_text(v.op)}({', '.join(self.book[p] for p in v.inputs)})"
+
+        def steps(vs: Iterable[Value]) -> list[Node]:
+            return [(slot[v], v.op, [slot[p] for p in v.inputs], v.data) for v in vs]
+
         n_i = g.n_inputs
+        named = [True] * len(nodes)
         body = [f"u[{j}] = x[{j}]; // {self._leaf_comment(j)}" for j in range(n_i)]
         body.append("// Algorithm 6.1: u(i) <- f(i)(Pa(u(i))) for i = n_i+1, ..., n")
-        body += [self.statement(v) for v in g.nodes[n_i:]]
+        body += [text for _, text in self.emitter.forward(steps(g.nodes[n_i:]), named, comment)[0]]
         if later:
             body.append("// nodes built on G's nodes by the derivative rules (B), by the same generator")
-        for v in later:
-            if v.op is None:  # a constant of B (the seed 1, a rule's 1.0 ...)
-                body.append(f"{self.names[v]} = {_js_literal(v.data)}; // constant")
-            else:
-                body.append(self.statement(v))
+            body += [text for _, text in self.emitter.forward(steps(later), named, comment)[0]]
+        names = _Positions(JAVASCRIPT)
+        body = [line.format_map(names) for line in body]
         header = [
             "// Generated by micrograph.compile_javascript: Algorithm 6.1 on G and the nodes of B, written",
             "// out as straight-line JavaScript from the operation table's js templates.",
@@ -814,8 +939,9 @@ class _JavaScriptGenerator:
 def compile_javascript(g: Graph, extra: Iterable[Value] = ()) -> JavaScriptProgram:
     """G and the nodes ``extra`` depend on, as straight-line JavaScript: the compiler's JavaScript dialect.
 
-    The same statement generator as :func:`compile_graph`, with each operation's ``js`` template in place
-    of its Python one: one assignment per node, Algorithm 6.1 over G's nodes u(1)..u(n), then every node
+    The same statement emitter as :func:`compile_graph`, in the :data:`JAVASCRIPT` dialect (each
+    operation's ``js`` template in place of its Python one, JavaScript literals, slots): one assignment
+    per node, Algorithm 6.1 over G's nodes u(1)..u(n), then every node
     that ``extra`` needs and G does not hold, in topological order. ``extra`` is typically B, built on G by
     :func:`micrograph.grad` (Algorithms 6.5/6.6), and local derivatives built by calling an operation's
     rule on G's nodes: so the derivatives in the JavaScript come from the table's rules, never from a

@@ -505,8 +505,7 @@ class Value:
         from micrograph.graph import Graph
 
         graph = Graph(self)
-        grad_table = graph.backprop_list(gradient)
-        for node, g in zip(graph.nodes, grad_table):
+        for node, g in graph.backprop(gradient).items():
             node.grad += g
 
     def _backward(self) -> None:

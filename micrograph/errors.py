@@ -39,6 +39,17 @@ def describe(node: Any, name: str | None = None) -> str:
     return f"{name} ({text})" if name else text
 
 
+class _NotFinite(OverflowError):
+    """Raised inside Algorithms 6.1 and 6.2 when a value, a term or a sum is inf or nan.
+
+    Private to the engine's loops: they catch it with the arithmetic errors of the operations and turn it
+    into a :class:`DomainError` that names the node; the class, not the text, says what happened.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("not finite")
+
+
 _GENERIC_REASONS = {"", "math domain error", "math range error", "float division by zero", "not finite"}
 
 

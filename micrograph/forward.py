@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from micrograph.engine import Value
-from micrograph.errors import DomainError
+from micrograph.errors import DomainError, _NotFinite
 from micrograph.memory import paused_gc
 
 if TYPE_CHECKING:
-    from micrograph.graph import Graph, Inputs
+    from micrograph.graph import Graph, Inputs, Step
 
-__all__ = ["forward", "evaluate", "input_values", "ForwardObserver"]
+__all__ = ["forward", "evaluate", "evaluate_segment", "input_values", "ForwardObserver"]
 
 ForwardObserver = Callable[[int, float], Any]
 """Called by Algorithm 6.1 once per computed node, ``observe(i, value)``: u(i+1) (0-based i) was just
@@ -61,15 +61,18 @@ def input_values(graph: Graph, values: Inputs | None) -> list[float]:
                 )
             if j >= n_i:
                 raise ValueError(
-                    f"forward: u{j + 1} ({node!r}) is not an input: it is computed by "
-                    f"{node.op.name}; only u1..u{n_i} can be set"
+                    f"forward: {graph.name(node)} ({node!r}) is not an input: it is computed by "
+                    f"{node.op.name}; only {graph.name(graph.nodes[0])}..{graph.name(graph.nodes[n_i - 1])} "
+                    "can be set"
                 )
-            vals[j] = _input_number(x, f"the value for u{j + 1}")
+            vals[j] = _input_number(x, graph, j)
         return vals
     if isinstance(values, (str, bytes, AbstractSet)) or not hasattr(values, "__len__"):
-        unordered = " (a set has no order: give a list, in the order of the inputs)" if isinstance(
-            values, AbstractSet
-        ) else ""
+        unordered = (
+            " (a set has no order: give a list, in the order of the inputs)"
+            if isinstance(values, AbstractSet)
+            else ""
+        )
         raise TypeError(
             f"forward: values must be a mapping {{leaf: number}} or a sequence, got {values!r}{unordered}"
         )
@@ -85,7 +88,7 @@ def input_values(graph: Graph, values: Inputs | None) -> list[float]:
             f"{_names(graph, graph.leaves)} of which {len(variables)} are variables"
         )
     for j, x in zip(targets, xs):
-        vals[j] = _input_number(x, f"the value for u{j + 1}")
+        vals[j] = _input_number(x, graph, j)
     return vals
 
 
@@ -115,21 +118,65 @@ def evaluate(
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
     """
     u = input_values(graph, values)  # lines 1-3: u(i) <- x_i for i = 1..n_i
-    _check_leaves(graph, u, where)
-    steps = graph.program()
+    _check_leaves(graph, u, range(graph.n_inputs), where)
+    _run(graph, u, graph.program(), observe, where)
+    return u  # u(n) is u[-1]
+
+
+def evaluate_segment(graph: Graph, lo: int, hi: int, known: dict[int, float], *, where: str) -> int:
+    """Algorithm 6.1 over the nodes u(lo+1)..u(hi) only, from the values already known (checkpointing).
+
+    The inputs among these nodes take their ``.data`` (lines 1-3); every other node of the segment whose
+    value is not in ``known`` is computed by the loop of lines 4-6, from its parents' values, which must
+    be in ``known`` or in the segment. The values are written into ``known``.
+
+    Args:
+        graph: the graph G.
+        lo, hi: the segment, as 0-based positions ``lo <= i < hi`` in ``graph.nodes``.
+        known: ``{position: value}``, the values already held (the checkpoints); updated in place.
+        where: the name put in front of an error message.
+
+    Returns:
+        The number of operations evaluated (values computed, inputs not counted).
+
+    Raises:
+        KeyError: a parent outside the segment whose value is not in ``known``.
+        ValueError: an input of the segment holding a non-finite value that an operation takes.
+        DomainError: as :func:`evaluate`.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
+    """
+    n_i, nodes = graph.n_inputs, graph.nodes
+    inputs = range(lo, min(hi, n_i))
+    for j in inputs:  # lines 1-3, for the inputs in the segment
+        if j not in known:
+            known[j] = nodes[j].data
+    _check_leaves(graph, known, inputs, where)
+    steps = [step for step in graph.program()[max(lo - n_i, 0) : max(hi - n_i, 0)] if step[0] not in known]
+    _run(graph, known, steps, None, where)
+    return len(steps)
+
+
+def _run(
+    graph: Graph,
+    u: list[float] | dict[int, float],
+    steps: Sequence[Step],
+    observe: ForwardObserver | None,
+    where: str,
+) -> None:
+    """Lines 4-6 of Algorithm 6.1, the one loop: u(i) <- f(i)(A(i)) for each step, in order, into ``u``."""
     i = a = b = -1
     try:
         with paused_gc():
             for i, f, a, b in steps:  # for i = n_i + 1, ..., n
                 x = f(u[a]) if b < 0 else f(u[a], u[b])  # u(i) <- f(i)(A(i)), A(i) = {u(j) | j in Pa(u(i))}
                 if x - x != 0.0:
-                    raise OverflowError("not finite")
+                    raise _NotFinite
                 u[i] = x
                 if observe is not None:
                     observe(i, x)
     except (ArithmeticError, ValueError) as e:
         raise _domain_error(graph, u, i, a, b, e, where) from None
-    return u  # u(n) is u[-1]
 
 
 def forward(graph: Graph, values: Inputs | None = None, *, observe: ForwardObserver | None = None) -> float:
@@ -159,31 +206,37 @@ def forward(graph: Graph, values: Inputs | None = None, *, observe: ForwardObser
     return u[-1]  # return u(n)
 
 
-def _check_leaves(graph: Graph, u: list[float], where: str) -> None:
+def _check_leaves(graph: Graph, u: list[float] | dict[int, float], inputs: Iterable[int], where: str) -> None:
     """Leaves may hold inf or nan (``Value(math.inf)``); no operation takes them: refused before the loop."""
-    for j in range(graph.n_inputs):
+    for j in inputs:
         x = u[j]
         if x - x != 0.0 and graph.consumers()[j]:
             node = graph.nodes[j]
             label = f" (label {node.label!r})" if node.label else ""
             raise ValueError(
-                f"{where}: the input u{j + 1}{label} is {x!r}; operations take finite numbers only"
+                f"{where}: the input {graph.name(node)}{label} is {x!r}; operations take finite numbers only"
             )
 
 
 def _domain_error(
-    graph: Graph, u: list[float], i: int, a: int, b: int, e: Exception, where: str = "Algorithm 6.1"
+    graph: Graph,
+    u: list[float] | dict[int, float],
+    i: int,
+    a: int,
+    b: int,
+    e: Exception,
+    where: str = "Algorithm 6.1",
 ) -> DomainError:
     nodes = graph.nodes
     node = nodes[i]
     pa = [a] if b < 0 else [a, b]
     args = [_Shown(nodes[j], u[j]) for j in pa]
-    where = f"{where} at u{i + 1}" + (f" (label {node.label!r})" if node.label else "")
+    where = f"{where} at {graph.name(node)}" + (f" (label {node.label!r})" if node.label else "")
     result = None
-    if str(e) == "not finite":
+    if isinstance(e, _NotFinite):
         result = node.op.f(*[u[j] for j in pa])
     return DomainError(
-        node.op, args, reason=str(e), result=result, where=where, names=[f"u{j + 1}" for j in pa]
+        node.op, args, reason=str(e), result=result, where=where, names=[graph.name(nodes[j]) for j in pa]
     )
 
 
@@ -198,8 +251,12 @@ class _Shown(Value):
         self.meta = node.meta
 
 
-def _input_number(x: Any, what: str) -> float:
+def _input_number(x: Any, graph: Graph, j: int) -> float:
+    """x as the float value of the input at position j, or the error that names it."""
     if isinstance(x, numbers.Real) and not isinstance(x, bool):
+        if type(x) is float and x - x == 0.0:  # the usual case: a finite float
+            return x
+        what = f"the value for {graph.name(graph.nodes[j])}"
         try:
             value = float(x)
         except OverflowError:
@@ -208,9 +265,10 @@ def _input_number(x: Any, what: str) -> float:
         if not math.isfinite(value):
             raise ValueError(f"forward: {what} must be finite, got {value!r}")
         return value
+    what = f"the value for {graph.name(graph.nodes[j])}"
     raise TypeError(f"forward: {what} must be a real number, got {type(x).__name__} {x!r}")
 
 
 def _names(graph: Graph, nodes: list[Value]) -> str:
-    shown = [f"u{graph.index[v] + 1}" + (f"={v.label}" if v.label else "") for v in nodes[:8]]
+    shown = [graph.name(v) + (f"={v.label}" if v.label else "") for v in nodes[:8]]
     return "[" + ", ".join(shown) + (", ..." if len(nodes) > 8 else "") + "]"

@@ -5,7 +5,7 @@ Forward mode multiplies them the other way: every node u carries, next to its va
 u' = sum_k du/dx_k * x_k' (a dual number u + u' epsilon), starting from a direction v on the inputs. One
 forward pass gives J v for every output at once; n passes (v = e_1 .. e_n) give the whole Jacobian of
 f: R^n -> R^m, against m passes of back-propagation (one per output). The local derivatives du/dx_k are
-the operation table's rules (:func:`micrograph.ops.local_derivative`), the same ones Algorithm 6.2
+the operation table's rules (:meth:`micrograph.ops.Op.local_derivative`), the same ones Algorithm 6.2
 evaluates: no derivative formula is written here.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.9 (forward mode), 6.5.10.
@@ -22,7 +22,6 @@ from typing import Any
 from micrograph.engine import Value, as_values, to_float, topological_order
 from micrograph.errors import DomainError
 from micrograph.graph import Graph
-from micrograph.ops import local_derivative
 
 __all__ = ["JVP", "jvp", "jacobian_forward", "jacobian_reverse"]
 
@@ -118,7 +117,7 @@ def jvp(outputs: Value | Sequence[Value], inputs: Value | Sequence[Value], v: fl
             if tp is None:
                 continue
             try:
-                d = local_derivative(u.op, k, args, u.data)  # the table's rule, as Algorithm 6.2 calls it
+                d = u.op.local_derivative(k, args, u.data)  # the table's rule, as Algorithm 6.2 calls it
             except (ArithmeticError, ValueError) as e:
                 reason = f"its derivative in argument {k + 1}: {e}"
                 raise DomainError(u.op, list(args), reason=reason) from None

@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Union
 
-from micrograph.backprop import BackpropObserver, GradTable, backprop, grad_table_list
+from micrograph.backprop import BackpropObserver, GradTable, backprop
 from micrograph.engine import Value, to_float, topological_order
 from micrograph.forward import ForwardObserver, forward
 from micrograph.memory import paused_gc
@@ -145,24 +145,6 @@ class Graph:
         except (KeyError, TypeError):
             raise ValueError(f"{node!r} is not a node of this graph ({self!r})") from None
 
-    def get_operation(self, node: Value) -> Op | None:
-        """The operation f(i) that computes ``node``; None for an input (section 6.5.6).
-
-        Raises:
-            ValueError: if the node is not in the graph.
-        """
-        self._position(node)
-        return get_operation(node)
-
-    def get_inputs(self, node: Value) -> tuple[Value, ...]:
-        """The parents Pa(node) in argument order, with repeats (section 6.5.6).
-
-        Raises:
-            ValueError: if the node is not in the graph.
-        """
-        self._position(node)
-        return node.inputs
-
     def get_consumers(self, node: Value) -> list[Value]:
         """The children of ``node`` in G: the nodes that take it as an argument, each once, in order.
 
@@ -199,13 +181,13 @@ class Graph:
                 for i, pa in enumerate(self._parents):
                     if not pa:
                         continue
-                    derivs = nodes[i].op.derivs
+                    op = nodes[i].op
                     if len(pa) == 2:
                         a, b = pa
-                        consumers[a].append((i, 0, derivs[0], a, b))
-                        consumers[b].append((i, 1, derivs[1], a, b))
+                        consumers[a].append((i, 0, op.rule(0), a, b))
+                        consumers[b].append((i, 1, op.rule(1), a, b))
                     else:
-                        consumers[pa[0]].append((i, 0, derivs[0], pa[0], -1))
+                        consumers[pa[0]].append((i, 0, op.rule(0), pa[0], -1))
                 self._consumers = consumers
         return self._consumers
 
@@ -262,13 +244,6 @@ class Graph:
             DomainError: as :func:`micrograph.backprop.backprop`.
         """
         return backprop(self, _seed(seed, "Graph.backprop(seed)"), observe=observe)
-
-    def backprop_list(self, seed: float = 1.0) -> list[float]:
-        """Algorithm 6.2 with the grad_table as a list aligned with ``nodes`` (the fast form).
-
-        See :func:`micrograph.backprop.grad_table_list`; the seed is checked as in :meth:`backprop`.
-        """
-        return grad_table_list(self, _seed(seed, "Graph.backprop_list(seed)"))
 
 
 def _seed(seed: Any, where: str) -> float:

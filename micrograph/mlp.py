@@ -48,7 +48,7 @@ Number = Union[int, float]
 ACTIVATIONS: dict[str, Op | None] = {"relu": RELU, "tanh": TANH, "sigmoid": SIGMOID, "identity": None}
 """The activation functions f by name: the operation of the engine's table (None for the identity).
 
-Algorithm 6.4 takes f'(a) from the same table (``op.derivs[0]``): no second definition of a derivative.
+Algorithm 6.4 takes f'(a) from the same table (``op.local_derivative``): no second definition of a derivative.
 """
 
 _APPLY: dict[str, Callable[[Value], Value]] = {
@@ -381,6 +381,27 @@ def _penalised(model: MLP, decay_biases: bool) -> list[Value]:
 def _regularizer(model: MLP, lam_l2: float, lam_l1: float, decay_biases: bool) -> Value | None:
     """lambda Omega(theta) = lambda_2 sum w^2 + lambda_1 sum |w| over the penalised parameters, or None."""
     params = _penalised(model, decay_biases) if (lam_l2 or lam_l1) else []
+    return _penalty(params, lam_l2, lam_l1)
+
+
+def _regularizer_gradient(model: MLP, lam_l2: float, lam_l1: float, decay_biases: bool) -> dict[Value, float]:
+    """{p: d(lambda Omega)/dp} for each penalised parameter p, by Algorithm 6.2 on lambda Omega.
+
+    lambda Omega is built on leaves holding the parameters' values, as the loss is built on leaves holding
+    y_hat, so the derivative is the operation table's rules (mul's, for w * w and w * sign(w)): 2 lambda_2 w
+    + lambda_1 sign(w), never written out here.
+    """
+    params = _penalised(model, decay_biases) if (lam_l2 or lam_l1) else []
+    leaves = [Value(p.data) for p in params]
+    term = _penalty(leaves, lam_l2, lam_l1)
+    if term is None:
+        return {}
+    table = Graph(term).backprop()
+    return {p: table.get(leaf, 0.0) for p, leaf in zip(params, leaves, strict=True)}
+
+
+def _penalty(params: list[Value], lam_l2: float, lam_l1: float) -> Value | None:
+    """lambda_2 l2(params) + lambda_1 l1(params), the terms whose lambda is not 0; None if both are."""
     term: Value | None = None
     if lam_l2:
         term = lam_l2 * l2(params)
@@ -516,8 +537,9 @@ def backward_mlp(
     This is the book's specialised back-propagation for a chain of fully-connected layers; it equals the
     generic Algorithm 6.2 on the graph of J (``Graph(J).backprop()``) to rounding. f'(a) comes from the
     engine's operation table (the activation op's derivative rule); grad_{y_hat} L is Algorithm 6.2 run on
-    the small graph of L alone (leaves holding y_hat's numbers), so no derivative is defined twice. For
-    Omega: grad of lambda_2 sum w^2 is 2 lambda_2 w, of lambda_1 sum |w| is lambda_1 sign(w).
+    the small graph of L alone (leaves holding y_hat's numbers), and lambda grad Omega likewise on the
+    graph of lambda Omega alone (leaves holding the parameters' numbers: 2 lambda_2 w + lambda_1 sign(w)),
+    so no derivative is defined twice.
 
     Args:
         model, x, y, loss, l2, l1, decay_biases: as :func:`forward_mlp`.
@@ -537,13 +559,8 @@ def backward_mlp(
     y_leaves = [Value(v.data) for v in fwd.y_hat]
     table = Graph(spec.fn(y_leaves, target)).backprop()
     g = [table.get(v, 0.0) for v in y_leaves]
-    lam2, lam1 = float(l2), float(l1)
-
-    def omega_grad(p: Value) -> float:
-        """d(lambda Omega)/dp for a penalised parameter: 2 lambda_2 p + lambda_1 sign(p)."""
-        w = p.data
-        return 2.0 * lam2 * w + lam1 * (1.0 if w > 0 else -1.0 if w < 0 else 0.0)
-
+    # lambda grad Omega, by Algorithm 6.2 on the regularizer (the table's rules, as for g)
+    omega = _regularizer_gradient(model, float(l2), float(l1), decay_biases)
     grads: dict[Value, float] = {}
     for k in range(len(model.layers), 0, -1):  # k = l, l-1, ..., 1
         layer = model.layers[k - 1]
@@ -556,10 +573,10 @@ def backward_mlp(
             g = [gi * op.local_derivative(0, (ai,), hi) for gi, ai, hi in zip(g, a_k, h_k, strict=True)]
         for m, neuron in enumerate(layer.neurons):
             # grad_b(k) = g + lambda grad_b Omega
-            grads[neuron.b] = g[m] + (omega_grad(neuron.b) if decay_biases else 0.0)
+            grads[neuron.b] = g[m] + omega.get(neuron.b, 0.0)
             # grad_W(k) = g h(k-1)^T + lambda grad_W Omega: row m, column i
             for i, w in enumerate(neuron.w):
-                grads[w] = g[m] * h_prev[i] + omega_grad(w)
+                grads[w] = g[m] * h_prev[i] + omega.get(w, 0.0)
         # g <- W(k)^T g
         g = [
             sum(neuron.w[i].data * g[m] for m, neuron in enumerate(layer.neurons)) for i in range(len(h_prev))

@@ -12,7 +12,8 @@ dz/dw two ways:
   are shared it sums over exponentially many paths.
 
 Between the two, :func:`checkpoint_grad` keeps only every k-th forward value and recomputes the pieces in
-between during the backward pass: about sqrt(n) values for about one extra forward pass. The book does
+between during the backward pass (Algorithms 6.1 and 6.2, run one segment at a time): about sqrt(n)
+values for about one extra forward pass. The book does
 not describe it; the idea is Griewank's checkpointing (Griewank 1992, "Achieving logarithmic growth of
 temporal and spatial complexity in reverse automatic differentiation"; the ``revolve`` schedule,
 Griewank & Walther 2000), brought to deep networks by Chen, Xu, Zhang & Guestrin (2016), "Training deep
@@ -21,8 +22,9 @@ nets with sublinear memory cost".
 Every method returns a :class:`CountedGradient`: the derivative and what it cost. The counts mean:
 
 * ``local_derivatives``: evaluations of a local derivative du(i)/du(j), one operation table rule
-  ``op.derivs[k](*inputs, out)`` each. Only edges of G' count (the edges out of the nodes that depend on
-  w, as in Algorithm 6.5); an edge from a constant or from another variable contributes nothing to dz/dw.
+  ``op.local_derivative(k, args, out)`` each. Only edges of G' count (the edges out of the nodes that
+  depend on w, as in Algorithm 6.5); an edge from a constant or from another variable contributes nothing
+  to dz/dw.
 * ``recomputed``: forward subexpressions u(i) = f(i)(...) evaluated with ``op.f`` *beyond the one
   forward pass* that computes z. The naive rule does no stored pass, so all of its evaluations count.
 * ``peak_values``: the peak number of forward values (values of nodes u(i), leaves included once they are
@@ -38,13 +40,14 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any
 
 from micrograph.backprop import run_algorithm_6_2
 from micrograph.engine import Value
 from micrograph.errors import DomainError
-from micrograph.forward import evaluate
+from micrograph.forward import evaluate, evaluate_segment
 from micrograph.graph import Graph, SubGraph
 from micrograph.memory import paused_gc
 
@@ -231,7 +234,7 @@ def naive_grad(
     * D(w) = 1, and for a node u that depends on w, D(u) = sum_k du/dx_k * D(x_k) over the arguments
       x_k of u that depend on w (the nodes of G'); so D(z) is the sum over every path from w to z of the
       product of the local derivatives along it (equations 6.50-6.51).
-    * Each local derivative du/dx_k is the operation table's rule ``op.derivs[k](*inputs, out)``, whose
+    * Each local derivative du/dx_k is the operation table's rule ``op.local_derivative(k, args, out)``, whose
       inputs and out are recomputed from the leaves with ``op.f`` every time (equation 6.53 writes
       f'(f(f(w))) rather than f'(y)): nothing is stored between two uses of a subexpression.
 
@@ -456,13 +459,14 @@ def store_grad(z: Value, w: Value) -> CountedGradient:
 def checkpoint_grad(z: Value, w: Value, k: int | None = None) -> CountedGradient:
     """dz/dw storing about every k-th forward value and recomputing the rest during the backward pass.
 
-    The nodes u(1)..u(n), in topological order, are cut into segments of k nodes. The forward pass
-    (Algorithm 6.1) keeps only the *checkpoints*: the values that a later segment uses (on a chain, the
-    last value of every segment), and, at its end, the values of the last segment. The backward pass
-    then takes the segments from the last to the first: it recomputes the segment's values from the
-    checkpoints (every segment but the last), back-propagates through the segment's edges of G' (each
-    local derivative once, pushing grad_table[u(i)] * du(i)/du(j) into the parents), and drops the
-    segment's values.
+    The nodes u(1)..u(n), in topological order, are cut into segments of k nodes. The forward pass runs
+    Algorithm 6.1 one segment at a time (:func:`micrograph.forward.evaluate_segment`) and keeps only the
+    *checkpoints*: the values that a later segment uses (on a chain, the last value of every segment),
+    and, at its end, the values of the last segment. The backward pass then takes the segments from the
+    last to the first: it recomputes the segment's values from the checkpoints (every segment but the
+    last), runs Algorithm 6.2 on the segment (:func:`micrograph.backprop.run_algorithm_6_2` with
+    ``segment=``: the terms grad_table[u(i)] * du(i)/du(j) of the segment's consumers u(i) in G', each
+    local derivative once, added to the entries that later segments gave), and drops the segment's values.
 
     On a chain of n nodes with the default k = ceil(sqrt(n)), that holds about 2 sqrt(n) values at peak
     (the checkpoints below the current segment plus the segment itself) instead of n, for about one
@@ -492,83 +496,65 @@ def checkpoint_grad(z: Value, w: Value, k: int | None = None) -> CountedGradient
 
     Raises:
         TypeError: if z or w is not a Value, or k is not an int.
-        ValueError: if k < 1.
-        DomainError: if a value or a local derivative does not exist at the leaves' current values.
+        ValueError: if k < 1, or a leaf holds inf or nan and an operation takes it (as Algorithm 6.1).
+        DomainError: if a value or a local derivative does not exist at the leaves' current values, or a
+            gradient overflows.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3 (Algorithms 6.1, 6.2),
     with checkpointing from Griewank (1992) and Chen et al. (2016).
     """
     _check_nodes("checkpoint_grad", z, w)
     graph = Graph(z)
-    nodes, parents = graph.nodes, graph.parents
-    n = len(nodes)
-    if k is None:
-        k = max(1, math.isqrt(n - 1) + 1) if n > 1 else 1  # ceil(sqrt(n))
-    elif isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"checkpoint_grad: k must be an int or None, got {type(k).__name__} {k!r}")
-    elif k < 1:
-        raise ValueError(f"checkpoint_grad: k must be at least 1, got {k!r}")
-    k = int(k)
+    n = len(graph.nodes)
+    k = _segment_length(n, k)
     in_G = _pruned(graph, w)
-    last_use = [-1] * n  # the last consumer of every node, in topological order
-    for i, pa in enumerate(parents):
+    segments = [(lo, min(n, lo + k)) for lo in range(0, n, k)]
+    checkpoints = _checkpoints(graph, k)
+    held: dict[int, float] = {}  # the forward values held, by position
+    grad_table = [0.0] * n
+    grad_table[n - 1] = 1.0  # grad_table[u(n)] <- 1
+    peak = recomputed = evaluations = 0
+    with paused_gc():
+        for lo, hi in segments:  # the forward pass, Algorithm 6.1 segment by segment: it keeps checkpoints
+            evaluate_segment(graph, lo, hi, held, where="checkpoint_grad")
+            peak = max(peak, len(held))
+            if hi < n:  # the last segment's values stay for the backward pass
+                _drop(held, lo, hi, checkpoints)
+        for lo, hi in reversed(segments):  # the backward pass, from the last segment
+            recomputed += evaluate_segment(graph, lo, hi, held, where="checkpoint_grad")
+            peak = max(peak, len(held))
+            # Algorithm 6.2's sums, the terms of this segment's consumers, added to what later segments gave
+            _, counted = run_algorithm_6_2(
+                graph, values=held, members=in_G, segment=(lo, hi), known=grad_table, where="checkpoint_grad"
+            )
+            evaluations += counted
+            _drop(held, lo, hi, ())  # the segment is done: its values (checkpoints included) go
+    value = grad_table[graph.index[w]] if in_G[-1] else 0.0
+    return CountedGradient("checkpoint", value, evaluations, recomputed, peak, True, None)
+
+
+def _segment_length(n: int, k: Any) -> int:
+    """checkpoint_grad's k, checked; ceil(sqrt(n)) for None."""
+    if k is None:
+        return max(1, math.isqrt(n - 1) + 1) if n > 1 else 1  # ceil(sqrt(n))
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"checkpoint_grad: k must be an int or None, got {type(k).__name__} {k!r}")
+    if k < 1:
+        raise ValueError(f"checkpoint_grad: k must be at least 1, got {k!r}")
+    return int(k)
+
+
+def _checkpoints(graph: Graph, k: int) -> set[int]:
+    """The positions whose value a later segment of k nodes uses: the values the forward pass keeps."""
+    last_use = [-1] * len(graph.nodes)  # the last consumer of every node, in topological order
+    for i, pa in enumerate(graph.parents):
         for j in pa:
             last_use[j] = i
-    last = (n - 1) // k  # the last segment
-    # A checkpoint is a value that a later segment uses: the forward pass keeps it.
-    stored = [last_use[j] >= 0 and last_use[j] // k > j // k for j in range(n)]
-    held: dict[int, float] = {}
-    peak = 0
-    recomputed = 0
+    return {j for j, i in enumerate(last_use) if i >= 0 and i // k > j // k}
 
-    def compute(p: int) -> float:
-        node = nodes[p]
-        if node.op is None:
-            return node.data
-        args = [held[j] for j in parents[p]]
-        try:
-            return node.op.f(*args)  # type: ignore[no-any-return]
-        except (ArithmeticError, ValueError) as e:
-            raise _forward_error(node, args, e, "checkpoint_grad") from None
 
-    with paused_gc():
-        # The forward pass: a value is dropped after its last use unless it is a checkpoint or in the
-        # last segment.
-        for p in range(n):
-            held[p] = compute(p)
-            peak = max(peak, len(held))
-            for j in parents[p]:
-                if last_use[j] == p and not stored[j] and j // k != last:
-                    held.pop(j, None)
-        # The backward pass, segment by segment from the last.
-        grad_table: dict[int, float] = {n - 1: 1.0} if in_G[n - 1] else {}
-        evaluations = 0
-        for s in range(last, -1, -1):
-            lo, hi = s * k, min(n, (s + 1) * k)
-            if s != last:
-                for p in range(lo, hi):  # recompute the segment from the checkpoints
-                    if p not in held:
-                        held[p] = compute(p)
-                        if nodes[p].op is not None:
-                            recomputed += 1
-                        peak = max(peak, len(held))
-            for i in range(hi - 1, lo - 1, -1):
-                if not in_G[i] or nodes[i].op is None:
-                    continue
-                g = grad_table.get(i, 0.0)
-                pa = parents[i]
-                args = [held[j] for j in pa]
-                out = held[i]
-                op = nodes[i].op
-                for kk, j in enumerate(pa):
-                    if in_G[j]:
-                        try:
-                            d = op.local_derivative(kk, tuple(args), out)
-                        except (ArithmeticError, ValueError) as e:
-                            raise _edge_error(nodes[i], kk, args, e, "checkpoint_grad") from None
-                        grad_table[j] = grad_table.get(j, 0.0) + g * d
-                        evaluations += 1
-            for p in range(lo, hi):  # the segment is done: its values (checkpoints included) go
-                held.pop(p, None)
-    value = grad_table.get(graph.index[w], 0.0) if w in graph.index else 0.0
-    return CountedGradient("checkpoint", value, evaluations, recomputed, peak, True, None)
+def _drop(held: dict[int, float], lo: int, hi: int, keep: Container[int]) -> None:
+    """Forget the values of positions lo..hi-1, but those in ``keep``."""
+    for p in range(lo, hi):
+        if p not in keep:
+            held.pop(p, None)

@@ -23,6 +23,18 @@ nodes form the backward subgraph B. Section 6.5.5 of the book says both approach
 same computations; here they literally run the same code. Because the rules call ops of this table,
 the nodes they build can be differentiated again (section 6.5.10).
 
+**One rule, four readings**, each a method of :class:`Op`:
+
+* on floats, a number: :meth:`Op.local_derivative` (the naive chain rule, forward mode, Algorithm 6.4, the
+  exercise checker) or the rule itself, :meth:`Op.rule`, which Algorithm 6.2's consumer index
+  (:meth:`Graph.consumers`) holds and its loop calls directly, for speed;
+* on Values, a node of B: :meth:`Op.local_derivative` inside :meth:`Op.bprop` (Algorithm 6.6);
+* as source text: :meth:`Op.derivative_source` (the rule called on :class:`Source` placeholders), for the
+  compiler's Python dialect and for ``Value.backward``'s push loop (:meth:`Op.push_source`);
+* as a labelled formula (``1 − u4 × u4`` on a step-through page): :meth:`Op.local_derivative` on leaves
+  labelled with the arguments' names, whose nodes a view writes out with the drawing notation
+  (:attr:`Op.symbol`, :attr:`Op.notation`).
+
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.5-6.5.6, 6.5.10.
 """
 
@@ -44,7 +56,6 @@ if TYPE_CHECKING:
 __all__ = [
     "Op",
     "Source",
-    "local_derivative",
     "op_by_name",
     "OPS",
     "ADD",
@@ -72,6 +83,9 @@ __all__ = [
 Scalar = Union[float, "Value"]
 """A float (symbol-to-number) or a Value node (symbol-to-symbol): what derivative rules compute on."""
 
+NOTATIONS = ("infix", "function", "prefix", "postfix")
+"""How a node of an operation is written from its arguments' names (``Op.notation``)."""
+
 Rule = Callable[..., Any]
 """A derivative rule ``(x, out) -> du/dx`` or ``(x, y, out) -> du/dx_k`` over floats or Values."""
 
@@ -96,13 +110,20 @@ class Op:
             NaN or an infinity where ``f`` raises or overflows; None if the operation has none.
         commutative: whether the arguments may be swapped (drawings label the edges otherwise).
         param: the constant of a parametrised operation (the exponent of ``x ** c``), else None.
+        passes_non_finite: for each argument position k, whether u is inf, nan or an error whenever
+            argument k is inf or nan and the others are finite (an inf or nan there cannot vanish in the
+            result: True for ``+``, False for relu, tanh, exp, or a divisor, since x / inf = 0). The
+            compiler checks a value of G for inf and nan only where one could vanish. Default: all False.
+        notation: how a node is written from its arguments' names: ``"infix"`` (``u1 × u2``, the default
+            for two arguments), ``"function"`` (``tanh(u3)``, the default for one), ``"prefix"``
+            (``−u1``) or ``"postfix"`` (``u2^2``).
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6 (``get_operation``,
     ``op.bprop``).
     """
 
     __slots__ = ("name", "symbol", "arity", "f", "derivs", "domain", "code", "js", "commutative", "param",
-                 "_push")  # fmt: skip
+                 "passes_non_finite", "notation", "_push")  # fmt: skip
 
     def __init__(
         self,
@@ -117,9 +138,15 @@ class Op:
         js: str | None = None,
         commutative: bool = False,
         param: float | None = None,
+        passes_non_finite: tuple[bool, ...] | None = None,
+        notation: str | None = None,
     ) -> None:
         if arity not in (1, 2) or len(derivs) != arity:
             raise ValueError(f"op {name!r}: arity {arity} with {len(derivs)} derivative rules")
+        if passes_non_finite is not None and len(passes_non_finite) != arity:
+            raise ValueError(f"op {name!r}: arity {arity} with {len(passes_non_finite)} passes_non_finite")
+        if notation is not None and notation not in NOTATIONS:
+            raise ValueError(f"op {name!r}: notation {notation!r} is not one of {', '.join(NOTATIONS)}")
         self.name = name
         self.symbol = symbol
         self.arity = arity
@@ -130,6 +157,8 @@ class Op:
         self.js = js
         self.commutative = commutative
         self.param = param
+        self.passes_non_finite = passes_non_finite or (False,) * arity
+        self.notation = notation or ("infix" if arity == 2 else "function")
         self._push: Callable[[Any, float], None] | None = None  # built on first use by push_function()
 
     def __repr__(self) -> str:
@@ -173,8 +202,9 @@ class Op:
     def local_derivative(self, k: int, args: tuple[Any, ...], out: Any) -> Any:
         """du/dx_k, the local derivative of this operation's output u with respect to argument k.
 
-        The one way a derivative rule is called: Algorithm 6.2's loop, ``op.bprop``, the naive chain rule,
-        checkpointing and Algorithm 6.4 all come here (the rule's table is ``derivs``).
+        The rule read on numbers (a float) or on Values (a node of B, through :meth:`bprop`), as the
+        module's "four readings" list; Algorithm 6.2's loop calls the same function, :meth:`rule`, from
+        the consumer index.
 
         Args:
             k: the argument position, 0-based.
@@ -190,6 +220,14 @@ class Op:
         Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6 (``op.bprop``).
         """
         return self.derivs[k](*args, out)
+
+    def rule(self, k: int) -> Rule:
+        """The derivative rule for argument k itself, ``(x, out)`` or ``(x, y, out)`` -> du/dx_k.
+
+        For a caller that keeps it and calls it many times: Algorithm 6.2's consumer index
+        (:meth:`micrograph.graph.Graph.consumers`); the compiler's call of a rule it cannot write out.
+        """
+        return self.derivs[k]
 
     def derivative_source(self, k: int) -> tuple[str, dict[str, Callable[..., float]]]:
         """The derivative rule du/dx_k written out as a Python expression in ``x``, ``y`` and ``out``.
@@ -476,24 +514,29 @@ def _step(x: float) -> float:
 ADD = Op(
     "add", "+", 2, operator.add,
     (lambda x, y, out: 1.0, lambda x, y, out: 1.0),
-    code="{0} + {1}", js="{0} + {1}", commutative=True,
+    code="{0} + {1}", js="{0} + {1}", commutative=True, passes_non_finite=(True, True),
 )  # fmt: skip
 SUB = Op(
     "sub", "−", 2, operator.sub,
     (lambda x, y, out: 1.0, lambda x, y, out: -1.0),
-    code="{0} - {1}", js="{0} - {1}",
+    code="{0} - {1}", js="{0} - {1}", passes_non_finite=(True, True),
 )  # fmt: skip
 MUL = Op(
     "mul", "×", 2, operator.mul,
     (lambda x, y, out: y, lambda x, y, out: x),
     code="{0} * {1}", js="{0} * {1}", commutative=True,
+    passes_non_finite=(True, True),  # inf * 0 is nan
 )  # fmt: skip
 DIV = Op(
     "div", "÷", 2, _div,
     (lambda x, y, out: 1.0 / y, lambda x, y, out: -out / y),
     domain="y ≠ 0", code="{0} / {1}", js="{0} / {1}",
+    passes_non_finite=(True, False),  # inf / y is inf, nan or an error; x / inf is 0
 )  # fmt: skip
-NEG = Op("neg", "−", 1, operator.neg, (lambda x, out: -1.0,), code="-{0}", js="-{0}")
+NEG = Op(
+    "neg", "−", 1, operator.neg, (lambda x, out: -1.0,), code="-{0}", js="-{0}",
+    passes_non_finite=(True,), notation="prefix",
+)  # fmt: skip
 STEP = Op(
     "step", "H", 1, _step, (lambda x, out: 0.0,), code="1.0 if {0} > 0.0 else 0.0", js="({0} > 0 ? 1 : 0)"
 )
@@ -506,8 +549,10 @@ EXP = Op(
     code="math.exp({0})", js="Math.exp({0})",
 )  # fmt: skip
 LOG = Op(
-    "log", "log", 1, _log, (lambda x, out: 1.0 / x,), domain="x > 0", code="math.log({0})", js="Math.log({0})"
-)
+    "log", "log", 1, _log, (lambda x, out: 1.0 / x,), domain="x > 0",
+    code="math.log({0})", js="Math.log({0})",
+    passes_non_finite=(True,),  # log(inf) = inf, log(nan) = nan, log(-inf) raises
+)  # fmt: skip
 # tanh and σ have their derivatives as operations of their own, f'(x) reading the argument x, as figure
 # 6.10 draws f'(y), f'(x), f'(w) and as TensorFlow has TanhGrad and SigmoidGrad: B then holds one node per
 # local derivative. Their own rules use the table again, so B can be differentiated once more.
@@ -540,14 +585,15 @@ SIGMOID: Op = Op(
 SQRT = Op(
     "sqrt", "√", 1, _sqrt, (lambda x, out: 0.5 / out,),
     domain="x ≥ 0 (x > 0 for the derivative)", code="math.sqrt({0})", js="Math.sqrt({0})",
+    passes_non_finite=(True,),
 )  # fmt: skip
 SIN: Op = Op(
     "sin", "sin", 1, math.sin, (lambda x, out: COS(x),), domain="finite x",
-    code="math.sin({0})", js="Math.sin({0})",
+    code="math.sin({0})", js="Math.sin({0})", passes_non_finite=(True,),  # sin(inf) raises
 )  # fmt: skip
 COS: Op = Op(
     "cos", "cos", 1, math.cos, (lambda x, out: -SIN(x),), domain="finite x",
-    code="math.cos({0})", js="Math.cos({0})",
+    code="math.cos({0})", js="Math.cos({0})", passes_non_finite=(True,),
 )  # fmt: skip
 XLOGY = Op(
     "xlogy", "·log", 2, _xlogy,
@@ -597,24 +643,35 @@ def pow_const(c: float) -> Op:
     return Op(
         "pow", f"^{shown}", 1, f, (d,),
         domain="x > 0, x < 0 with an integer exponent, or x = 0 with a non-negative exponent",
-        js=f"Math.pow({{0}}, {c!r})", param=c,
+        js=f"Math.pow({{0}}, {c!r})", param=c, notation="postfix",
     )  # fmt: skip
 
 
 OPS: dict[str, Op] = {
     op.name: op
-    for op in (ADD, SUB, MUL, DIV, NEG, POW, EXP, LOG, TANH, TANH_GRAD, TANH_GRAD2, SIGMOID, SIGMOID_GRAD,
-               RELU, STEP, SIN, COS, SQRT, XLOGY)
+    for op in (
+        ADD,
+        SUB,
+        MUL,
+        DIV,
+        NEG,
+        POW,
+        EXP,
+        LOG,
+        TANH,
+        TANH_GRAD,
+        TANH_GRAD2,
+        SIGMOID,
+        SIGMOID_GRAD,
+        RELU,
+        STEP,
+        SIN,
+        COS,
+        SQRT,
+        XLOGY,
+    )
 }
 """Every fixed operation by name (``pow_const(c)`` makes the x ** c family on demand)."""
-
-
-def local_derivative(op: Op, k: int, args: tuple[Any, ...], out: Any) -> Any:
-    """du/dx_k of the node u = op(args): :meth:`Op.local_derivative` as a function (the same code).
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6 (``op.bprop``).
-    """
-    return op.local_derivative(k, args, out)
 
 
 def op_by_name(name: str) -> Op:
@@ -624,37 +681,3 @@ def op_by_name(name: str) -> Op:
         KeyError: if no operation of the table has that name.
     """
     return OPS[name]
-
-
-# ---------------------------------------------------------------------------------------------
-# Which arguments pass a non-finite value on: the compiler checks a value of G only where it could vanish.
-
-_PASSES_NON_FINITE: dict[str, tuple[bool, ...]] = {
-    "add": (True, True),  # inf + y and x + inf are inf or nan
-    "sub": (True, True),
-    "mul": (True, True),  # inf * 0 is nan
-    "div": (True, False),  # inf / y is inf, nan or an error; x / inf is 0
-    "neg": (True,),
-    "log": (True,),  # log(inf) = inf, log(nan) = nan, log(-inf) raises
-    "sqrt": (True,),
-    "sin": (True,),  # sin(inf) raises
-    "cos": (True,),
-}
-
-
-def passes_non_finite(op: Op, k: int) -> bool:
-    """Whether u = op(...) is inf, nan or an error whenever argument k is inf or nan (the others finite).
-
-    True for the table's arithmetic (an inf or nan argument cannot vanish in the result); False for the
-    operations that can hide one (relu(-inf) = 0, tanh(inf) = 1, exp(-inf) = 0, x / inf = 0, ...) and for
-    any operation outside the table. :func:`micrograph.compile_graph` uses it to check a value of G for
-    inf and nan only where one could vanish before reaching a checked value.
-
-    Args:
-        op: the operation.
-        k: the argument position, 0-based.
-    """
-    if OPS.get(op.name) is not op:
-        return False
-    flags = _PASSES_NON_FINITE.get(op.name)
-    return flags is not None and flags[k]

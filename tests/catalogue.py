@@ -397,7 +397,9 @@ CATALOGUE: list[Case] = [
     Case("op_relu_negative", {"x": -0.7}, lambda ns, x: ns.relu(x) + x * x, tags=("op:relu",)),
     Case("op_tanh_grad", {"x": -0.8}, lambda ns, x: ns.tanh_grad(x * 1.5), tags=("op:tanh_grad",)),
     Case("op_tanh_grad2", {"x": 0.45}, lambda ns, x: ns.tanh_grad2(x) * x, tags=("op:tanh_grad2",)),
-    Case("op_sigmoid_grad", {"x": 0.9}, lambda ns, x: ns.sigmoid_grad(x * x - 1.0), tags=("op:sigmoid_grad",)),  # noqa: E501
+    Case(
+        "op_sigmoid_grad", {"x": 0.9}, lambda ns, x: ns.sigmoid_grad(x * x - 1.0), tags=("op:sigmoid_grad",)
+    ),
     Case("op_sin", {"x": 0.6}, lambda ns, x: ns.sin(x), tags=("op:sin",)),
     Case("op_cos", {"x": 0.6}, lambda ns, x: ns.cos(x), tags=("op:cos",)),
     Case("op_sqrt", {"x": 2.5}, lambda ns, x: ns.sqrt(x), tags=("op:sqrt",)),

@@ -130,7 +130,7 @@ def test_the_seed_of_algorithm_6_2_is_converted_as_backward_converts_it(seed: An
     assert all(type(g) is float for g in table.values())
     z.backward()
     assert table[x] == x.grad  # float64 throughout: no float32 rounding (it gave 1.7e-8 relative error)
-    assert Graph(z).backprop_list(seed) == [table[v] for v in Graph(z).nodes]
+    assert list(Graph(z).backprop(seed).values()) == [table[v] for v in Graph(z).nodes]
 
 
 @pytest.mark.parametrize(

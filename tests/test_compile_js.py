@@ -1,6 +1,6 @@
 """The compiler's JavaScript dialect: G, B and local derivatives as straight-line JavaScript, run by Node.
 
-Oracles: the engine's own Algorithm 6.1 (``evaluate``), Algorithm 6.2 (``grad_table_list``), the derivative
+Oracles: the engine's own Algorithm 6.1 (``evaluate``), Algorithm 6.2 (``run_algorithm_6_2``), the derivative
 rules called on floats (``Op.local_derivative``), and ``Op.__call__``'s DomainError for the domain of every
 operation. The generated code is run by Node.js (``nodejs`` from Debian, installed by .ci/run).
 """
@@ -19,7 +19,7 @@ from hypothesis import given
 from strategies import DAG_SETTINGS, dag_cases
 
 from micrograph import Graph, Value, grad
-from micrograph.backprop import grad_table_list
+from micrograph.backprop import run_algorithm_6_2
 from micrograph.compile import compile_javascript
 from micrograph.errors import DomainError
 from micrograph.forward import evaluate
@@ -75,7 +75,7 @@ def _check_case(case: Case, points: list[list[float]]) -> None:
         for v, d in zip(g.nodes, expected):
             v.data = d
         try:
-            grads = grad_table_list(g)
+            grads, _ = run_algorithm_6_2(g)
         finally:
             for v, d in zip(g.nodes, saved):
                 v.data = d

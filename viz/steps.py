@@ -153,8 +153,6 @@ def _symbolic_frame_html(k: int, frame: SymbolicFrame, svg: str) -> str:
     )
 
 
-
-
 def steps(
     z: Value,
     path: str | os.PathLike[str],
@@ -260,8 +258,7 @@ def steps(
         '<div class="nav"><button id="prev" type="button">◀ previous</button>'
         f'<span id="counter" class="counter">step 1 of {total}</span>'
         '<button id="next" type="button">next ▶</button>'
-        '<span class="help">or use the ← → arrow keys (Home, End)</span></div>\n'
-        + "\n".join(sections)
+        '<span class="help">or use the ← → arrow keys (Home, End)</span></div>\n' + "\n".join(sections)
     )
     page = html_page(
         title=f"Back-propagation step by step: {zname}",
@@ -271,4 +268,3 @@ def steps(
         body_attrs='data-frame="1"',
     )
     return write_atomic(dest, page.encode("utf-8"), overwrite=overwrite)
-

@@ -85,7 +85,7 @@ def _stale(graph: Graph) -> set[int]:
     if len(graph.nodes) > STALE_CHECK_LIMIT or graph.output.grad == 0.0:
         return set()
     try:
-        table = graph.backprop_list()
+        table = list(graph.backprop().values())
     except (ArithmeticError, ValueError):
         return set()
     out = set()
@@ -93,5 +93,3 @@ def _stale(graph: Graph) -> set[int]:
         if not math.isclose(v.grad, g, rel_tol=1e-9, abs_tol=1e-12) and not (math.isnan(g) and v.is_constant):
             out.add(i)
     return out
-
-

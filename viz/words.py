@@ -87,13 +87,13 @@ def formula(node: Value, names: Mapping[Value, str]) -> str:
     if op is None:
         return "constant" if node.is_constant else "input"
     args = [names.get(p, "?") for p in node.inputs]
-    if op.arity == 2:
+    if op.notation == "infix":
         return f"{args[0]} {op.symbol} {args[1]}"
-    if op.name == "neg":
+    if op.notation == "prefix":
         return f"{op.symbol}{args[0]}"
-    if op.param is not None:  # x ** c
+    if op.notation == "postfix":  # x ** c
         return f"{args[0]}{op.symbol}"
-    return f"{op.symbol}({args[0]})"
+    return f"{op.symbol}({', '.join(args)})"
 
 
 def formula_numbers(node: Value, number: Callable[[Value, bool], str]) -> str:

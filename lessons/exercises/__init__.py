@@ -117,7 +117,7 @@ def list(directory: str | os.PathLike[str] | None = None) -> Listing:
         "",
         "micrograph exercise start NAME   writes NAME.py, a template to fill in;",
         "micrograph exercise check NAME.py  checks it against micrograph's engine.",
-        f"Progress is kept in {progress.PROGRESS_FILE} in the current directory.",
+        f"Your verdicts are kept in {progress.PROGRESS_FILE} here: a record, not a grade.",
     ]
     return Listing("\n".join(lines))
 

@@ -55,7 +55,7 @@ ALGORITHMS = {
 ALLOWED = {"micrograph.engine", "micrograph.ops", "micrograph.errors", "micrograph.memory"}
 """The engine's modules a solution may import (nodes and the operation table), except in ``derivatives``."""
 
-ENGINE_ONLY = ("backprop", "backprop_list", "forward", "prune", "program", "consumers", "consumer_edges")
+ENGINE_ONLY = ("backprop", "forward", "prune", "program", "consumers", "consumer_edges")
 """Methods of micrograph's Graph that run an algorithm: absent from the graph a solution is given."""
 
 PRELOAD = (
@@ -770,6 +770,7 @@ def main(argv: list[str]) -> None:
         sys.stderr.flush()
         answers.write(json.dumps(answer, allow_nan=True) + "\n")
         answers.flush()
+
 
 if __name__ == "__main__":
     main(sys.argv)
