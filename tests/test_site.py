@@ -264,6 +264,13 @@ def test_explorer_of_a_typed_expression(page: Any) -> None:
     section.get_by_label("Expression").fill("log(x")
     page.get_by_role("button", name="Draw G and B").click()
     assert page.locator("#explorer-note").text_content() == "syntax error: '(' was never closed at column 4"
+    # predict mode: the student is asked for grad_table's entries from u(n) down, as viz.explore does
+    section.get_by_label("Expression").fill("tanh(tanh(tanh(w)))")
+    section.get_by_label("Values").fill("w=0.5")
+    section.get_by_label("Predict mode").check()
+    page.get_by_role("button", name="Draw G and B").click()
+    frame.get_by_label("grad_table[u4]", exact=True).wait_for(timeout=60_000)
+    assert "predict=1" in page.url
 
 
 def _micrograph(*args: str) -> subprocess.CompletedProcess[str]:
