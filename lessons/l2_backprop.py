@@ -101,10 +101,15 @@ def _init_text(l: Any) -> str:
     g = l.graph
     n = len(g.nodes)
     names = node_names(g)
-    return (
+    first = (
         f"grad_table is a dict from node to number. Its first entry is grad_table[{names[g.output]}] = "
-        f"{fmt(l.grad_table[g.output])}: the derivative of z = u(n) with respect to itself. The loop "
-        f"will fill the other {n - 1} entries, from {names[g.nodes[-2]]} down to {names[g.nodes[0]]}."
+        f"{fmt(l.grad_table[g.output])}: the derivative of z = u(n) with respect to itself."
+    )
+    if n == 1:  # z is a variable itself: there is no other node, and the loop has nothing to do
+        return first + " z is the only node, so the loop has no entry to fill."
+    return (
+        f"{first} The loop will fill the other {n - 1} entries, from {names[g.nodes[-2]]} down to "
+        f"{names[g.nodes[0]]}."
     )
 
 

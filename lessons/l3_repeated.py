@@ -100,7 +100,11 @@ def _long(l: Any) -> None:
     l.store50 = store_grad(l.z50, l.w50)
     l.expected50 = expected_counts("chain", LONG)  # the closed forms
     # depths 1..50
-    l.chain_plot = viz.plot_blowup(LONG, families=("chain",), max_operations=BUDGET)
+    l.chain_plot = viz.plot_blowup(
+        LONG,
+        families=("chain",),
+        max_operations=BUDGET,
+    )
 
 
 def _long_text(l: Any) -> str:
