@@ -39,10 +39,10 @@ graphviz:
 demo: $(VENV)/.installed-main graphviz
 	$(VENV)/bin/micrograph tour --out $(OUT) --force
 
-# The browser and terminal tests need Debian's chromium and tmux: installed with apt-get where we can; the
-# tests say which command to run where not (they never pass silently without them).
+# The browser and terminal tests need Debian's chromium and tmux, and npm for the site's test: installed with
+# apt-get where we can; the tests say which command to run where not (they never pass silently without them).
 testtools:
-	@missing=""; for p in chromium tmux; do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in chromium tmux npm; do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 	    (apt-get install -y -qq $$missing || (apt-get update -qq && apt-get install -y -qq $$missing)) >/dev/null; \
