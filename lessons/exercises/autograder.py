@@ -287,7 +287,9 @@ def build_wheel(root: Path | None = None) -> tuple[str, bytes]:
 
 def _build_failure(log: str) -> str:
     if "No module named 'setuptools'" in log or "Cannot import 'setuptools" in log:
-        return "cannot build micrograph's wheel: setuptools is missing (python -m pip install setuptools wheel)"
+        return (
+            "cannot build micrograph's wheel: setuptools is missing (python -m pip install setuptools wheel)"
+        )
     if "bdist_wheel" in log:
         return "cannot build micrograph's wheel: the `wheel` package is missing (python -m pip install wheel)"
     lines = [line.strip() for line in log.splitlines() if line.strip()]
