@@ -34,7 +34,7 @@ from micrograph import Graph, Value
 from micrograph.expr import bind, build, variables
 from viz.words import table as table  # the lessons' tables, in the words every view shares
 
-__all__ = ["LessonModule", "Live", "Note", "Ours", "Question", "Step", "Stepper"]
+__all__ = ["LessonModule", "Live", "Note", "Ours", "Question", "Step", "Stepper", "picture_svg"]
 
 WIDTH = 100
 
@@ -94,7 +94,7 @@ class Step:
         run: ``run(l)`` does the step's work on the live namespace ``l`` (sets ``l.z``, ``l.graph`` ...).
         text: ``text(l)`` -> the explanation, written after ``run`` so its numbers are the live ones.
         values: ``values(l)`` -> a small plain-text table of "the values now", or None.
-        figure: ``figure(l)`` -> a ``graphviz.Digraph`` (a diagram) or a matplotlib Figure (a plot) for
+        figure: ``figure(l)`` -> a ``graphviz.Digraph`` (a diagram) or a ``viz.charts.Chart`` (a plot) for
             this step, or None for no picture.
         params: values bound into ``run`` (shown as assignments before its code), e.g. ``{"j": 4}``.
         question: ``question(l)`` -> a :class:`Question` to predict before moving on, or None.
@@ -459,7 +459,7 @@ class Stepper:
         return v(self._live) if v is not None else ""
 
     def figure(self) -> Any:
-        """The current step's picture: a ``graphviz.Digraph``, a matplotlib Figure, or None."""
+        """The current step's picture: a ``graphviz.Digraph``, a ``viz.charts.Chart``, or None."""
         f = self.step.figure
         return f(self._live) if f is not None else None
 
@@ -550,19 +550,7 @@ class Stepper:
 
     def svg_text(self) -> str:
         """The current step's picture as SVG source ('' when the step has none)."""
-        fig = self.figure()
-        if fig is None:
-            return ""
-        if hasattr(fig, "pipe"):
-            from viz.render import pipe_svg  # the dot program, or the layout a browser page sets
-
-            return pipe_svg(fig)
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg", bbox_inches="tight")
-        from viz.plots import close
-
-        close(fig)
-        return buf.getvalue()
+        return picture_svg(self.figure())
 
     def svg(self, path: str | Path = "step.svg", *, overwrite: bool = True) -> Path | Note:
         """Write the current step's picture to ``path`` (.svg, .png, .pdf; a diagram also .dot).
@@ -579,3 +567,27 @@ class Stepper:
         import viz
 
         return viz.save(fig, Path(path), overwrite=overwrite)
+
+
+def picture_svg(picture: Any) -> str:
+    """A step's picture as SVG source: a drawing laid out by Graphviz (or the layout a browser page sets),
+    a ``viz.charts.Chart`` or a matplotlib Figure drawn by matplotlib; '' for None.
+
+    Raises:
+        ValueError: a drawing too large to lay out readably (``viz.GraphTooLarge``).
+        RuntimeError: Graphviz is missing or failed.
+    """
+    if picture is None:
+        return ""
+    if hasattr(picture, "pipe"):
+        from viz.render import pipe_svg
+
+        return pipe_svg(picture)
+    from viz.charts import Chart
+    from viz.plots import close
+
+    fig = picture.figure() if isinstance(picture, Chart) else picture  # a Chart is drawn by matplotlib
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    close(fig)
+    return buf.getvalue()

@@ -100,7 +100,7 @@ def _long(l: Any) -> None:
     l.store50 = store_grad(l.z50, l.w50)
     l.expected50 = expected_counts("chain", LONG)  # the closed forms
     # depths 1..50
-    l.chain_plot = viz.plot_blowup(
+    l.chain_plot = viz.charts.blowup(
         LONG,
         families=("chain",),
         max_operations=BUDGET,
@@ -161,7 +161,7 @@ def _rows_text(l: Any) -> str:
 
 
 def _plot(l: Any) -> None:
-    l.plot = viz.plot_blowup(DEPTH, max_operations=BUDGET)  # both families, log scale
+    l.plot = viz.charts.blowup(DEPTH, max_operations=BUDGET)  # both families, log scale
 
 
 def _plot_text(l: Any) -> str:

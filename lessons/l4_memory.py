@@ -97,7 +97,7 @@ def _sweep_text(l: Any) -> str:
 
 def _rows(l: Any) -> None:
     l.rows = memory_rows(N)  # n = 1..64: peak values and operations of the three strategies
-    l.plot = viz.plot_memory(N)
+    l.plot = viz.charts.memory(N)
 
 
 def _rows_text(l: Any) -> str:

@@ -154,7 +154,7 @@ def _train(l: Any) -> None:
         l.history.loss.append(total / batches)  # mean J of the epoch
         l.history.accuracy.append(nn.accuracy(l.net, l.train))
         l.history.test_accuracy.append(nn.accuracy(l.net, l.test))
-    l.plot = viz.plot_training(l.history, title="Iris: MLP(4, [8, 3])")
+    l.plot = viz.charts.training(l.history, title="Iris: MLP(4, [8, 3])")
 
 
 def _train_text(l: Any) -> str:

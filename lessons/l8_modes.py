@@ -158,7 +158,7 @@ def _hessian_text(l: Any) -> str:
 
 def _figure(l: Any) -> Any:
     if hasattr(l, "Hv"):
-        return viz.plot_hessian(l.H, ["a", "b", "c"], Hv=l.Hv_numbers, v=l.hv_v)
+        return viz.charts.hessian(l.H, ["a", "b", "c"], Hv=l.Hv_numbers, v=l.hv_v)
     return None
 
 

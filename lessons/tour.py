@@ -34,6 +34,7 @@ from lessons._core import Stepper
 from lessons.notebooks import Page, _figure_svg, page, write_notebooks
 from micrograph import Graph, pseudocode
 from viz import style
+from viz.charts import Chart
 
 try:
     import fcntl
@@ -102,6 +103,8 @@ def _run_lesson(n: int, out: Path, result: TourResult, bar: Any, notebook: bool)
         if bar is not None:
             bar.set_postfix_str(f"lesson {n}, step {l.index}")
         fig = l.figure()
+        if isinstance(fig, Chart):
+            fig = fig.figure()  # drawn by matplotlib once, for the PNG and the page's SVG
         image = None
         svg = ""
         if fig is not None:

@@ -5,8 +5,9 @@ functions here; every answer is a JSON string, so the page only displays what Py
 
 * :class:`LessonView` steps a lesson (next, back, go to step) and returns what the REPL shows (the same
   :meth:`~lessons._core.Stepper.show` text) with the step's picture: a drawing laid out by the page's
-  Graphviz (see :func:`viz.render.set_layout`), or, for a matplotlib plot, a note that the plot needs the
-  Python install (matplotlib is not part of the browser's Python here);
+  Graphviz (see :func:`viz.render.set_layout`), or a plot as its :class:`viz.charts.Chart`'s data, which the
+  page draws with Observable Plot (the REPL draws the same Chart with matplotlib, which is not part of the
+  browser's Python);
 * :class:`ExerciseCheck` runs the judge of ``micrograph exercise check``
   (:func:`lessons.exercises.judge.judging`) one question at a time: the page sends each question to the Web
   Worker that runs the student's code (:class:`lessons.exercises.child.Child`), and hands back its answer,
@@ -23,6 +24,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import lessons
+from lessons._core import picture_svg
 from lessons.exercises import EXERCISES, judges
 from lessons.exercises.judge import judging
 from lessons.exercises.report import Report
@@ -30,6 +32,7 @@ from lessons.exercises.runner import Output, Stop
 from lessons.exercises.templates import TEMPLATES
 from micrograph.engine import Value
 from micrograph.expr import build, parse_binding, variables
+from viz.charts import Chart
 from viz.explore import explore
 from viz.render import set_layout
 
@@ -37,11 +40,6 @@ __all__ = ["setup", "catalogue", "parse_at", "explorer_html", "LessonView", "Exe
 
 WIDTH = 99
 """Columns of a step's text: ``python -m lessons N`` in a terminal 100 columns wide prints the same."""
-
-PLOT_NOTE = (
-    "This step's picture is a matplotlib plot; matplotlib is not part of the browser's Python here. "
-    "See it with micrograph installed: python -m lessons {n} (or micrograph tour --out out)."
-)
 
 
 def setup(layout: Callable[[str], str]) -> None:
@@ -144,9 +142,11 @@ class LessonView:
         return self.state(note)
 
     def state(self, note: str = "") -> str:
-        """The current step as JSON: number, title, index, count, at_end, text, svg, picture_note, note."""
+        """The current step as JSON: number, title, index, count, at_end, text, the picture (``svg``: a
+        drawing's SVG, or ``chart``: a plot's :meth:`viz.charts.Chart.to_dict`, else "" and None),
+        picture_note (why a drawing is missing: too large, or Graphviz failed), note."""
         s = self.stepper
-        svg, picture_note = self._picture()
+        svg, chart, picture_note = self._picture()
         return json.dumps(
             {
                 "number": s.number,
@@ -156,23 +156,25 @@ class LessonView:
                 "at_end": s.at_end,
                 "text": s.show(width=WIDTH, keys=""),
                 "svg": svg,
+                "chart": chart,
                 "picture_note": picture_note,
                 "note": note,
             }
         )
 
-    def _picture(self) -> tuple[str, str]:
-        """The step's picture as SVG and "", or "" and why there is none in the page."""
+    def _picture(self) -> tuple[str, dict[str, Any] | None, str]:
+        """The step's picture: (a drawing's SVG, a plot's chart data, why there is no picture)."""
+        figure = self.stepper.figure()
+        if figure is None:
+            return "", None, ""
+        if isinstance(figure, Chart):
+            return "", figure.to_dict(), ""
         try:
-            svg = self.stepper.svg_text()
-        except ImportError as e:
-            if "matplotlib" not in str(e):
-                raise
-            return "", PLOT_NOTE.format(n=self.stepper.number)
+            svg = picture_svg(figure)
         except (ValueError, RuntimeError) as e:  # too large to draw readably, or Graphviz failed
-            return "", str(e)
+            return "", None, str(e)
         start = svg.find("<svg")
-        return (svg[start:] if start >= 0 else svg), ""
+        return (svg[start:] if start >= 0 else svg), None, ""
 
 
 class ExerciseCheck:

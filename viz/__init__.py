@@ -7,8 +7,10 @@
 * :func:`text` -- a terminal drawing that needs no Graphviz;
 * :func:`steps` -- Algorithms 6.1 and 6.2 step by step, one self-contained HTML page;
 * :func:`explore` -- drag the inputs and watch G and B change (a Jupyter widget, or one HTML page);
-* :func:`plot_blowup`, :func:`plot_memory`, :func:`plot_training`, :func:`plot_decision_boundary` --
-  matplotlib figures (matplotlib is imported on first use of a plot).
+* :mod:`viz.charts` -- each plot as data (a :class:`~viz.charts.Chart`: numbers, marks, texts), which
+  matplotlib draws here and Observable Plot draws in the browser site;
+* :func:`plot_blowup`, :func:`plot_memory`, :func:`plot_training`, :func:`plot_decision_boundary`,
+  :func:`plot_hessian` -- those charts as matplotlib figures (matplotlib is imported on first use).
 
 Imported inside IPython/Jupyter, viz registers ``image/svg+xml`` formatters so that a ``Value`` or a
 ``Graph`` displays inline as its drawing (a ``graphviz.Digraph`` already does).
@@ -27,6 +29,7 @@ import graphviz
 
 from micrograph.engine import Value
 from micrograph.graph import Graph
+from viz import charts
 from viz.animate import animate
 from viz.dot import GraphTooLarge, draw, draw_side_by_side
 from viz.explore import explore
@@ -51,6 +54,7 @@ __all__ = [
     "animate",
     "steps",
     "explore",
+    "charts",
     "plot_blowup",
     "plot_memory",
     "plot_training",
@@ -63,20 +67,23 @@ __all__ = [
 
 
 def save(obj: Any, path: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
-    """Write a drawing (a ``graphviz.Digraph``) or a matplotlib Figure to ``path``, atomically.
+    """Write a drawing (a ``graphviz.Digraph``), a chart or a matplotlib Figure to ``path``, atomically.
 
-    A drawing is written by :func:`render` (``.svg``, ``.png``, ``.pdf``, ``.dot``), a figure by matplotlib in
-    viz's style (``.png``, ``.svg``, ``.pdf``); either way through one temporary file renamed over the
-    destination, which replaces a symbolic link rather than writing through it. The directory must exist.
+    A drawing is written by :func:`render` (``.svg``, ``.png``, ``.pdf``, ``.dot``), a
+    :class:`viz.charts.Chart` or a figure by matplotlib in viz's style (``.png``, ``.svg``, ``.pdf``);
+    either way through one temporary file renamed over the destination, which replaces a symbolic link
+    rather than writing through it. The directory must exist.
 
     Raises:
         FileExistsError: ``path`` exists and ``overwrite`` is False.
         FileNotFoundError: the directory does not exist.
         ValueError: a suffix the format does not know.
-        TypeError: ``obj`` is neither a drawing nor a figure.
+        TypeError: ``obj`` is neither a drawing, a chart nor a figure.
     """
     if isinstance(obj, (graphviz.Digraph, graphviz.Graph)):
         return Path(render(obj, path, overwrite=overwrite))
+    if isinstance(obj, charts.Chart):
+        obj = obj.figure()  # drawn by matplotlib
     if hasattr(obj, "savefig"):
         from viz import plots  # matplotlib loads on first use
 
@@ -85,7 +92,10 @@ def save(obj: Any, path: str | os.PathLike[str], *, overwrite: bool = True) -> P
         finally:
             plots.close(obj)
         return Path(path)
-    raise TypeError(f"save: expected a graphviz Digraph or a matplotlib Figure, got {type(obj).__name__}")
+    raise TypeError(
+        f"save: expected a graphviz Digraph, a viz.charts.Chart or a matplotlib Figure, "
+        f"got {type(obj).__name__}"
+    )
 
 
 def _svg(obj: Any) -> str | None:
@@ -121,31 +131,20 @@ def register_ipython(ip: Any = None) -> bool:
     return True
 
 
-class PlotUnavailable:
-    """A plot made where matplotlib is missing: Python in a browser page (Pyodide without matplotlib).
-
-    A lesson's step that makes a plot still runs, so every step can be stepped in the page; drawing this
-    stand-in (``savefig``) raises ImportError, which the page shows as a note naming the command that draws
-    the plot with micrograph installed. Elsewhere matplotlib is a dependency and plots are real.
-    """
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def savefig(self, *args: Any, **kw: Any) -> None:
-        """Raises ImportError: matplotlib is not installed here."""
-        raise ImportError(f"viz.{self.name} draws with matplotlib, which is not installed here")
-
-
 def __getattr__(name: str) -> Any:
     """The plots load on first use: matplotlib takes about a second to import; drawings need none of it."""
     if name in _PLOTS:
         try:
             from viz import plots
         except ModuleNotFoundError as e:
-            if sys.platform != "emscripten" or e.name != "matplotlib":
+            if e.name != "matplotlib":
                 raise
-            return lambda *args, **kw: PlotUnavailable(name)
+            chart = name.removeprefix("plot_")
+            raise ModuleNotFoundError(
+                f"viz.{name} draws with matplotlib, which is not installed here (pip install matplotlib); "
+                f"viz.charts.{chart} gives the same plot as data, which the browser site draws",
+                name="matplotlib",
+            ) from None
         return getattr(plots, name)
     raise AttributeError(f"module 'viz' has no attribute {name!r}")
 
