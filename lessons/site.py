@@ -63,7 +63,7 @@ PYODIDE_FILES = (
     "python_stdlib.zip",
     "pyodide-lock.json",
 )
-PAGE_FILES = ("index.html", "app.js", "worker.js", "style.css")
+PAGE_FILES = ("index.html", "app.js", "charts.js", "worker.js", "style.css")
 NPM_TIMEOUT = 600
 PIP_TIMEOUT = 600
 

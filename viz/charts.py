@@ -214,11 +214,16 @@ class Chart:
     name: str = field(default="chart")
 
     def to_dict(self) -> dict[str, Any]:
-        """The chart as plain data: every mark gains ``"kind"`` (its class's ``kind``)."""
+        """The chart as plain data: every mark gains ``"kind"`` (its class's ``kind``), and Cells their
+        ``"texts"`` and ``"inks"`` (each value as written in its cell, and the text's colour), so a renderer
+        writes the numbers as Python formats them."""
         out = dataclasses.asdict(self)
         for panel, data in zip(self.panels, out["panels"]):
             for mark, m in zip(panel.marks, data["marks"]):
                 m["kind"] = mark.kind
+                if isinstance(mark, Cells):
+                    m["texts"] = [[mark.text(v) for v in row] for row in mark.values]
+                    m["inks"] = [[mark.ink(v) for v in row] for row in mark.values]
         return out
 
     def to_json(self) -> str:
@@ -240,8 +245,9 @@ class Chart:
         for p in data["panels"]:
             marks = []
             for m in p["marks"]:
-                fields = {k: v for k, v in m.items() if k != "kind"}
-                marks.append(MARKS[m["kind"]](**fields))
+                kind = MARKS[m["kind"]]
+                names = {f.name for f in dataclasses.fields(kind)}
+                marks.append(kind(**{k: v for k, v in m.items() if k in names}))
             y_range = tuple(p["y_range"]) if p.get("y_range") is not None else None
             panels.append(Panel(**{**p, "marks": marks, "y_range": y_range}))
         return cls(**{**data, "panels": panels})

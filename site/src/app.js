@@ -4,6 +4,7 @@
 // here, the student's code in a Web Worker (worker.js) that is terminated when a case runs out of time.
 import { EditorView, basicSetup, python, vizInstance } from "./vendor.js";
 import { loadPyodide } from "./pyodide/pyodide.mjs";
+import { drawChart } from "./charts.js";
 
 const $ = (id) => document.getElementById(id);
 const say = (text) => { $("status").textContent = text; };
@@ -116,6 +117,8 @@ function show(json) {
   const s = JSON.parse(json);
   $("lesson-text").textContent = s.text;
   $("lesson-picture").innerHTML = s.svg;
+  $("lesson-picture").classList.toggle("wide", Boolean(s.chart)); // a plot takes the row under the text
+  if (s.chart) drawChart(s.chart, $("lesson-picture"));
   $("lesson-note").textContent = s.note || s.picture_note;
   $("where").textContent = `Step ${s.index} of ${s.count}` + (s.at_end ? " (the last)" : "");
   $("goto").max = s.count;

@@ -1,5 +1,7 @@
 // The page's JavaScript from npm, bundled into one file by esbuild when the site is built (no CDN):
-// CodeMirror 6 (the exercise editor, Python mode) and Graphviz compiled to WebAssembly (@viz-js/viz).
+// CodeMirror 6 (the exercise editor, Python mode), Graphviz compiled to WebAssembly (@viz-js/viz), and
+// Observable Plot (the lessons' plots, from viz.charts data: site/src/charts.js).
 export { EditorView, basicSetup } from "codemirror";
 export { python } from "@codemirror/lang-python";
 export { instance as vizInstance } from "@viz-js/viz";
+export * as Plot from "@observablehq/plot";
