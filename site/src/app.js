@@ -32,12 +32,14 @@ async function boot() {
     loadPyodide({ indexURL: new URL("pyodide/", location.href).href }),
     vizInstance(),
   ]);
+  window.micrographTimes.python = performance.now() - t0; // Pyodide and Graphviz loaded
   for (const name of [manifest.micrograph, ...manifest.wheels]) {
     const data = await (await fetch("wheels/" + name)).arrayBuffer();
     py.unpackArchive(data, "zip", { extractDir: "/mg" });
   }
   py.runPython("import sys; sys.path.insert(0, '/mg')");
   web = py.pyimport("lessons.web");
+  window.micrographTimes.imported = performance.now() - t0; // micrograph's modules imported
   web.setup((source) => viz.renderString(source, { format: "svg", engine: "dot" }));
   catalogue = JSON.parse(web.catalogue());
   spare = new SolutionWorker();
