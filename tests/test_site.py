@@ -25,6 +25,7 @@ from exercise_solutions import CORRECT
 
 import lessons
 from lessons import site
+from micrograph import Graph, Value
 from micrograph.nn import MLP, History
 from viz import charts
 
@@ -157,6 +158,42 @@ def test_lesson_on_the_students_expression(page: Any) -> None:
     page.get_by_role("button", name="Start lesson").click()
     page.wait_for_function("document.getElementById('lesson-note').textContent.length > 0")
     assert page.locator("#lesson-note").text_content() == "syntax error: '(' was never closed at column 4"
+
+
+@pytest.mark.slow
+def test_a_link_opens_the_same_lesson_and_the_same_graph(page: Any) -> None:
+    """The expression and its values live in the URL: a link opened elsewhere shows the same lesson step on
+    the same expression, and the explorer on the same graph and values."""
+    page.get_by_label("Lesson", exact=True).select_option("1")
+    page.locator("#lessons").get_by_label("Expression").fill("sin(a)*b")
+    page.locator("#lessons").get_by_label("Values").fill("a=0.3, b=-1.5")
+    page.get_by_role("button", name="Start lesson").click()
+    page.wait_for_function("document.getElementById('lesson-text').textContent.includes('sin(a)')")
+    lesson_link = page.url
+    page.get_by_role("button", name="Explorer").click()
+    page.locator("#explorer").get_by_label("Expression").fill("exp(u)*v + u")
+    page.locator("#explorer").get_by_label("Values").fill("u=0.25, v=2")
+    page.get_by_role("button", name="Draw G and B").click()
+    page.frame_locator("#explorer-frame").locator("g[data-node]").first.wait_for(timeout=60_000)
+    explorer_link = page.url
+    stepper = lessons.start(1, expr="sin(a)*b", at={"a": 0.3, "b": -1.5})
+    for link in (lesson_link, explorer_link):
+        other = page.context.new_page()
+        other.goto(link)
+        other.wait_for_selector("body[data-ready=true]", timeout=READY)
+        if link == lesson_link:
+            shown = other.locator("#lesson-text").text_content()
+            assert shown.rstrip("\n") == stepper.show(width=99, keys="").rstrip("\n")
+            assert other.locator("#lessons").get_by_label("Values").input_value() == "a=0.3, b=-1.5"
+        else:
+            assert other.locator("#explorer").is_visible()
+            frame = other.frame_locator("#explorer-frame")
+            frame.locator("g[data-node]").first.wait_for(timeout=60_000)
+            u, v = Value(0.25, label="u"), Value(2.0, label="v")
+            assert frame.locator("g[data-node]").count() == len(Graph(u.exp() * v + u).nodes)
+            assert frame.get_by_role("slider", name="value of u1 (u)").input_value() == "0.25"
+            assert frame.get_by_role("slider", name="value of u2 (v)").input_value() == "2"
+        other.close()
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
