@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -38,6 +39,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 def pytest_generate_tests(metafunc):  # type: ignore[no-untyped-def]
     if "catalogue_case" in metafunc.fixturenames:
         metafunc.parametrize("catalogue_case", CATALOGUE, ids=[c.name for c in CATALOGUE])
+
+
+def run_micrograph(*argv: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``python -m micrograph ARGV...`` in ``cwd``, importing this checkout; its output captured as text."""
+    env = dict(os.environ, PYTHONPATH=_ROOT)
+    return subprocess.run([sys.executable, "-m", "micrograph", *argv], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)  # fmt: skip
 
 
 CHROMIUM = "/usr/bin/chromium"

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
-import os
-import subprocess
-import sys
 import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import run_micrograph
 from exercise_solutions import CORRECT, NUMPY
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -33,18 +31,6 @@ def check(tmp_path: Path, name: str, source: str, **kw: object) -> exercises.Rep
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(source), encoding="utf-8")
     return exercises.check(name, path, record=False, drawing=None, **kw)  # type: ignore[arg-type]
-
-
-def cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run(
-        [sys.executable, "-m", "micrograph", *argv],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 # --- honest mistakes that passed ------------------------------------------------------------------------
@@ -236,7 +222,7 @@ ATTACKS = {
 def test_an_attack_on_the_judge_ends_as_a_fail(tmp_path: Path, name: str) -> None:
     path = tmp_path / "backprop.py"
     path.write_text(textwrap.dedent(ATTACKS[name]), encoding="utf-8")
-    done = cli(
+    done = run_micrograph(
         "exercise",
         "check",
         "backprop.py",
@@ -307,13 +293,13 @@ def test_a_long_print_is_capped_and_fd_1_does_not_break_json(tmp_path: Path) -> 
         "    import os; os.write(1, b'raw\\n')\n    return grad_table",
     )
     (tmp_path / "backprop.py").write_text(source, encoding="utf-8")
-    done = cli("exercise", "check", "backprop.py", "--json", "--no-progress", cwd=tmp_path)
+    done = run_micrograph("exercise", "check", "backprop.py", "--json", "--no-progress", cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr
     data = json.loads(done.stdout)
     out = data["output"]
     assert out["lines"] == 12 * 10_001 and out["cut"] == out["lines"] - 40
     assert out["text"].splitlines()[0] == "0" and "more line(s) not shown" in out["text"]
-    text = cli("exercise", "check", "backprop.py", "--no-progress", cwd=tmp_path).stdout
+    text = run_micrograph("exercise", "check", "backprop.py", "--no-progress", cwd=tmp_path).stdout
     assert len(text.splitlines()) < 80 and "120,012 line(s), 119,972 of them not shown" in text
 
 
@@ -333,7 +319,10 @@ def test_eight_concurrent_checks_of_a_correct_solution_all_pass(tmp_path: Path) 
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         runs = list(
             pool.map(
-                lambda k: cli("exercise", "check", "backprop.py", "--json", cwd=tmp_path / f"s{k}"), range(8)
+                lambda k: run_micrograph(
+                    "exercise", "check", "backprop.py", "--json", cwd=tmp_path / f"s{k}"
+                ),
+                range(8),
             )
         )
     for done in runs:
@@ -346,7 +335,9 @@ def test_concurrent_checks_in_one_directory_lose_no_progress(tmp_path: Path) -> 
         (tmp_path / f"{name}.py").write_text(CORRECT[name], encoding="utf-8")
     with concurrent.futures.ThreadPoolExecutor(7) as pool:
         runs = list(
-            pool.map(lambda n: cli("exercise", "check", f"{n}.py", cwd=tmp_path), exercises.EXERCISES)
+            pool.map(
+                lambda n: run_micrograph("exercise", "check", f"{n}.py", cwd=tmp_path), exercises.EXERCISES
+            )
         )
     assert all(r.returncode == 0 for r in runs), [r.stdout[-500:] for r in runs]
     recorded = json.loads((tmp_path / PROGRESS_FILE).read_text(encoding="utf-8"))["exercises"]

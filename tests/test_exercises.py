@@ -7,15 +7,13 @@ the files written (and those not overwritten), the drawing.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_micrograph
 from exercise_solutions import CORRECT
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -50,29 +48,17 @@ def backprop(G):
 """
 
 
-def run_cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run(
-        [sys.executable, "-m", "micrograph", *argv],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 # --- the command --------------------------------------------------------------------------------------
 
 
 def test_start_writes_the_template_and_never_overwrites(tmp_path: Path) -> None:
-    done = run_cli("exercise", "start", "backprop", cwd=tmp_path)
+    done = run_micrograph("exercise", "start", "backprop", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     path = tmp_path / "backprop.py"
     assert path.read_text(encoding="utf-8") == TEMPLATES["backprop"]
     assert "micrograph exercise check backprop.py" in done.stdout
     path.write_text("my work\n", encoding="utf-8")
-    again = run_cli("exercise", "start", "backprop", cwd=tmp_path)
+    again = run_micrograph("exercise", "start", "backprop", cwd=tmp_path)
     assert again.returncode == 2
     assert again.stderr.count("\n") == 1 and "exists; not overwriting" in again.stderr
     assert path.read_text(encoding="utf-8") == "my work\n"
@@ -81,12 +67,12 @@ def test_start_writes_the_template_and_never_overwrites(tmp_path: Path) -> None:
 @needs_dot
 def test_check_exits_0_when_every_check_passes_and_1_otherwise(tmp_path: Path) -> None:
     (tmp_path / "backprop.py").write_text(CORRECT_BACKPROP, encoding="utf-8")
-    ok = run_cli("exercise", "check", "backprop.py", cwd=tmp_path)
+    ok = run_micrograph("exercise", "check", "backprop.py", cwd=tmp_path)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "All 12 checks passed: 12 of 12 points" in ok.stdout
     assert "PASS  a chain 10,000 deep" in ok.stdout
     (tmp_path / "wrong.py").write_text(OVERWRITE_BACKPROP, encoding="utf-8")  # named by its marker line
-    bad = run_cli("exercise", "check", "wrong.py", cwd=tmp_path)
+    bad = run_micrograph("exercise", "check", "wrong.py", cwd=tmp_path)
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "FAILED first on: a * a: one node takes the same parent twice" in bad.stdout
     assert "holds one term of its sum" in bad.stdout
@@ -101,7 +87,7 @@ def test_check_exits_0_when_every_check_passes_and_1_otherwise(tmp_path: Path) -
 
 def test_check_json_for_autograders(tmp_path: Path) -> None:
     (tmp_path / "backprop.py").write_text(OVERWRITE_BACKPROP, encoding="utf-8")
-    done = run_cli("exercise", "check", "backprop.py", "--json", "--no-progress", cwd=tmp_path)
+    done = run_micrograph("exercise", "check", "backprop.py", "--json", "--no-progress", cwd=tmp_path)
     assert done.returncode == 1
     assert not (tmp_path / PROGRESS_FILE).exists()
     data = json.loads(done.stdout)
@@ -116,7 +102,7 @@ def test_check_json_for_autograders(tmp_path: Path) -> None:
     assert first["node"] == "u1 (a)" and first["expected"] == 3.0 and first["actual"] == 1.5
     assert "sum the gradients arriving from different paths" in first["book"]
     (tmp_path / "backprop.py").write_text(CORRECT_BACKPROP, encoding="utf-8")
-    ok = json.loads(run_cli("exercise", "check", "backprop.py", "--json", cwd=tmp_path).stdout)
+    ok = json.loads(run_micrograph("exercise", "check", "backprop.py", "--json", cwd=tmp_path).stdout)
     assert (
         ok["passed"] is True and ok["checks_run"] == ok["checks_passed"] == 12 and ok["first_failure"] is None
     )
@@ -136,7 +122,7 @@ def test_check_json_for_autograders(tmp_path: Path) -> None:
 )
 def test_usage_errors_exit_2_with_one_line(tmp_path: Path, argv: list[str], says: str) -> None:
     (tmp_path / "mystery.py").write_text("x = 1\n", encoding="utf-8")
-    done = run_cli(*argv, cwd=tmp_path)
+    done = run_micrograph(*argv, cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1, done.stderr
     assert says in done.stderr and "Traceback" not in done.stderr
@@ -151,7 +137,7 @@ def test_exercise_help_explains_the_flow(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_list_reads_the_progress_file_in_the_current_directory(tmp_path: Path) -> None:
-    listed = run_cli("exercise", "list", cwd=tmp_path)
+    listed = run_micrograph("exercise", "list", cwd=tmp_path)
     assert listed.returncode == 0
     lines = listed.stdout.splitlines()
     assert all(len(line) <= 80 for line in lines)
@@ -159,19 +145,23 @@ def test_list_reads_the_progress_file_in_the_current_directory(tmp_path: Path) -
     assert "passed" not in listed.stdout
     (tmp_path / "backprop.py").write_text(CORRECT_BACKPROP, encoding="utf-8")
     row = next(
-        line for line in run_cli("exercise", "list", cwd=tmp_path).stdout.splitlines() if "backprop" in line
+        line
+        for line in run_micrograph("exercise", "list", cwd=tmp_path).stdout.splitlines()
+        if "backprop" in line
     )
     assert row.split()[:2] == ["backprop", "started"]
-    assert run_cli("exercise", "check", "backprop.py", cwd=tmp_path).returncode == 0
+    assert run_micrograph("exercise", "check", "backprop.py", cwd=tmp_path).returncode == 0
     progress = json.loads((tmp_path / PROGRESS_FILE).read_text(encoding="utf-8"))
     assert progress["exercises"]["backprop"]["passed"] is True
     row = next(
-        line for line in run_cli("exercise", "list", cwd=tmp_path).stdout.splitlines() if "backprop" in line
+        line
+        for line in run_micrograph("exercise", "list", cwd=tmp_path).stdout.splitlines()
+        if "backprop" in line
     )
     assert row.split()[:2] == ["backprop", "passed"]
     # a later failure does not take the pass away; it is shown as the last result
     (tmp_path / "backprop.py").write_text(OVERWRITE_BACKPROP, encoding="utf-8")
-    assert run_cli("exercise", "check", "backprop.py", cwd=tmp_path).returncode == 1
+    assert run_micrograph("exercise", "check", "backprop.py", cwd=tmp_path).returncode == 1
     progress = json.loads((tmp_path / PROGRESS_FILE).read_text(encoding="utf-8"))
     assert progress["exercises"]["backprop"] == {
         **progress["exercises"]["backprop"],
@@ -185,7 +175,7 @@ def test_the_drawing_never_replaces_a_file_of_the_student(tmp_path: Path) -> Non
     (tmp_path / "backprop.py").write_text(OVERWRITE_BACKPROP, encoding="utf-8")
     mine = tmp_path / "backprop.failure.svg"
     mine.write_text("<svg>my own drawing</svg>", encoding="utf-8")
-    done = run_cli("exercise", "check", "backprop.py", cwd=tmp_path)
+    done = run_micrograph("exercise", "check", "backprop.py", cwd=tmp_path)
     assert done.returncode == 1
     assert mine.read_text(encoding="utf-8") == "<svg>my own drawing</svg>"
     assert "exists and is not a failure drawing; not overwriting it" in " ".join(done.stdout.split())
@@ -193,7 +183,7 @@ def test_the_drawing_never_replaces_a_file_of_the_student(tmp_path: Path) -> Non
     target = tmp_path / "elsewhere.svg"
     target.write_text("keep", encoding="utf-8")
     mine.symlink_to(target)
-    assert run_cli("exercise", "check", "backprop.py", cwd=tmp_path).returncode == 1
+    assert run_micrograph("exercise", "check", "backprop.py", cwd=tmp_path).returncode == 1
     assert target.read_text(encoding="utf-8") == "keep"
 
 
@@ -392,7 +382,7 @@ def test_tools_name_the_argument_and_the_node() -> None:
 def test_the_students_prints_do_not_spoil_the_json(tmp_path: Path) -> None:
     (tmp_path / "backprop.py").write_text('print("loading")\n' + CORRECT_BACKPROP.replace(
         "    return grad_table", '    print("done")\n    return grad_table'), encoding="utf-8")  # fmt: skip
-    done = run_cli("exercise", "check", "backprop.py", "--json", cwd=tmp_path)
+    done = run_micrograph("exercise", "check", "backprop.py", "--json", cwd=tmp_path)
     assert done.returncode == 0
     data = json.loads(done.stdout)
     assert data["passed"] is True
@@ -481,7 +471,7 @@ def test_the_readme_shows_the_report_a_student_gets(tmp_path: Path) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     sample = readme.split("```\nexercise backprop:", 1)[1].split("```", 1)[0]
     (tmp_path / "backprop.py").write_text(OVERWRITE_BACKPROP, encoding="utf-8")
-    real = run_cli("exercise", "check", "backprop.py", "--no-progress", cwd=tmp_path).stdout
+    real = run_micrograph("exercise", "check", "backprop.py", "--no-progress", cwd=tmp_path).stdout
     for line in ["exercise backprop:" + sample.splitlines()[0], *sample.splitlines()[1:]]:
         if line.strip() and line.strip() != "..." and "checks passed" not in line:
             assert line in real.splitlines(), line
