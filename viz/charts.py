@@ -278,6 +278,11 @@ def _family_title(family: str) -> str:
     }.get(family, family)
 
 
+def _by_depth(rows: Sequence[Mapping[str, Any]], key: str) -> tuple[list[float], list[float]]:
+    """(the depths, the column ``key``) of ``families.blowup_rows`` rows."""
+    return [float(r["depth"]) for r in rows], [float(r[key]) for r in rows]
+
+
 def blowup(
     max_depth: int = 20,
     *,
@@ -321,42 +326,19 @@ def blowup(
         done = [r for r in table if r["naive_complete"]]
         rest = [r for r in table if not r["naive_complete"]]
         marks: list[Mark] = [
-            Line(
-                [r["depth"] for r in table],
-                [r["backprop_ops"] for r in table],
-                c["backprop"],
-                "back-propagation (Algorithm 6.2)",
-                marker="circle",
-            ),
-            Line(
-                [r["depth"] for r in done],
-                [r["naive_ops"] for r in done],
-                c["naive"],
-                "naive chain rule (eq. 6.53), measured",
-                marker="square",
-            ),
-        ]
+            Line(*_by_depth(table, "backprop_ops"), c["backprop"], "back-propagation (Algorithm 6.2)",
+                 marker="circle"),
+            Line(*_by_depth(done, "naive_ops"), c["naive"], "naive chain rule (eq. 6.53), measured",
+                 marker="square"),
+        ]  # fmt: skip
         if rest:
-            joined = done[-1:] + rest
             marks += [
-                Line(
-                    [r["depth"] for r in joined], [r["naive_ops"] for r in joined], c["naive"], dash="dashed"
-                ),
-                Line(
-                    [r["depth"] for r in rest],
-                    [r["naive_ops"] for r in rest],
-                    c["naive"],
-                    "naive, extrapolated by the closed form",
-                    dash="none",
-                    marker="square",
-                    hollow=True,
-                ),
-                Rule(
-                    max_operations,
-                    style.PLOT_REFERENCE,
-                    f"naive rule's budget ({max_operations:,} operations)",
-                ),
-            ]
+                Line(*_by_depth(done[-1:] + rest, "naive_ops"), c["naive"], dash="dashed"),
+                Line(*_by_depth(rest, "naive_ops"), c["naive"], "naive, extrapolated by the closed form",
+                     dash="none", marker="square", hollow=True),
+                Rule(max_operations, style.PLOT_REFERENCE,
+                     f"naive rule's budget ({max_operations:,} operations)"),
+            ]  # fmt: skip
         panels.append(
             Panel(
                 _family_title(name),
