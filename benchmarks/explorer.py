@@ -32,7 +32,7 @@ for _p in (str(ROOT), str(ROOT / "tests")):
 
 FRAME_MS = 1000.0 / 60.0
 
-_MOVE = """async ([name, lo, hi, moves]) => {
+MOVE_SCRIPT = """async ([name, lo, hi, moves]) => {
   const s = document.querySelector(`input.mg-slider[data-input="${name}"]`);
   const frame = () => new Promise(r => requestAnimationFrame(t => r(t)));
   const work = [], next = [];
@@ -48,6 +48,9 @@ _MOVE = """async ([name, lo, hi, moves]) => {
   }
   return [work, next];
 }"""
+"""Moves an explorer page's slider ``moves`` times across [lo, hi], each at the start of a frame; returns
+[the page's work per move, the time to the next frame] in ms (``page.evaluate(MOVE_SCRIPT, [name, lo, hi,
+moves])``, ``name`` the input's u(i)). benchmarks/site.py moves the site's explorer with it too."""
 
 
 def _graph(nodes: int) -> Any:
@@ -110,8 +113,8 @@ def slider_ms(nodes: int = 400, moves: int = 40) -> dict[str, float] | None:
         name = f"u{g.index[x] + 1}"
         lo, hi = (float(page.eval_on_selector(f'input.mg-slider[data-input="{name}"]', f"s => s.{a}"))
                   for a in ("min", "max"))  # fmt: skip
-        page.evaluate(_MOVE, [name, lo, hi, 10])  # warm-up: the first moves compile the code, cache boxes
-        work, after = page.evaluate(_MOVE, [name, lo, hi, moves])
+        page.evaluate(MOVE_SCRIPT, [name, lo, hi, 10])  # warm-up: the first moves compile code, cache boxes
+        work, after = page.evaluate(MOVE_SCRIPT, [name, lo, hi, moves])
         browser.close()
     work.sort()
     after.sort()

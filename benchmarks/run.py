@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import json
 import math
 import os
@@ -322,7 +323,7 @@ def _micrograd_style_step(
     return step
 
 
-PARTS = ["chain", "memory", "demo", "engines", "gc", "versions", "exercises", "explorer"]
+PARTS = ["chain", "memory", "demo", "engines", "gc", "versions", "exercises", "explorer", "site"]
 """The benchmark's parts, in the order they run (``--only``)."""
 
 PROTOCOLS = {"auto": "gc auto", "collect": "+ gc.collect()", "off": "gc disabled"}
@@ -772,6 +773,26 @@ def targets(f: dict[str, Any]) -> str:
     return table(marked, ["target", "goal", "measured", ""])
 
 
+def page_sections(parts: set[str], quick: bool) -> None:
+    """Print parts 8 and 9, which open pages in chromium: the explorer's costs, the site's budgets."""
+    if "explorer" in parts:
+        from explorer import section as explorer_section  # benchmarks/explorer.py: the explorer's costs
+
+        print("8. The explorer (benchmarks/explorer.py)\n\n" + explorer_section(quick=quick) + "\n")
+    if "site" in parts:
+        print("9. The browser site's budgets (benchmarks/site.py)\n\n" + site_section(quick) + "\n")
+
+
+def site_section(quick: bool) -> str:
+    """benchmarks/site.py's section, the module loaded by its path: ``site`` names the standard library's."""
+    spec = importlib.util.spec_from_file_location("micrograph_site_benchmark", HERE / "site.py")
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {HERE / 'site.py'}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return str(module.section(quick=quick))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="small sizes and two steps: a smoke run")
@@ -865,10 +886,7 @@ def main(argv: list[str] | None = None) -> int:
         facts.update(more)
         print("7. The exercise checker: a correct solution's whole check (judge, runner, every case)\n")
         print(text + "\n")
-    if "explorer" in parts:
-        from explorer import section as explorer_section  # benchmarks/explorer.py: the explorer's costs
-
-        print("8. The explorer (benchmarks/explorer.py)\n\n" + explorer_section(quick=args.quick) + "\n")
+    page_sections(parts, args.quick)
     print("Targets\n")
     print(targets(facts))
     return 0

@@ -1,0 +1,344 @@
+"""The browser site's budgets: its size, time to interactive, a slider move on figure 6.10, an exercise check.
+
+Run alone (``python benchmarks/site.py [--quick]``) or from ``benchmarks/run.py`` (``make bench``, part 9,
+``--only site``), which prints :func:`section`. The site is built once by ``micrograph site``'s own
+function (:func:`lessons.site.build_site`: ``npm ci`` from the lockfile, the wheels by pip) into a
+temporary directory, served on localhost by :func:`lessons.site.server`, and opened in Debian's chromium
+through Playwright with every request that leaves localhost blocked (and reported). Measured, each against
+the budget the site was given:
+
+a. the built site's bytes (:func:`lessons.site.site_size`), at most 40 MiB;
+b. time to interactive: from opening the page in a fresh browser context (empty cache) until
+   ``body[data-ready=true]`` (Python loaded, the first lesson shown), the median and the worst of N loads
+   (3; 1 with ``--quick``), at most 10 s; the page's own measure (``window.micrographTimes.interactive``,
+   from its script's start) beside it;
+c. a slider move on figure 6.10 (lesson 6's z = tanh(tanh(tanh(w))) at w = 0.5) in the site's Explorer tab,
+   which shows ``viz.explore``'s page in a frame: the page's own work per move (Algorithms 6.1 and 6.2 in
+   JavaScript, the texts it rewrites, style and layout forced) and the time from a move made at the start
+   of a frame to the next frame, median over the moves (:data:`explorer.MOVE_SCRIPT`, the explorer
+   benchmark's), under 16 ms. After the moves, the page's dz/dw must be the engine's at the slider's w;
+   if it is not, the row says so instead of a time;
+d. a correct ``backprop`` (``tests/exercise_solutions.py``) checked in the Exercises tab: seconds from the
+   click on "Check" to the verdict shown, *cold* (the first check, clicked as soon as the page is
+   interactive: the Web Worker that runs the student's code may still be starting Python) and *warm* (a
+   second check once a new worker has started), at most 3 s. The verdict must be PASS; if it is not, the
+   row says so instead of a time.
+
+Nothing here is asserted by a test: the numbers are printed, each with "met" or "NOT met".
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+for _p in (str(ROOT), str(ROOT / "tests"), str(HERE)):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+from explorer import FRAME_MS, MOVE_SCRIPT  # noqa: E402  (benchmarks/explorer.py)
+
+INTERACTIVE_S = 10.0
+"""Seconds from opening the page to a page that answers (the site's budget)."""
+
+SLIDER_MS = 16.0
+"""Milliseconds a slider move on figure 6.10 may take (one frame at 60 Hz)."""
+
+CHECK_S = 3.0
+"""Seconds from "Check" to the verdict for a correct exercise."""
+
+READY_MS = 120_000
+"""How long a load may take before it counts as failed (a loaded machine is slow; the budget is apart)."""
+
+_CHECK_SCRIPT = """async (limit) => {
+  const status = document.getElementById("check-status");
+  const done = () => /^(PASS|FAIL)|could not/.test(status.textContent);
+  const t0 = performance.now();
+  document.getElementById("check").click();
+  const shown = await new Promise(resolve => {
+    const seen = new MutationObserver(() => { if (done()) { seen.disconnect(); resolve(true); } });
+    seen.observe(status, {childList: true, characterData: true, subtree: true});
+    setTimeout(() => { seen.disconnect(); resolve(done()); }, limit);
+  });
+  return shown ? performance.now() - t0 : null;
+}"""
+"""Clicks "Check"; the milliseconds until the status shows the verdict (or that the check could not run), or
+null when none is shown within ``limit`` ms (``page.evaluate(_CHECK_SCRIPT, READY_MS)``)."""
+
+
+class _Session:
+    """Fresh browser contexts on the served site; every request off localhost is blocked and recorded."""
+
+    def __init__(self, browser: Any, url: str) -> None:
+        self.browser = browser
+        self.url = url
+        self.blocked: list[str] = []
+        self.errors: list[str] = []
+        self.wheel_fetches = 0  # micrograph's wheel: fetched by the page once and by each worker it starts
+
+    def _route(self, route: Any) -> None:
+        if route.request.url.startswith(self.url):
+            route.continue_()
+        else:
+            self.blocked.append(route.request.url)
+            route.abort()
+
+    def _finished(self, request: Any) -> None:
+        if "/wheels/micrograph-" in request.url:
+            self.wheel_fetches += 1
+
+    def open(self) -> tuple[Any, Any, float]:
+        """(context, page, seconds from ``goto`` to ``body[data-ready=true]``) in a new context."""
+        context = self.browser.new_context(viewport={"width": 1280, "height": 800})
+        context.route("**/*", self._route)
+        context.on("requestfinished", self._finished)
+        page = context.new_page()
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.wheel_fetches = 0
+        start = time.perf_counter()
+        page.goto(self.url)
+        page.wait_for_selector("body[data-ready=true]", timeout=READY_MS)
+        return context, page, time.perf_counter() - start
+
+    def workers_started(self, page: Any, workers: int, timeout: float = 120.0) -> None:
+        """Wait until ``workers`` Web Workers have fetched micrograph's wheel, their last step before they
+        answer (then unpacking it and defining the child's two functions); then half a second more."""
+        deadline = time.monotonic() + timeout
+        while self.wheel_fetches < 1 + workers and time.monotonic() < deadline:
+            page.wait_for_timeout(100)  # Playwright delivers its events while it waits
+        page.wait_for_timeout(500)
+
+
+def interactive(session: _Session, loads: int) -> tuple[list[float], list[float], Any]:
+    """Seconds to interactive of ``loads`` fresh loads, the page's own measures, the last (context, page)."""
+    walls: list[float] = []
+    own: list[float] = []
+    last: Any = None
+    for _ in range(loads):
+        if last is not None:
+            last[0].close()
+        context, page, seconds = session.open()
+        walls.append(seconds)
+        measured = page.evaluate("window.micrographTimes && window.micrographTimes.interactive")
+        if measured is not None:
+            own.append(float(measured) / 1000)
+        last = (context, page)
+    return walls, own, last
+
+
+def check(page: Any, source: str) -> dict[str, Any]:
+    """Check ``source`` as the ``backprop`` exercise in the page: the verdict and its times."""
+    page.get_by_role("button", name="Exercises").click()
+    page.get_by_label("Exercise", exact=True).select_option("backprop")
+    page.locator(".cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(source)
+    ms = page.evaluate(_CHECK_SCRIPT, READY_MS)
+    times = page.evaluate("window.micrographTimes")
+    return {
+        "seconds": float("nan") if ms is None else ms / 1000,
+        "status": str(page.locator("#check-status").text_content()),
+        "report": str(page.locator("#report").text_content()),
+        "worker_wait": times.get("checkWorkerWait", float("nan")) / 1000,
+    }
+
+
+def _slider_input(frame: Any, name: str) -> tuple[str, float, float]:
+    """The u(i), min and max of the slider of the input labelled ``name``."""
+    sliders = frame.eval_on_selector_all(
+        "input.mg-slider",
+        "ss => ss.map(s => [s.dataset.input, s.getAttribute('aria-label') || '', s.min, s.max])",
+    )
+    found = [s for s in sliders if s[1].endswith(f"({name})")]
+    if len(found) != 1:
+        raise RuntimeError(f"the explorer's page has no single slider for {name}: {sliders}")
+    node, _, lo, hi = found[0]
+    return node, float(lo), float(hi)
+
+
+def _engine_grad(expr: str, name: str, value: float) -> str:
+    """dz/d(name) at ``value`` by the engine's Algorithm 6.2, written as the explorer writes numbers."""
+    from micrograph import Graph, Value
+    from micrograph.expr import build
+    from viz.words import fmt
+
+    leaf = Value(value, label=name)
+    g = Graph(build(expr, {name: leaf}))
+    return fmt(g.backprop()[leaf])
+
+
+def slider(page: Any, moves: int) -> dict[str, Any]:
+    """``moves`` slider moves on figure 6.10 in the site's explorer, after ten that warm it up."""
+    from lessons.l6_symbolic import AT, EXPR
+
+    (name, value), *_ = AT.items()
+    page.get_by_role("button", name="Explorer").click()
+    section = page.locator("#explorer")
+    section.get_by_label("Expression").fill(EXPR)
+    section.get_by_label("Values").fill(f"{name}={value}")
+    page.get_by_role("button", name="Draw G and B").click()
+    page.frame_locator("#explorer-frame").locator("g[data-node]").first.wait_for(timeout=60_000)
+    frame = page.locator("#explorer-frame").element_handle().content_frame()
+    node, lo, hi = _slider_input(frame, name)
+    frame.evaluate(MOVE_SCRIPT, [node, lo, hi, 10])  # warm-up: the first moves compile the code
+    work, after = frame.evaluate(MOVE_SCRIPT, [node, lo, hi, moves])
+    at = float(frame.eval_on_selector(f'input.mg-slider[data-input="{node}"]', "s => s.value"))
+    shown = frame.eval_on_selector_all("output.mg-grad-of", "os => os.map(o => o.textContent)")
+    expected = _engine_grad(EXPR, name, at)
+    return {
+        "work": statistics.median(work),
+        "next": statistics.median(after),
+        "moves": moves,
+        "right": shown == [expected],
+        "shown": shown,
+        "expected": expected,
+        "at": at,
+    }
+
+
+@contextmanager
+def _served(directory: Path) -> Iterator[str]:
+    from lessons import site
+
+    httpd = site.server(directory)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _no_browser() -> str | None:
+    """Why the page cannot be driven here, or None."""
+    import os
+
+    from conftest import CHROMIUM
+
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright is not installed (pip install -e '.[dev]')"
+    if not os.path.exists(CHROMIUM):
+        return f"chromium is not installed at {CHROMIUM} (apt-get install chromium)"
+    return None
+
+
+Row = tuple[str, str, str, bool]
+
+
+def _load_rows(walls: list[float], own: list[float]) -> list[Row]:
+    n = len(walls)
+    what = f"time to interactive, fresh context: median, worst of {n} load{'s' if n > 1 else ''}"
+    measured = f"{statistics.median(walls):.1f} s, {max(walls):.1f} s"
+    rows: list[Row] = [(what, measured, f"<= {INTERACTIVE_S:.0f} s", max(walls) <= INTERACTIVE_S)]
+    if own:
+        rows.append(("  the page's own (micrographTimes.interactive), median",
+                     f"{statistics.median(own):.1f} s", f"<= {INTERACTIVE_S:.0f} s",
+                     statistics.median(own) <= INTERACTIVE_S))  # fmt: skip
+    return rows
+
+
+def _check_row(what: str, result: dict[str, Any]) -> Row:
+    if not result["status"].startswith("PASS"):
+        verdict = result["status"] or "no verdict"
+        return (what, f"not PASS: {verdict[:60]}", f"<= {CHECK_S:.0f} s", False)
+    return (what, f"{result['seconds']:.2f} s (worker wait {result['worker_wait']:.2f} s)",
+            f"<= {CHECK_S:.0f} s", result["seconds"] <= CHECK_S)  # fmt: skip
+
+
+def _slider_rows(s: dict[str, Any]) -> list[Row]:
+    what = f"figure 6.10's slider, Explorer tab: {{}}, median of {s['moves']}"
+    if not s["right"]:
+        wrong = f"dz/dw shown {s['shown']}, the engine's {s['expected']} at w = {s['at']}"
+        return [(what.format("a move"), f"wrong: {wrong}", f"< {SLIDER_MS:.0f} ms", False)]
+    return [
+        (what.format("the page's work per move"), f"{s['work']:.1f} ms", f"< {SLIDER_MS:.0f} ms",
+         s["work"] < SLIDER_MS),
+        (what.format("move to next frame"), f"{s['next']:.1f} ms",
+         f"one frame ({FRAME_MS:.1f} ms)", s["next"] < 1.5 * FRAME_MS),
+    ]  # fmt: skip
+
+
+def _drive(url: str, quick: bool, log: Callable[[str], None]) -> tuple[list[Row], list[str]]:
+    """The rows measured in chromium, and the notes (requests blocked, script errors)."""
+    from conftest import launch_chromium
+    from exercise_solutions import CORRECT
+    from playwright.sync_api import sync_playwright
+
+    rows: list[Row] = []
+    with sync_playwright() as p:
+        browser = launch_chromium(p)
+        session = _Session(browser, url)
+        log("site: loading the page ...")
+        walls, own, (context, page) = interactive(session, 1 if quick else 3)
+        rows += _load_rows(walls, own)
+        log("site: checking backprop, cold then warm ...")
+        cold = check(page, CORRECT["backprop"])
+        session.workers_started(page, 2)  # the one that ran the check, and the one started after it
+        warm = check(page, CORRECT["backprop"])
+        rows.append(_check_row("correct backprop, Check to verdict: cold (first check)", cold))
+        rows.append(_check_row("correct backprop, Check to verdict: warm (worker started)", warm))
+        session.workers_started(page, 3)  # nothing starting Python beside the slider
+        log("site: moving figure 6.10's slider ...")
+        rows += _slider_rows(slider(page, 10 if quick else 40))
+        context.close()
+        browser.close()
+    notes = [f"requests off localhost blocked: {', '.join(session.blocked) or 'none'}"]
+    if session.errors:
+        notes.append(f"script errors in the page: {'; '.join(session.errors)}")
+    return rows, notes
+
+
+def _table(rows: list[Row]) -> str:
+    cells = [(a, b, c, "met" if d else "NOT met") for a, b, c, d in rows]
+    header = ("what", "measured", "budget", "met?")
+    widths = [max(len(r[i]) for r in [header, *cells]) for i in range(4)]
+    lines = [" | ".join(h.ljust(w) for h, w in zip(header, widths)), "-+-".join("-" * w for w in widths)]
+    lines += [" | ".join(c.ljust(w) for c, w in zip(r, widths)) for r in cells]
+    return "\n".join(lines)
+
+
+def section(quick: bool = False, log: Callable[[str], None] | None = None) -> str:
+    """The site's rows against its budgets, as text for benchmarks/run.py.
+
+    Args:
+        quick: one load and ten slider moves instead of three loads and forty moves.
+        log: where progress lines go (default: standard error).
+
+    Returns:
+        The table ("what | measured | budget | met?") and its notes; one line instead when the site cannot
+        be built (no npm, no registry) or the page cannot be driven (no chromium, no Playwright).
+    """
+    from lessons import site
+
+    say = log or (lambda s: print(s, file=sys.stderr, flush=True))
+    with tempfile.TemporaryDirectory(prefix="micrograph-site-bench-") as tmp:
+        out = Path(tmp) / "site"
+        say("site: building with micrograph site (npm ci, pip) ...")
+        try:
+            size = site.build_site(out, log=say)
+        except site.SiteError as e:
+            return f"not measured: the site could not be built: {e}"
+        rows: list[Row] = [("the built site's size (site_size)", f"{size / (1 << 20):.1f} MiB",
+                            f"<= {site.BUDGET >> 20} MiB", size <= site.BUDGET)]  # fmt: skip
+        reason = _no_browser()
+        if reason is not None:
+            return _table(rows) + f"\n\nthe page was not opened: {reason}"
+        with _served(out) as url:
+            more, notes = _drive(url, quick, say)
+    return _table(rows + more) + "\n\n" + "\n".join(notes)
+
+
+if __name__ == "__main__":
+    print(section(quick="--quick" in sys.argv))
