@@ -32,10 +32,7 @@ from __future__ import annotations
 import statistics
 import sys
 import tempfile
-import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +43,7 @@ for _p in (str(ROOT), str(ROOT / "tests"), str(HERE)):
         sys.path.insert(0, _p)
 
 from explorer import FRAME_MS, MOVE_SCRIPT  # noqa: E402  (benchmarks/explorer.py)
+from site_browser import READY_MS, OfflinePages, served  # noqa: E402  (tests/site_browser.py)
 
 INTERACTIVE_S = 10.0
 """Seconds from opening the page to a page that answers (the site's budget)."""
@@ -55,9 +53,6 @@ SLIDER_MS = 16.0
 
 CHECK_S = 3.0
 """Seconds from "Check" to the verdict for a correct exercise."""
-
-READY_MS = 120_000
-"""How long a load may take before it counts as failed (a loaded machine is slow; the budget is apart)."""
 
 _CHECK_SCRIPT = """async (limit) => {
   const status = document.getElementById("check-status");
@@ -75,50 +70,7 @@ _CHECK_SCRIPT = """async (limit) => {
 null when none is shown within ``limit`` ms (``page.evaluate(_CHECK_SCRIPT, READY_MS)``)."""
 
 
-class _Session:
-    """Fresh browser contexts on the served site; every request off localhost is blocked and recorded."""
-
-    def __init__(self, browser: Any, url: str) -> None:
-        self.browser = browser
-        self.url = url
-        self.blocked: list[str] = []
-        self.errors: list[str] = []
-        self.wheel_fetches = 0  # micrograph's wheel: fetched by the page once and by each worker it starts
-
-    def _route(self, route: Any) -> None:
-        if route.request.url.startswith(self.url):
-            route.continue_()
-        else:
-            self.blocked.append(route.request.url)
-            route.abort()
-
-    def _finished(self, request: Any) -> None:
-        if "/wheels/micrograph-" in request.url:
-            self.wheel_fetches += 1
-
-    def open(self) -> tuple[Any, Any, float]:
-        """(context, page, seconds from ``goto`` to ``body[data-ready=true]``) in a new context."""
-        context = self.browser.new_context(viewport={"width": 1280, "height": 800})
-        context.route("**/*", self._route)
-        context.on("requestfinished", self._finished)
-        page = context.new_page()
-        page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.wheel_fetches = 0
-        start = time.perf_counter()
-        page.goto(self.url)
-        page.wait_for_selector("body[data-ready=true]", timeout=READY_MS)
-        return context, page, time.perf_counter() - start
-
-    def workers_started(self, page: Any, workers: int, timeout: float = 120.0) -> None:
-        """Wait until ``workers`` Web Workers have fetched micrograph's wheel, their last step before they
-        answer (then unpacking it and defining the child's two functions); then half a second more."""
-        deadline = time.monotonic() + timeout
-        while self.wheel_fetches < 1 + workers and time.monotonic() < deadline:
-            page.wait_for_timeout(100)  # Playwright delivers its events while it waits
-        page.wait_for_timeout(500)
-
-
-def interactive(session: _Session, loads: int) -> tuple[list[float], list[float], Any]:
+def interactive(session: OfflinePages, loads: int) -> tuple[list[float], list[float], Any]:
     """Seconds to interactive of ``loads`` fresh loads, the page's own measures, the last (context, page)."""
     walls: list[float] = []
     own: list[float] = []
@@ -205,20 +157,6 @@ def slider(page: Any, moves: int) -> dict[str, Any]:
     }
 
 
-@contextmanager
-def _served(directory: Path) -> Iterator[str]:
-    from lessons import site
-
-    httpd = site.server(directory)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
 def _no_browser() -> str | None:
     """Why the page cannot be driven here, or None."""
     import os
@@ -279,7 +217,7 @@ def _drive(url: str, quick: bool, log: Callable[[str], None]) -> tuple[list[Row]
     rows: list[Row] = []
     with sync_playwright() as p:
         browser = launch_chromium(p)
-        session = _Session(browser, url)
+        session = OfflinePages(browser, url)
         log("site: loading the page ...")
         walls, own, (context, page) = interactive(session, 1 if quick else 3)
         rows += _load_rows(walls, own)
@@ -335,7 +273,7 @@ def section(quick: bool = False, log: Callable[[str], None] | None = None) -> st
         reason = _no_browser()
         if reason is not None:
             return _table(rows) + f"\n\nthe page was not opened: {reason}"
-        with _served(out) as url:
+        with served(out) as url:
             more, notes = _drive(url, quick, say)
     return _table(rows + more) + "\n\n" + "\n".join(notes)
 

@@ -1,0 +1,97 @@
+"""The built site (``micrograph site``) served on localhost and opened in chromium, offline.
+
+What the site's benchmark (``benchmarks/site.py``) and its screenshot (``docs/screenshots.py``) both do, and
+what ``tests/test_site.py``'s fixtures do: serve a built site with :func:`lessons.site.server` in a thread,
+and open it in fresh browser contexts in which every request that leaves the server is blocked and
+recorded, so a page that needs a file from elsewhere shows it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from lessons import site
+
+READY_MS = 120_000
+"""Milliseconds a load may take before it fails (the page loads Python; a busy machine is slow)."""
+
+
+@contextmanager
+def served(directory: str | Path) -> Iterator[str]:
+    """Serve the built site in ``directory`` on 127.0.0.1 (a free port) during the block; yields its URL."""
+    httpd = site.server(directory)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+class OfflinePages:
+    """Fresh browser contexts on the site at ``url``, each request off that server blocked and recorded.
+
+    Args:
+        browser: a Playwright browser (``tests/conftest.py: launch_chromium``).
+        url: the served site's address, as :func:`served` yields it.
+
+    Attributes:
+        blocked: every URL a page asked for off the server (aborted).
+        errors: every uncaught script error of a page.
+        wheel_fetches: how often micrograph's wheel was fetched in the latest context: once by the page,
+            once by each Web Worker it starts for an exercise check (the worker's last step before it
+            answers).
+    """
+
+    def __init__(self, browser: Any, url: str) -> None:
+        self.browser = browser
+        self.url = url
+        self.blocked: list[str] = []
+        self.errors: list[str] = []
+        self.wheel_fetches = 0
+
+    def _route(self, route: Any) -> None:
+        if route.request.url.startswith(self.url):
+            route.continue_()
+        else:
+            self.blocked.append(route.request.url)
+            route.abort()
+
+    def _finished(self, request: Any) -> None:
+        if "/wheels/micrograph-" in request.url:
+            self.wheel_fetches += 1
+
+    def open(self, query: str = "", viewport: tuple[int, int] = (1280, 800)) -> tuple[Any, Any, float]:
+        """Open the page (``query``: e.g. ``"?lesson=2"``) in a new context (empty cache) and wait until it is
+        interactive (``body[data-ready=true]``).
+
+        Returns:
+            (the context, the page, seconds from ``goto`` to interactive); close the context when done.
+
+        Raises:
+            playwright's TimeoutError: not interactive within :data:`READY_MS`.
+        """
+        context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+        context.route("**/*", self._route)
+        context.on("requestfinished", self._finished)
+        page = context.new_page()
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.wheel_fetches = 0
+        start = time.perf_counter()
+        page.goto(self.url + query)
+        page.wait_for_selector("body[data-ready=true]", timeout=READY_MS)
+        return context, page, time.perf_counter() - start
+
+    def workers_started(self, page: Any, workers: int, timeout: float = 120.0) -> None:
+        """Wait until ``workers`` exercise workers have fetched micrograph's wheel (then each unpacks it and
+        defines two functions), and half a second more; at most ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while self.wheel_fetches < 1 + workers and time.monotonic() < deadline:
+            page.wait_for_timeout(100)  # Playwright delivers its events while it waits
+        page.wait_for_timeout(500)
