@@ -446,6 +446,13 @@ def test_benchmark_script_runs_quick() -> None:
                    "peak memory", "bytes per live node", "per operation at"):  # fmt: skip
         line = next(t for t in targets.splitlines() if target in t)
         assert line.rstrip(" |").endswith(("met", "NOT met")), line
+    # part 9, the site's budgets: a table whose every row is judged, or one line saying why it was not built
+    site = out.stdout[out.stdout.index("9. The browser site's budgets") : out.stdout.index("Targets")]
+    if "not measured: the site could not be built" not in site:
+        rows = [[c.strip() for c in line.split(" | ")] for line in site.splitlines() if " | " in line]
+        assert rows[0] == ["what", "measured", "budget", "met?"], site
+        assert len(rows) >= 2 and all(r[-1] in ("met", "NOT met") for r in rows[1:]), site
+        assert "the page was not opened" in site or "requests off localhost blocked: none" in site, site
 
 
 # --- training replays the compiled graph ---------------------------------------------------------------
