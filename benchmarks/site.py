@@ -71,20 +71,19 @@ null when none is shown within ``limit`` ms (``page.evaluate(_CHECK_SCRIPT, READ
 
 
 def interactive(session: OfflinePages, loads: int) -> tuple[list[float], list[float], Any]:
-    """Seconds to interactive of ``loads`` fresh loads, the page's own measures, the last (context, page)."""
+    """Seconds to interactive of ``loads`` fresh loads, the page's own measures, and the last page (open)."""
     walls: list[float] = []
     own: list[float] = []
-    last: Any = None
+    page: Any = None
     for _ in range(loads):
-        if last is not None:
-            last[0].close()
-        context, page, seconds = session.open()
+        if page is not None:
+            page.context.close()
+        _, page, seconds = session.open()
         walls.append(seconds)
         measured = page.evaluate("window.micrographTimes && window.micrographTimes.interactive")
         if measured is not None:
             own.append(float(measured) / 1000)
-        last = (context, page)
-    return walls, own, last
+    return walls, own, page
 
 
 def check(page: Any, source: str) -> dict[str, Any]:
@@ -208,34 +207,37 @@ def _slider_rows(s: dict[str, Any]) -> list[Row]:
     ]  # fmt: skip
 
 
-def _drive(url: str, quick: bool, log: Callable[[str], None]) -> tuple[list[Row], list[str]]:
-    """The rows measured in chromium, and the notes (requests blocked, script errors)."""
+def _drive(url: str, quick: bool, log: Callable[[str], None], rows: list[Row]) -> list[str]:
+    """Measure in chromium, adding to ``rows``; the notes (requests blocked, script errors, a failure)."""
     from conftest import launch_chromium
     from exercise_solutions import CORRECT
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import Error, sync_playwright
 
-    rows: list[Row] = []
+    notes: list[str] = []
     with sync_playwright() as p:
         browser = launch_chromium(p)
         session = OfflinePages(browser, url)
-        log("site: loading the page ...")
-        walls, own, (context, page) = interactive(session, 1 if quick else 3)
-        rows += _load_rows(walls, own)
-        log("site: checking backprop, cold then warm ...")
-        cold = check(page, CORRECT["backprop"])
-        session.workers_started(page, 2)  # the one that ran the check, and the one started after it
-        warm = check(page, CORRECT["backprop"])
-        rows.append(_check_row("correct backprop, Check to verdict: cold (first check)", cold))
-        rows.append(_check_row("correct backprop, Check to verdict: warm (worker started)", warm))
-        session.workers_started(page, 3)  # nothing starting Python beside the slider
-        log("site: moving figure 6.10's slider ...")
-        rows += _slider_rows(slider(page, 10 if quick else 40))
-        context.close()
+        try:
+            log("site: loading the page ...")
+            walls, own, page = interactive(session, 1 if quick else 3)
+            rows += _load_rows(walls, own)
+            log("site: checking backprop, cold then warm ...")
+            cold = check(page, CORRECT["backprop"])
+            session.workers_started(page, 2)  # the one that ran the check, and the one started after it
+            warm = check(page, CORRECT["backprop"])
+            rows.append(_check_row("correct backprop, Check to verdict: cold (first check)", cold))
+            rows.append(_check_row("correct backprop, Check to verdict: warm (worker started)", warm))
+            session.workers_started(page, 3)  # nothing starting Python beside the slider
+            log("site: moving figure 6.10's slider ...")
+            rows += _slider_rows(slider(page, 10 if quick else 40))
+        except (Error, RuntimeError) as e:  # a page that never gets ready, a control that is not there
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            notes.append(f"measuring stopped (the rows after the last shown are missing): {first}")
         browser.close()
-    notes = [f"requests off localhost blocked: {', '.join(session.blocked) or 'none'}"]
+    notes.insert(0, f"requests off localhost blocked: {', '.join(session.blocked) or 'none'}")
     if session.errors:
         notes.append(f"script errors in the page: {'; '.join(session.errors)}")
-    return rows, notes
+    return notes
 
 
 def _table(rows: list[Row]) -> str:
@@ -255,8 +257,10 @@ def section(quick: bool = False, log: Callable[[str], None] | None = None) -> st
         log: where progress lines go (default: standard error).
 
     Returns:
-        The table ("what | measured | budget | met?") and its notes; one line instead when the site cannot
-        be built (no npm, no registry) or the page cannot be driven (no chromium, no Playwright).
+        The table ("what | measured | budget | met?") and its notes (requests blocked, script errors, a
+        measurement that could not finish); one line instead when the site cannot be built (no npm, no
+        registry); the size alone, with the reason, when the page cannot be opened (no chromium, no
+        Playwright).
     """
     from lessons import site
 
@@ -274,8 +278,8 @@ def section(quick: bool = False, log: Callable[[str], None] | None = None) -> st
         if reason is not None:
             return _table(rows) + f"\n\nthe page was not opened: {reason}"
         with served(out) as url:
-            more, notes = _drive(url, quick, say)
-    return _table(rows + more) + "\n\n" + "\n".join(notes)
+            notes = _drive(url, quick, say, rows)
+    return _table(rows) + "\n\n" + "\n".join(notes)
 
 
 if __name__ == "__main__":

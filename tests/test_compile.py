@@ -453,6 +453,7 @@ def test_benchmark_script_runs_quick() -> None:
         assert rows[0] == ["what", "measured", "budget", "met?"], site
         assert len(rows) >= 2 and all(r[-1] in ("met", "NOT met") for r in rows[1:]), site
         assert "the page was not opened" in site or "requests off localhost blocked: none" in site, site
+        assert "measuring stopped" not in site, site  # the page changed under the benchmark's feet
 
 
 # --- training replays the compiled graph ---------------------------------------------------------------
