@@ -24,7 +24,8 @@ d. a correct ``backprop`` (``tests/exercise_solutions.py``) checked in the Exerc
    second check once a new worker has started), at most 3 s. The verdict must be PASS; if it is not, the
    row says so instead of a time.
 
-Nothing here is asserted by a test: the numbers are printed, each with "met" or "NOT met".
+The numbers are printed, each with "met" or "NOT met"; no test asserts on them (the quick benchmark's test
+checks only that every row was measured and judged).
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def check(page: Any, source: str) -> dict[str, Any]:
     page.keyboard.press("Control+A")
     page.keyboard.insert_text(source)
     ms = page.evaluate(_CHECK_SCRIPT, READY_MS)
-    times = page.evaluate("window.micrographTimes")
+    times = page.evaluate("window.micrographTimes") or {}
     return {
         "seconds": float("nan") if ms is None else ms / 1000,
         "status": str(page.locator("#check-status").text_content()),
