@@ -458,6 +458,32 @@ def test_every_plot_of_the_lessons_is_drawn_in_the_page(page: Any) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("width, height", [(1280, 800), (390, 844)])
+def test_a_step_and_a_plot_fit_the_screen(page: Any, width: int, height: int) -> None:
+    """On a laptop and on a phone: no text cut at the right (the REPL's 99 columns wrap in a narrower box),
+    nothing wider than the screen, the plot's panels inside the page."""
+    page.set_viewport_size({"width": width, "height": height})
+    fits = (
+        "() => { const e = document.documentElement, t = document.getElementById('lesson-text');"
+        " return [e.scrollWidth <= innerWidth, t.scrollWidth <= t.clientWidth + 1]; }"
+    )
+    for lesson, step in ((2, 5), (3, 6)):
+        page.get_by_label("Lesson", exact=True).select_option(str(lesson))
+        page.wait_for_function(
+            f"document.getElementById('lesson-text').textContent.startsWith('Lesson {lesson}:')",
+            timeout=120_000,
+        )
+        page.get_by_label("Go to step").fill(str(step))
+        page.get_by_role("button", name="Go", exact=True).click()
+        page.wait_for_function(f"document.getElementById('lesson-text').dataset.index === '{step}'",
+                               timeout=120_000)  # fmt: skip
+        assert page.evaluate(fits) == [True, True], (lesson, step, width)
+        for box in page.locator("#lesson-picture svg").all():
+            right = box.evaluate("e => e.getBoundingClientRect().right")
+            assert right <= width + 0.5, (lesson, step, width, right)
+
+
+@pytest.mark.slow
 def test_every_kind_of_mark_is_drawn_by_the_page(page: Any) -> None:
     """Charts no lesson shows (decision regions with one and three outputs, an empty accuracy panel) are
     drawn by the same renderer, from the same data."""
