@@ -14,7 +14,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 from exercise_solutions import CORRECT
+from site_browser import READY_MS, OfflinePages, served
 
 import lessons
 from lessons import site
@@ -33,7 +33,6 @@ ROOT = Path(__file__).resolve().parent.parent
 WRONG_BACKPROP = CORRECT["backprop"].replace(
     "for C in G.get_consumers(v)", "for C in G.get_consumers(v)[:1]"
 )  # only the first consumer's term: a mistake the judge recognises
-READY = 120_000  # ms the page may take to load Python (measured about 6 s here; a loaded machine is slower)
 
 
 @pytest.fixture(scope="module")
@@ -53,40 +52,21 @@ def site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def url(site_dir: Path) -> Iterator[str]:
-    httpd = site.server(site_dir)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
+    with served(site_dir) as address:
+        yield address
 
 
 @pytest.fixture
 def page(browser: Any, url: str) -> Iterator[Any]:
     """The site's page, loaded and ready, with every request off localhost blocked (and recorded)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    blocked: list[str] = []
-    errors: list[str] = []
-
-    def route(r: Any) -> None:
-        if r.request.url.startswith(url):
-            r.continue_()
-        else:
-            blocked.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
-    p = context.new_page()
-    p.on("pageerror", lambda e: errors.append(str(e)))
-    start = time.monotonic()
-    p.goto(url)
-    p.wait_for_selector("body[data-ready=true]", timeout=READY)
-    print(f"\ntime to interactive: {time.monotonic() - start:.1f} s (page's own measure "
+    pages = OfflinePages(browser, url)
+    context, p, seconds = pages.open()
+    print(f"\ntime to interactive: {seconds:.1f} s (page's own measure "
           f"{p.evaluate('window.micrographTimes.interactive') / 1000:.1f} s)")  # fmt: skip
     yield p
     context.close()
-    assert blocked == [], f"the page asked for files off localhost: {blocked}"
-    assert errors == [], errors
+    assert pages.blocked == [], f"the page asked for files off localhost: {pages.blocked}"
+    assert pages.errors == [], pages.errors
 
 
 @pytest.mark.slow
@@ -180,7 +160,7 @@ def test_a_link_opens_the_same_lesson_and_the_same_graph(page: Any) -> None:
     for link in (lesson_link, explorer_link):
         other = page.context.new_page()
         other.goto(link)
-        other.wait_for_selector("body[data-ready=true]", timeout=READY)
+        other.wait_for_selector("body[data-ready=true]", timeout=READY_MS)
         if link == lesson_link:
             shown = other.locator("#lesson-text").text_content()
             assert shown.rstrip("\n") == stepper.show(width=99, keys="").rstrip("\n")
