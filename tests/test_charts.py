@@ -176,3 +176,12 @@ def test_without_matplotlib_a_plot_function_names_the_chart_instead() -> None:
         "viz.charts.memory gives the same plot as data, which the browser site draws"
     )
     assert second == "memory: values held at once"
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_a_chart_prints_as_one_line_in_the_repl(name: str) -> None:
+    """``l.plot`` typed in a lesson's REPL: what the chart is and how to see it, not its numbers."""
+    text = repr(EXAMPLES[name])
+    assert "\n" not in text and len(text) < 300
+    assert text.startswith(f"<Chart {EXAMPLES[name].name!r}: {len(EXAMPLES[name].panels)} panel(s): ")
+    assert ".figure() draws it" in text

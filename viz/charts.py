@@ -197,7 +197,7 @@ class Panel:
             raise ValueError(f"Panel: legend must be one of {LEGEND_PLACES} or None, got {self.legend!r}")
 
 
-@dataclass
+@dataclass(repr=False)
 class Chart:
     """A plot: panels side by side, under a title.
 
@@ -212,6 +212,13 @@ class Chart:
     width: float
     height: float
     name: str = field(default="chart")
+
+    def __repr__(self) -> str:
+        titles = "; ".join(p.title.replace("\n", " ") for p in self.panels)
+        return (
+            f"<Chart {self.name!r}: {len(self.panels)} panel(s): {titles}; "
+            f".figure() draws it with matplotlib, .savefig(path) writes it>"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The chart as plain data: every mark gains ``"kind"`` (its class's ``kind``), and Cells their
