@@ -150,13 +150,63 @@ def wheels(stage: Path, log: Callable[[str], None]) -> tuple[str, list[str]]:
     return ours.name, others
 
 
-def _bundle(modules: Path, out: Path) -> None:
-    """esbuild bundles site/src/vendor.js, copied beside node_modules so that its imports resolve there."""
+def _bundle(modules: Path, out: Path) -> list[str]:
+    """esbuild bundles site/src/vendor.js, copied beside node_modules so that its imports resolve there.
+
+    Returns:
+        The npm packages whose files went into the bundle (from esbuild's metafile), sorted.
+    """
     entry = modules.parent / "vendor.js"
     shutil.copyfile(SOURCE / "src" / "vendor.js", entry)
     esbuild = modules / ".bin" / "esbuild"
-    _run([str(esbuild), str(entry), "--bundle", "--format=esm", "--minify",
-          "--log-level=error", f"--outfile={out}"], modules.parent, "esbuild", 120)  # fmt: skip
+    meta = modules.parent / "vendor.meta.json"
+    _run([str(esbuild), str(entry), "--bundle", "--format=esm", "--minify", "--log-level=error",
+          f"--metafile={meta}", f"--outfile={out}"], modules.parent, "esbuild", 120)  # fmt: skip
+    inputs = json.loads(meta.read_text())["inputs"]
+    packages = set()
+    for path in inputs:
+        parts = path.split("/")
+        if "node_modules" in parts:
+            at = len(parts) - 1 - parts[::-1].index("node_modules")  # the innermost node_modules
+            name = parts[at + 1 : at + 3] if parts[at + 1].startswith("@") else parts[at + 1 : at + 2]
+            packages.add("/".join(name))
+    return sorted(packages)
+
+
+LICENSE_FILES = ("LICENSE", "LICENSE.md", "LICENSE.txt", "LICENCE", "LICENCE.md", "COPYING")
+
+
+def _licenses(modules: Path, packages: list[str], out: Path) -> None:
+    """Each shipped npm package's license text into ``out``/NAME.txt, and an index (name, version, license).
+
+    A package that ships no license file (``pyodide``, ``@viz-js/viz``) is listed with its ``package.json``
+    license and where its source is (a bundled package's copyright notice is also a legal comment that
+    esbuild keeps in vendor.js).
+
+    Raises:
+        SiteError: a shipped package with neither a license file nor a license in its package.json.
+    """
+    out.mkdir()
+    index = ["The JavaScript and WebAssembly this site ships, from npm: package, version, license.", ""]
+    for name in packages:
+        folder = modules / name
+        about = json.loads((folder / "package.json").read_text(encoding="utf-8"))
+        found = [folder / f for f in LICENSE_FILES if (folder / f).is_file()]
+        terms = about.get("license")
+        line = f"{name} {about.get('version', '?')} {terms or '(no license named)'}"
+        if found:
+            target = name.replace("/", "__") + ".txt"
+            shutil.copyfile(found[0], out / target)
+            index.append(f"{line}: {target}")
+        elif terms:
+            repository = about.get("repository")
+            source = about.get("homepage") or (
+                repository.get("url") if isinstance(repository, dict) else repository
+            )
+            index.append(f"{line}: the package has no license file; its source and terms: {source or '?'}")
+        else:
+            raise SiteError(f"the npm package {name} names no license; the site cannot ship it")
+    (out / "index.txt").write_text("\n".join(index) + "\n", encoding="utf-8")
 
 
 def _stage(stage: Path, log: Callable[[str], None]) -> None:
@@ -167,7 +217,8 @@ def _stage(stage: Path, log: Callable[[str], None]) -> None:
     (stage / "pyodide").mkdir(parents=True)
     for name in PYODIDE_FILES:
         shutil.copyfile(modules / "pyodide" / name, stage / "pyodide" / name)
-    _bundle(modules, stage / "vendor.js")
+    bundled = _bundle(modules, stage / "vendor.js")
+    _licenses(modules, sorted({"pyodide", *bundled}), stage / "licenses")
     for name in PAGE_FILES:
         shutil.copyfile(SOURCE / "src" / name, stage / name)
     ours, others = wheels(stage / "wheels", log)

@@ -81,6 +81,16 @@ def test_site_within_budget(site_dir: Path) -> None:
         "manifest.json",
         "pyodide/pyodide.asm.wasm",
     } <= names
+    # the terms of every npm package shipped (Pyodide, and each one esbuild put into vendor.js) travel with it
+    index = (site_dir / "licenses" / "index.txt").read_text().splitlines()[2:]
+    listed = {line.split()[0]: line for line in index}
+    assert {"pyodide", "@viz-js/viz", "codemirror", "@observablehq/plot", "d3-zoom"} <= set(listed)
+    for line in index:
+        target = line.rsplit(": ", 1)[1]
+        assert target.endswith(".txt") or "github.com" in target, line
+        if target.endswith(".txt"):
+            assert (site_dir / "licenses" / target).stat().st_size > 100, line
+    assert "esbuild" not in listed  # the build's tool, not shipped
     manifest = json.loads((site_dir / "manifest.json").read_text())
     assert (site_dir / "wheels" / manifest["micrograph"]).is_file()
     assert any(w.startswith("graphviz-") for w in manifest["wheels"])
