@@ -9,6 +9,8 @@ it needs no network. It holds:
   (``site/requirements.txt``);
 * one JavaScript bundle (esbuild) of CodeMirror 6 (the exercise editor) and ``@viz-js/viz`` (Graphviz compiled
   to WebAssembly, which lays the drawings out);
+* ``licenses/``: the license of each npm package shipped (Pyodide, and each package esbuild bundled),
+  with an index the page links to;
 * the page (``site/src``): ``index.html``, ``app.js`` (the lessons, and the judge's loop driven through
   :mod:`lessons.web`), ``worker.js`` (the student's code in a Web Worker).
 
