@@ -7,12 +7,14 @@ it needs no network. It holds:
 * micrograph's own wheel, built from this checkout, and the pure-Python wheels it imports in the page
   (``graphviz`` for the DOT text, ``tqdm``), downloaded from PyPI pinned and hash-checked
   (``site/requirements.txt``);
-* one JavaScript bundle (esbuild) of CodeMirror 6 (the exercise editor) and ``@viz-js/viz`` (Graphviz compiled
-  to WebAssembly, which lays the drawings out);
+* one JavaScript bundle (esbuild) of CodeMirror 6 (the exercise editor), ``@viz-js/viz`` (Graphviz compiled
+  to WebAssembly, which lays the drawings out) and Observable Plot (the lessons' plots, from
+  :mod:`viz.charts` data);
 * ``licenses/``: the license of each npm package shipped (Pyodide, and each package esbuild bundled),
   with an index the page links to;
 * the page (``site/src``): ``index.html``, ``app.js`` (the lessons, and the judge's loop driven through
-  :mod:`lessons.web`), ``worker.js`` (the student's code in a Web Worker).
+  :mod:`lessons.web`), ``charts.js`` (a Chart drawn with Observable Plot), ``worker.js`` (the student's
+  code in a Web Worker).
 
 The JavaScript packages are pinned by ``site/package.json`` and ``site/package-lock.json``; the build runs
 ``npm ci`` in a cache directory (``~/.cache/micrograph/site``, or ``$MICROGRAPH_CACHE``), which installs
