@@ -25,6 +25,10 @@ window.micrographTimes = {};
 // --- start-up ------------------------------------------------------------------------------------------
 async function boot() {
   const t0 = performance.now();
+  // The Web Worker for the first exercise check starts its Python beside the page's: measured on this
+  // machine, the page becomes interactive about 0.8 s later (4.6 s, not 3.7 s) and a check made at once
+  // answers in 0.7 s, not 2.2 s (benchmarks/site.py), which keeps both budgets (10 s and 3 s) wider.
+  spare = new SolutionWorker();
   const manifest = await (await fetch("manifest.json")).json();
   caseSeconds = manifest.case_seconds;
   wallSeconds = manifest.wall_seconds;
@@ -42,7 +46,6 @@ async function boot() {
   window.micrographTimes.imported = performance.now() - t0; // micrograph's modules imported
   web.setup((source) => viz.renderString(source, { format: "svg", engine: "dot" }));
   catalogue = JSON.parse(web.catalogue());
-  spare = new SolutionWorker();
   setUpLessons();
   setUpExercises();
   setUpExplorer();
