@@ -34,7 +34,7 @@ from micrograph import Graph, Value
 from micrograph.expr import bind, build, variables
 from viz.words import table as table  # the lessons' tables, in the words every view shares
 
-__all__ = ["LessonModule", "Live", "Note", "Ours", "Question", "Step", "Stepper", "picture_svg"]
+__all__ = ["LessonModule", "Live", "Note", "Ours", "Question", "Step", "Stepper", "figure_svg", "picture_svg"]
 
 WIDTH = 100
 
@@ -587,7 +587,14 @@ def picture_svg(picture: Any) -> str:
     from viz.plots import close
 
     fig = picture.figure() if isinstance(picture, Chart) else picture  # a Chart is drawn by matplotlib
+    try:
+        return figure_svg(fig)
+    finally:
+        close(fig)
+
+
+def figure_svg(fig: Any) -> str:
+    """A matplotlib Figure as SVG source, cropped to what is drawn (the figure stays open)."""
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight")
-    close(fig)
     return buf.getvalue()

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import lessons
-from lessons._core import Live, Step, Stepper, _expression
+from lessons._core import Live, Step, Stepper, _expression, figure_svg
 
 __all__ = ["Page", "notebook", "page", "record", "start", "write_notebooks"]
 
@@ -49,14 +49,6 @@ def start(n: int) -> tuple[Live, Iterator[Step], dict[str, Any]]:
     return l, module.steps(l), names
 
 
-def _figure_svg(fig: Any) -> str:
-    import io
-
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    return buf.getvalue()
-
-
 def _show_figures_as_svg() -> None:
     """In IPython, show matplotlib Figures as SVG, as diagrams are (viz's plots use no pyplot backend)."""
     try:
@@ -66,7 +58,7 @@ def _show_figures_as_svg() -> None:
     ip = get_ipython()
     if ip is not None:
         ip.display_formatter.formatters["image/svg+xml"].for_type_by_name(
-            "matplotlib.figure", "Figure", _figure_svg
+            "matplotlib.figure", "Figure", figure_svg
         )
 
 

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import lessons
-from lessons._core import Stepper
-from lessons.notebooks import Page, _figure_svg, page, write_notebooks
+from lessons._core import Stepper, figure_svg
+from lessons.notebooks import Page, page, write_notebooks
 from micrograph import Graph, pseudocode
 from viz import style
 from viz.charts import Chart
@@ -111,7 +111,7 @@ def _run_lesson(n: int, out: Path, result: TourResult, bar: Any, notebook: bool)
             diagram = hasattr(fig, "pipe")
             name = f"step{l.index:02d}" + (".svg" if diagram else ".png")
             if run.pages is not None and not diagram:
-                svg = _figure_svg(fig)
+                svg = figure_svg(fig)
             with _naming(d / name):
                 result.files.append(viz.save(fig, d / name, overwrite=False))
             if run.pages is not None and diagram:

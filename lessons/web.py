@@ -168,7 +168,10 @@ class LessonView:
         if figure is None:
             return "", None, ""
         if isinstance(figure, Chart):
-            return "", figure.to_dict(), ""
+            try:
+                return "", json.loads(figure.to_json()), ""
+            except ValueError as e:  # a number that is not finite: JSON, and so the page, has none
+                return "", None, f"the plot {figure.name} cannot be drawn in the page: {e}"
         try:
             svg = picture_svg(figure)
         except (ValueError, RuntimeError) as e:  # too large to draw readably, or Graphviz failed

@@ -185,3 +185,13 @@ def test_a_chart_prints_as_one_line_in_the_repl(name: str) -> None:
     assert "\n" not in text and len(text) < 300
     assert text.startswith(f"<Chart {EXAMPLES[name].name!r}: {len(EXAMPLES[name].panels)} panel(s): ")
     assert ".figure() draws it" in text
+
+
+def test_a_chart_with_a_number_that_is_not_finite_is_named_in_the_page_not_sent(monkeypatch: Any) -> None:
+    """JSON has no NaN: the page is told why the plot is missing rather than handed text it cannot parse."""
+    view = LessonView(5)
+    diverged = charts.training(History(loss=[1.0, float("nan")], epochs=2))
+    monkeypatch.setattr(view.stepper, "figure", lambda: diverged)
+    state = json.loads(view.state())
+    assert state["chart"] is None and state["svg"] == ""
+    assert state["picture_note"].startswith("the plot training cannot be drawn in the page: ")
