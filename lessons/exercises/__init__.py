@@ -37,7 +37,7 @@ from typing import Any
 from lessons.exercises import judges, progress
 from lessons.exercises.judge import judge_solution
 from lessons.exercises.report import Failure, Report
-from lessons.exercises.runner import MEMORY_LIMIT, TIME_LIMIT, WALL_LIMIT, Limits
+from lessons.exercises.runner import BUDGET, MEMORY_LIMIT, TIME_LIMIT, WALL_LIMIT, Limits, stop_on_signals
 from lessons.exercises.source import solution_source
 from lessons.exercises.templates import LESSONS, TEMPLATES
 from viz.render import write_atomic
@@ -156,6 +156,7 @@ def check(
     time_limit: float = TIME_LIMIT,
     wall_limit: float = WALL_LIMIT,
     memory_limit: int = MEMORY_LIMIT,
+    budget: float = BUDGET,
     seed: int = 0,
     record: bool = True,
     drawing: str | os.PathLike[str] | None = "auto",
@@ -174,6 +175,8 @@ def check(
         time_limit: CPU seconds one case may use before it is stopped (> 0).
         wall_limit: wall-clock seconds the whole check may take (> 0).
         memory_limit: bytes of memory the solution may use (at least 64 MiB).
+        budget: seconds of CPU time and waiting the whole check may spend on the solution (> 0); the cases
+            left when it is spent are not run and score 0.
         seed: the seed of the random cases (a non-negative integer); the report prints it.
         record: keep the verdict in the progress file of the current directory (a record for the student,
             not a grade).
@@ -187,24 +190,27 @@ def check(
 
     Raises:
         ValueError: an unknown exercise, a limit out of range, or a negative seed. FileNotFoundError: no such
-        file. TypeError: a solution whose source cannot be found (a lambda, a function typed at the plain
+        file (or a symlink, which is not followed). IsolationError: the check runs as root and cannot run the
+        solution as another user, so it refuses to grade. TypeError: a solution whose source cannot be
+        found (a lambda, a function typed at the plain
         python prompt), or a lone function for an exercise that asks for several.
     """
     e = _exercise(name)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31:
         raise ValueError(f"seed must be an integer from 0 to 2**31 - 1, got {seed!r}")
-    limits = Limits(cpu=time_limit, wall=wall_limit, memory=memory_limit)
+    limits = Limits(cpu=time_limit, wall=wall_limit, memory=memory_limit, budget=budget)
     source, filename = solution_source(e.functions, solution)
     is_path = isinstance(solution, (str, os.PathLike))
-    report = judge_solution(
-        e.name,
-        f"{e.title} ({e.book})",
-        judges.cases(e.name, seed),
-        source,
-        filename,
-        seed=seed,
-        limits=limits,
-    )
+    with stop_on_signals():
+        report = judge_solution(
+            e.name,
+            f"{e.title} ({e.book})",
+            judges.cases(e.name, seed),
+            source,
+            filename,
+            seed=seed,
+            limits=limits,
+        )
     failure = report.failure
     if drawing == "auto":
         drawing = Path(solution).with_name(f"{Path(solution).stem}.failure.svg") if is_path else None

@@ -1,9 +1,12 @@
 """The student's side of an exercise check: runs the solution one case at a time, answers with plain data.
 
 The runner (:mod:`lessons.exercises.runner`) starts this file as a fresh interpreter,
-``python -I -B child.py ROOT EXERCISE FD``, never as a fork of the process that holds the answer key, so
-nothing of the judge is in this process's memory: no expected value, no checker, no verdict. Before the
-student's code runs, this process
+``python -I -S -B child.py LIB EXERCISE FD MEMORY CPU UID [NUMPY]``, never as a fork of the process that
+holds the answer key, so nothing of the judge is in this process's memory: no expected value, no checker, no
+verdict. ``LIB`` is the check's private directory (:mod:`lessons.exercises.sandbox`): the nodes and the
+operation table without the engine's algorithms, the counting tools, and this file; with ``-S`` there is no
+site-packages, so micrograph's own files are not on the path at all. Before the student's code runs, this
+process
 
 * blocks the modules that implement the algorithm under exercise (``micrograph.backprop``,
   ``micrograph.graph``, ``micrograph.symbolic`` ... and the whole of ``viz`` and ``lessons`` but
@@ -11,9 +14,12 @@ student's code runs, this process
   exercise asks for; the nodes' own ``Value.backward`` is refused the same way. The package ``micrograph``
   itself is a stub holding only what the templates document (``Value``), so that
   ``from micrograph import backprop`` fails the same way;
-* where it runs as root (a grading container), drops to the unprivileged user ``nobody`` after loading what a
-  solution may use (the engine's nodes and operations, numpy when installed), so the solution can neither
-  write the grader's files, nor signal the judge, nor raise its own limits;
+* sets hard limits it cannot raise again (address space, CPU time, processes, file size, no core files) and
+  asks the kernel to kill it if the judge dies (``PR_SET_PDEATHSIG``);
+* where it runs as root (a grading container), becomes the check's own unprivileged user ``UID`` after
+  loading what a solution may use (the engine's nodes and operations, numpy when installed), so the solution
+  can neither read the grader's files, nor signal the judge, nor raise its own limits; where that fails, it
+  answers that it cannot isolate the solution and the check refuses to grade (never silently as root);
 * moves the request pipe off standard input (the student's ``input()`` reads nothing) and keeps the answer
   pipe on its own descriptor; the student's prints go to standard output and error, which the runner
   captures and caps.
@@ -97,7 +103,11 @@ PRELOAD = (
 )
 """Modules loaded before the child drops its privileges (after that it may not read Python's own files)."""
 
-NOBODY = 65534
+PR_SET_PDEATHSIG = 1
+
+
+class IsolationError(Exception):
+    """The solution cannot be run apart from the judge (becoming the check's own user failed)."""
 
 
 def _unavailable(exercise: str, module: str) -> str:
@@ -178,43 +188,95 @@ def _disable(engine: Any, exercise: str) -> None:
 
         return refused
 
-    for name in ("backward", "_backward"):
-        if hasattr(engine.Value, name):
-            setattr(engine.Value, name, refuse(f"Value.{name}"))
-    if exercise == "topo":
-        engine.topological_order = refuse("micrograph.engine.topological_order")
+    for name in ("backward", "_backward"):  # absent from the private copy; present in a browser's wheel
+        setattr(engine.Value, name, refuse(f"Value.{name}"))
+    engine.topological_order = refuse("micrograph.engine.topological_order")
 
 
-def _drop_privileges(source: str) -> None:
-    """As root: load what a solution may use, then become ``nobody``, so limits and files are out of reach.
+def _drop_privileges(source: str, uid: int | None, numpy_path: str | None) -> None:
+    """Load what a solution may use, then, as root, become the check's own user ``uid``.
 
-    numpy is loaded only for a solution whose text names it (it takes a tenth of a second)."""
-    if sys.platform == "emscripten" or not hasattr(os, "getuid") or os.getuid() != 0:
-        return  # in a browser's Web Worker there are no users to drop to (and no files of the grader)
+    numpy is loaded only for a solution whose text names it (it takes a tenth of a second), from
+    ``numpy_path``, which leaves ``sys.path`` again once numpy is loaded.
+
+    Raises:
+        IsolationError: root could not become ``uid`` (a container without CAP_SETUID and CAP_SETGID).
+    """
     for name in PRELOAD:
         __import__(name)
-    if "numpy" in source:
+    if "numpy" in source and numpy_path:
+        sys.path.append(numpy_path)
         try:
             import numpy  # noqa: F401 -- loaded while its files are readable
         except ImportError:
             pass
+        finally:
+            sys.path.remove(numpy_path)
+    if sys.platform == "emscripten" or uid is None:
+        return  # in a browser's Web Worker there are no users (and no files of the grader)
     try:
         os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
-    except OSError:  # a container without the capability: the runner's own limits still hold
+        os.setgid(uid)
+        os.setuid(uid)
+    except OSError as e:
+        raise IsolationError(
+            f"the check runs as root, and root could not become an unprivileged user to run the solution "
+            f"({e.strerror or e}): give the grading container CAP_SETUID and CAP_SETGID, or run the check as "
+            "an ordinary user"
+        ) from None
+    if os.getuid() != uid or os.geteuid() != uid or os.getgid() != uid:
+        raise IsolationError("the solution's process still has the judge's user after dropping it")
+    _die_with_parent()  # the kernel forgets this setting when the user changes
+
+
+def _die_with_parent() -> None:
+    """Ask the kernel to kill this process when the judge, its parent, dies (Linux; a backstop)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
+    except (ImportError, OSError, AttributeError):
         pass
 
 
-def _limits(memory: int, cpu: int) -> None:
-    """Hard limits on address space and CPU time (a backstop: the runner measures and stops first)."""
+def _limits(memory: int, cpu: int, uid: int | None) -> None:
+    """Hard limits: address space, CPU time, processes, file size, no core file (a backstop: the runner
+    measures and stops first). Set as root before becoming ``uid``, they cannot be raised again."""
     try:
         import resource
+    except ImportError:
+        return
+    mine = uid if uid is not None else os.getuid()
+    running = _processes_of(mine)
+    for limit, value in (
+        (resource.RLIMIT_AS, memory),
+        (resource.RLIMIT_CPU, cpu),
+        (resource.RLIMIT_NPROC, running + 32),
+        (resource.RLIMIT_FSIZE, 64 << 20),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        try:
+            resource.setrlimit(limit, (value, value))
+        except (ValueError, OSError):
+            pass
 
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-    except (ImportError, ValueError, OSError):
-        pass
+
+def _processes_of(uid: int) -> int:
+    """How many processes (threads included, as RLIMIT_NPROC counts them) the user ``uid`` has now."""
+    count = 0
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return 0
+    for name in names:
+        if name.isdigit():
+            try:
+                st = os.stat(f"/proc/{name}")
+                if st.st_uid == uid:
+                    count += len(os.listdir(f"/proc/{name}/task"))
+            except OSError:
+                pass
+    return count
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -733,9 +795,13 @@ class Child:
         exercise: the exercise's name (which modules are blocked, which call is made).
     """
 
-    def __init__(self, root: str, exercise: str) -> None:
+    def __init__(
+        self, root: str, exercise: str, uid: int | None = None, numpy_path: str | None = None
+    ) -> None:
         global _HIDDEN
         self.exercise = exercise
+        self.uid = uid
+        self.numpy_path = numpy_path
         self.solution: Solution | None = None
         _install(root, exercise)
         _HIDDEN = _hidden(root)
@@ -743,7 +809,14 @@ class Child:
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """The answer to one request (plain data, JSON-serialisable), with the request's ``id``."""
         if request["op"] == "load":
-            _drop_privileges(request["source"])
+            try:
+                _drop_privileges(request["source"], self.uid, self.numpy_path)
+            except IsolationError as e:
+                return {
+                    "ok": False,
+                    "error": {"kind": "isolation", "message": str(e)},
+                    "id": request.get("id"),
+                }
             self.solution, answer = _load(request, self.exercise)
         elif self.solution is None:
             answer = {"ok": False, "error": {"kind": "not-loaded"}}
@@ -754,15 +827,19 @@ class Child:
 
 
 def main(argv: list[str]) -> None:
-    """The pipe loop: ``child.py ROOT EXERCISE FD MEMORY CPU``; requests on standard input, answers on FD."""
+    """The pipe loop: ``child.py LIB EXERCISE FD MEMORY CPU UID [NUMPY]``; requests on standard input,
+    answers on FD. UID is ``-`` where the solution runs as the judge's own user."""
     root, exercise, fd = argv[1], argv[2], int(argv[3])
     memory, cpu = int(argv[4]), int(argv[5])
+    uid = None if argv[6] == "-" else int(argv[6])
+    numpy_path = argv[7] if len(argv) > 7 else None
+    _die_with_parent()
     requests = os.fdopen(os.dup(0), "rb")
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)  # the student's input() reads nothing; the requests stay on their own descriptor
     answers = os.fdopen(fd, "w", encoding="utf-8")
-    child = Child(root, exercise)
-    _limits(memory, cpu)
+    child = Child(root, exercise, uid, numpy_path)
+    _limits(memory, cpu, uid)
     sys.setrecursionlimit(1000)
     for line in requests:
         answer = child.handle(json.loads(line))

@@ -29,10 +29,12 @@ def _exercise_of(path: Path, given: str | None, names: Any) -> str:
         if given not in names:
             raise UsageError(f"there is no exercise {given!r}; the exercises are {', '.join(names)}")
         return given
+    from lessons.exercises.source import read_submission
+
     try:
-        head = path.read_text(encoding="utf-8", errors="replace").splitlines()[:5]
-    except OSError as e:
-        raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+        head = read_submission(path).splitlines()[:5]
+    except (OSError, ValueError) as e:
+        raise UsageError(str(e)) from None
     for line in head:
         if line.startswith("# micrograph exercise:"):
             name = line.split(":", 1)[1].strip()
@@ -83,8 +85,11 @@ def _printed(report: Any, fmt: str, platforms: Any) -> str:
 def _check(args: argparse.Namespace) -> int:
     import lessons.exercises.platforms as platforms  # loaded before any solution runs
     from lessons import exercises
+    from lessons.exercises.runner import IsolationError
 
     path = Path(args.file)
+    if path.is_symlink():
+        raise UsageError(f"{args.file} is a symlink; the check reads only a file itself")
     if not path.is_file():
         raise UsageError(f"no file {args.file!r} to check")
     name = _exercise_of(path, args.exercise, exercises.EXERCISES)
@@ -95,9 +100,12 @@ def _check(args: argparse.Namespace) -> int:
         kw["wall_limit"] = args.wall_limit
     if args.memory_limit is not None:
         kw["memory_limit"] = args.memory_limit << 20
-    report = exercises.check(
-        name, path, record=not args.no_progress, **kw
-    )  # a failure's drawing: next to FILE
+    try:
+        report = exercises.check(name, path, record=not args.no_progress, **kw)  # its drawing: next to FILE
+    except IsolationError as e:
+        raise UsageError(f"cannot check {args.file}: {e}") from None
+    except (FileNotFoundError, ValueError) as e:
+        raise UsageError(str(e)) from None
     print(_printed(report, "json" if args.json else args.format, platforms))
     return 0 if report.passed else 1
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from lessons.exercises.drawing import failure_svg
 from lessons.exercises.report import CaseResult, Failure, Report
-from lessons.exercises.runner import Limits, Output, Runner, Stop
+from lessons.exercises.runner import IsolationError, Limits, Output, Runner, Stop
 from micrograph.engine import Value
 from micrograph.graph import Graph
 
@@ -87,6 +87,7 @@ class Case:
         what: how the call reads in the report, e.g. ``"backprop(G)"``.
         book: the key of the book's sentence a recursion-limit failure quotes.
         points: what the case is worth.
+        cpu: the CPU seconds the case may use, scaled to its size (0: the check's default per case).
     """
 
     name: str
@@ -97,6 +98,7 @@ class Case:
     book: str = "order"
     points: float = 1.0
     extra: dict[str, Any] = field(default_factory=dict)
+    cpu: float = 0.0
 
 
 def close(a: Any, b: float) -> bool:
@@ -209,16 +211,20 @@ def mutation_text(graph: Graph, change: list[Any], names: Callable[[int], str] |
 
 
 def stopped(stop: Stop, case: Case) -> Failure:
-    """The failure of a case the runner stopped (a limit, a crash, a broken answer)."""
-    if stop.kind in ("cpu", "wait", "wall"):
+    """The failure of a case the runner stopped (a limit, a crash, a broken answer, the check's budget)."""
+    if stop.kind in ("budget", "stopped") and stop.detail.startswith("not run"):
+        return Failure(case.name, f"{stop.detail}.", mistake="not-run")
+    if stop.kind in ("cpu", "wait", "wall", "budget", "stopped"):
         return Failure(
             case.name,
             f"the solution was stopped: {stop.detail}.",
             details=[
-                "An infinite loop (a while loop whose condition never changes, an index that never reaches "
-                "its end), or work that grows exponentially (every path recomputed)."
-                if stop.kind != "wait"
-                else "Your code waited (sleep, input) instead of computing."
+                "Your code waited (time.sleep, a read) instead of computing."
+                if stop.kind == "wait"
+                else "The check was stopped from outside before this case finished."
+                if stop.kind == "stopped"
+                else "A busy loop: an infinite loop (a while loop whose condition never changes, an index "
+                "that never reaches its end), or work that grows exponentially (every path recomputed)."
             ],
             mistake="timeout",
         )
@@ -383,7 +389,8 @@ def judging(
         if first is not None and first.case.startswith("loading"):  # every case fails, at no cost
             failure: Failure | None = Failure(case.name, f"not run: {first.headline}", mistake=first.mistake)
         else:
-            failure = judge_case(case, (yield ("case", case.request)))
+            request = {**case.request, "cpu": case.cpu} if case.cpu else case.request
+            failure = judge_case(case, (yield ("case", request)))
         results.append(
             CaseResult(
                 case.name,
@@ -432,6 +439,10 @@ def judge_solution(
 
     Returns:
         The :class:`Report`: every case with its points, the first failure diagnosed.
+
+    Raises:
+        IsolationError: the solution cannot be run apart from the judge (the judge is root and cannot make
+            it another user): the check refuses to grade rather than run it as root.
     """
     with Runner(exercise, source, filename, limits) as runner:
         loop = judging(exercise, title, cases, source, filename, seed=seed, output=runner.output)
@@ -439,6 +450,9 @@ def judge_solution(
             op, request = next(loop)
             while True:
                 answer = runner.load() if op == "load" else runner.run(request)
+                error = answer.get("error") if isinstance(answer, dict) else None
+                if op == "load" and isinstance(error, dict) and error.get("kind") == "isolation":
+                    raise IsolationError(str(error.get("message", "the solution cannot be isolated")))
                 op, request = loop.send(answer)
         except StopIteration as done:
             report: Report = done.value

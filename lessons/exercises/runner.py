@@ -1,24 +1,30 @@
 """The judge's side of the wall: runs a student's solution in a separate interpreter, one case at a time.
 
 The solution runs in :mod:`lessons.exercises.child`, started with ``subprocess`` as a fresh interpreter (not
-a fork: nothing of the judge is in its memory). The runner sends each case as one JSON line and reads one
-JSON line back; everything else the child does is watched from here and limited from here, where the child
-cannot reach:
+a fork: nothing of the judge is in its memory) from the check's private directory
+(:mod:`lessons.exercises.sandbox`), as a user of its own where the judge is root. The runner sends each case
+as one JSON line and reads one JSON line back; everything else the child does is watched from here and
+limited from here, where the child cannot reach:
 
-* **CPU time per case**, read from the kernel's accounting of the child (``/proc/PID/stat``), so a loaded
-  machine, which slows the wall clock, does not fail a correct solution; where there is no ``/proc``, the
-  wall clock of the case stands in;
-* **a wall-clock limit for the whole check**, on the runner's own clock (no message from the child moves
-  it), and a wall-clock limit per case that catches a solution that waits (``time.sleep``) instead of
-  computing;
-* **memory**, the child's resident size read the same way (and a hard address-space limit set in the child);
+* **CPU time**, read from the kernel's accounting of every process of the solution
+  (:mod:`lessons.exercises.processes`), so a loaded machine, which slows the wall clock, does not fail a
+  correct solution: a limit per case (each case's own, scaled to its size) and a **budget for the whole
+  check** (:data:`BUDGET`), after which the remaining cases are not run and score 0, so the worst solution's
+  whole check fits a grading platform's time limit;
+* **waiting**: time the solution spends neither running nor waiting for a processor (``time.sleep``) counts
+  against the budget too, and a case that waits :data:`WAIT_LIMIT` seconds is stopped; a wall-clock limit for
+  the whole check, on the runner's own clock, bounds everything else;
+* **memory**, the resident size of all the solution's processes (and a hard address-space limit in each);
+* **processes**: whatever the solution starts is killed at the end of every case and no later than the end
+  of the check, orphans included (the judge is a subreaper and not dumpable); a signal that stops the check
+  (SIGTERM, SIGINT) kills them too, and the cases not run yet are reported as such;
 * **output**: the child's standard output and error are read continuously and kept capped (the first and
   last lines, with how many were cut), so a print loop neither blocks the child nor floods the report;
 * **answers**: one line per request, of at most :data:`MAX_ANSWER` bytes, with the request's id; anything
   else ends the case as a protocol failure.
 
-When a case is stopped (a limit, a crash, ``os._exit``, a broken answer), the child is killed with its whole
-process group and a new one is started for the next case, so every case runs and is scored. The same
+When a case is stopped (a limit, a crash, ``os._exit``, a broken answer), the child is killed with all its
+processes and a new one is started for the next case, so every case runs and is scored. The same
 request-answer protocol can be spoken by a Web Worker in a browser: the judge only needs :meth:`Runner.run`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
@@ -27,34 +33,61 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 from __future__ import annotations
 
 import collections
+import contextlib
+import importlib.util
 import json
 import os
+import secrets
 import selectors
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Limits", "Stop", "Runner", "Output", "TIME_LIMIT", "WALL_LIMIT", "MEMORY_LIMIT", "MAX_ANSWER"]
+from lessons.exercises.processes import Tree, protect_judge, sleeping
+from lessons.exercises.sandbox import Sandbox, fresh_uid
 
-TIME_LIMIT = 3.0
-"""CPU seconds one case may use (a correct solution needs a small fraction of a second)."""
+__all__ = [
+    "Limits",
+    "Stop",
+    "IsolationError",
+    "Runner",
+    "Output",
+    "stop_on_signals",
+    "TIME_LIMIT",
+    "BUDGET",
+    "WAIT_LIMIT",
+    "WALL_LIMIT",
+    "MEMORY_LIMIT",
+    "MAX_ANSWER",
+]
 
-WALL_LIMIT = 120.0
+TIME_LIMIT = 2.0
+"""CPU seconds one case may use unless the case sets its own (a correct solution needs a small fraction)."""
+
+BUDGET = 15.0
+"""Seconds of CPU time and waiting that the whole check may spend running the solution, its start-ups
+included: the worst solution's check costs this much, plus the judge's own work."""
+
+WAIT_LIMIT = 2.0
+"""Seconds one case may spend waiting (sleeping, reading) instead of computing."""
+
+WALL_LIMIT = 90.0
 """Wall-clock seconds the whole check may take, however busy the machine."""
 
 MEMORY_LIMIT = 1 << 30
-"""Bytes of resident memory the child may use (1 GiB)."""
+"""Bytes of resident memory the solution's processes may use together (1 GiB)."""
 
 MAX_ANSWER = 64 << 20
 """Bytes one answer may have (a grad_table of a million entries fits)."""
 
-_ROOT = str(Path(__file__).resolve().parent.parent.parent)
-_CHILD = str(Path(__file__).resolve().with_name("child.py"))
 _POLL = 0.02
+_TREE_POLL = 0.1
 
 
 @dataclass(frozen=True)
@@ -62,10 +95,12 @@ class Limits:
     """The limits of one check.
 
     Attributes:
-        cpu: CPU seconds per case (> 0).
+        cpu: CPU seconds per case for a case that sets none (> 0).
         wall: wall-clock seconds for the whole check (> 0).
         memory: bytes of resident memory (>= 64 MiB).
-        case_wall: wall-clock seconds per case; by default ten times ``cpu``, at least 10 s.
+        budget: seconds of CPU time and waiting for the whole check (> 0); :data:`BUDGET` by default.
+        wait: seconds one case may wait instead of computing (> 0).
+        case_wall: wall-clock seconds per case, a last bound; by default ten times ``cpu``, at least 10 s.
 
     Raises:
         ValueError: a limit that is not a finite positive number, or is out of range.
@@ -74,11 +109,18 @@ class Limits:
     cpu: float = TIME_LIMIT
     wall: float = WALL_LIMIT
     memory: int = MEMORY_LIMIT
+    budget: float = BUDGET
+    wait: float = WAIT_LIMIT
     case_wall: float = 0.0
 
     def __post_init__(self) -> None:
-        for name, value, top in (("cpu", self.cpu, 3600.0), ("wall", self.wall, 86400.0)):
-            if not (isinstance(value, (int, float)) and 0 < value <= top):
+        for name, value, top in (
+            ("cpu", self.cpu, 3600.0),
+            ("wall", self.wall, 86400.0),
+            ("budget", self.budget, 86400.0),
+            ("wait", self.wait, 3600.0),
+        ):
+            if isinstance(value, bool) or not (isinstance(value, (int, float)) and 0 < value <= top):
                 raise ValueError(
                     f"the {name} time limit must be a number of seconds in (0, {top:g}], got {value!r}"
                 )
@@ -90,12 +132,19 @@ class Limits:
             object.__setattr__(self, "case_wall", max(10.0, 10 * self.cpu))
 
 
+class IsolationError(Exception):
+    """The solution cannot be run apart from the judge: the check refuses to grade it (never as root)."""
+
+
 @dataclass(frozen=True)
 class Stop:
-    """Why a case got no answer: ``cpu``, ``wait``, ``wall``, ``memory``, ``crash``, ``protocol``, ``large``.
+    """Why a case got no answer.
 
     Attributes:
-        kind: the reason. detail: a sentence for the report. seconds: the CPU (or wall) seconds used.
+        kind: ``cpu`` (its CPU limit), ``wait`` (it waited), ``wall`` (the check's wall clock), ``budget``
+            (the check's time budget was spent before it), ``stopped`` (the check was stopped by a signal),
+            ``memory``, ``crash``, ``protocol``, ``large``, ``isolation`` (the solution could not be run apart
+            from the judge). detail: a sentence for the report. seconds: the CPU (or wall) seconds used.
     """
 
     kind: str
@@ -151,37 +200,43 @@ class Output:
         return "\n".join([*self.head, *middle, *self.tail])
 
 
-def _proc_stat(pid: int) -> tuple[float, int] | None:
-    """(CPU seconds, resident bytes) of a process from /proc, or None where there is no /proc."""
+def _numpy_path() -> str | None:
+    """The directory that holds numpy (site-packages), for a solution that uses it; None without numpy."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-    except OSError:
+        spec = importlib.util.find_spec("numpy")
+    except (ImportError, ValueError):
         return None
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks, int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return str(Path(next(iter(spec.submodule_search_locations))).parent)
 
 
 class _Child:
-    """One interpreter running the student's code, with its pipes."""
+    """One interpreter running the student's code, with its pipes and the processes it starts."""
 
-    def __init__(self, exercise: str, limits: Limits, output: Output) -> None:
+    def __init__(self, exercise: str, limits: Limits, output: Output, sandbox: Sandbox, token: str) -> None:
         read_answers, write_answers = os.pipe()
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT", "TMPDIR")}
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")}
         env["PYTHONHASHSEED"] = "0"
         env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = "1"
-        cpu_cap = int(limits.wall) + 5
+        env["TMPDIR"] = env["HOME"] = str(sandbox.tmp)
+        name, _, value = token.partition("=")
+        env[name] = value
         argv = [
             sys.executable,
             "-I",
+            "-S",
             "-B",
-            _CHILD,
-            _ROOT,
+            str(sandbox.child),
+            str(sandbox.lib),
             exercise,
             str(write_answers),
             str(4 * limits.memory),
-            str(cpu_cap),
+            str(int(limits.wall) + 5),
+            "-" if sandbox.uid is None else str(sandbox.uid),
+            *([p] if (p := _numpy_path()) else []),
         ]
+        self.tree = Tree(token, sandbox.uid)
         self.proc = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -189,25 +244,30 @@ class _Child:
             stderr=subprocess.STDOUT,
             pass_fds=(write_answers,),
             env=env,
-            cwd=os.path.abspath(os.sep),
+            cwd=str(sandbox.tmp),
             start_new_session=True,
         )
+        self.tree.follow(self.proc.pid)
         os.close(write_answers)
         self.answers = read_answers
         self.output = output
         self.buffer = bytearray()
+        self.killed = False
         assert self.proc.stdin is not None and self.proc.stdout is not None
         for f in (self.proc.stdin.fileno(), self.proc.stdout.fileno(), read_answers):
             os.set_blocking(f, False)
 
     def kill(self) -> None:
-        """Kill the child and its process group; close the pipes."""
+        """Kill the child and every process it started; close the pipes."""
+        self.killed = True
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        self.tree.kill()
         self.proc.kill()
         self.proc.wait()
+        self.tree.kill()  # what started while the child was dying
         self._drain()
         for f in (self.proc.stdin, self.proc.stdout):
             if f is not None:
@@ -219,6 +279,10 @@ class _Child:
             os.close(self.answers)
         except OSError:
             pass
+
+    def end_case(self) -> None:
+        """Kill every process the solution started during the case; the child itself serves the next."""
+        self.tree.kill(keep_root=True)
 
     def _drain(self) -> None:
         out = self.proc.stdout
@@ -233,7 +297,7 @@ class _Child:
                 return
             self.output.feed(data)
 
-    def exchange(self, message: dict[str, Any], limits: Limits, deadline: float) -> dict[str, Any] | Stop:
+    def exchange(self, message: dict[str, Any], watch: _Watch) -> dict[str, Any] | Stop:
         """Send one request and wait for its answer, within the limits; the answer, or why there is none."""
         data = (json.dumps(message, allow_nan=True) + "\n").encode("utf-8")
         stdin, stdout = self.proc.stdin, self.proc.stdout
@@ -242,9 +306,7 @@ class _Child:
         sel.register(self.answers, selectors.EVENT_READ, "answer")
         sel.register(stdout.fileno(), selectors.EVENT_READ, "output")
         sel.register(stdin.fileno(), selectors.EVENT_WRITE, "request")
-        start = time.monotonic()
-        stat = _proc_stat(self.proc.pid)
-        cpu0 = stat[0] if stat else 0.0
+        watch.start(self)
         sent = 0
         try:
             while True:
@@ -259,8 +321,9 @@ class _Child:
                     else:
                         answer = self._read_answer(message.get("id"))
                         if answer is not None:
+                            watch.check(self, final=True)
                             return answer
-                stop = self._watch(limits, deadline, start, cpu0)
+                stop = watch.check(self)
                 if stop is not None:
                     return stop
         finally:
@@ -304,31 +367,109 @@ class _Child:
         self.buffer = bytearray(rest)
         try:
             answer = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return Stop("protocol", "the process running the solution sent something that is not an answer")
         if not isinstance(answer, dict) or answer.get("id") != want:
             return Stop("protocol", "the process running the solution sent an answer to a question not asked")
         return answer
 
-    def _watch(self, limits: Limits, deadline: float, start: float, cpu0: float) -> Stop | None:
+
+class _Watch:
+    """The limits of one exchange: its CPU seconds (the case's, within what is left of the budget), its
+    waiting, the check's wall clock, memory; it charges what the exchange used to the runner's budget."""
+
+    def __init__(self, runner: Runner, cpu: float, wait: float) -> None:
+        self.runner = runner
+        self.cpu_limit = cpu
+        self.wait_limit = wait
+        self.start_wall = 0.0
+        self.cpu0 = 0.0
+        self.sleep0: float | None = 0.0
+        self.cpu = 0.0
+        self.slept = 0.0
+        self.rss = 0
+        self.next_tree = 0.0
+
+    def start(self, child: _Child) -> None:
+        self.start_wall = time.monotonic()
+        self.cpu0 = child.tree.usage()[0]
+        self.sleep0 = sleeping(child.proc.pid)
+
+    def check(self, child: _Child, *, final: bool = False) -> Stop | None:
+        """Why the exchange must stop now, or None; ``final`` charges its use to the budget and stops
+        nothing."""
+        runner, limits = self.runner, self.runner.limits
         now = time.monotonic()
-        if now > deadline:
-            return Stop(
+        if runner.interrupted:
+            return Stop("stopped", f"the check was stopped ({runner.interrupted})")
+        if now >= self.next_tree or final:
+            self.next_tree = now + _TREE_POLL
+            cpu, self.rss, _ = child.tree.usage()
+            self.cpu = max(self.cpu, cpu - self.cpu0)
+            slept = sleeping(child.proc.pid)
+            if slept is not None and self.sleep0 is not None:
+                self.slept = max(self.slept, slept - self.sleep0)
+        if self.sleep0 is None:  # no schedstat: the wall clock of the exchange stands in for its CPU time
+            self.cpu = max(self.cpu, now - self.start_wall)
+        if final:
+            runner.spent += self.cpu + self.slept
+            return None
+        return self._over(now, limits)
+
+    def _over(self, now: float, limits: Limits) -> Stop | None:
+        runner = self.runner
+        stop = None
+        if now > runner.deadline:
+            stop = Stop(
                 "wall", f"the whole check's time limit ({limits.wall:g} s of wall-clock time) was reached"
             )
-        stat = _proc_stat(self.proc.pid)
-        if stat is None:  # no /proc: the wall clock of the case stands in for its CPU time
-            if now - start > limits.cpu:
-                return Stop("cpu", f"the case ran longer than {limits.cpu:g} s", now - start)
-            return None
-        cpu, rss = stat
-        if cpu - cpu0 > limits.cpu:
-            return Stop("cpu", f"the case used more than {limits.cpu:g} s of CPU time", cpu - cpu0)
-        if rss > limits.memory:
-            return Stop("memory", f"the solution used more than {limits.memory >> 20} MiB of memory")
-        if now - start > limits.case_wall:
-            return Stop("wait", f"the case waited {limits.case_wall:g} s without finishing", now - start)
-        return None
+        elif self.cpu > self.cpu_limit:
+            stop = Stop("cpu", f"the case used more than {self.cpu_limit:.3g} s of CPU time", self.cpu)
+        elif self.rss > limits.memory:
+            stop = Stop("memory", f"the solution used more than {limits.memory >> 20} MiB of memory")
+        elif self.slept > self.wait_limit:
+            stop = Stop("wait", f"the case waited {self.slept:.3g} s without computing", self.slept)
+        elif now - self.start_wall > limits.case_wall:
+            stop = Stop(
+                "wait", f"the case ran {limits.case_wall:g} s of wall-clock time", now - self.start_wall
+            )
+        elif runner.spent + self.cpu + self.slept > limits.budget:
+            stop = Stop(
+                "budget",
+                f"the check's time budget ({limits.budget:g} s of CPU time and waiting) was spent "
+                "during this case",
+                self.cpu,
+            )
+        if stop is not None:
+            runner.spent += self.cpu + self.slept
+        return stop
+
+
+_ACTIVE: set[Runner] = set()
+_ACTIVE_LOCK = threading.Lock()
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    with _ACTIVE_LOCK:
+        runners = list(_ACTIVE)
+    for runner in runners:
+        runner.interrupt(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """While inside: SIGTERM and SIGINT (what ``timeout``, a grading platform and Ctrl-C send) stop every
+    running check: the solution's processes are killed, the cases not run yet are reported as such, and
+    the check returns its report. Only in the main thread (elsewhere it does nothing)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
 
 
 class Runner:
@@ -339,7 +480,7 @@ class Runner:
         source: the solution's source text. filename: its name in tracebacks.
         limits: the check's :class:`Limits`.
 
-    Use as a context manager, or call :meth:`close`.
+    Use as a context manager, or call :meth:`close`: nothing the solution started outlives it.
     """
 
     def __init__(self, exercise: str, source: str, filename: str, limits: Limits) -> None:
@@ -352,6 +493,14 @@ class Runner:
         self.child: _Child | None = None
         self.loaded: dict[str, Any] | Stop | None = None
         self.counter = 0
+        self.spent = 0.0
+        self.interrupted = ""
+        protect_judge()
+        root = sys.platform.startswith("linux") and hasattr(os, "geteuid") and os.geteuid() == 0
+        self.sandbox = Sandbox(fresh_uid() if root else None)
+        self.token = f"MICROGRAPH_CHECK={secrets.token_hex(16)}"
+        with _ACTIVE_LOCK:
+            _ACTIVE.add(self)
 
     def __enter__(self) -> Runner:
         return self
@@ -360,27 +509,72 @@ class Runner:
         self.close()
 
     def close(self) -> None:
-        """Stop the child, if one runs."""
+        """Stop the child and every process it started; remove its files."""
+        with _ACTIVE_LOCK:
+            _ACTIVE.discard(self)
         if self.child is not None:
             self.child.kill()
             self.child = None
+        self.sandbox.close()
         self.output.close()
+
+    def interrupt(self, why: str) -> None:
+        """Stop the check now (a signal): kill the solution's processes; the cases left are not run."""
+        self.interrupted = self.interrupted or why
+        child = self.child
+        if child is not None:
+            try:
+                os.killpg(child.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            child.tree.kill(rounds=5)
+
+    @property
+    def remaining(self) -> float:
+        """Seconds of the budget not spent yet."""
+        return max(0.0, self.limits.budget - self.spent)
 
     def load(self) -> dict[str, Any] | Stop:
         """Start a child and load the solution in it: its answer (``ok``, or the error), or a Stop."""
         if self.child is not None:
             self.child.kill()
-        self.child = _Child(self.exercise, self.limits, self.output)
-        answer = self._exchange({"op": "load", "source": self.source, "filename": self.filename})
+            self.child = None
+        refused = self._refused()
+        if refused is not None:
+            return refused
+        self.child = _Child(self.exercise, self.limits, self.output, self.sandbox, self.token)
+        answer = self._exchange(
+            {"op": "load", "source": self.source, "filename": self.filename},
+            cpu=min(self.remaining, max(self.limits.cpu, 5.0)),
+            wait=max(self.limits.wait, 10.0),
+        )
         self.loaded = answer
         return answer
 
-    def run(self, request: dict[str, Any]) -> dict[str, Any] | Stop:
-        """One case: the solution's answer as plain data, or a :class:`Stop` saying why there is none."""
+    def _refused(self) -> Stop | None:
+        if self.interrupted:
+            return Stop("stopped", f"not run: the check was stopped ({self.interrupted})")
         if time.monotonic() > self.deadline:
             return Stop(
                 "wall", f"the whole check's time limit ({self.limits.wall:g} s) was reached before this case"
             )
+        if self.remaining <= 0.01:
+            return Stop("budget", f"not run: the check's time budget ({self.limits.budget:g} s) was spent")
+        return None
+
+    def run(self, request: dict[str, Any], cpu: float = 0.0) -> dict[str, Any] | Stop:
+        """One case: the solution's answer as plain data, or a :class:`Stop` saying why there is none.
+
+        Args:
+            request: the case as plain data; its key ``cpu``, if any, is the case's CPU seconds and is not
+                sent. cpu: the case's CPU seconds (0: the limits' ``cpu``); the case gets at most what is left
+                of the budget.
+        """
+        request = dict(request)
+        cpu = float(request.pop("cpu", 0.0) or cpu)
+        refused = self._refused()
+        if refused is not None:
+            return refused
         if self.child is None:
             loaded = self.load()
             if isinstance(loaded, Stop) or not loaded.get("ok"):
@@ -389,14 +583,23 @@ class Runner:
                     if isinstance(loaded, Stop)
                     else Stop("crash", "the solution could not be loaded again")
                 )
-        return self._exchange({"op": "case", **request})
+            refused = self._refused()
+            if refused is not None:
+                return refused
+        return self._exchange(
+            {"op": "case", **request}, cpu=min(cpu or self.limits.cpu, self.remaining), wait=self.limits.wait
+        )
 
-    def _exchange(self, message: dict[str, Any]) -> dict[str, Any] | Stop:
+    def _exchange(self, message: dict[str, Any], *, cpu: float, wait: float) -> dict[str, Any] | Stop:
         assert self.child is not None
         self.counter += 1
         message["id"] = self.counter
-        answer = self.child.exchange(message, self.limits, self.deadline)
-        if isinstance(answer, Stop):
+        answer = self.child.exchange(message, _Watch(self, cpu, wait))
+        if isinstance(answer, Stop) or self.interrupted:
             self.child.kill()
             self.child = None
+            if self.interrupted and not isinstance(answer, Stop):
+                answer = Stop("stopped", f"the check was stopped ({self.interrupted})")
+        else:
+            self.child.end_case()
         return answer

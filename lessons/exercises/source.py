@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import inspect
 import os
+import stat
 import textwrap
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["solution_source", "SourceError"]
+__all__ = ["solution_source", "read_submission", "SourceError", "MAX_SOURCE"]
 
 
 class SourceError(TypeError):
@@ -99,6 +100,36 @@ def _dependencies(fns: list[Callable[..., Any]]) -> tuple[list[str], list[str]]:
     return list(header.values()), list(bodies.values())
 
 
+MAX_SOURCE = 1 << 20
+"""Bytes a solution's file may have (1 MiB: a solution is a page or two of Python)."""
+
+
+def read_submission(path: Path) -> str:
+    """The text of a student's file, opened without following a symlink and read up to :data:`MAX_SOURCE`.
+
+    The judge may run as root in a grading container: a submission that is a link to a file only root may
+    read must not be read for the student.
+
+    Raises:
+        FileNotFoundError: no regular file at ``path``, or ``path`` is a symlink. ValueError: a file larger
+        than :data:`MAX_SOURCE`.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if os.path.islink(path):
+            raise FileNotFoundError(f"{path} is a symlink; the check reads only a file itself") from None
+        raise FileNotFoundError(f"no file {path} to check ({e.strerror or e})") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FileNotFoundError(f"{path} is not a regular file")
+        data = f.read(MAX_SOURCE + 1)
+    if len(data) > MAX_SOURCE:
+        raise ValueError(f"{path} is larger than {MAX_SOURCE >> 20} MiB: a solution is a page or two of code")
+    return data.decode("utf-8", errors="replace")
+
+
 def solution_source(functions: tuple[str, ...], solution: Any) -> tuple[str, str]:
     """The solution as ``(source text, file name)``.
 
@@ -116,10 +147,7 @@ def solution_source(functions: tuple[str, ...], solution: Any) -> tuple[str, str
         several.
     """
     if isinstance(solution, (str, os.PathLike)):
-        p = Path(solution)
-        if not p.is_file():
-            raise FileNotFoundError(f"no file {p} to check")
-        return p.read_text(encoding="utf-8", errors="replace"), str(p)
+        return read_submission(Path(solution)), str(solution)
     if isinstance(solution, types.ModuleType):
         file = getattr(solution, "__file__", None)
         if file and Path(file).is_file():

@@ -1,0 +1,238 @@
+"""Where a student's solution runs: a private directory holding only what it may import, and its own user.
+
+The child interpreter (:mod:`lessons.exercises.child`) does not import micrograph from where it is installed.
+The judge writes, into a private directory made for the check, the few modules a solution may use: the
+nodes and the operation table (``micrograph/engine.py``, ``ops.py``, ``errors.py``, ``memory.py``) with the
+engine's own algorithms taken out of the text (``Value.backward`` and its push loop, the topological order,
+the graph walk of pickling), the counting tools (``lessons/exercises/tools.py``) and the child itself. The
+child runs with ``python -I -S`` and this directory alone before the standard library on ``sys.path``:
+micrograph's own files are not on its path, and there is no site-packages (no import hook of an editable
+install), so removing the import guard from ``sys.meta_path`` finds nothing more.
+
+Where the judge is root (a grading container), the solution runs as a user id of its own that no account
+has (:func:`fresh_uid`): it cannot signal the judge, open its descriptors, write the grader's files or raise
+its limits, its processes and files are told apart from every other's by that id, and micrograph's installed
+files are out of its reach when they are not readable by others (:func:`readable_by_others` says; a
+platform's setup script removes those bits). The child's temporary directory is private; what it leaves in
+the machine's shared temporary directories is removed with the check (:meth:`Sandbox.close`).
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5 (the exercises' checker).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+import secrets
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+__all__ = ["STRIPPED", "COPIED", "stripped_source", "Sandbox", "fresh_uid", "readable_by_others"]
+
+_ROOT = Path(__file__).resolve().parent.parent.parent
+
+STRIPPED: dict[str, tuple[str, ...]] = {
+    "micrograph/engine.py": (
+        "Value.backward",
+        "Value._backward",
+        "Value._locate_failure",
+        "Value.__reduce__",
+        "Value.__deepcopy__",
+        "topological_order",
+        "_rebuild",
+        "_push_all",
+        "_make_push_all",
+        "_reverse_order",
+        "_unmark",
+    ),
+    "micrograph/ops.py": ("Op.push_source", "Op.push_function"),
+}
+"""The engine's files a solution may import, and the names taken out of each: every algorithm over a graph
+(the push form of Algorithm 6.2, the topological order), so that only the nodes and the operations remain."""
+
+COPIED = (
+    "micrograph/errors.py",
+    "micrograph/memory.py",
+    "lessons/exercises/tools.py",
+    "lessons/exercises/child.py",
+)
+"""Files copied as they are (the child itself, and modules without any algorithm)."""
+
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
+"""The machine's shared temporary directories, swept of the solution's files when it ran as its own user."""
+
+
+def _drop(body: list[ast.stmt], names: set[str], prefix: str = "") -> list[ast.stmt]:
+    kept: list[ast.stmt] = []
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and prefix + node.name in names:
+            continue
+        if isinstance(node, ast.ClassDef):
+            node.body = _drop(node.body, names, f"{prefix}{node.name}.") or [ast.Pass()]
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        if any(isinstance(t, ast.Name) and prefix + t.id in names for t in targets):
+            continue
+        value = getattr(node, "value", None)
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and isinstance(
+            value, (ast.List, ast.Tuple)
+        ):
+            value.elts = [e for e in value.elts if not (isinstance(e, ast.Constant) and e.value in names)]
+        kept.append(node)
+    return kept
+
+
+@functools.cache
+def stripped_source(relative: str) -> str:
+    """The text of one of micrograph's files with the names of :data:`STRIPPED` taken out.
+
+    Args:
+        relative: the file's path below the checkout's root, a key of :data:`STRIPPED`.
+
+    Raises:
+        KeyError: a file not in :data:`STRIPPED`. ValueError: a name listed there is not in the file (the
+        list and the engine disagree, so the copy would keep an algorithm it should not).
+    """
+    names = set(STRIPPED[relative])
+    tree = ast.parse((_ROOT / relative).read_text(encoding="utf-8"))
+    before = {n for n in _defined(tree.body)}
+    tree.body = _drop(tree.body, names)
+    missing = names - before
+    if missing:
+        raise ValueError(f"{relative} defines no {', '.join(sorted(missing))}: update sandbox.STRIPPED")
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+def _defined(body: list[ast.stmt], prefix: str = "") -> set[str]:
+    found: set[str] = set()
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(prefix + node.name)
+            if isinstance(node, ast.ClassDef):
+                found |= _defined(node.body, f"{prefix}{node.name}.")
+        elif isinstance(node, ast.Assign):
+            found |= {prefix + t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found.add(prefix + node.target.id)
+    return found
+
+
+def fresh_uid() -> int:
+    """A user id that no account and no running process has, for one check's solution (the judge is root).
+
+    Drawn at random from 2^30..2^31 - 2, far above the ids that systems hand out to accounts."""
+    while True:
+        uid = (1 << 30) + secrets.randbelow((1 << 30) - 2)
+        try:
+            import pwd
+
+            pwd.getpwuid(uid)
+        except (KeyError, ImportError):
+            return uid
+
+
+def readable_by_others(path: str | os.PathLike[str]) -> bool:
+    """True if a user with no group of the file's could read the file or directory ``path``.
+
+    Every directory above it must let others search it (``o+x``) and ``path`` itself must let them read it.
+    """
+    p = Path(path).resolve()
+    for parent in reversed(p.parents):
+        try:
+            if not os.stat(parent).st_mode & stat.S_IXOTH:
+                return False
+        except OSError:
+            return False
+    try:
+        return bool(os.stat(p).st_mode & stat.S_IROTH)
+    except OSError:
+        return False
+
+
+class Sandbox:
+    """The private directory of one check: ``lib`` (what the solution may import) and ``tmp`` (its own).
+
+    Args:
+        uid: the user id the solution runs as, or None for the judge's own user.
+
+    Attributes:
+        path: the directory. lib: the modules, on the child's ``sys.path``. tmp: the child's ``TMPDIR`` and
+        ``HOME``. child: the child's script in ``lib``.
+
+    Raises:
+        OSError: the directory cannot be made.
+    """
+
+    def __init__(self, uid: int | None) -> None:
+        self.uid = uid
+        self.path = Path(tempfile.mkdtemp(prefix="micrograph-check-"))
+        self.lib = self.path / "lib"
+        self.tmp = self.path / "tmp"
+        self.child = self.lib / "lessons" / "exercises" / "child.py"
+        try:
+            self._fill()
+        except BaseException:
+            shutil.rmtree(self.path, ignore_errors=True)
+            raise
+
+    def _fill(self) -> None:
+        for relative in (*STRIPPED, *COPIED):
+            target = self.lib / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            text = (
+                stripped_source(relative)
+                if relative in STRIPPED
+                else (_ROOT / relative).read_text(encoding="utf-8")
+            )
+            target.write_text(text, encoding="utf-8")
+            target.chmod(0o644)
+        for d in (self.lib, *self.lib.rglob("*")):
+            if d.is_dir():
+                d.chmod(0o755)
+        self.tmp.mkdir(mode=0o700)
+        if self.uid is not None:
+            self.path.chmod(0o711)
+            os.chown(self.tmp, self.uid, self.uid)
+
+    def close(self) -> None:
+        """Remove the directory, and the solution's files in the shared temporary directories (when it ran
+        as a user of its own: its files are exactly those that user owns)."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        if self.uid is None:
+            return
+        for top in SHARED_TMP:
+            _sweep(Path(top), self.uid)
+
+
+def _sweep(top: Path, uid: int, budget: int = 20_000) -> None:
+    """Remove what ``uid`` owns below ``top`` (a file, a link, a whole directory), looking at most at
+    ``budget`` entries and never following a link."""
+    stack = [top]
+    while stack and budget > 0:
+        d = stack.pop()
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            budget -= 1
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if st.st_uid == uid:
+                if stat.S_ISDIR(st.st_mode):
+                    shutil.rmtree(e.path, ignore_errors=True)
+                else:
+                    try:
+                        os.unlink(e.path)
+                    except OSError:
+                        pass
+            elif stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IWOTH:
+                stack.append(Path(e.path))  # a directory others may write in (/tmp/.X11-unix ...)
