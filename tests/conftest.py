@@ -12,8 +12,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -88,3 +90,45 @@ def browser() -> Iterator[Any]:
         b = launch_chromium(p)
         yield b
         b.close()
+
+
+def solution_processes() -> list[int]:
+    """Processes of a student's solution still alive: those carrying a check's token in their environment,
+    or running as a check's own user id (2**30 and above, where the judge is root)."""
+    from lessons.exercises import processes
+
+    found = []
+    for p in processes.scan().values():
+        if p.state == "Z" or p.pid == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{p.pid}/environ", "rb") as f:
+                marked = any(e.startswith(b"MICROGRAPH_CHECK=") for e in f.read().split(b"\0"))
+        except OSError:
+            marked = False
+        try:
+            uid = os.stat(f"/proc/{p.pid}").st_uid
+        except OSError:
+            continue
+        if marked or uid >= 1 << 30:
+            found.append(p.pid)
+    return found
+
+
+@pytest.fixture(autouse=True)
+def nothing_of_a_solution_outlives_its_check(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After every test of the exercises: no process of a solution is left (each is killed if one is)."""
+    yield
+    if "exercise" not in request.node.path.name or not os.path.exists("/proc/self/stat"):
+        return
+    deadline = time.monotonic() + 5
+    left = solution_processes()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = solution_processes()
+    for pid in left:  # ended, so one failure does not spill into the next test
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    assert not left, f"processes of a solution outlived its check: {left}"

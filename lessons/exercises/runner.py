@@ -237,16 +237,23 @@ class _Child:
             *([p] if (p := _numpy_path()) else []),
         ]
         self.tree = Tree(token, sandbox.uid)
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            pass_fds=(write_answers,),
-            env=env,
-            cwd=str(sandbox.tmp),
-            start_new_session=True,
-        )
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                pass_fds=(write_answers,),
+                env=env,
+                cwd=str(sandbox.tmp),
+                start_new_session=True,
+            )
+        except OSError as e:
+            os.close(read_answers)
+            os.close(write_answers)
+            raise IsolationError(
+                f"cannot start Python ({sys.executable}) to run the solution: {e.strerror or e}"
+            ) from None
         self.tree.follow(self.proc.pid)
         os.close(write_answers)
         self.answers = read_answers
