@@ -14,13 +14,17 @@ it needs no network. It holds:
   with an index the page links to;
 * the page (``site/src``): ``index.html``, ``app.js`` (the lessons, and the judge's loop driven through
   :mod:`lessons.web`), ``charts.js`` (a Chart drawn with Observable Plot), ``worker.js`` (the student's
-  code in a Web Worker).
+  code in a Web Worker), ``loading.js`` (a plain script that says on the page when the module scripts
+  cannot load).
 
 The JavaScript packages are pinned by ``site/package.json`` and ``site/package-lock.json``; the build runs
 ``npm ci`` in a cache directory (``~/.cache/micrograph/site``, or ``$MICROGRAPH_CACHE``), which installs
 exactly the locked versions and checks each file against the lockfile's integrity hash. Nothing downloaded
 is kept in the repository. The site is built in a new directory beside ``--out`` and moved into place, so an
-interrupted build leaves the old site or the new one.
+interrupted build leaves the old site or the new one. Before it is moved, every file its page loads is looked
+for in it (:func:`lessons.site_files.missing_files`): a site that lacks one is not written, and the build
+fails naming the file. Paths are made absolute before a build tool gets them, as each tool runs in a
+directory of its own (esbuild in the npm cache, pip in the checkout).
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -42,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from lessons.exercises.runner import WALL_LIMIT
+from lessons.site_files import missing_files
 
 __all__ = ["SiteError", "build_site", "serve", "server", "site_size", "run", "MARKER", "BUDGET"]
 
@@ -67,7 +72,7 @@ PYODIDE_FILES = (
     "python_stdlib.zip",
     "pyodide-lock.json",
 )
-PAGE_FILES = ("index.html", "app.js", "charts.js", "worker.js", "style.css")
+PAGE_FILES = ("index.html", "loading.js", "app.js", "charts.js", "worker.js", "style.css")
 NPM_TIMEOUT = 600
 PIP_TIMEOUT = 600
 
@@ -77,8 +82,9 @@ class SiteError(Exception):
 
 
 def _cache() -> Path:
+    """The build's cache directory, absolute: npm and esbuild run in it, pip elsewhere."""
     base = os.environ.get("MICROGRAPH_CACHE") or os.path.join(Path.home(), ".cache", "micrograph")
-    return Path(base) / "site"
+    return Path(base).absolute() / "site"
 
 
 def _run(command: list[str], cwd: Path, what: str, timeout: int) -> None:
@@ -157,9 +163,13 @@ def wheels(stage: Path, log: Callable[[str], None]) -> tuple[str, list[str]]:
 def _bundle(modules: Path, out: Path) -> list[str]:
     """esbuild bundles site/src/vendor.js, copied beside node_modules so that its imports resolve there.
 
+    esbuild runs in the npm cache directory, so each path it is given is absolute (a relative ``out``
+    would put the bundle in the cache, not in the site).
+
     Returns:
         The npm packages whose files went into the bundle (from esbuild's metafile), sorted.
     """
+    modules, out = modules.absolute(), out.absolute()
     entry = modules.parent / "vendor.js"
     shutil.copyfile(SOURCE / "src" / "vendor.js", entry)
     esbuild = modules / ".bin" / "esbuild"
@@ -269,14 +279,18 @@ def build_site(
 
     Raises:
         FileExistsError: ``out`` holds an earlier site and ``force`` is False.
-        SiteError: ``out`` is a symlink, a file, or a directory of other files; a build tool failed.
+        SiteError: ``out`` is a symlink, a file, or a directory of other files; a build tool failed; the
+            site built lacks a file its page loads (then nothing is written to ``out``).
     """
-    target = Path(out)
-    _check_out(target, force)
+    _check_out(Path(out), force)
+    target = Path(out).absolute()  # the build tools run in other directories
     target.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{target.name}.building-", dir=target.parent))
     try:
         _stage(stage / "site", log)
+        missing = missing_files(stage / "site")
+        if missing:
+            raise SiteError(f"the site built for {out} lacks {missing[0]}; {out} was not written")
         old = None
         if target.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent)) / "site"
@@ -326,10 +340,15 @@ def serve(directory: str | os.PathLike[str], port: int = 8000) -> None:
     """Serve the built site on http://127.0.0.1:PORT/ until interrupted.
 
     Raises:
-        SiteError: ``directory`` holds no built site.
+        SiteError: ``directory`` holds no built site, or one that lacks a file its page loads.
     """
     if not (Path(directory) / MARKER).is_file():
         raise SiteError(f"{directory} holds no site: build it with  micrograph site --out {directory}")
+    missing = missing_files(directory)
+    if missing:
+        raise SiteError(
+            f"{directory} lacks {missing[0]}: build it again with  micrograph site --out {directory} --force"
+        )
     with server(directory, port) as httpd:
         print(f"serving {directory} at http://127.0.0.1:{httpd.server_address[1]}/ (Ctrl-C stops)")
         httpd.serve_forever()

@@ -75,6 +75,7 @@ def test_site_within_budget(site_dir: Path) -> None:
     names = {p.relative_to(site_dir).as_posix() for p in site_dir.rglob("*") if p.is_file()}
     assert {
         "index.html",
+        "loading.js",
         "app.js",
         "worker.js",
         "vendor.js",
