@@ -882,7 +882,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"6. micrograd's demo step per Python: mean of {steps} step(s), best of {rounds} round(s)\n")
         print(text + "\n")
     if "exercises" in parts:
-        text, more = exercises.section(runs=1 if args.quick else 3)
+        text, more = exercises.section(runs=1 if args.quick else 3, worst=not args.quick)
         facts.update(more)
         print("7. The exercise checker: a correct solution's whole check (judge, runner, every case)\n")
         print(text + "\n")

@@ -45,7 +45,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lessons.exercises.runner import WALL_LIMIT
+from lessons.exercises.runner import BUDGET as CHECK_BUDGET
+from lessons.exercises.runner import TIME_LIMIT, WALL_LIMIT
 from lessons.site_files import missing_files
 
 __all__ = ["SiteError", "build_site", "serve", "server", "site_size", "run", "MARKER", "BUDGET"]
@@ -58,12 +59,19 @@ MARKER = ".micrograph-site"
 BUDGET = 40 << 20
 """Bytes the built site may take (40 MiB)."""
 
-WALL_SECONDS = WALL_LIMIT
-"""Wall-clock seconds a whole check may take in the page: ``micrograph exercise check``'s limit."""
+PAGE_SLOWER = 2.0
+"""How much more time a case may take in the page than on the command line: Python compiled to WebAssembly
+runs slower than CPython, and a browser gives no CPU time of a worker, only its clock."""
 
-CASE_SECONDS = 10.0
-"""Wall-clock seconds one exercise case may run in the page's worker before it is terminated (a browser
-gives no CPU time of a worker; the command line's check counts CPU time)."""
+CHECK_LIMITS = {
+    "case_seconds": TIME_LIMIT * PAGE_SLOWER,
+    "slower": PAGE_SLOWER,
+    "budget_seconds": CHECK_BUDGET * PAGE_SLOWER,
+    "wall_seconds": WALL_LIMIT,
+}
+"""The page's limits of a check, from ``micrograph exercise check``'s: a case's seconds (its own CPU limit,
+or the default, times :data:`PAGE_SLOWER`, of the page's clock), the budget of the whole check in the same
+clock, and the wall-clock limit of the whole check."""
 
 PYODIDE_FILES = (
     "pyodide.mjs",
@@ -244,8 +252,7 @@ def _stage(stage: Path, log: Callable[[str], None]) -> None:
         "python": lock.get("info", {}).get("python", "?"),
         "micrograph": ours,
         "wheels": others,
-        "case_seconds": CASE_SECONDS,
-        "wall_seconds": WALL_SECONDS,
+        **CHECK_LIMITS,
     }
     (stage / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     (stage / MARKER).write_text(

@@ -18,8 +18,10 @@ let view = null;
 let editor = null;
 let spare = null;
 let checking = false;
-let caseSeconds = 10;
-let wallSeconds = 120;
+let caseSeconds = 4;     // a case's seconds of the page's clock when it sets none (manifest.json says)
+let slower = 2;          // a case's own CPU limit times this, in the page
+let budgetSeconds = 30;  // the whole check's seconds spent in cases, after which the rest are not run
+let wallSeconds = 90;
 window.micrographTimes = {};
 
 // --- start-up ------------------------------------------------------------------------------------------
@@ -32,6 +34,8 @@ async function boot() {
   spare = new SolutionWorker();
   const manifest = await (await fetch("manifest.json")).json();
   caseSeconds = manifest.case_seconds;
+  slower = manifest.slower;
+  budgetSeconds = manifest.budget_seconds;
   wallSeconds = manifest.wall_seconds;
   const [py, viz] = await Promise.all([
     loadPyodide({ indexURL: new URL("pyodide/", location.href).href }),
@@ -228,14 +232,14 @@ class SolutionWorker {
       const timer = seconds ? setTimeout(() => {
         this.waiting = null;
         this.terminate();
-        resolve({ stop: { kind: "wait", detail: `the case ran longer than ${seconds} s (the wall clock: a browser gives no CPU time of a worker)`, seconds } });
+        resolve({ stop: { kind: "cpu", detail: `the case ran longer than ${seconds.toFixed(1)} s of the page's clock`, seconds } });
       }, seconds * 1000) : null;
       this.waiting = (data) => { if (timer) clearTimeout(timer); resolve(data); };
       this.worker.postMessage(message);
     });
   }
   async start(exercise) { await this.ready; return this.post({ exercise }, 0); }
-  ask(request) { return this.post({ request }, caseSeconds); }
+  ask(request, seconds) { return this.post({ request }, seconds); }
   terminate() { this.worker.terminate(); }
 }
 
@@ -265,9 +269,15 @@ async function check() {
     window.micrographTimes.checkWorkerWait = performance.now() - asked;  // a worker still starting Python
     let question = session.first();
     const deadline = t0 + wallSeconds * 1000;
+    let spent = 0;  // seconds the cases took, charged to the budget as the command line charges CPU time
     while (question) {
       if (performance.now() > deadline) {  // the whole check's limit, on this page's clock
         question = session.send(JSON.stringify({ stop: { kind: "wall", detail: `the whole check's time limit (${wallSeconds} s) was reached before this case` } }), "");
+        continue;
+      }
+      const left = budgetSeconds - spent;
+      if (left <= 0.01) {
+        question = session.send(JSON.stringify({ stop: { kind: "budget", detail: `not run: the check's time budget (${budgetSeconds} s of the page's clock) was spent` } }), "");
         continue;
       }
       if (worker === null) {  // the last worker was stopped: a new one, with the solution loaded again
@@ -279,7 +289,14 @@ async function check() {
           continue;
         }
       }
-      const reply = await worker.ask(question);
+      const own = JSON.parse(question).cpu;  // the case's CPU limit on the command line, if it sets one
+      const seconds = Math.min(own ? own * slower : caseSeconds, left);
+      const started = performance.now();
+      const reply = await worker.ask(question, seconds);
+      spent += (performance.now() - started) / 1000;
+      if (reply.stop && reply.stop.kind === "cpu" && seconds === left && seconds < (own ? own * slower : caseSeconds)) {
+        reply.stop = { kind: "budget", detail: `the check's time budget (${budgetSeconds} s of the page's clock) was spent during this case`, seconds };
+      }
       if (reply.stop) {
         worker.terminate(); worker = null;
         question = session.send(JSON.stringify({ stop: reply.stop }), "");
