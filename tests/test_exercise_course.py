@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from test_exercise_platforms import CORRECT_BACKPROP, OVERWRITE_BACKPROP, case, sample, syntax_error
 
-from lessons.exercises import autograder
+from lessons.exercises import autograder, judges
 from lessons.exercises.autograder import AutograderError, write_autograder
 from lessons.exercises.classreport import summarise
 from lessons.exercises.course_cli import (
@@ -181,7 +181,10 @@ def test_run_autograder_without_the_file_scores_zero_and_names_what_came(
     assert done.returncode == 0, done.stderr
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == 0.0
-    (test,) = results["tests"]
+    test, *cases = results["tests"]  # the diagnosis, then every case of backprop, failed: 0 of 12
+    assert [(t["name"], t["max_score"]) for t in cases] == judges.outline("backprop", 3)
+    assert sum(t["max_score"] for t in results["tests"]) == results["extra_data"]["max_score"] == 12.0
+    assert all(t["status"] == "failed" and t["score"] == 0.0 for t in results["tests"])
     assert "there is no backprop.py in your submission: name your solution backprop.py" in test["output"]
     assert "(the files submitted: Backprop (1).py)" in test["output"]
     assert results["extra_data"]["exercise"] == "backprop" and results["extra_data"]["seed"] == 3
@@ -280,29 +283,26 @@ def class_results(d: Path) -> Path:
     forward_failing = sample()
     forward_failing.update(
         exercise="forward",
-        score=1.0,
-        max_score=3.0,
+        score=4.0,
+        max_score=12.0,
         seed=0,
-        cases=[
-            case("u(1) given", True),
-            case("order", False, mistake="forward-loop"),
-            case("chain", False, mistake="forward-loop"),
-        ],
+        cases=[case(f"c{k}", True) for k in range(4)]
+        + [case(f"order {k}", False, mistake="stale") for k in range(8)],
     )
     forward_failing["first_failure"] = dict(
         forward_failing["first_failure"],
-        case="order",
-        mistake="forward-loop",
+        case="order 0",
+        mistake="stale",
         hint="compute u(i) from its parents, in order",
     )
     forward_passing = sample()
     forward_passing.update(
         exercise="forward",
         passed=True,
-        score=3.0,
-        max_score=3.0,
+        score=12.0,
+        max_score=12.0,
         first_failure=None,
-        cases=[case(f"c{k}", True) for k in range(3)],
+        cases=[case(f"c{k}", True) for k in range(12)],
     )
     backprop_passing = sample()
     backprop_passing.update(
@@ -342,18 +342,25 @@ def test_the_class_report_numbers(tmp_path: Path) -> None:
     assert [r.exercise for r in s.exercises] == ["forward", "backprop"]  # the book's order
     b, f = rows["backprop"], rows["forward"]
     assert (b.students, b.passed, b.pass_rate) == (4, 1, 0.25)
-    assert b.mean_score == pytest.approx((9 + 12 + 6 + 0) / 4) and b.mean_max_score == 12.0
-    assert (f.students, f.passed, f.pass_rate, f.mean_score, f.mean_max_score) == (2, 1, 0.5, 2.0, 3.0)
-    got = [(m.exercise, m.mistake, m.students, m.hint) for m in s.mistakes]
+    assert b.mean_score == pytest.approx((9 + 12 + 6 + 0) / 4) and b.max_score == 12.0
+    assert (f.students, f.passed, f.pass_rate, f.mean_score, f.max_score) == (2, 1, 0.5, 8.0, 12.0)
+    got = [(m.exercise, m.mistake, m.students, m.hint, m.words) for m in s.mistakes]
     assert got == [
         (
             "backprop",
             "overwrite",
             2,
             "add each consumer's term into grad_table[u(j)] instead of replacing it",
+            "terms overwritten, not added",
         ),
-        ("forward", "forward-loop", 1, "compute u(i) from its parents, in order"),
-        ("backprop", "syntax", 1, ""),
+        (
+            "forward",
+            "stale",
+            1,
+            "compute u(i) from its parents, in order",
+            "read parent.data, not this pass's u[j]",
+        ),
+        ("backprop", "syntax", 1, "", "a syntax error"),
     ]
     assert len(s.notes) == 6
     notes = "\n".join(s.notes)
@@ -375,18 +382,20 @@ def test_the_class_report_text(tmp_path: Path) -> None:
     lines = text.splitlines()
     assert lines[0] == "Class report: 6 results read (6 files skipped)."
     assert "exercise      students  passed  pass rate  mean score" in lines
-    assert "forward              2       1        50%  2.0 of 3 (67%)" in lines
+    assert "forward              2       1        50%  8.0 of 12 (67%)" in lines
     assert "backprop             4       1        25%  6.8 of 12 (56%)" in lines
     assert "The most common recognised mistakes:" in lines
     i = lines.index("The most common recognised mistakes:")
     assert lines[i + 1 : i + 6] == [
-        "exercise      mistake             students",
-        "backprop      overwrite                  2",
+        "exercise      mistake                                   students",
+        "backprop      terms overwritten, not added                     2",
         "    hint: add each consumer's term into grad_table[u(j)] instead of replacing it",
-        "forward       forward-loop               1",
+        "forward       read parent.data, not this pass's u[j]           1",
         "    hint: compute u(i) from its parents, in order",
     ]
-    assert lines[i + 6] == "backprop      syntax                     1"  # no hint recognised with it
+    assert (
+        lines[i + 6] == "backprop      a syntax error                                   1"
+    )  # no hint with it
     assert lines[-7] == "Skipped:"
     assert max(len(line) for line in lines if not line.startswith("  skipped")) <= 80
     assert str(s) == text

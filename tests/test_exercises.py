@@ -168,6 +168,16 @@ def test_list_reads_the_progress_file_in_the_current_directory(tmp_path: Path) -
         "passed": True,
         "last": "failed",
     }
+    # the listing shows the latest verdict, and that a check passed earlier
+    lines = run_micrograph("exercise", "list", cwd=tmp_path).stdout.splitlines()
+    k = next(k for k, line in enumerate(lines) if line.startswith("backprop"))
+    assert lines[k].split()[:2] == ["backprop", "failed"]
+    assert lines[k + 1] == " " * 13 + "passed earlier; the latest check failed"
+    assert all(len(line) <= 80 for line in lines)
+    (tmp_path / "backprop.py").write_text(CORRECT_BACKPROP, encoding="utf-8")
+    assert run_micrograph("exercise", "check", "backprop.py", cwd=tmp_path).returncode == 0
+    assert "backprop     passed" in str(exercises.list(tmp_path))
+    assert "passed earlier" not in str(exercises.list(tmp_path))
 
 
 @needs_dot

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -64,6 +65,16 @@ def dot_available() -> bool:
     return shutil.which("dot") is not None
 
 
+def _kept_mode(dest: Path) -> int:
+    """The permission bits a file written to ``dest`` gets: those of the regular file it replaces (read
+    without following a symlink; set-id and sticky bits dropped), else 0644."""
+    try:
+        st = os.lstat(dest)
+    except OSError:
+        return 0o644
+    return stat.S_IMODE(st.st_mode) & 0o777 if stat.S_ISREG(st.st_mode) else 0o644
+
+
 def write_atomic(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = True) -> Path:
     """Write ``data`` to ``path`` atomically: a temporary file in the same directory, then a rename.
 
@@ -77,7 +88,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, overwrite: bool =
         The destination as a Path.
 
     A symbolic link at ``path`` is replaced by the file, never written through: nothing outside the
-    destination's directory is touched.
+    destination's directory is touched. A regular file at ``path`` keeps its permission bits (a private
+    0600 file stays private); a new file gets 0644.
 
     Raises:
         FileExistsError: ``path`` exists and ``overwrite`` is False.
@@ -93,6 +105,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, overwrite: bool =
     directory = dest.parent
     if not directory.is_dir():
         raise FileNotFoundError(f"cannot write {dest}: the directory {directory} does not exist")
+    mode = _kept_mode(dest)
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{dest.name}.", suffix=".tmp")
     except OSError as e:  # read-only, a name too long, a file system that refuses: name the destination
@@ -102,7 +115,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, overwrite: bool =
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, mode)
         if overwrite:
             os.replace(tmp, dest)
         else:

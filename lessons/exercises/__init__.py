@@ -100,24 +100,33 @@ class Listing(str):
 def list(directory: str | os.PathLike[str] | None = None) -> Listing:
     """The exercises, the book's algorithm each covers, and where you are with each.
 
-    The status is ``passed`` (a check passed once), ``tried`` (checked, not passed yet), ``started`` (NAME.py
-    is in the directory) or empty.
+    The status is the latest verdict, ``passed`` or ``failed`` (with ``passed earlier`` on the line below
+    when an earlier check passed), else ``started`` (NAME.py is in the directory) or empty.
 
     Args:
         directory: where the progress file is; the current directory by default.
+
+    Raises:
+        lessons.exercises.progress.ProgressError: the progress file is there but cannot be read as one (the
+            message, one line, names it and says why).
     """
     done = progress.read(directory)
     lines = [f"{'exercise':<13}{'status':<8}{'book':<23}what you write"]
     for e in EXERCISES.values():
-        state = done.get(e.name, {})
+        state = done.get(e.name)
         started = (Path(directory if directory is not None else ".") / e.file).exists()
-        mark = "passed" if state.get("passed") else ("tried" if state else ("started" if started else ""))
+        if state is None:
+            mark = "started" if started else ""
+        else:
+            mark = state.get("last") or ("passed" if state["passed"] else "failed")
         lines.append(f"{e.name:<13}{mark:<8}{e.book:<23}{e.title}")
+        if mark == "failed" and state is not None and state["passed"]:
+            lines.append(f"{'':<13}passed earlier; the latest check failed")
     lines += [
         "",
         "micrograph exercise start NAME   writes NAME.py, a template to fill in;",
         "micrograph exercise check NAME.py  checks it against micrograph's engine.",
-        f"Your verdicts are kept in {progress.PROGRESS_FILE} here: a record, not a grade.",
+        f"Your latest verdicts are in {progress.PROGRESS_FILE}: a record, not a grade.",
     ]
     return Listing("\n".join(lines))
 
@@ -179,7 +188,8 @@ def check(
             left when it is spent are not run and score 0.
         seed: the seed of the random cases (a non-negative integer); the report prints it.
         record: keep the verdict in the progress file of the current directory (a record for the student,
-            not a grade).
+            not a grade). When it cannot be kept, the report's ``record_note`` says why (one line, also
+            at the end of its text); the verdict itself is unchanged.
         drawing: where to write the failure's drawing (SVG). ``"auto"``: next to the student's file when
             the solution is a file (``backprop.py`` -> ``backprop.failure.svg``), none for a function (Jupyter
             shows it inline; ``report.save_svg(path)`` writes it). None: none. A file there is replaced only
@@ -219,7 +229,10 @@ def check(
         if note:
             failure.drawing_note = note
     if record:
-        progress.record(e.name, report)
+        try:
+            progress.record(e.name, report)
+        except progress.ProgressError as error:
+            report.record_note = str(error)
     return report
 
 

@@ -4,18 +4,25 @@
 --format json``) and the ``results.json`` that :mod:`lessons.exercises.platforms` writes for Gradescope or
 PrairieLearn (they carry the check's exercise, points and mistakes in ``extra_data``). A directory stands
 for every ``*.json`` file under it. Each file is one student's result; a file that cannot be read or is not
-a micrograph result is skipped with a one-line note, never a traceback.
+a micrograph result is skipped with a one-line note, never a traceback. Every file is read within bounds
+(:func:`lessons.exercises.jsonfile.read_json`: a regular file, not a symlink, at most :data:`MAX_BYTES`,
+nested at most :data:`MAX_DEPTH` deep), so ``/dev/zero``, a FIFO or a 100,000-deep array is a note too.
+
+Scores are summed and averaged per exercise against that exercise's own maximum (the points of its cases,
+:func:`lessons.exercises.judges.outline`): each result counts as its share of its own maximum (0 when it
+has none, as a submission that could not be checked), so results of different maxima never mix.
 
 A *recognised mistake* is one the checker names with a code and a hint (``overwrite``: the sum over
 consumers replaced instead of added, ...); the report counts, per exercise, how many students made each,
-so a teacher sees which of the book's sentences the class missed.
+and names it in words (the ``words`` of the judge's row, :func:`lessons.exercises.judges.words`), so a
+teacher sees which of the book's sentences the class missed.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
 
 from __future__ import annotations
 
-import json
+import functools
 import math
 import os
 import textwrap
@@ -28,15 +35,21 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from lessons.exercises import EXERCISES
+from lessons.exercises import EXERCISES, judges
+from lessons.exercises.jsonfile import JSONFileError, read_json
 from viz import style
 from viz.plots import save_figure
 
-__all__ = ["StudentResult", "ExerciseRow", "MistakeRow", "Summary", "summarise", "read_result", "WIDTH"]
+__all__ = [
+    "StudentResult", "ExerciseRow", "MistakeRow", "Summary", "summarise", "read_result", "exercise_maximum",
+    "WIDTH", "MAX_BYTES", "MAX_DEPTH",
+]  # fmt: skip
 
 WIDTH = 80
 MAX_BYTES = 8 * 1024 * 1024
 """A file larger than this is not read (a check's result is a few kilobytes; results.json at most 1 MB)."""
+MAX_DEPTH = 32
+"""A file nested deeper than this is not read (a result is 4 deep)."""
 
 
 @dataclass(frozen=True)
@@ -60,13 +73,18 @@ class StudentResult:
 
 @dataclass(frozen=True)
 class ExerciseRow:
-    """One exercise over the class: students (result files), how many passed, the mean points."""
+    """One exercise over the class: students (result files), how many passed, the mean points.
+
+    Attributes:
+        max_score: the exercise's own maximum (:func:`exercise_maximum`).
+        mean_score: the mean of each student's share of their result's maximum, times ``max_score``.
+    """
 
     exercise: str
     students: int
     passed: int
     mean_score: float
-    mean_max_score: float
+    max_score: float
 
     @property
     def pass_rate(self) -> float:
@@ -76,12 +94,14 @@ class ExerciseRow:
 
 @dataclass(frozen=True)
 class MistakeRow:
-    """A recognised mistake: the exercise, its code, how many students made it, the checker's hint."""
+    """A recognised mistake: the exercise, its code, how many students made it, the checker's hint, and
+    what it is in words (the phrase the report shows)."""
 
     exercise: str
     mistake: str
     students: int
     hint: str
+    words: str
 
 
 @dataclass
@@ -114,8 +134,8 @@ class Summary:
         if self.exercises:
             lines += ["", f"{'exercise':<14}{'students':>8}{'passed':>8}{'pass rate':>11}  mean score"]
             for row in self.exercises:
-                share = row.mean_score / row.mean_max_score if row.mean_max_score else 0.0
-                mean = f"{row.mean_score:.1f} of {row.mean_max_score:g} ({share:.0%})"
+                share = row.mean_score / row.max_score if row.max_score else 0.0
+                mean = f"{row.mean_score:.1f} of {row.max_score:g} ({share:.0%})"
                 lines.append(
                     f"{row.exercise:<14}{row.students:>8}{row.passed:>8}{row.pass_rate:>11.0%}  {mean}"
                 )
@@ -130,10 +150,10 @@ class Summary:
         lines = [
             "",
             "The most common recognised mistakes:",
-            f"{'exercise':<14}{'mistake':<20}{'students':>8}",
+            f"{'exercise':<14}{'mistake':<42}{'students':>8}",
         ]
         for row in self.mistakes[:top]:
-            lines.append(f"{row.exercise:<14}{row.mistake:<20}{row.students:>8}")
+            lines.append(f"{row.exercise:<14}{row.words:<42}{row.students:>8}")
             if row.hint:
                 lines += textwrap.wrap(
                     f"hint: {row.hint}",
@@ -180,7 +200,7 @@ class Summary:
         left.set_xlabel("students who passed (%)")
         left.set_title("Pass rate per exercise")
         if mistakes:
-            labels = [f"{row.exercise}: {row.mistake}" for row in mistakes][::-1]
+            labels = [f"{row.exercise}: {row.words}" for row in mistakes][::-1]
             counts = [row.students for row in mistakes][::-1]
             bars = right.barh(labels, counts, color=style.WRONG_EDGE["color"])
             right.bar_label(bars, padding=3)
@@ -242,15 +262,11 @@ def read_result(path: str | os.PathLike[str]) -> StudentResult | str:
     """
     p = Path(path)
     try:
-        if p.stat().st_size > MAX_BYTES:
-            return f"skipped {p}: larger than {MAX_BYTES // 2**20} MB, not a result"
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = read_json(p, max_bytes=MAX_BYTES, max_depth=MAX_DEPTH)
+    except JSONFileError as e:
+        return f"skipped {p}: {e.why}"
     except OSError as e:
         return f"skipped {p}: cannot read it ({e.strerror or e})"
-    except UnicodeDecodeError:
-        return f"skipped {p}: not text (UTF-8)"
-    except ValueError as e:
-        return f"skipped {p}: not JSON ({str(e).splitlines()[0]})"
     parsed = _parse(data)
     if isinstance(parsed, str):
         return f"skipped {p}: {parsed}"
@@ -302,17 +318,23 @@ def summarise(paths: Iterable[str | os.PathLike[str]]) -> Summary:
     for name in EXERCISES:
         mine = [r for r in results if r.exercise == name]
         if mine:
-            n = len(mine)
+            top = exercise_maximum(name)
+            shares = [r.score / r.max_score if r.max_score > 0 else 0.0 for r in mine]
             rows.append(
                 ExerciseRow(
-                    name,
-                    n,
-                    sum(r.passed for r in mine),
-                    sum(r.score for r in mine) / n,
-                    sum(r.max_score for r in mine) / n,
+                    name, len(mine), sum(r.passed for r in mine), top * math.fsum(shares) / len(mine), top
                 )
             )
     return Summary(rows, _mistake_rows(results), results, notes)
+
+
+@functools.cache
+def exercise_maximum(exercise: str) -> float:
+    """The points of every case of an exercise (the same for every seed), what a full check scores.
+
+    Raises ValueError for an unknown exercise.
+    """
+    return math.fsum(points for _, points in judges.outline(exercise))
 
 
 def _mistake_rows(results: list[StudentResult]) -> list[MistakeRow]:
@@ -328,6 +350,13 @@ def _mistake_rows(results: list[StudentResult]) -> list[MistakeRow]:
     order = {name: k for k, name in enumerate(EXERCISES)}
     keys = sorted(counts, key=lambda key: (-counts[key], order[key[0]], key[1]))
     return [
-        MistakeRow(e, m, counts[e, m], hints[e, m].most_common(1)[0][0] if (e, m) in hints else "")
+        MistakeRow(
+            e, m, counts[e, m], hints[e, m].most_common(1)[0][0] if (e, m) in hints else "", _words(e, m)
+        )
         for e, m in keys
     ]
+
+
+def _words(exercise: str, code: str) -> str:
+    """The mistake in words; a code no judge here gives is shown quoted, cut to 24 characters."""
+    return judges.words(exercise, code) or f"unknown code {code[:24]!r}"

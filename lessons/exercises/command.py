@@ -10,6 +10,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -106,16 +107,28 @@ def _check(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot check {args.file}: {e}") from None
     except (FileNotFoundError, ValueError) as e:
         raise UsageError(str(e)) from None
-    print(_printed(report, "json" if args.json else args.format, platforms))
+    fmt = "json" if args.json else args.format
+    print(_printed(report, fmt, platforms), flush=True)
+    if report.record_note and fmt != "text":  # the text ends with it; JSON on stdout stays JSON
+        print(f"micrograph: your verdict was not recorded: {report.record_note}", file=sys.stderr)
     return 0 if report.passed else 1
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``micrograph exercise ACTION``; the exit status (0, 1 for a failed check)."""
+    """Run ``micrograph exercise ACTION``; the exit status (0, 1 for a failed check).
+
+    Raises:
+        UsageError: a mistake in the command line, or a progress file that ``list`` cannot read.
+    """
     from lessons import exercises
 
     if args.action == "list":
-        print(exercises.list())
+        from lessons.exercises.progress import ProgressError
+
+        try:
+            print(exercises.list())
+        except ProgressError as e:
+            raise UsageError(str(e)) from None
         return 0
     if args.action == "start":
         return _start(args)

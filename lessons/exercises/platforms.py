@@ -234,8 +234,9 @@ def to_gradescope(result: dict[str, Any], svg: str | None = None) -> dict[str, A
     HTML), ``tests`` (one per case: ``name``, ``score``, ``max_score``, ``status`` ``"passed"`` or
     ``"failed"``, ``output`` (the case's headline; for the first failure its full diagnosis),
     ``visibility`` ``"visible"``), and ``extra_data`` (the exercise, seed, points, recognised mistakes,
-    hint, the solution's hash). A solution that could not be loaded gets score 0 and one test, worth no
-    points, holding the diagnosis.
+    hint, the solution's hash). A solution that could not be loaded (or checked: :func:`unchecked_result`)
+    gets score 0 of the exercise's maximum: every case, failed, and first a test worth no points holding
+    the diagnosis.
 
     Args:
         result: the dict of a check (``Report.as_dict()``, ``--format json``).
@@ -352,26 +353,44 @@ def to_platform(platform: str, result: dict[str, Any], svg: str | None = None) -
 
 def unchecked_result(
     exercise: str, headline: str, *, seed: int = 0, details: list[str] | None = None
-) -> dict:
+) -> dict[str, Any]:
     """The result of a submission that could not be checked at all (no file, the checker did not answer).
 
-    It has the check's fields, no case, score 0 of 0, and a first failure whose headline says why, so
-    :func:`to_gradescope` and :func:`to_prairielearn` give a valid results.json with score 0.
+    It has the check's fields and every case of the exercise for ``seed`` (from
+    :func:`lessons.exercises.judges.outline`), each failed, not run, worth its points, so the score is 0 of
+    the exercise's maximum, as for a solution that does not load; its first failure, outside every case,
+    says why. :func:`to_gradescope` and :func:`to_prairielearn` give a valid results.json with score 0.
 
     Args:
         exercise: the exercise's name. headline: what went wrong, one sentence for the student.
         seed: the seed the check would have used. details: further lines, or None.
+
+    Raises:
+        ValueError: an unknown exercise.
     """
+    from lessons.exercises.judges import outline
+
+    cases: list[dict[str, Any]] = [
+        {
+            "name": name,
+            "passed": False,
+            "points": 0.0,
+            "max_points": float(points),
+            "headline": f"not run: {headline}",
+            "mistake": "",
+        }
+        for name, points in outline(exercise, seed)
+    ]
     return {
         "exercise": exercise,
         "title": "",
         "seed": seed,
         "passed": False,
         "score": 0.0,
-        "max_score": 0.0,
-        "checks_run": 0,
+        "max_score": float(sum(c["max_points"] for c in cases)),
+        "checks_run": len(cases),
         "checks_passed": 0,
-        "cases": [],
+        "cases": cases,
         "first_failure": {
             "case": "the submission",
             "headline": headline,

@@ -177,6 +177,7 @@ class Report:
         output_lines, output_cut: how many lines it printed, and how many of them are not shown.
         sha256: the hash of the solution's source text.
         svg_path: where the drawing of the failure was written (terminal use), or None.
+        record_note: why the verdict was not recorded in the progress file, or "" (recorded, or not asked).
     """
 
     exercise: str
@@ -190,6 +191,7 @@ class Report:
     output_cut: int = 0
     sha256: str = ""
     svg_path: str | None = None
+    record_note: str = ""
 
     @property
     def checks(self) -> list[tuple[str, bool]]:
@@ -251,14 +253,18 @@ class Report:
         ok = sum(c.passed for c in self.cases)
         if f is None:
             lines.append(f"All {ok} checks passed: {self._points()} ({self.seconds:.1f} s).")
-            return "\n".join(lines + self._output_lines())
+            return "\n".join(lines + self._output_lines() + self._record_lines())
         if self.cases:
             lines.append(f"{ok} of {len(self.cases)} checks passed: {self._points()} ({self.seconds:.1f} s).")
         else:
             lines.append("No check ran: the solution could not be loaded.")
         lines.append("")
         lines += self._failure_lines(f)
-        return "\n".join(lines + self._output_lines())
+        return "\n".join(lines + self._output_lines() + self._record_lines())
+
+    def _record_lines(self) -> list[str]:
+        """One line, unwrapped (it names a file): why the verdict was not recorded."""
+        return ["", f"Your verdict was not recorded: {self.record_note}"] if self.record_note else []
 
     def _failure_lines(self, f: Failure) -> list[str]:
         lines = _wrap(f"FAILED first on: {f.case}", "")

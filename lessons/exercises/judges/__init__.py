@@ -1,7 +1,8 @@
 """One judge per exercise: its cases (each with the engine's answer) and the mistakes it recognises.
 
 Each module has ``cases(seed) -> Iterator[Case]`` and ``MISTAKES``; :func:`cases` finds the module by the
-exercise's name.
+exercise's name, :func:`outline` lists an exercise's cases with their points, and :func:`words` says what a
+mistake's code means.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -13,8 +14,9 @@ from collections.abc import Iterator
 from types import ModuleType
 
 from lessons.exercises.judge import Case
+from lessons.exercises.judges.mistakes import GENERAL
 
-__all__ = ["cases", "module", "NAMES"]
+__all__ = ["cases", "module", "outline", "words", "NAMES"]
 
 NAMES = ("derivatives", "topo", "forward", "backprop", "build_grad", "mlp_backward", "naive")
 """The exercises that have a judge, in the book's order."""
@@ -30,3 +32,31 @@ def module(exercise: str) -> ModuleType:
 def cases(exercise: str, seed: int = 0) -> Iterator[Case]:
     """The cases of an exercise for a seed, built one at a time."""
     return module(exercise).cases(seed)  # type: ignore[no-any-return]
+
+
+def outline(exercise: str, seed: int = 0) -> list[tuple[str, float]]:
+    """(name, points) of every case of an exercise for a seed, in order; the points add up to its maximum.
+
+    Raises ValueError for an unknown exercise.
+    """
+    return [(case.name, case.points) for case in cases(exercise, seed)]
+
+
+_SHARED = {"build_grad": ("backprop",)}
+"""Exercises whose diagnoses also use another judge's rows: build_grad diagnoses a wrong sum with
+Algorithm 6.2's (backprop's ``diagnose_entry``)."""
+
+
+def words(exercise: str, code: str) -> str:
+    """What the mistake ``code`` of an exercise is, as a short phrase; "" for a code no judge gives.
+
+    The exercise's own row comes first, then the rows it shares (:data:`_SHARED`), then the judge's codes
+    common to every exercise (:data:`~lessons.exercises.judges.mistakes.GENERAL`).
+
+    Raises ValueError for an unknown exercise.
+    """
+    for name in (exercise, *_SHARED.get(exercise, ())):
+        row = module(name).MISTAKES.get(code)
+        if row is not None:
+            return str(row.words)
+    return GENERAL.get(code, "")

@@ -49,60 +49,90 @@ _REPEATED = (
 MISTAKES: dict[str, Mistake] = {
     m.code: m
     for m in [
-        Mistake("seed", "grad_table[u(n)] ← 1 before the loop.", "loop"),
-        Mistake("forward-loop", _LOOP, "loop"),
+        Mistake(
+            "seed", "grad_table[u(n)] ← 1 before the loop.", "loop", words="grad_table[u(n)] not started at 1"
+        ),
+        Mistake("forward-loop", _LOOP, "loop", words="the loop runs from u(1) upwards"),
         Mistake(
             "skip-u1",
             "the loop runs down to j = 1 inclusive: in Python, down to position 0 "
             "(range(..., -1, -1), not range(..., 0, -1)).",
             "loop",
+            words="the loop stops before u(1)",
         ),
-        Mistake("missing-entry", "Algorithm 6.2 computes an entry for every node of G.", "loop"),
-        Mistake("repeated-argument", _REPEATED, "sum"),
+        Mistake(
+            "missing-entry",
+            "Algorithm 6.2 computes an entry for every node of G.",
+            "loop",
+            words="a node left without an entry",
+        ),
+        Mistake("repeated-argument", _REPEATED, "sum", words="one term for a parent used twice"),
         Mistake(
             "first-consumer",
             "sum over every consumer: G.get_consumers(node) lists all of them, and each "
             "contributes a term per edge.",
             "sum",
+            words="the first consumer's terms only",
         ),
         Mistake(
             "overwrite",
             "add every consumer's term into the entry (+=, or sum()), do not assign each in turn.",
             "sum",
+            words="terms overwritten, not added",
         ),
         Mistake(
             "missing-term",
             "sum over every edge out of u(j): every consumer, every argument position.",
             "loop",
+            words="some edges' terms left out",
         ),
         Mistake(
             "sign",
             "the terms are added; a minus sign belongs in a local derivative (∂(a − b)/∂b = −1), "
             "which tools.local_derivative already gives.",
             "loop",
+            words="terms added with a wrong sign",
         ),
-        Mistake("wrong-sum", "", "loop"),
-        Mistake("mutation", "write grad_table[node], not node.grad.", "table"),
-        Mistake("not-a-table", "return the grad_table, a dict {node: dz/dnode}.", ""),
-        Mistake("keys", "use the nodes as keys: grad_table[node] = ..., with node from G.nodes.", "table"),
+        Mistake("wrong-sum", "", "loop", words="a wrong sum"),
+        Mistake("mutation", "write grad_table[node], not node.grad.", "table", words="wrote node.grad"),
+        Mistake(
+            "not-a-table",
+            "return the grad_table, a dict {node: dz/dnode}.",
+            "",
+            words="did not return a grad_table",
+        ),
+        Mistake(
+            "keys",
+            "use the nodes as keys: grad_table[node] = ..., with node from G.nodes.",
+            "table",
+            words="grad_table's keys are not the nodes",
+        ),
         Mistake(
             "recompute",
             "read each consumer's gradient from grad_table (computed once, from u(n) down) "
             "instead of computing it again.",
             "edges",
+            words="gradients recomputed along each path",
         ),
         Mistake(
             "twice-per-edge",
             "evaluate tools.local_derivative(C, k) once per edge and keep the number: "
             "compute each term once.",
             "edges",
+            words="each local derivative computed twice",
         ),
-        Mistake("edges-skipped", "evaluate the local derivative of every edge out of u(j), once.", "edges"),
+        Mistake(
+            "edges-skipped",
+            "evaluate the local derivative of every edge out of u(j), once.",
+            "edges",
+            words="local derivatives of edges skipped",
+        ),
         Mistake(
             "uncounted",
             "evaluate each local derivative with tools.local_derivative(C, k): the check "
             "counts the evaluations, Algorithm 6.2's cost (one per edge).",
             "edges",
+            words="local derivatives not from tools",
         ),
     ]
 }

@@ -34,23 +34,35 @@ _MEMO = "begin with: if V in grad_table: return grad_table[V]."
 MISTAKES: dict[str, Mistake] = {
     m.code: m
     for m in [
-        Mistake("mutation", "B is new nodes that consume G's nodes; G itself stays as it was."),
-        Mistake("no-memo", _MEMO),
+        Mistake(
+            "mutation", "B is new nodes that consume G's nodes; G itself stays as it was.", words="changed G"
+        ),
+        Mistake("no-memo", _MEMO, words="no memo: gradients built again"),
         Mistake(
             "number",
             "build nodes: op.bprop on Value arguments returns Value nodes; sum them with +, never take "
             ".data.",
             "symbolic",
+            words="returned a number, not a node of B",
         ),
-        Mistake("not-stored", "store the sum in grad_table[V] before returning it."),
-        Mistake("B-domain", "", "symbolic"),
-        Mistake("unknown-op", "build B with micrograph's operations (op.bprop, +, *)."),
+        Mistake(
+            "not-stored",
+            "store the sum in grad_table[V] before returning it.",
+            words="the sum not stored in grad_table[V]",
+        ),
+        Mistake("B-domain", "", "symbolic", words="a B that cannot be evaluated"),
+        Mistake(
+            "unknown-op",
+            "build B with micrograph's operations (op.bprop, +, *).",
+            words="an operation micrograph does not have",
+        ),
         Mistake(
             "numbers-in-B",
             "pass the nodes themselves (C, its inputs) to op.bprop, never their .data.",
             "symbolic",
+            words="node.data passed to op.bprop",
         ),
-        Mistake("not-differentiable", "", "again"),
+        Mistake("not-differentiable", "", "again", words="a B whose derivative is wrong"),
     ]
 }
 """The mistakes this exercise recognises (and those of Algorithm 6.2's sums, :mod:`.backprop`)."""

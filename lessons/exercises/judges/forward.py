@@ -41,35 +41,47 @@ _RANGE = (
 MISTAKES: dict[str, Mistake] = {
     m.code: m
     for m in [
-        Mistake("mutation", "keep every value in u[i]; do not assign node.data."),
+        Mistake("mutation", "keep every value in u[i]; do not assign node.data.", words="assigned node.data"),
         Mistake(
             "not-a-list",
             "return the list u of all n values (a list, or a numpy array converted with .tolist()).",
+            words="did not return the list u",
         ),
         Mistake(
             "skip-u1",
             "the inputs loop runs for i = 1, ..., n_i: in Python, range(n_inputs), from 0.",
             "inputs",
+            words="the first input u(1) skipped",
         ),
-        Mistake("inputs", "set the inputs first: u[i] = x[i] for i < n_i.", "inputs"),
-        Mistake("skip-first", _RANGE, "order"),
-        Mistake("not-computed", "compute every node after the inputs.", "order"),
+        Mistake(
+            "inputs",
+            "set the inputs first: u[i] = x[i] for i < n_i.",
+            "inputs",
+            words="the inputs not set first",
+        ),
+        Mistake("skip-first", _RANGE, "order", words="the first operation node skipped"),
+        Mistake(
+            "not-computed", "compute every node after the inputs.", "order", words="a node never computed"
+        ),
         Mistake(
             "stale",
             "A(i) is the values this pass computed: u[j] for each parent j, not parent.data.",
             "parents",
+            words="read parent.data, not this pass's u[j]",
         ),
         Mistake(
             "argument-order",
             "Pa(u(i)) is ordered: pass the parents in argument order (node.inputs), never through a set.",
             "parents",
+            words="the parents passed out of order",
         ),
-        Mistake("wrong-value", "", "parents"),
+        Mistake("wrong-value", "", "parents", words="a wrong value"),
         Mistake(
             "none-read",
             "set the inputs first, from position 0 (u(1) is u[0]): for i in range(G.n_inputs): "
             "u[i] = x[i]; then compute each node from its parents' values in u, in order.",
             "inputs",
+            words="read a value before it was set",
         ),
     ]
 }

@@ -1,7 +1,9 @@
-"""A recognised mistake as a row of data: its code, the hint, and the book's sentence the hint rests on.
+"""A recognised mistake as a row of data: its code, the hint, the book's sentence, a phrase in words.
 
 Each exercise's judge keeps its mistakes in a table ``MISTAKES = {code: Mistake(...)}``; a diagnosis names
-the row, so the hint and the book's sentence are written once per mistake.
+the row, so the hint, the book's sentence and the phrase a class report shows are written once per mistake.
+The judge itself (:mod:`lessons.exercises.judge`) names the failures common to every exercise (a timeout, a
+syntax error ...) with the codes of :data:`GENERAL`, which gives each its phrase.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -13,7 +15,7 @@ from typing import Any
 
 from lessons.exercises.report import Failure
 
-__all__ = ["Mistake", "failure"]
+__all__ = ["Mistake", "failure", "GENERAL"]
 
 
 @dataclass(frozen=True)
@@ -24,11 +26,32 @@ class Mistake:
         code: its short name in reports and JSON (``"overwrite"``, ``"forward-loop"`` ...).
         hint: what to change, in words ("" for none).
         book: the key of :data:`lessons.exercises.report.BOOK` of the sentence behind it ("" for none).
+        words: what the mistake is, a short phrase for a teacher's class report ("terms overwritten, not
+            added"), at most 40 characters.
     """
 
     code: str
     hint: str = ""
     book: str = ""
+    words: str = ""
+
+
+GENERAL: dict[str, str] = {
+    "timeout": "stopped: out of time",
+    "memory": "stopped: out of memory",
+    "crash": "crashed Python (os._exit)",
+    "protocol": "an answer the check could not read",
+    "missing-function": "the function missing or misnamed",
+    "delegation": "called micrograph's own algorithm",
+    "recursion": "hit Python's recursion limit",
+    "missing-entry": "read an entry before writing it",
+    "todo": "not written yet (the template's TODO)",
+    "exception": "raised an exception",
+    "syntax": "a syntax error",
+    "load": "an error when the file was imported",
+}
+"""The failures the judge names for every exercise: {code: what it is, in words}. An exercise's own row of
+the same code (backprop's ``missing-entry``) comes first."""
 
 
 def failure(mistake: Mistake, headline: str, **fields: Any) -> Failure:

@@ -28,15 +28,34 @@ MISTAKES: dict[str, Mistake] = {
     m.code: m
     for m in [
         Mistake(
-            "mutation", "build new lists for the gradients; g ← ... rebinds g, it does not write into net.g."
+            "mutation",
+            "build new lists for the gradients; g ← ... rebinds g, it does not write into net.g.",
+            words="changed the network",
         ),
-        Mistake("shape", "", "mlp_w"),
-        Mistake("transposed", "∇W(k) J = g h(k−1)ᵀ: entry [m][i] = g[m] × h(k−1)[i].", "mlp_w"),
-        Mistake("bias-decay", "Ω(θ) here penalises the weights only: ∇b Ω = 0.", "mlp_b"),
-        Mistake("no-f-prime", "multiply g by f′(a(k)) element-wise first.", "mlp_f"),
-        Mistake("wrong-b", "", "mlp_b"),
-        Mistake("no-penalty", "add λ ∇W Ω = 2λ W(k) to g h(k−1)ᵀ.", "mlp_w"),
-        Mistake("wrong-W", "", "mlp_w"),
+        Mistake("shape", "", "mlp_w", words="gradients of the wrong shape"),
+        Mistake(
+            "transposed",
+            "∇W(k) J = g h(k−1)ᵀ: entry [m][i] = g[m] × h(k−1)[i].",
+            "mlp_w",
+            words="∇W transposed",
+        ),
+        Mistake(
+            "bias-decay",
+            "Ω(θ) here penalises the weights only: ∇b Ω = 0.",
+            "mlp_b",
+            words="the biases penalised too",
+        ),
+        Mistake(
+            "no-f-prime",
+            "multiply g by f′(a(k)) element-wise first.",
+            "mlp_f",
+            words="g not multiplied by f′(a(k))",
+        ),
+        Mistake("wrong-b", "", "mlp_b", words="a wrong bias gradient"),
+        Mistake(
+            "no-penalty", "add λ ∇W Ω = 2λ W(k) to g h(k−1)ᵀ.", "mlp_w", words="the weight penalty left out"
+        ),
+        Mistake("wrong-W", "", "mlp_w", words="a wrong weight gradient"),
     ]
 }
 """The mistakes this exercise recognises."""

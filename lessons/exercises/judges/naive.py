@@ -31,16 +31,30 @@ _COUNT_HINT = (
 MISTAKES: dict[str, Mistake] = {
     m.code: m
     for m in [
-        Mistake("mutation", "only read the nodes; recompute values with tools.evaluate."),
-        Mistake("wrong-value", "sum the terms of every argument that depends on w.", "sum"),
-        Mistake("uncounted", "use tools.local_derivative and tools.evaluate, which count."),
+        Mistake(
+            "mutation",
+            "only read the nodes; recompute values with tools.evaluate.",
+            words="changed the graph",
+        ),
+        Mistake(
+            "wrong-value",
+            "sum the terms of every argument that depends on w.",
+            "sum",
+            words="a wrong derivative",
+        ),
+        Mistake(
+            "uncounted",
+            "use tools.local_derivative and tools.evaluate, which count.",
+            words="evaluations not from tools",
+        ),
         Mistake(
             "stored",
             "equation 6.53 recomputes every subexpression from the leaves each time it needs it: "
             "f′(f(f(w))) f′(f(w)) f′(w). Read no .data of a non-leaf; recompute it with tools.evaluate.",
             "recompute",
+            words="values stored, not recomputed",
         ),
-        Mistake("count", _COUNT_HINT, "recompute"),
+        Mistake("count", _COUNT_HINT, "recompute", words="the wrong number of evaluations"),
     ]
 }
 """The mistakes this exercise recognises."""

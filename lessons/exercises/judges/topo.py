@@ -34,17 +34,37 @@ __all__ = ["cases", "MISTAKES"]
 MISTAKES: dict[str, Mistake] = {
     m.code: m
     for m in [
-        Mistake("mutation", "only read the nodes (.inputs); build a new list."),
-        Mistake("not-a-list", "return a list of the nodes."),
-        Mistake("stranger", "return the nodes of z's graph themselves, not copies or new nodes."),
-        Mistake("no-visited", "keep a set of the nodes already visited and skip them."),
-        Mistake("missing-node", "start from z and follow node.inputs to every ancestor, constants included."),
-        Mistake("reversed", "u(1)..u(n) starts with the inputs and ends with the output u(n) = z.", "order"),
-        Mistake("parent-after", "", "order"),
+        Mistake(
+            "mutation", "only read the nodes (.inputs); build a new list.", words="changed the graph's nodes"
+        ),
+        Mistake("not-a-list", "return a list of the nodes.", words="did not return a list"),
+        Mistake(
+            "stranger",
+            "return the nodes of z's graph themselves, not copies or new nodes.",
+            words="listed something not in the graph",
+        ),
+        Mistake(
+            "no-visited",
+            "keep a set of the nodes already visited and skip them.",
+            words="a node listed twice (no visited set)",
+        ),
+        Mistake(
+            "missing-node",
+            "start from z and follow node.inputs to every ancestor, constants included.",
+            words="a node of the graph left out",
+        ),
+        Mistake(
+            "reversed",
+            "u(1)..u(n) starts with the inputs and ends with the output u(n) = z.",
+            "order",
+            words="the order reversed, z first",
+        ),
+        Mistake("parent-after", "", "order", words="a node listed before its parent"),
         Mistake(
             "leaves-not-first",
             "put the leaves first, in the order you met them, then the other nodes in your order.",
             "inputs",
+            words="the leaves not listed first",
         ),
     ]
 }
