@@ -849,13 +849,20 @@ def _add_exercise_check(actions: Any) -> None:
         "--time-limit",
         type=_real(0, above=True, high=3600),
         metavar="S",
-        help="CPU seconds one case may use (default: 3)",
+        help="CPU seconds a case may use when it sets none of its own (default: 2)",
+    )
+    check.add_argument(
+        "--budget",
+        type=_real(0, above=True, high=86400),
+        metavar="S",
+        help="seconds of CPU time and waiting for the whole check; the cases left when it is spent are not "
+        "run (default: 15)",
     )
     check.add_argument(
         "--wall-limit",
         type=_real(0, above=True, high=86400),
         metavar="S",
-        help="wall-clock seconds for the whole check (default: 120)",
+        help="wall-clock seconds for the whole check (default: 90)",
     )
     check.add_argument(
         "--memory-limit",

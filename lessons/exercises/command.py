@@ -99,6 +99,8 @@ def _check(args: argparse.Namespace) -> int:
         kw["time_limit"] = args.time_limit
     if args.wall_limit is not None:
         kw["wall_limit"] = args.wall_limit
+    if args.budget is not None:
+        kw["budget"] = args.budget
     if args.memory_limit is not None:
         kw["memory_limit"] = args.memory_limit << 20
     try:
