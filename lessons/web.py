@@ -49,7 +49,8 @@ def setup(layout: Callable[[str], str]) -> None:
 
 def catalogue() -> str:
     """The lessons (number, title, section, whether it takes an expression, its default expression and
-    values) and the exercises (name, title, book, template), as JSON."""
+    values), the exercises (name, title, book, template) and the note shown for a solution that names numpy
+    (:data:`NUMPY_NOTE`), as JSON."""
     items = []
     for n in lessons.LESSONS:
         m = lessons.load(n)
@@ -60,7 +61,15 @@ def catalogue() -> str:
         {"name": e.name, "title": e.title, "book": e.book, "template": TEMPLATES[e.name]}
         for e in EXERCISES.values()
     ]
-    return json.dumps({"lessons": items, "exercises": exercises})
+    return json.dumps({"lessons": items, "exercises": exercises, "numpy_note": NUMPY_NOTE})
+
+
+NUMPY_NOTE = (
+    "numpy is not available in this page (Python here runs in your browser, without numpy): a solution that "
+    "imports it cannot load. Write it with lists and loops; numpy solutions pass when checked on a computer "
+    "with micrograph installed."
+)
+"""What the page's exercise editor says, before Check, when the solution names numpy."""
 
 
 def parse_at(text: str) -> dict[str, float]:

@@ -178,7 +178,10 @@ function setUpExercises() {
   editor = new EditorView({
     doc: "",
     extensions: [basicSetup, python(), EditorView.updateListener.of((u) => {
-      if (u.docChanged) localStorage.setItem(draftKey($("exercise").value), u.state.doc.toString());
+      if (u.docChanged) {
+        localStorage.setItem(draftKey($("exercise").value), u.state.doc.toString());
+        noteNumpy(u.state.doc.toString());
+      }
     })],
     parent: $("editor"),
   });
@@ -191,10 +194,18 @@ function setUpExercises() {
   showProgress();
 }
 
+// numpy is not in this page's Python: say so before Check, as soon as the solution names it.
+function noteNumpy(text) {
+  const uses = /^\s*(import\s+numpy\b|from\s+numpy\b)/m.test(text);
+  $("numpy-note").hidden = !uses;
+  $("numpy-note").textContent = uses ? catalogue.numpy_note : "";
+}
+
 function loadDraft() {
   const e = catalogue.exercises.find((x) => x.name === $("exercise").value);
   const text = localStorage.getItem(draftKey(e.name)) ?? e.template;
   editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: text } });
+  noteNumpy(text);
   $("report").textContent = "";
   $("report").className = "";
   $("failure").innerHTML = "";
