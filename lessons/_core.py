@@ -508,6 +508,8 @@ class Stepper:
             how = (
                 "answer with l.answer(number), then l.next() shows it"
                 if keys is None
+                else "type it in the Answer box below, then Next shows it"
+                if keys == ""  # the page: its own controls, no keys
                 else "you are asked next"
             )
             out.append(textwrap.fill(f"Predict: {q.text} ({how})", width=width))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -70,6 +71,67 @@ NUMPY_NOTE = (
     "with micrograph installed."
 )
 """What the page's exercise editor says, before Check, when the solution names numpy."""
+
+
+def read_address(query: str) -> str:
+    """What a link asks the page for, checked: its ``?lesson=N&expr=...&at=...&step=K``, ``?exercise=NAME``
+    and ``?explore=...&explore_at=...&predict=1``, as JSON with a sentence for each part that cannot be
+    used (the page falls back to its lists and says why, instead of failing).
+
+    Args:
+        query: the address's query string (``location.search``), with or without its ``?``.
+
+    Returns:
+        JSON: ``lesson`` (a lesson's number, or None), ``expr`` and ``at`` ("" where the lesson takes no
+        expression), ``step`` (a step number, or None), ``exercise`` (a name, or None), ``explore``,
+        ``explore_at``, ``predict`` and ``notes`` (the sentences).
+    """
+    params = urllib.parse.parse_qs(query.lstrip("?"), keep_blank_values=True)
+
+    def one(name: str) -> str | None:
+        values = params.get(name)
+        return values[-1] if values else None
+
+    notes: list[str] = []
+    out: dict[str, Any] = {"lesson": None, "expr": "", "at": "", "step": None, "exercise": None}
+    lesson = one("lesson")
+    if lesson is not None:
+        number = int(lesson) if lesson.strip().isdigit() else None
+        if number in lessons.LESSONS:
+            out["lesson"] = number
+        else:
+            notes.append(
+                f"There is no lesson {lesson.strip()[:20]!r} here: choose one of lessons "
+                f"{min(lessons.LESSONS)} to {max(lessons.LESSONS)} in the list."
+            )
+    expr = one("expr")
+    if expr is not None and out["lesson"] is not None:
+        if getattr(lessons.load(out["lesson"]), "EXPR", None):
+            out["expr"], out["at"] = expr, one("at") or ""
+        else:
+            notes.append(
+                f"Lesson {out['lesson']} runs on its own example, so the expression in the address was left "
+                "out."
+            )
+    step = one("step")
+    if step is not None:
+        if step.strip().isdigit() and int(step) >= 1:
+            out["step"] = int(step)
+        else:
+            notes.append(f"{step.strip()[:20]!r} is not a step number; the lesson starts at step 1.")
+    exercise = one("exercise")
+    if exercise is not None:
+        if exercise in EXERCISES:
+            out["exercise"] = exercise
+        else:
+            notes.append(
+                f"There is no exercise {exercise.strip()[:30]!r} here: choose one in the Exercises list."
+            )
+    out["explore"] = one("explore")
+    out["explore_at"] = one("explore_at") or ""
+    out["predict"] = one("predict") == "1"
+    out["notes"] = notes
+    return json.dumps(out)
 
 
 def parse_at(text: str) -> dict[str, float]:
@@ -153,7 +215,8 @@ class LessonView:
     def state(self, note: str = "") -> str:
         """The current step as JSON: number, title, index, count, at_end, text, the picture (``svg``: a
         drawing's SVG, or ``chart``: a plot's :meth:`viz.charts.Chart.to_dict`, else "" and None),
-        picture_note (why a drawing is missing: too large, or Graphviz failed), note."""
+        picture_note (why a drawing is missing: too large, or Graphviz failed), note, question (the text of
+        the step's question to predict, answered with :meth:`answer`, or None)."""
         s = self.stepper
         svg, chart, picture_note = self._picture()
         return json.dumps(
@@ -168,8 +231,21 @@ class LessonView:
                 "chart": chart,
                 "picture_note": picture_note,
                 "note": note,
+                "question": None if s.question is None else s.question.text,
             }
         )
+
+    def answer(self, text: str) -> str:
+        """Check the number typed in the page's Answer box against the current step's question, as the
+        REPL's ``l.answer`` does: the sentence saying whether it is right and what the true value is."""
+        words = text.strip()
+        try:
+            value = float(words)
+        except ValueError:
+            return f"Type a number in the Answer box (for example 0.25), not {words!r}."
+        if value != value or value in (float("inf"), float("-inf")):
+            return f"Type a finite number in the Answer box, not {words!r}."
+        return str(self.stepper.answer(value))
 
     def _picture(self) -> tuple[str, dict[str, Any] | None, str]:
         """The step's picture: (a drawing's SVG, a plot's chart data, why there is no picture)."""

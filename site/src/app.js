@@ -14,6 +14,7 @@ const lastLine = (error) => String(error && error.message ? error.message : erro
 
 let web = null;
 let catalogue = null;
+let address = { lesson: null, expr: "", at: "", step: null, exercise: null, explore: null, explore_at: "", predict: false, notes: [] };
 let view = null;
 let editor = null;
 let spare = null;
@@ -51,10 +52,14 @@ async function boot() {
   window.micrographTimes.imported = performance.now() - t0; // micrograph's modules imported
   web.setup((source) => viz.renderString(source, { format: "svg", engine: "dot" }));
   catalogue = JSON.parse(web.catalogue());
+  address = JSON.parse(web.read_address(location.search));  // a link's parts, checked; notes for the rest
   setUpLessons();
   setUpExercises();
   setUpExplorer();
   await startLesson();
+  if (address.step !== null) move("goto", address.step);
+  if (address.exercise !== null) { $("exercise").value = address.exercise; loadDraft(); showTab("exercises"); }
+  if (address.notes.length) $("lesson-note").textContent = [$("lesson-note").textContent, ...address.notes].filter(Boolean).join(" ");
   window.micrographTimes.interactive = performance.now() - t0;
   say(`Ready: micrograph ${manifest.version} in Python ${manifest.python} (Pyodide ${manifest.pyodide}).`);
   document.body.dataset.ready = "true";
@@ -77,14 +82,14 @@ function setUpLessons() {
   }
   $("lesson").onchange = () => { fillExample(); startLesson(); };
   $("lesson-form").onsubmit = (e) => { e.preventDefault(); startLesson(); };
+  $("predict").onsubmit = answer;
   $("next").onclick = () => move("next");
   $("back").onclick = () => move("back");
   $("go").onclick = () => move("goto", Number($("goto").value));
   for (const id of ["lesson", "expr", "at", "start", "next", "back", "goto", "go"]) $(id).disabled = false;
-  const params = new URLSearchParams(location.search);
-  if (params.has("lesson")) $("lesson").value = params.get("lesson");
+  if (address.lesson !== null) $("lesson").value = String(address.lesson);
   fillExample();
-  if (params.has("expr")) { $("expr").value = params.get("expr"); $("at").value = params.get("at") || ""; }
+  if (address.expr) { $("expr").value = address.expr; $("at").value = address.at; }
 }
 
 function fillExample() {
@@ -100,12 +105,16 @@ async function startLesson() {
   if (view) { view.destroy(); view = null; }
   try {
     view = web.LessonView($("lesson").value | 0, $("expr").value, $("at").value);
-  } catch (error) {
+  } catch (error) {  // the page stays usable: the failed lesson's controls reset, the boxes enabled
     $("lesson-note").textContent = lastLine(error);
     $("lesson-text").textContent = "";
     $("lesson-picture").innerHTML = "";
+    $("where").textContent = "";
+    $("predict").hidden = true;
+    for (const id of ["next", "back", "goto", "go"]) $(id).disabled = true;
     return;
   }
+  for (const id of ["next", "back", "goto", "go"]) $(id).disabled = false;
   const url = new URL(location.href);
   url.searchParams.set("lesson", $("lesson").value);
   if (!$("expr").disabled) { url.searchParams.set("expr", $("expr").value); url.searchParams.set("at", $("at").value); }
@@ -134,19 +143,32 @@ function show(json) {
   $("goto").max = s.count;
   $("goto").value = s.index;
   $("lesson-text").dataset.index = s.index;
+  $("predict").hidden = !s.question;  // predict, then see: the step's question and the Answer box
+  $("question").textContent = s.question ? "Predict: " + s.question : "";
+  $("prediction").value = "";
+  $("verdict").textContent = "";
+}
+
+function answer(event) {
+  event.preventDefault();
+  if (!view) return;
+  try {
+    $("verdict").textContent = view.answer($("prediction").value);
+  } catch (error) {
+    $("verdict").textContent = lastLine(error);
+  }
 }
 
 // --- the explorer: viz.explore's own self-contained page, made in Python here and shown in a frame ----------
 function setUpExplorer() {
-  const params = new URLSearchParams(location.search);
-  if (params.has("explore")) {
-    $("x-expr").value = params.get("explore");
-    $("x-at").value = params.get("explore_at") || "";
-    $("x-predict").checked = params.get("predict") === "1";
+  if (address.explore !== null) {
+    $("x-expr").value = address.explore;
+    $("x-at").value = address.explore_at;
+    $("x-predict").checked = address.predict;
   }
   $("explorer-form").onsubmit = (e) => { e.preventDefault(); drawExplorer(); };
   for (const id of ["x-expr", "x-at", "x-predict", "x-draw"]) $(id).disabled = false;
-  if (params.has("explore")) { showTab("explorer"); drawExplorer(); }
+  if (address.explore !== null) { showTab("explorer"); drawExplorer(); }
 }
 
 function drawExplorer() {
