@@ -27,8 +27,10 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 from __future__ import annotations
 
 import collections
+import itertools
 import json
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -51,6 +53,9 @@ MEMORY_LIMIT = 1 << 30
 
 MAX_ANSWER = 64 << 20
 """Bytes one answer may have (a grad_table of a million entries fits)."""
+
+MAX_NESTING = 100
+"""Levels of brackets one answer may nest (an answer nests fewer than 50; json.loads recurses per level)."""
 
 _ROOT = str(Path(__file__).resolve().parent.parent.parent)
 _CHILD = str(Path(__file__).resolve().with_name("child.py"))
@@ -160,6 +165,17 @@ def _proc_stat(pid: int) -> tuple[float, int] | None:
         return None
     ticks = os.sysconf("SC_CLK_TCK")
     return (int(fields[11]) + int(fields[12])) / ticks, int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_STEP = [1 if c in b"[{" else -1 if c in b"]}" else 0 for c in range(256)]
+_NOT_BRACKETS = bytes(c for c in range(256) if not _STEP[c])
+
+
+def _nesting(line: bytes) -> int:
+    """How deeply the brackets of a JSON line nest (those inside its strings left out), without parsing it."""
+    brackets = _STRING.sub(b"", line).translate(None, _NOT_BRACKETS)
+    return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
 class _Child:
@@ -302,6 +318,11 @@ class _Child:
             return None
         line, _, rest = bytes(self.buffer).partition(b"\n")
         self.buffer = bytearray(rest)
+        if _nesting(line) > MAX_NESTING:
+            return Stop(
+                "protocol",
+                f"the process running the solution sent an answer nested more than {MAX_NESTING} levels deep",
+            )
         try:
             answer = json.loads(line)
         except ValueError:
