@@ -27,21 +27,8 @@ from typing import Any, NoReturn
 from lessons.exercises.report import Failure
 from micrograph.ops import OPS
 
-__all__ = [
-    "ANSWERS",
-    "ERROR",
-    "KINDS",
-    "MAX_B",
-    "MAX_CALLS",
-    "MAX_COUNT",
-    "MAX_DEPTH",
-    "MAX_ITEMS",
-    "MAX_TEXT",
-    "brief",
-    "failure",
-    "number_text",
-    "problem",
-]
+__all__ = ["ANSWERS", "ERROR", "KINDS", "MAX_B", "MAX_CALLS", "MAX_COUNT", "MAX_DEPTH", "MAX_ITEMS",
+           "MAX_TEXT", "brief", "failure", "number_text", "problem"]  # fmt: skip
 
 MAX_DEPTH = 64
 """Levels a value the solution returned may nest (the child converts at most 12 of its own, 3 JSON each)."""
@@ -161,10 +148,6 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 def boolean(x: Any, where: str, ctx: Context) -> None:
     """True or false."""
     if not isinstance(x, bool):
@@ -187,7 +170,7 @@ def integer(x: Any, where: str, ctx: Context) -> None:
 
 def number(x: Any, where: str, ctx: Context) -> None:
     """A number a float holds (NaN and the infinities included)."""
-    if not _is_number(x):
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
         _wrong(where, x, "a number")
     try:
         float(x)
@@ -222,13 +205,12 @@ def position(x: Any, where: str, ctx: Context) -> None:
 def node_id(x: Any, where: str, ctx: Context) -> None:
     """The id of a node of G, as the request named it."""
     if not (_is_int(x) and x in ctx.nodes):
-        _wrong(
-            where,
-            x,
+        what = (
             f"one of the {len(ctx.nodes)} nodes of the graph"
             if ctx.nodes
-            else "a node: this case has no graph",
+            else "a node: this case has no graph"
         )
+        _wrong(where, x, what)
 
 
 def maybe(check: Check) -> Check:
@@ -397,16 +379,8 @@ def _children(v: list[Any] | dict[Any, Any], path: Any, ctx: Context) -> Childre
 # ---------------------------------------------------------------------------------------------------------
 # The schemas.
 
-KINDS = (
-    "exception",
-    "recursion",
-    "todo",
-    "missing-entry",
-    "missing-function",
-    "engine",
-    "syntax",
-    "not-loaded",
-)
+KINDS = ("exception", "recursion", "todo", "missing-entry", "missing-function", "engine", "syntax",
+         "not-loaded")  # fmt: skip
 """The kinds of error the child reports (:func:`lessons.exercises.judge.raised` reads each)."""
 
 ERROR = fields(
