@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lessons.exercises.jsonfile import nesting
 from lessons.exercises.processes import Tree, protect_judge, sleeping
 from lessons.exercises.sandbox import Sandbox, fresh_uid
 
@@ -85,6 +86,9 @@ MEMORY_LIMIT = 1 << 30
 
 MAX_ANSWER = 64 << 20
 """Bytes one answer may have (a grad_table of a million entries fits)."""
+
+MAX_NESTING = 100
+"""Levels of brackets one answer may nest (an answer nests fewer than 50; json.loads recurses per level)."""
 
 _POLL = 0.02
 _TREE_POLL = 0.1
@@ -372,6 +376,11 @@ class _Child:
             return None
         line, _, rest = bytes(self.buffer).partition(b"\n")
         self.buffer = bytearray(rest)
+        if nesting(line.decode("utf-8", errors="replace")) > MAX_NESTING:
+            return Stop(
+                "protocol",
+                f"the process running the solution sent an answer nested more than {MAX_NESTING} levels deep",
+            )
         try:
             answer = json.loads(line)
         except (ValueError, RecursionError):
