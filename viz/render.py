@@ -64,7 +64,9 @@ def dot_available() -> bool:
     return shutil.which("dot") is not None
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = True) -> Path:
+def write_atomic(
+    path: str | os.PathLike[str], data: bytes, *, overwrite: bool = True, mode: int = 0o644
+) -> Path:
     """Write ``data`` to ``path`` atomically: a temporary file in the same directory, then a rename.
 
     Args:
@@ -72,6 +74,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, overwrite: bool =
         data: the bytes to write.
         overwrite: if False and ``path`` exists, raise instead of replacing it (checked again at the rename,
             where the filesystem allows it, so a file created meanwhile is not clobbered).
+        mode: the file's permissions, set before it gets its name (0o600: never readable by others, even
+            for a moment).
 
     Returns:
         The destination as a Path.
@@ -102,7 +106,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, overwrite: bool =
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, mode)
         if overwrite:
             os.replace(tmp, dest)
         else:
