@@ -791,9 +791,12 @@ are kept in .micrograph-progress.json in the current directory (a record for you
 
 _AUTOGRADER_EPILOG = """\
 Gradescope: upload DIR/autograder.zip on the assignment's "Configure Autograder" page (base image
-Ubuntu 22.04 or later). Students submit NAME.py; each submission is checked with the seed given here
-(vary it to grade with random cases the students have not seen) and scored case by case.
-PrairieLearn: DIR/README.md says where the grading script, the Dockerfile and the info.json options go.
+Ubuntu 22.04 or later). Students submit NAME.py; each submission is scored case by case, its random cases
+drawn from a seed of the student's own: HMAC-SHA256 of a secret (DIR/micrograph_secret, keep it private)
+and the student's Gradescope id. The results name the seed; micrograph exercise check NAME.py --seed N
+re-runs a student's check. --seed is used where no student identity is found.
+PrairieLearn: DIR/README.md says where the grading script, the secret, the Dockerfile and the info.json
+options go (PrairieLearn gives no identity: the student's variant of the question stands for it).
 
   micrograph exercise autograder backprop --platform gradescope --out autograder/
   micrograph exercise autograder backprop --platform prairielearn --out pl/ --seed 7
@@ -890,7 +893,15 @@ def _add_exercise_course(actions: Any) -> None:
         "--seed",
         type=_integer(0, 2**31 - 1),
         default=0,
-        help="the seed of the random cases every submission is checked with (default 0)",
+        help="the fixed seed of the random cases, used where the platform gives no student identity "
+        "(default 0)",
+    )
+    grader.add_argument(
+        "--secret-file",
+        type=_path,
+        metavar="PATH",
+        help="the secret each student's cases are derived from (at least 16 characters); default: the one "
+        "already in DIR with --force, else a new random one written to DIR/micrograph_secret",
     )
     grader.add_argument("--force", action="store_true", help="replace files that exist in DIR")
     report = actions.add_parser(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from lessons.exercises.course_cli import (
     run_autograder_command,
     run_report_command,
 )
+from lessons.exercises.grading import PACKAGES, SECRET_FILE
 from lessons.exercises.platforms import to_gradescope, to_prairielearn
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,45 +42,67 @@ def fake_wheel(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_gradescope_autograder_files(tmp_path: Path, fake_wheel: None) -> None:
     out = tmp_path / "ag"
     written = write_autograder("backprop", "gradescope", out, seed=5)
-    names = ["setup.sh", "run_autograder", FAKE_WHEEL[0], "autograder.zip"]
+    names = ["setup.sh", "run_autograder", SECRET_FILE, FAKE_WHEEL[0], "autograder.zip"]
     assert written == [out / n for n in names]
     for n in ("setup.sh", "run_autograder"):
         assert (out / n).stat().st_mode & stat.S_IXUSR, n
+    for n in (SECRET_FILE, "autograder.zip"):  # the secret, alone and in the archive: the owner's only
+        assert stat.S_IMODE((out / n).stat().st_mode) == 0o600, n
+    assert len((out / SECRET_FILE).read_bytes().strip()) == 64  # a new random secret: 32 bytes in hex
     setup = (out / "setup.sh").read_text()
     assert setup.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in setup
     assert "apt-get install -y python3 python3-pip graphviz" in setup
-    assert f"python3 -m pip install /autograder/source/{FAKE_WHEEL[0]}" in setup
+    assert f"python3 -m pip install --no-cache-dir /autograder/source/{FAKE_WHEEL[0]}" in setup
+    assert "for package in micrograph viz lessons; do" in setup and 'chmod -R o-rwx "$directory"' in setup
+    assert f"chmod 600 /autograder/source/{SECRET_FILE}" in setup
     assert subprocess.run(["bash", "-n", str(out / "setup.sh")], capture_output=True).returncode == 0
     run = (out / "run_autograder").read_text()
     assert run.startswith("#!/usr/bin/env python3\n")
     for part in [
         'EXERCISE = "backprop"',
-        "SEED = 5",
+        "FIXED_SEED = 5",
         'FORMAT = "gradescope"',
         '"/autograder"',
         'ROOT / "submission"',
-        '"--format", FORMAT, "--seed", str(SEED)',
+        f'SECRET = ROOT / "source" / "{SECRET_FILE}"',
+        '"--format", FORMAT, "--seed", str(seed)',
     ]:
         assert part in run, part
     compile(run, "run_autograder", "exec")
+    assert (out / SECRET_FILE).read_text() not in run  # the secret is a file of its own
     with zipfile.ZipFile(out / "autograder.zip") as z:  # Gradescope wants the files at the archive's root
-        assert z.namelist() == ["setup.sh", "run_autograder", FAKE_WHEEL[0]]
+        assert z.namelist() == ["setup.sh", "run_autograder", SECRET_FILE, FAKE_WHEEL[0]]
         assert z.read("run_autograder").decode() == run
+        assert z.read(SECRET_FILE) == (out / SECRET_FILE).read_bytes()
         modes = {i.filename: i.external_attr >> 16 for i in z.infolist()}
-        assert modes == {"setup.sh": 0o755, "run_autograder": 0o755, FAKE_WHEEL[0]: 0o644}
+        assert modes == {"setup.sh": 0o755, "run_autograder": 0o755, SECRET_FILE: 0o600, FAKE_WHEEL[0]: 0o644}
 
 
 def test_prairielearn_autograder_files(tmp_path: Path, fake_wheel: None) -> None:
     written = write_autograder("forward", "prairielearn", tmp_path, seed=2)
-    assert [p.name for p in written] == ["grade_forward.py", "Dockerfile", "README.md", FAKE_WHEEL[0]]
+    names = ["grade_forward.py", "Dockerfile", "README.md", SECRET_FILE, FAKE_WHEEL[0]]
+    assert [p.name for p in written] == names
     grade = (tmp_path / "grade_forward.py").read_text()
-    for part in ['"/grade"', 'ROOT / "student"', 'FORMAT = "prairielearn"', "SEED = 2", '"results.json"']:
+    for part in [
+        '"/grade"',
+        'ROOT / "student"',
+        'FORMAT = "prairielearn"',
+        "FIXED_SEED = 2",
+        '"results.json"',
+        f'SECRET = Path(__file__).resolve().parent / "{SECRET_FILE}"',
+        f'(ROOT / "shared").rglob("{SECRET_FILE}")',  # PrairieLearn's second copy of serverFilesCourse
+    ]:
         assert part in grade, part
     compile(grade, "grade_forward.py", "exec")
     docker = (tmp_path / "Dockerfile").read_text()
     assert f"COPY {FAKE_WHEEL[0]} /tmp/" in docker and "graphviz" in docker
     readme = (tmp_path / "README.md").read_text()
     assert '"entrypoint": "/grade/serverFilesCourse/micrograph/grade_forward.py"' in readme
+    assert (
+        f"Copy `grade_forward.py` and `{SECRET_FILE}` into your course's `serverFilesCourse/micrograph/`"
+        in readme
+    )
+    assert (tmp_path / SECRET_FILE).read_text() not in docker + readme + grade
     assert "<pl-external-grader-results>" in readme
 
 
@@ -153,31 +177,53 @@ def test_the_wheel_is_built_from_the_checkout_and_leaves_it_clean(tmp_path: Path
 # --- the grading scripts, run ------------------------------------------------------------------------------
 
 
-def gradescope_layout(tmp_path: Path, build: bool = False) -> Path:
+def gradescope_layout(tmp_path: Path, build: bool = False, secret: bytes | None = None) -> Path:
     """A directory laid out like Gradescope's /autograder, the autograder written into source/."""
     for d in ("source", "submission", "results"):
         (tmp_path / d).mkdir()
-    write_autograder("backprop", "gradescope", tmp_path / "source", force=True, seed=3)
+    write_autograder("backprop", "gradescope", tmp_path / "source", force=True, seed=3, secret=secret)
     return tmp_path
 
 
-def run_script(script: Path, root: Path) -> subprocess.CompletedProcess[str]:
+def copy_packages(into: Path) -> Path:
+    """A copy of micrograph's packages in ``into``, as a wheel installs them (no caches)."""
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, into / package, ignore=shutil.ignore_patterns("__pycache__"))
+    return into
+
+
+def private_packages(into: Path) -> Path:
+    """micrograph's packages copied where no other user can read them, as the platforms' setup leaves them:
+    a grading script run as root refuses to grade with the checkout's own, readable, packages."""
+    site = copy_packages(into)
+    subprocess.run(["chmod", "-R", "o-rwx", str(site)], check=True)
+    return site
+
+
+@pytest.fixture(scope="session")
+def private_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """:func:`private_packages`, once for the session."""
+    return private_packages(tmp_path_factory.mktemp("site"))
+
+
+def run_script(script: Path, root: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    """The grading script run as the platform runs it, micrograph imported from ``site``."""
     venv_bin = str(Path(sys.executable).parent)
     env = dict(
         os.environ,
         PATH=venv_bin + os.pathsep + os.environ.get("PATH", ""),
-        PYTHONPATH=str(ROOT),
+        PYTHONPATH=str(site),
         MICROGRAPH_AUTOGRADER_ROOT=str(root),
     )
     return subprocess.run([str(script)], env=env, cwd=root, capture_output=True, text=True, timeout=300)
 
 
 def test_run_autograder_without_the_file_scores_zero_and_names_what_came(
-    tmp_path: Path, fake_wheel: None
+    tmp_path: Path, fake_wheel: None, private_site: Path
 ) -> None:
     root = gradescope_layout(tmp_path)
     (root / "submission" / "Backprop (1).py").write_text("def backprop(G): ...\n")
-    done = run_script(root / "source" / "run_autograder", root)
+    done = run_script(root / "source" / "run_autograder", root, private_site)
     assert done.returncode == 0, done.stderr
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == 0.0
@@ -191,10 +237,12 @@ def test_run_autograder_without_the_file_scores_zero_and_names_what_came(
     assert "there is no backprop.py" in done.stdout  # the teacher's log
 
 
-def test_prairielearn_grader_without_the_file_scores_zero(tmp_path: Path, fake_wheel: None) -> None:
+def test_prairielearn_grader_without_the_file_scores_zero(
+    tmp_path: Path, fake_wheel: None, private_site: Path
+) -> None:
     write_autograder("naive", "prairielearn", tmp_path / "course")
     (tmp_path / "student").mkdir()  # PrairieLearn does not make /grade/results: the script does
-    done = run_script(tmp_path / "course" / "grade_naive.py", tmp_path)
+    done = run_script(tmp_path / "course" / "grade_naive.py", tmp_path, private_site)
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     assert results["gradable"] is True and results["score"] == 0.0
@@ -202,20 +250,22 @@ def test_prairielearn_grader_without_the_file_scores_zero(tmp_path: Path, fake_w
     assert "(the files submitted: none)" in results["tests"][0]["output"]
 
 
-def test_run_autograder_finds_the_file_in_a_folder_and_refuses_two(tmp_path: Path, fake_wheel: None) -> None:
+def test_run_autograder_finds_the_file_in_a_folder_and_refuses_two(
+    tmp_path: Path, fake_wheel: None, private_site: Path
+) -> None:
     root = gradescope_layout(tmp_path)
     for folder in ("hw3", "old"):
         (root / "submission" / folder).mkdir()
         (root / "submission" / folder / "backprop.py").write_text("def backprop(G): ...\n")
-    done = run_script(root / "source" / "run_autograder", root)
+    done = run_script(root / "source" / "run_autograder", root, private_site)
     results = json.loads((root / "results" / "results.json").read_text())
     assert done.returncode == 0 and results["score"] == 0.0
     expected = "your submission has 2 files named backprop.py (hw3/backprop.py, old/backprop.py): submit one"
     assert expected in results["output"]
     (root / "submission" / "old" / "backprop.py").unlink()
-    done = run_script(root / "source" / "run_autograder", root)
+    done = run_script(root / "source" / "run_autograder", root, private_site)
     assert (
-        f"checking {root / 'submission' / 'hw3' / 'backprop.py'} for exercise backprop (seed 3)"
+        f"checking {root / 'submission' / 'hw3' / 'backprop.py'} for exercise backprop (the fixed seed 3: "
         in done.stdout
     )
 
@@ -244,7 +294,7 @@ except Exception:
 @pytest.mark.skipif(
     not _check_has_format(), reason="pending: `micrograph exercise check` has no --format yet"
 )
-def test_run_autograder_end_to_end(tmp_path: Path) -> None:
+def test_run_autograder_end_to_end(tmp_path: Path, private_site: Path) -> None:
     """Gradescope's layout in a temporary directory: a wrong, a forging and a correct backprop.py."""
     assert OVERWRITE_BACKPROP != CORRECT_BACKPROP
     root = gradescope_layout(tmp_path)
@@ -260,7 +310,7 @@ def test_run_autograder_end_to_end(tmp_path: Path) -> None:
         ("right", CORRECT_BACKPROP),
     ]:
         submitted.write_text(text)
-        done = run_script(script, root)
+        done = run_script(script, root, private_site)
         assert done.returncode == 0, done.stderr
         out = json.loads(results.read_text())
         top = sum(t["max_score"] for t in out["tests"])
@@ -444,7 +494,7 @@ def test_autograder_command(tmp_path: Path, fake_wheel: None, capsys: pytest.Cap
     assert "exist; not overwriting; use --force to replace them" in one_line_error(capsys)
     argv = ("autograder", "backprop", "--platform", "gradescope", "--out", str(out), "--force", "--seed", "9")
     assert run_autograder_command(parse(*argv)) == 0
-    assert "SEED = 9" in (out / "run_autograder").read_text()
+    assert "FIXED_SEED = 9" in (out / "run_autograder").read_text()
     capsys.readouterr()
     assert (
         run_autograder_command(parse("autograder", "nope", "--platform", "gradescope", "--out", str(out)))

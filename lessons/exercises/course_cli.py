@@ -2,7 +2,8 @@
 
 ::
 
-    micrograph exercise autograder NAME --platform {gradescope,prairielearn} --out DIR [--seed N] [--force]
+    micrograph exercise autograder NAME --platform {gradescope,prairielearn} --out DIR [--seed N]
+                                   [--secret-file PATH] [--force]
     micrograph exercise report RESULTS... [--chart FILE.png] [--force]
 
 :mod:`micrograph.cli` builds their arguments; ``run_*_command(args)`` runs one and returns the exit status:
@@ -31,13 +32,26 @@ def _error(message: str) -> int:
 
 def run_autograder_command(args: argparse.Namespace) -> int:
     """Run ``micrograph exercise autograder``: 0 written, 2 bad input (one line on stderr)."""
-    from lessons.exercises.autograder import AutograderError, write_autograder
+    from lessons.exercises.autograder import AutograderError, autograder_secret, write_autograder
+    from lessons.exercises.grading import SECRET_FILE
 
     if args.name not in EXERCISES:
         return _error(f"there is no exercise {args.name!r}; the exercises are {', '.join(EXERCISES)}")
     out = Path(args.out)
+    secret_file = args.secret_file
     try:
-        written = write_autograder(args.name, args.platform, out, force=args.force, seed=args.seed)
+        secret, whence = autograder_secret(out, secret_file, args.force)
+    except OSError as e:
+        where = f"--secret-file {secret_file}" if secret_file else f"cannot read {out / SECRET_FILE}"
+        return _error(f"{where}: {e.strerror or e}")
+    except ValueError as e:
+        return _error(
+            f"--secret-file {secret_file}: {e}" if secret_file else f"{e}; remove it to make a new one"
+        )
+    try:
+        written = write_autograder(
+            args.name, args.platform, out, force=args.force, seed=args.seed, secret=secret
+        )
     except FileExistsError as e:
         return _error(f"{e}; use --force to replace them")
     except (ValueError, NotADirectoryError, AutograderError) as e:
@@ -47,9 +61,16 @@ def run_autograder_command(args: argparse.Namespace) -> int:
         return _error(f"cannot write{where}: {e.strerror or e}")
     for path in written:
         print(f"wrote {path}")
+    print(
+        f"The secret each student's cases come from is in {out / SECRET_FILE} ({whence}); keep it private. "
+        f"To write this autograder again with the same cases: --secret-file {out / SECRET_FILE}."
+    )
     if args.platform == "gradescope":
         print(f"Upload {out / 'autograder.zip'} on Gradescope's Configure Autograder page (Ubuntu 22.04")
-        print(f"or later); students submit {args.name}.py; the random cases use seed {args.seed}.")
+        print(
+            f"or later); students submit {args.name}.py; each student's random cases come from their own "
+            f"seed (the fixed seed {args.seed} where no student identity is found)."
+        )
     else:
         print(f"Next: {out / 'README.md'} says where each file goes in your PrairieLearn course.")
     return 0
