@@ -30,9 +30,9 @@ from lessons.exercises import EXERCISES, judges
 from lessons.exercises.judge import judging
 from lessons.exercises.report import Report
 from lessons.exercises.runner import Output, Stop
-from lessons.exercises.templates import TEMPLATES
+from lessons.exercises.templates import template
 from micrograph.engine import Value
-from micrograph.expr import build, parse_binding, variables
+from micrograph.expr import bind, build, parse_binding
 from viz.charts import Chart
 from viz.explore import explore
 from viz.render import set_layout
@@ -59,11 +59,15 @@ def catalogue() -> str:
         at = ", ".join(f"{k}={v:g}" for k, v in getattr(m, "AT", {}).items()) if expr else ""
         items.append({"number": n, "title": m.TITLE, "section": m.SECTION, "expr": expr, "at": at})
     exercises = [
-        {"name": e.name, "title": e.title, "book": e.book, "template": TEMPLATES[e.name]}
+        {"name": e.name, "title": e.title, "book": e.book, "template": template(e.name, "page")}
         for e in EXERCISES.values()
     ]
     return json.dumps({"lessons": items, "exercises": exercises, "numpy_note": NUMPY_NOTE})
 
+
+VALUES = "the Values box"
+"""Where the page's student types an expression's values: the page's words where the command line says
+``--at`` and Python ``at=``."""
 
 NUMPY_NOTE = (
     "numpy is not available in this page (Python here runs in your browser, without numpy): a solution that "
@@ -143,7 +147,7 @@ def parse_at(text: str) -> dict[str, float]:
     """
     values: dict[str, float] = {}
     for word in (w for w in re.split(r"[,\s]+", text.strip()) if w):
-        name, value = parse_binding(word)
+        name, value = parse_binding(word, option=VALUES)
         if name in values:
             raise ValueError(f"{name} is given twice ({values[name]:g} and {value:g}); give it once")
         values[name] = value
@@ -163,16 +167,8 @@ def explorer_html(expr: str, at: str, predict: bool = False) -> str:
             for a name the expression does not use, or an operation undefined at the values (DomainError);
             GraphTooLarge: more nodes than the explorer draws.
     """
-    names = variables(expr)
-    values = parse_at(at)
-    missing = [n for n in names if n not in values]
-    if missing:
-        example = ", ".join(n + "=0.5" for n in names)
-        raise ValueError(f"give a value for {', '.join(missing)} (e.g. {example})")
-    unused = [n for n in values if n not in names]
-    if unused:
-        raise ValueError(f"{unused[0]} is not a variable of {expr} (it uses {', '.join(names) or 'none'})")
-    z = build(expr, {n: Value(values[n], label=n) for n in names})
+    values = bind(expr, parse_at(at), option=VALUES)
+    z = build(expr, {n: Value(x, label=n) for n, x in values.items()})
     if not isinstance(z, Value):
         raise ValueError(f"{expr} is a constant: there is nothing to differentiate")
     return explore(z, predict=predict).html()
@@ -193,12 +189,15 @@ class LessonView:
 
     def __init__(self, number: int, expr: str = "", at: str = "") -> None:
         if expr.strip():
-            self.stepper = lessons.start(number, expr=expr, at=parse_at(at))
+            values = parse_at(at)
+            bind(expr, values, option=VALUES)  # the page's words for a missing or extra value, first
+            self.stepper = lessons.start(number, expr=expr, at=values)
         else:
             self.stepper = lessons.start(number)
 
-    def move(self, how: str, k: int = 0) -> str:
-        """``"next"``, ``"back"``, ``"goto"`` (step ``k``) or ``"here"``; returns :meth:`state`'s JSON."""
+    def move(self, how: str, k: int = 0, width: int = 0) -> str:
+        """``"next"``, ``"back"``, ``"goto"`` (step ``k``) or ``"here"``; returns :meth:`state`'s JSON, its
+        text wrapped to ``width`` columns (what the page's box holds, measured there; 0: :data:`WIDTH`)."""
         note = ""
         if how == "next":
             moved = self.stepper.next()
@@ -210,9 +209,9 @@ class LessonView:
             moved = self.stepper
         if isinstance(moved, str):
             note = str(moved)
-        return self.state(note)
+        return self.state(note, width)
 
-    def state(self, note: str = "") -> str:
+    def state(self, note: str = "", width: int = 0) -> str:
         """The current step as JSON: number, title, index, count, at_end, text, the picture (``svg``: a
         drawing's SVG, or ``chart``: a plot's :meth:`viz.charts.Chart.to_dict`, else "" and None),
         picture_note (why a drawing is missing: too large, or Graphviz failed), note, question (the text of
@@ -226,7 +225,7 @@ class LessonView:
                 "index": s.index,
                 "count": len(s),
                 "at_end": s.at_end,
-                "text": s.show(width=WIDTH, keys=""),
+                "text": s.show(width=min(max(int(width), 40), 200) if width else WIDTH, keys=""),
                 "svg": svg,
                 "chart": chart,
                 "picture_note": picture_note,
@@ -322,14 +321,22 @@ class ExerciseCheck:
         return json.dumps(message, allow_nan=True)
 
     def result(self) -> str:
-        """The verdict as JSON: ``passed, score, max_score, text`` (``micrograph exercise check``'s report),
+        """The verdict as JSON: ``passed, score, max_score, text`` (``micrograph exercise check``'s report, in
+        the page's words), ``seconds`` (the check's own time, as the report says it),
         ``svg`` (the failure's drawing, "" if none), ``load`` (the load request, to reload a new worker)."""
         if self.report is None:
             raise RuntimeError("the check is not over: send every answer first")
         r = self.report
         svg = r.failure.svg if r.failure is not None and r.failure.svg else ""
         return json.dumps(
-            {"passed": r.passed, "score": r.score, "max_score": r.max_score, "text": r.text(), "svg": svg}
+            {
+                "passed": r.passed,
+                "score": r.score,
+                "max_score": r.max_score,
+                "text": r.text("page"),
+                "svg": svg,
+                "seconds": r.seconds,
+            }
         )
 
     def reload(self) -> str:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -80,3 +82,45 @@ def test_predict_in_the_page_asks_and_checks_like_the_repl() -> None:
     assert view.answer(f"{expected + 1:g}").startswith("Not quite: the answer is")
     assert view.answer("abc") == "Type a number in the Answer box (for example 0.25), not 'abc'."
     assert view.answer("nan") == "Type a finite number in the Answer box, not 'nan'."
+
+
+def test_each_place_gets_its_own_words(tmp_path: Path) -> None:
+    from exercise_solutions import CORRECT
+
+    from lessons import exercises
+
+    path = tmp_path / "backprop.py"
+    path.write_text(
+        CORRECT["backprop"].replace("grad_table = {nodes[n - 1]: 1.0}", "grad_table = {nodes[n - 1]: 2.0}")
+    )
+    report = exercises.check("backprop", path, record=False, drawing=None)
+    page, python, terminal = report.text("page"), report.text("python"), report.text()
+    assert "--seed" not in page and "save_svg" not in page and "Drawing of the failure: below." in page
+    assert "check(..., seed=N) draws others" in python and "--seed" not in python
+    assert "--seed N draws others" in terminal
+    assert repr(report) == python
+
+
+def test_the_values_box_is_named_in_the_page() -> None:
+    cases = {
+        ("x*y", "x=1"): "no value for y: 'x*y' needs a value for y (give x=0.5, y=0.5 in the Values box)",
+        ("x", "x=1e400"): "in the Values box, 'x=1e400': the value must be finite",
+        ("x", "x=abc"): "in the Values box, 'x=abc': 'abc' is not a number (write it with the digits 0-9)",
+    }
+    for (expr, at), said in cases.items():
+        for make in (web.explorer_html, lambda e, a: web.LessonView(2, e, a)):
+            with pytest.raises(ValueError) as refused:
+                make(expr, at)
+            assert str(refused.value) == said
+
+
+def test_the_page_s_templates_name_the_page_s_controls() -> None:
+    from lessons.exercises.templates import TEMPLATES
+
+    shown = json.loads(web.catalogue())["exercises"]
+    for e in shown:
+        assert "micrograph exercise check" not in e["template"] and "python -m" not in e["template"]
+        assert "Check with the Check button above this editor." in e["template"]
+        assert f"micrograph exercise check {e['name']}.py" in TEMPLATES[e["name"]]
+        same = e["template"].replace("Check with the Check button above this editor.", "")
+        assert "@" not in same.split('"""')[1]  # no placeholder left in the docstring

@@ -2,7 +2,7 @@
 // Every text, number and picture comes from micrograph's Python (lessons/web.py); this file moves between
 // steps, lays drawings out with Graphviz compiled to WebAssembly, and drives exercise checks: the judge runs
 // here, the student's code in a Web Worker (worker.js) that is terminated when a case runs out of time.
-import { EditorView, basicSetup, python, vizInstance } from "./vendor.js";
+import { EditorView, basicSetup, indentWithTab, keymap, python, vizInstance } from "./vendor.js";
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 import { drawChart } from "./charts.js";
 
@@ -120,17 +120,38 @@ async function startLesson() {
   if (!$("expr").disabled) { url.searchParams.set("expr", $("expr").value); url.searchParams.set("at", $("at").value); }
   else { url.searchParams.delete("expr"); url.searchParams.delete("at"); }
   history.replaceState(null, "", url);
-  show(view.move("here", 0));
+  show(view.move("here", 0, columns()));
 }
 
 function move(how, k = 0) {
   if (!view) return;
   try {
-    show(view.move(how, k));
+    show(view.move(how, k, columns()));
   } catch (error) {
     $("lesson-note").textContent = lastLine(error);
   }
 }
+
+// The step's text is wrapped by Python to the columns its box holds now: measured, not a fixed width.
+function columns() {
+  const box = $("lesson-text");
+  const probe = document.createElement("span");
+  probe.textContent = "0".repeat(50);
+  probe.style.visibility = "hidden";
+  probe.style.position = "absolute";
+  box.appendChild(probe);
+  const glyph = probe.getBoundingClientRect().width / 50;
+  box.removeChild(probe);
+  const style = getComputedStyle(box);
+  const inner = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return glyph > 0 ? Math.max(40, Math.min(200, Math.floor(inner / glyph))) : 0;
+}
+
+let rewrap = null;
+window.addEventListener("resize", () => {  // a turned phone or a resized window: the same step, wrapped again
+  clearTimeout(rewrap);
+  rewrap = setTimeout(() => { if (view) move("here"); }, 150);
+});
 
 function show(json) {
   const s = JSON.parse(json);
@@ -199,7 +220,8 @@ function setUpExercises() {
   for (const e of catalogue.exercises) $("exercise").add(new Option(`${e.name}: ${e.title} (${e.book})`, e.name));
   editor = new EditorView({
     doc: "",
-    extensions: [basicSetup, python(), EditorView.updateListener.of((u) => {
+    // Tab indents; Escape then Tab leaves the editor (CodeMirror's convention, so no keyboard trap)
+    extensions: [basicSetup, keymap.of([indentWithTab]), python(), EditorView.updateListener.of((u) => {
       if (u.docChanged) {
         localStorage.setItem(draftKey($("exercise").value), u.state.doc.toString());
         noteNumpy(u.state.doc.toString());
@@ -238,7 +260,7 @@ function showProgress() {
   $("progress").replaceChildren(...catalogue.exercises.map((e) => {
     const li = document.createElement("li");
     const p = done[e.name];
-    li.textContent = e.name + (p ? ` ${p.score}/${p.max_score}` : "");
+    li.textContent = e.name + (p ? ` ${p.score}/${p.max_score}` : "") + (p && !p.passed && p.passed_earlier ? " (passed earlier)" : "");
     li.className = p ? (p.passed ? "passed" : "tried") : "";
     return li;
   }));
@@ -342,11 +364,12 @@ async function check() {
     $("report").className = r.passed ? "passed" : "failed";
     $("failure").innerHTML = r.svg;
     const done = progress();
-    done[name] = { passed: r.passed || Boolean(done[name] && done[name].passed), score: r.score, max_score: r.max_score };
+    const before = done[name] || {};
+    done[name] = { passed: r.passed, passed_earlier: r.passed || Boolean(before.passed || before.passed_earlier), score: r.score, max_score: r.max_score };
     localStorage.setItem(PROGRESS, JSON.stringify(done));
     showProgress();
     window.micrographTimes.check = performance.now() - t0;
-    $("check-status").textContent = (r.passed ? "PASS" : "FAIL") + ` (${((performance.now() - t0) / 1000).toFixed(1)} s)`;
+    $("check-status").textContent = (r.passed ? "PASS" : "FAIL") + ` (${r.seconds.toFixed(1)} s, as the report says)`;
   } catch (error) {
     $("check-status").textContent = "The check could not run: " + lastLine(error);
   } finally {
