@@ -45,8 +45,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lessons.exercises.runner import BUDGET as CHECK_BUDGET
-from lessons.exercises.runner import TIME_LIMIT, WALL_LIMIT
+from lessons.exercises.limits import BUDGET as CHECK_BUDGET
+from lessons.exercises.limits import TIME_LIMIT, WALL_LIMIT
 from lessons.site_files import missing_files
 
 __all__ = ["SiteError", "build_site", "serve", "server", "site_size", "run", "MARKER", "BUDGET"]

@@ -28,8 +28,8 @@ import lessons
 from lessons._core import picture_svg
 from lessons.exercises import EXERCISES, judges
 from lessons.exercises.judge import judging
+from lessons.exercises.limits import Output, Stop
 from lessons.exercises.report import Report
-from lessons.exercises.runner import Output, Stop
 from lessons.exercises.templates import template
 from micrograph.engine import Value
 from micrograph.expr import bind, build, parse_binding

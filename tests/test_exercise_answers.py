@@ -41,8 +41,8 @@ from lessons.exercises.judge import (
     shown,
 )
 from lessons.exercises.judges.derivatives import DERIVATIVE_RULES
+from lessons.exercises.limits import MAX_NESTING, Output
 from lessons.exercises.report import CaseResult, Failure, Report
-from lessons.exercises.runner import MAX_NESTING, Output
 from micrograph import backprop, grad
 from micrograph.forward import evaluate
 from micrograph.naive import naive_cost

@@ -55,7 +55,7 @@ from lessons.exercises.grading import (
     student_seed,
     unprotected,
 )
-from lessons.exercises.runner import BUDGET, WALL_LIMIT
+from lessons.exercises.limits import BUDGET, WALL_LIMIT
 from lessons.exercises.sandbox import readable_by_others
 
 SECRET = b"a teacher's secret of some length"

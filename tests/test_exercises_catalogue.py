@@ -16,7 +16,7 @@ import pytest
 from exercise_solutions import CORRECT
 
 from lessons import exercises
-from lessons.exercises.runner import TIME_LIMIT
+from lessons.exercises.limits import TIME_LIMIT
 
 
 @dataclass(frozen=True)

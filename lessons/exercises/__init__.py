@@ -36,8 +36,9 @@ from typing import Any
 
 from lessons.exercises import judges, progress
 from lessons.exercises.judge import judge_solution
+from lessons.exercises.limits import BUDGET, MEMORY_LIMIT, TIME_LIMIT, WALL_LIMIT, Limits
 from lessons.exercises.report import Failure, Report
-from lessons.exercises.runner import BUDGET, MEMORY_LIMIT, TIME_LIMIT, WALL_LIMIT, Limits, stop_on_signals
+from lessons.exercises.runner import stop_on_signals
 from lessons.exercises.source import solution_source
 from lessons.exercises.templates import LESSONS, TEMPLATES
 from viz.render import write_atomic

@@ -26,8 +26,8 @@ PrairieLearn's ``variant_seed``, as PrairieLearn gives an external grader no ide
 student's check with ``micrograph exercise check FILE --seed N``; the fixed ``seed`` is used, and said, where
 no identity is found.
 
-**Timeouts.** The check stops itself after :data:`~lessons.exercises.runner.WALL_LIMIT` seconds at worst
-(its solution may spend :data:`~lessons.exercises.runner.BUDGET` seconds of CPU and waiting in all, plus
+**Timeouts.** The check stops itself after :data:`~lessons.exercises.limits.WALL_LIMIT` seconds at worst
+(its solution may spend :data:`~lessons.exercises.limits.BUDGET` seconds of CPU and waiting in all, plus
 the interpreters' start-ups); the scripts stop a check that hangs after :data:`CHECK_TIMEOUT` seconds, and
 PrairieLearn's README asks for a job ``"timeout"`` of :data:`PRAIRIELEARN_TIMEOUT` (its default is 30 s).
 Gradescope's own default timeout is 10 minutes.
@@ -65,8 +65,8 @@ from pathlib import Path
 
 from lessons.exercises import EXERCISES, autograder_templates
 from lessons.exercises.grading import MIN_SECRET, PACKAGES, SECRET_FILE, read_secret
+from lessons.exercises.limits import BUDGET, WALL_LIMIT
 from lessons.exercises.platforms import PLATFORMS
-from lessons.exercises.runner import BUDGET, WALL_LIMIT
 from micrograph import __version__
 from viz.render import write_atomic
 
@@ -86,7 +86,7 @@ ROOT_VARIABLE = "MICROGRAPH_AUTOGRADER_ROOT"
 
 CHECK_TIMEOUT = int(WALL_LIMIT) + 30
 """Seconds the grading script lets the whole check run: the check's own wall-clock limit
-(:data:`~lessons.exercises.runner.WALL_LIMIT`) and 30 s for the judge's start and its drawing of the
+(:data:`~lessons.exercises.limits.WALL_LIMIT`) and 30 s for the judge's start and its drawing of the
 failure, so only a checker that hangs is stopped here."""
 
 PRAIRIELEARN_TIMEOUT = CHECK_TIMEOUT + 30

@@ -86,7 +86,7 @@ def _printed(report: Any, fmt: str, platforms: Any) -> str:
 def _check(args: argparse.Namespace) -> int:
     import lessons.exercises.platforms as platforms  # loaded before any solution runs
     from lessons import exercises
-    from lessons.exercises.runner import IsolationError
+    from lessons.exercises.limits import IsolationError
 
     path = Path(args.file)
     if path.is_symlink():

@@ -26,8 +26,9 @@ from typing import Any
 
 from lessons.exercises import answers
 from lessons.exercises.drawing import failure_svg
+from lessons.exercises.limits import IsolationError, Limits, Output, Stop
 from lessons.exercises.report import CaseResult, Failure, Report
-from lessons.exercises.runner import IsolationError, Limits, Output, Runner, Stop
+from lessons.exercises.runner import Runner
 from micrograph.engine import Value
 from micrograph.graph import Graph
 

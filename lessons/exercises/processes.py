@@ -34,6 +34,7 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 
+
 def _sysconf(name: str, default: int) -> int:
     try:
         return int(os.sysconf(name))
