@@ -351,6 +351,11 @@ class Runner:
         limits: the check's :class:`Limits`.
 
     Use as a context manager, or call :meth:`close`: nothing the solution started outlives it.
+
+    Creating a Runner makes the calling process (the judge: the command, or a Python session that calls
+    ``exercises.check``) not dumpable and a child subreaper for the rest of its life (Linux): no process of
+    its user can then trace it or open its descriptors, and orphans of the processes it starts are
+    re-parented to it, which reaps those it kills.
     """
 
     def __init__(self, exercise: str, source: str, filename: str, limits: Limits) -> None:
