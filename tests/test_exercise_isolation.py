@@ -261,7 +261,7 @@ def test_root_without_setuid_refuses_to_grade(tmp_path: Path) -> None:
 
 # --- nothing outlives the check -------------------------------------------------------------------------
 
-DAEMON = """
+DAEMON = CORRECT["forward"] + textwrap.dedent("""
     import os, time
     def touch_forever():
         try:
@@ -276,18 +276,13 @@ DAEMON = """
         if os.fork() == 0:
             touch_forever()
         os._exit(0)
+    right = forward
     def forward(G, x):
         if os.fork() == 0:  # a child of this case that simply stays
             touch_forever()
         time.sleep(0.2)
-        n = len(G.nodes)
-        u = [None] * n
-        for i in range(G.n_inputs):
-            u[i] = x[i]
-        for i in range(G.n_inputs, n):
-            u[i] = G.nodes[i].op.f(*[u[j] for j in G.parents[i]])
-        return u
-"""
+        return right(G, x)
+""")
 
 
 def _assert_stays_dead(mark: Path) -> None:
