@@ -14,7 +14,11 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+from exercise_solutions import CORRECT, NUMPY
+
 from lessons import exercises
+from lessons.exercises import judges
 
 
 def check(tmp_path: Path, name: str, source: str, **kw: object) -> exercises.Report:
@@ -68,3 +72,131 @@ def test_the_naive_rule_s_own_counts_are_not_taken(tmp_path: Path) -> None:
     assert not any(c.passed for c in report.cases), report.text()
     assert report.failure is not None and report.failure.mistake == "uncounted", report.text()
     assert "nothing was counted" in report.text()
+
+
+# --- the imports each exercise allows -------------------------------------------------------------------
+
+COMPLEX_STEP = """
+    import cmath
+
+    def _step(f, x):
+        return f(complex(x, 1e-20)).imag / 1e-20
+
+    def tanh_dx(x, out): return _step(cmath.tanh, x)
+    def sigmoid_dx(x, out): return _step(lambda z: 1 / (1 + cmath.exp(-z)), x)
+    def div_dx(x, y, out): return _step(lambda z: z / y, x)
+    def div_dy(x, y, out): return _step(lambda z: x / z, y)
+    def pow_dx(x, y, out): return _step(lambda z: cmath.exp(y * cmath.log(z)), x)
+    def pow_dy(x, y, out): return _step(lambda z: cmath.exp(z * cmath.log(x)), y)
+    def log_dx(x, out): return _step(cmath.log, x)
+    def sqrt_dx(x, out): return _step(cmath.sqrt, x)
+"""
+
+SYMPY = """
+    import sympy
+
+    _x, _y = sympy.symbols("x y")
+
+    def _d(expr, wrt, **at):
+        return float(sympy.diff(expr, wrt).subs(at))
+
+    def tanh_dx(x, out): return _d(sympy.tanh(_x), _x, x=x)
+    def sigmoid_dx(x, out): return _d(1 / (1 + sympy.exp(-_x)), _x, x=x)
+    def div_dx(x, y, out): return _d(_x / _y, _x, x=x, y=y)
+    def div_dy(x, y, out): return _d(_x / _y, _y, x=x, y=y)
+    def pow_dx(x, y, out): return _d(_x ** _y, _x, x=x, y=y)
+    def pow_dy(x, y, out): return _d(_x ** _y, _y, x=x, y=y)
+    def log_dx(x, out): return _d(sympy.log(_x), _x, x=x)
+    def sqrt_dx(x, out): return _d(sympy.sqrt(_x), _x, x=x)
+"""
+
+
+@pytest.mark.parametrize(
+    "source, module",
+    [
+        (COMPLEX_STEP, "cmath"),
+        (SYMPY, "sympy"),
+        (COMPLEX_STEP.replace("    import cmath\n", '    cmath = __import__("cmath")\n'), "cmath"),
+        (COMPLEX_STEP.replace("    import cmath\n", "    import importlib\n"), "importlib"),
+        (
+            COMPLEX_STEP.replace(
+                "    import cmath\n",
+                '    from importlib import import_module\n    cmath = import_module("cmath")\n',
+            ),
+            "importlib",
+        ),
+    ],
+    ids=["complex step", "sympy.diff", "__import__", "import importlib", "import_module"],
+)
+def test_local_derivatives_computed_another_way_are_refused_before_they_run(
+    tmp_path: Path, source: str, module: str
+) -> None:
+    report = check(tmp_path, "derivatives", source)
+    assert report.score == 0 and not any(c.passed for c in report.cases), report.text()
+    assert all(c.mistake == "import" for c in report.cases)
+    assert report.failure is not None and report.failure.mistake == "import"
+    assert report.failure.case == "loading derivatives.py"
+    assert (
+        f"this exercise asks you to write the local derivatives with math; {module} is not allowed here"
+        in " ".join(report.text().split())
+    )
+
+
+def test_an_import_the_source_does_not_spell_out_is_refused_when_it_runs(tmp_path: Path) -> None:
+    source = CORRECT["derivatives"] + (
+        "def tanh_dx(x, out):\n"
+        '    cmath = __import__("c" + "math")\n'
+        "    return cmath.tanh(complex(x, 1e-20)).imag / 1e-20\n"
+    )
+    report = check(tmp_path, "derivatives", source)
+    assert failed(report) == ["tanh_dx: du/dx of tanh at 6 points"], report.text()
+    assert report.failure is not None and report.failure.mistake == "import"
+    assert (
+        "ImportError: this exercise asks you to write the local derivatives with math; cmath is not allowed"
+        in (report.failure.traceback)
+    )
+
+
+def test_an_exercise_on_graphs_refuses_a_module_it_does_not_ask_for(tmp_path: Path) -> None:
+    report = check(tmp_path, "backprop", "import os\n" + CORRECT["backprop"])
+    assert report.failure is not None and report.failure.mistake == "import", report.text()
+    assert "os is not allowed here (line 1 of backprop.py)" in " ".join(report.text().split())
+
+
+def test_the_modules_an_exercise_allows_still_load(tmp_path: Path) -> None:
+    header = (
+        "from __future__ import annotations\nimport math\nfrom collections import deque\nimport itertools, "
+        "functools, operator, heapq, bisect, dataclasses\nfrom typing import Any\n"
+    )
+    for name in ("topo", "backprop", "build_grad", "naive"):
+        report = check(tmp_path, name, header + CORRECT[name])
+        assert report.passed, report.text()
+    derivatives = "from __future__ import annotations\nfrom typing import Any\n" + CORRECT["derivatives"]
+    assert check(tmp_path, "derivatives", derivatives).passed
+    for name, source in NUMPY.items():
+        assert check(tmp_path, name, source).passed
+
+
+def test_the_source_is_read_for_every_way_of_spelling_an_import() -> None:
+    from lessons.exercises.imports import Imports
+
+    imports = Imports("something", frozenset({"math", "numpy"}))
+    assert imports.refused("import math\nimport numpy.linalg as la\nfrom numpy import array\n") is None
+    assert imports.refused("from micrograph import Value\nfrom lessons.exercises import tools\n") is None
+    assert imports.refused("import math\n\n\nimport cmath, sys\n") == ("cmath", 4)
+    assert imports.refused("def f():\n    from os import path\n") == ("os", 2)
+    assert imports.refused("x = __import__('sympy')\n") == ("sympy", 1)
+    assert imports.refused("import importlib\nm = importlib.import_module('cmath')\n") == ("importlib", 1)
+    assert imports.refused("def f(:\n") is None  # loading it reports the syntax error
+    assert imports.message("cmath") == "this exercise asks you to write something; cmath is not allowed here"
+
+
+def test_every_exercise_has_its_allow_list() -> None:
+    from lessons.exercises.imports import Imports
+
+    for name in exercises.EXERCISES:
+        allowed = judges.module(name).IMPORTS
+        assert isinstance(allowed, Imports) and "math" in allowed.modules
+    assert judges.module("derivatives").IMPORTS.modules == {"math", "__future__", "typing"}
+    assert "numpy" in judges.module("mlp_backward").IMPORTS.modules
+    assert "numpy" not in judges.module("backprop").IMPORTS.modules

@@ -430,14 +430,51 @@ def _number(x: Any) -> Any:
 # The calls, one per exercise.
 
 
-class Solution:
-    """The student's module, loaded from its source text."""
+def _builtins(imports: dict[str, Any]) -> dict[str, Any]:
+    """The builtins of the solution's module, whose ``__import__`` refuses the modules the exercise does not
+    allow (``imports``: the judge's allow-list, :meth:`lessons.exercises.imports.Imports.request`).
 
-    def __init__(self, source: str, filename: str, exercise: str) -> None:
+    Only the solution's own import statements go through it: the modules it imports (numpy, the engine)
+    import theirs with the interpreter's own builtins."""
+    import builtins
+
+    modules = tuple(imports.get("modules", ()))
+    own = tuple(imports.get("own", ()))
+    message = str(imports.get("message", "{module} is not allowed here"))
+    real = builtins.__import__
+
+    def __import__(
+        name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
+    ) -> Any:
+        if (
+            level == 0
+            and isinstance(name, str)
+            and name.split(".")[0] not in own
+            and not any(name == m or name.startswith(m + ".") for m in modules)
+        ):
+            refused = ImportError(message.replace("{module}", name), name=name)
+            refused.refused = True  # type: ignore[attr-defined]  # the allow-list's, for the report
+            raise refused
+        return real(name, globals, locals, fromlist, level)
+
+    namespace = dict(vars(builtins))
+    namespace["__import__"] = __import__
+    return namespace
+
+
+class Solution:
+    """The student's module, loaded from its source text (its imports checked against ``imports``, the
+    exercise's allow-list, when the judge sends one)."""
+
+    def __init__(
+        self, source: str, filename: str, exercise: str, imports: dict[str, Any] | None = None
+    ) -> None:
         self.exercise = exercise
         self.filename = filename
         self.module = types.ModuleType(f"micrograph_exercise_{exercise}")
         self.module.__file__ = filename
+        if imports is not None:
+            self.module.__dict__["__builtins__"] = _builtins(imports)
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         code = compile(source, filename, "exec", dont_inherit=True)
         sys.modules[self.module.__name__] = self.module
@@ -660,7 +697,9 @@ def student_traceback(e: BaseException) -> str:
 def _error(e: BaseException, refs: dict[int, int]) -> dict[str, Any]:
     kind = "exception"
     key = None
-    if isinstance(e, RecursionError):
+    if isinstance(e, ImportError) and getattr(e, "refused", False) is True:
+        kind = "import"
+    elif isinstance(e, RecursionError):
         kind = "recursion"
     elif isinstance(e, NotImplementedError):
         kind = "todo"
@@ -669,7 +708,7 @@ def _error(e: BaseException, refs: dict[int, int]) -> dict[str, Any]:
         kind = "missing-entry" if key is not None else "exception"
     elif isinstance(e, _Missing):
         return {"kind": "missing-function", "name": str(e.args[0])}
-    if "is not available while your code is checked" in str(e):
+    if "is not available while your code is checked" in str(e) and kind != "import":
         kind = "engine"
     text = str(e)[:500]
     return {
@@ -688,7 +727,8 @@ def _error(e: BaseException, refs: dict[int, int]) -> dict[str, Any]:
 
 def _load(request: dict[str, Any], exercise: str) -> tuple[Solution | None, dict[str, Any]]:
     try:
-        return Solution(request["source"], request["filename"], exercise), {"ok": True}
+        solution = Solution(request["source"], request["filename"], exercise, request.get("imports"))
+        return solution, {"ok": True}
     except SyntaxError as e:
         lines = "".join(traceback.format_exception_only(type(e), e))
         return None, {"ok": False, "error": {"kind": "syntax", "line": e.lineno, "traceback": lines[-4000:]}}

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lessons.exercises.drawing import failure_svg
+from lessons.exercises.imports import Imports
 from lessons.exercises.report import CaseResult, Failure, Report
 from lessons.exercises.runner import Limits, Output, Runner, Stop
 from micrograph.engine import Value
@@ -246,6 +247,8 @@ def raised(error: dict[str, Any], case: Case) -> Failure:
             "template).",
             mistake="missing-function",
         )
+    if kind == "import":
+        return Failure(case.name, f"{error.get('message')}.", mistake="import", traceback=tb)
     if kind == "engine":
         return Failure(
             case.name,
@@ -325,6 +328,28 @@ def load_failure(answer: dict[str, Any] | Stop, path: str) -> Failure | None:
     return failure
 
 
+def exercise_imports(exercise: str) -> Imports | None:
+    """The allow-list of an exercise's imports (its judge module's ``IMPORTS``), or None for none."""
+    from lessons.exercises import judges  # the judges import this module: found when a check starts
+
+    try:
+        module = judges.module(exercise)
+    except ValueError:
+        return None
+    found = getattr(module, "IMPORTS", None)
+    return found if isinstance(found, Imports) else None
+
+
+def import_failure(imports: Imports | None, source: str, filename: str) -> Failure | None:
+    """The failure of a solution that imports a module its exercise does not allow (read before it runs)."""
+    refused = imports.refused(source) if imports is not None else None
+    if imports is None or refused is None:
+        return None
+    module, line = refused
+    name = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    return Failure(f"loading {name}", f"{imports.message(module)} (line {line} of {name}).", mistake="import")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # A whole check.
 
@@ -348,7 +373,8 @@ def judge_case(case: Case, answer: dict[str, Any] | Stop) -> Failure | None:
 
 
 Question = tuple[str, dict[str, Any]]
-"""What the judge asks the student's side: ``("load", {"source", "filename"})`` or ``("case", request)``."""
+"""What the judge asks the student's side: ``("load", {"source", "filename", "imports"})`` (``imports``: the
+exercise's allow-list, :meth:`Imports.request`) or ``("case", request)``."""
 
 
 def judging(
@@ -377,8 +403,12 @@ def judging(
     """
     start = time.monotonic()
     results: list[CaseResult] = []
-    loaded = yield ("load", {"source": source, "filename": filename})
-    first = load_failure(loaded, filename)
+    imports = exercise_imports(exercise)
+    question: dict[str, Any] = {"source": source, "filename": filename}
+    if imports is not None:
+        question["imports"] = imports.request()
+    loaded = yield ("load", question)
+    first = import_failure(imports, source, filename) or load_failure(loaded, filename)
     for case in cases:
         if first is not None and first.case.startswith("loading"):  # every case fails, at no cost
             failure: Failure | None = Failure(case.name, f"not run: {first.headline}", mistake=first.mistake)
@@ -411,6 +441,20 @@ def judging(
     )
 
 
+class _Runner(Runner):
+    """The local runner, sending the load question's every field (the exercise's allow-list of imports)
+    with each load: the first, and the one that restarts the solution after a stopped case."""
+
+    def __init__(self, exercise: str, source: str, filename: str, limits: Limits) -> None:
+        super().__init__(exercise, source, filename, limits)
+        self.question: dict[str, Any] = {}
+
+    def _exchange(self, message: dict[str, Any]) -> dict[str, Any] | Stop:
+        if message.get("op") == "load":
+            message = {**self.question, **message}
+        return super()._exchange(message)
+
+
 def judge_solution(
     exercise: str,
     title: str,
@@ -433,11 +477,14 @@ def judge_solution(
     Returns:
         The :class:`Report`: every case with its points, the first failure diagnosed.
     """
-    with Runner(exercise, source, filename, limits) as runner:
+    runner = _Runner(exercise, source, filename, limits)
+    with runner:
         loop = judging(exercise, title, cases, source, filename, seed=seed, output=runner.output)
         try:
             op, request = next(loop)
             while True:
+                if op == "load":
+                    runner.question = request
                 answer = runner.load() if op == "load" else runner.run(request)
                 op, request = loop.send(answer)
         except StopIteration as done:

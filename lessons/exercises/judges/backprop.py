@@ -18,6 +18,7 @@ from typing import Any
 
 from lessons.exercises.cases import graph_cases
 from lessons.exercises.drawing import Mark
+from lessons.exercises.imports import HARMLESS, Imports
 from lessons.exercises.judge import (
     Case,
     Fail,
@@ -38,7 +39,7 @@ from micrograph import backprop
 from micrograph.backprop import BackpropStep
 from micrograph.graph import Graph
 
-__all__ = ["cases", "MISTAKES", "algorithm_6_2", "diagnose_entry"]
+__all__ = ["cases", "MISTAKES", "IMPORTS", "algorithm_6_2", "diagnose_entry"]
 
 _LOOP = "for j = n − 1 down to 1: in Python, range(n - 2, -1, -1) over 0-based positions."
 _REPEATED = (
@@ -107,6 +108,9 @@ MISTAKES: dict[str, Mistake] = {
     ]
 }
 """The mistakes this exercise recognises: {code: the hint and the book's sentence}."""
+
+IMPORTS = Imports("Algorithm 6.2 in Python, with math and the counted tools", frozenset({"math", *HARMLESS}))
+"""The modules a solution may import (and micrograph's nodes and tools, which the import guard allows)."""
 
 
 def algorithm_6_2(graph: Graph) -> tuple[list[float], dict[int, BackpropStep]]:

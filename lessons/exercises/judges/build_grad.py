@@ -19,6 +19,7 @@ from typing import Any
 
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
+from lessons.exercises.imports import HARMLESS, Imports
 from lessons.exercises.judge import Case, Fail, close, draw, graph_request, mutation_text, node_name, shown
 from lessons.exercises.judges.backprop import algorithm_6_2, diagnose_entry
 from lessons.exercises.judges.mistakes import Mistake, failure
@@ -28,7 +29,7 @@ from micrograph.errors import DomainError
 from micrograph.graph import Graph
 from micrograph.ops import op_by_name, pow_const
 
-__all__ = ["cases", "MISTAKES"]
+__all__ = ["cases", "MISTAKES", "IMPORTS"]
 
 _MEMO = "begin with: if V in grad_table: return grad_table[V]."
 MISTAKES: dict[str, Mistake] = {
@@ -54,6 +55,11 @@ MISTAKES: dict[str, Mistake] = {
     ]
 }
 """The mistakes this exercise recognises (and those of Algorithm 6.2's sums, :mod:`.backprop`)."""
+
+IMPORTS = Imports(
+    "Algorithm 6.6 in Python, with micrograph's nodes and operations", frozenset({"math", *HARMLESS})
+)
+"""The modules a solution may import (and micrograph's nodes, which the import guard allows)."""
 
 _MEMO_DETAIL = (
     "Algorithm 6.6 first returns grad_table[V] when V is already in it (section 6.5.6); without that, "

@@ -15,6 +15,7 @@ from typing import Any
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
 from lessons.exercises.drawing import Mark
+from lessons.exercises.imports import HARMLESS, Imports
 from lessons.exercises.judge import (
     Case,
     Fail,
@@ -32,7 +33,7 @@ from micrograph.errors import DomainError
 from micrograph.forward import evaluate
 from micrograph.graph import Graph
 
-__all__ = ["cases", "MISTAKES"]
+__all__ = ["cases", "MISTAKES", "IMPORTS"]
 
 _RANGE = (
     "the loop runs for i = n_i + 1, ..., n: in Python, range(n_inputs, n), which starts at the first "
@@ -74,6 +75,9 @@ MISTAKES: dict[str, Mistake] = {
     ]
 }
 """The mistakes this exercise recognises."""
+
+IMPORTS = Imports("Algorithm 6.1 in Python, with math or numpy", frozenset({"math", "numpy", *HARMLESS}))
+"""The modules a solution may import (and micrograph's nodes, which the import guard allows)."""
 
 
 def _new_inputs(spec: GraphCase) -> tuple[Graph, list[float], list[float]]:

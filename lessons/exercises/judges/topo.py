@@ -14,6 +14,7 @@ from typing import Any
 
 from lessons.exercises.cases import graph_cases
 from lessons.exercises.drawing import Mark
+from lessons.exercises.imports import HARMLESS, Imports
 from lessons.exercises.judge import (
     Case,
     Fail,
@@ -29,7 +30,7 @@ from lessons.exercises.judges.mistakes import Mistake, failure
 from micrograph.engine import Value
 from micrograph.graph import Graph
 
-__all__ = ["cases", "MISTAKES"]
+__all__ = ["cases", "MISTAKES", "IMPORTS"]
 
 MISTAKES: dict[str, Mistake] = {
     m.code: m
@@ -49,6 +50,9 @@ MISTAKES: dict[str, Mistake] = {
     ]
 }
 """The mistakes this exercise recognises."""
+
+IMPORTS = Imports("the order u(1)..u(n) in Python", frozenset({"math", *HARMLESS}))
+"""The modules a solution may import (and micrograph's nodes, which the import guard allows)."""
 
 
 def _fail(code: str, headline: str, **kw: Any) -> Fail:
