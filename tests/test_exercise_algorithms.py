@@ -11,6 +11,7 @@ chains of growing size. Correct solutions written other ways still pass.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -29,6 +30,90 @@ def check(tmp_path: Path, name: str, source: str, **kw: object) -> exercises.Rep
 
 def failed(report: exercises.Report) -> list[str]:
     return [c.name for c in report.cases if not c.passed]
+
+
+# --- build_grad's memo, whatever the recursion goes through -----------------------------------------------
+
+NO_MEMO_BEHIND_A_HELPER = """
+    from micrograph import Value
+
+    _terms, _sums = {}, {}  # B's nodes merged: the same operation on the same nodes is built once
+
+    def build_grad(V, G, G_prime, grad_table):
+        return _walk(V, G, G_prime, grad_table)
+
+    def _walk(V, G, G_prime, grad_table):
+        if V is G.output:
+            return grad_table[V]
+        total = None
+        for C in G_prime.get_consumers(V):
+            D = _walk(C, G, G_prime, grad_table)
+            key = (id(C), id(V), id(D))
+            if key not in _terms:
+                _terms[key] = C.op.bprop(C.inputs, V, D, C)
+            t = _terms[key]
+            if t is not None:
+                pair = (id(total), id(t))
+                if total is not None and pair not in _sums:
+                    _sums[pair] = total + t
+                total = t if total is None else _sums[pair]
+        grad_table[V] = total if total is not None else Value(0.0)
+        return grad_table[V]
+"""
+
+
+def test_build_grad_without_its_memo_behind_a_helper_fails(tmp_path: Path) -> None:
+    report = check(tmp_path, "build_grad", NO_MEMO_BEHIND_A_HELPER, time_limit=1.0)
+    ladder = next(c for c in report.cases if c.name.startswith("the ladder u(i)"))
+    assert not ladder.passed and ladder.mistake == "no-memo", report.text()
+    assert report.failure is not None and report.failure.mistake == "no-memo"
+    text = " ".join(report.text().split())
+    assert re.search(r"_walk\(\) was called [\d,]+ times while it was already running", text), text
+    assert "if V in grad_table: return grad_table[V]" in text
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        """
+        from micrograph import Value
+        def _term(C, V, G, G_prime, grad_table):
+            return C.op.bprop(C.inputs, V, build_grad(C, G, G_prime, grad_table), C)
+        def build_grad(V, G, G_prime, grad_table):
+            if V in grad_table:
+                return grad_table[V]
+            terms = [t for t in (_term(C, V, G, G_prime, grad_table) for C in G_prime.get_consumers(V))
+                     if t is not None]
+            total = terms[0] if terms else Value(0.0)
+            for t in terms[1:]:
+                total = total + t
+            grad_table[V] = total
+            return total
+        """,
+        """
+        from micrograph import Value
+        def build_grad(V, G, G_prime, grad_table):
+            return _grad(V, G_prime, grad_table)
+        def _grad(V, G_prime, table):
+            if V in table:
+                return table[V]
+            parts = []
+            for C in G_prime.get_consumers(V):
+                t = C.op.bprop(C.inputs, V, _grad(C, G_prime, table), C)
+                if t is not None:
+                    parts.append(t)
+            total = parts[0] if parts else Value(0.0)
+            for t in parts[1:]:
+                total = total + t
+            table[V] = total
+            return total
+        """,
+    ],
+    ids=["through a helper and a generator", "the memo in a helper"],
+)
+def test_build_grad_with_its_memo_passes_whatever_its_helpers(tmp_path: Path, source: str) -> None:
+    report = check(tmp_path, "build_grad", source)
+    assert report.passed, report.text()
 
 
 # --- counts come from the tools -------------------------------------------------------------------------

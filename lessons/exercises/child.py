@@ -546,38 +546,70 @@ def _call_naive(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[s
     return {"result": plain(value), "mutation": _mutation(G.nodes, before), "counts": counts}
 
 
+class _Recursion:
+    """``sys.setprofile``'s callback: for each function of the solution's file, how many of its calls were
+    made while it was already running, so a recursion is counted whatever helper it goes through."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.depth: dict[Any, int] = {}
+        self.again: dict[Any, int] = {}
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        if event not in ("call", "return") or frame.f_code.co_filename != self.filename:
+            return
+        code = frame.f_code
+        depth = self.depth.get(code, 0)
+        if event == "return":
+            self.depth[code] = max(depth - 1, 0)  # a frame that started before the count returns too
+            return
+        if depth:
+            self.again[code] = self.again.get(code, 0) + 1
+        self.depth[code] = depth + 1
+
+    def most(self) -> tuple[int, str]:
+        """The largest count and its function's name ((0, "") when nothing recursed)."""
+        if not self.again:
+            return 0, ""
+        code = max(self.again, key=self.again.__getitem__)
+        return self.again[code], code.co_name
+
+
 def _call_build_grad(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
-    from micrograph import engine
+    from micrograph import engine, ops
 
     fn = sol.function("build_grad")
     G, _ = _graph(request)
     G_prime = SubGraph(G, request["members"])
     T = [G.nodes[j] for j in request["targets"]]
-    calls = [0]
-
-    def counted(*args: Any, **kw: Any) -> Any:  # the module's name, so recursive calls are counted too
-        calls[0] += 1
-        return fn(*args, **kw)
-
-    globals_ = getattr(fn, "__globals__", None)
-    if isinstance(globals_, dict) and globals_.get("build_grad") is fn:
-        globals_["build_grad"] = counted
     before = _snapshot(G.nodes)
     seed = engine.as_value(1.0)
     grad_table: dict[Any, Any] = {G.output: seed}
+    recursion = _Recursion(sol.filename)
+    bprop, bprops = ops.Op.bprop, [0]
+
+    def counted(self: Any, *args: Any, **kw: Any) -> Any:  # Algorithm 6.6 calls it once per consumer of V
+        bprops[0] += 1
+        return bprop(self, *args, **kw)
+
+    ops.Op.bprop = counted  # type: ignore[method-assign]
+    sys.setprofile(recursion)
     try:
-        results = [counted(V, G, G_prime, grad_table) for V in T]
+        results = [fn(V, G, G_prime, grad_table) for V in T]
     finally:
-        if isinstance(globals_, dict) and globals_.get("build_grad") is counted:
-            globals_["build_grad"] = fn
+        sys.setprofile(None)
+        ops.Op.bprop = bprop  # type: ignore[method-assign]
     entries = {G.index[v]: r for v, r in grad_table.items() if v in G.index}
     B = _records_of_B(G, [*results, *entries.values()])
+    calls, function = recursion.most()
     return {
         "result": [B["ref"](r) for r in results],
         "entries": [[j, B["ref"](r)] for j, r in sorted(entries.items())],
         "B": B["records"],
         "seed_kept": grad_table.get(G.output) is seed,
-        "calls": calls[0],
+        "calls": calls,
+        "recursive": function,
+        "bprop": bprops[0],
         "mutation": _mutation(G.nodes, before),
     }
 
