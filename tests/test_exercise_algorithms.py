@@ -32,6 +32,71 @@ def failed(report: exercises.Report) -> list[str]:
     return [c.name for c in report.cases if not c.passed]
 
 
+BIG_LADDER = "the ladder, 40 levels: 2^40 paths"
+
+# --- every path from z ----------------------------------------------------------------------------------
+
+PER_PATH_BACKPROP = """
+    from lessons.exercises import tools
+
+    def backprop(G):
+        local = {}  # each edge's local derivative, fetched once
+        for C in G.nodes:
+            for k in range(len(C.inputs)):
+                local[C, k] = tools.local_derivative(C, k)
+        table = {v: 0.0 for v in G.nodes}
+        stack = [(G.output, 1.0)]  # every path from z, each with its product
+        while stack:
+            v, product = stack.pop()
+            table[v] += product
+            for k, p in enumerate(v.inputs):
+                stack.append((p, product * local[v, k]))
+        return table
+"""
+
+
+def test_the_naive_chain_rule_with_cached_local_derivatives_is_named_on_the_ladder(tmp_path: Path) -> None:
+    report = check(tmp_path, "backprop", PER_PATH_BACKPROP, time_limit=1.0)
+    assert failed(report) == [BIG_LADDER], report.text()
+    failure = report.failure
+    assert failure is not None and failure.mistake == "paths" and failure.case == BIG_LADDER
+    text = " ".join(report.text().split())
+    assert "the naive chain rule: work grows with the number of paths (figure 6.9)" in text
+    assert "121 nodes, 160 edges and 2^40 = 1,099,511,627,776 paths from w to z" in text
+    assert "one local derivative per edge (160 here)" in text
+    assert "f(w) is recomputed each time it is needed" in text  # the book's sentence of figure 6.9
+
+
+def test_a_forward_pass_that_recomputes_every_parent_is_named_on_the_ladder(tmp_path: Path) -> None:
+    source = """
+        def forward(G, x):
+            def value(i):
+                if i < G.n_inputs:
+                    return x[i]
+                return G.nodes[i].op.f(*[value(j) for j in G.parents[i]])
+            return [value(i) for i in range(len(G.nodes))]
+    """
+    report = check(tmp_path, "forward", source, time_limit=1.0)
+    ladder = next(c for c in report.cases if c.name == BIG_LADDER)
+    assert not ladder.passed and ladder.mistake == "paths", report.text()
+    assert report.failure is not None and report.failure.case == BIG_LADDER
+    text = " ".join(report.text().split())
+    assert "work grows with the number of paths (figure 6.9)" in text
+    assert "Algorithm 6.1 computes each of the 121 nodes once" in text
+
+
+def test_a_loop_that_never_ends_is_not_called_the_naive_chain_rule_after_a_failure(tmp_path: Path) -> None:
+    source = CORRECT["backprop"].replace(
+        "    nodes = G.nodes\n",
+        "    nodes = G.nodes\n    if len(nodes) == 2:\n        return {}\n"
+        "    while len(nodes) == 121:\n        pass\n",
+    )
+    report = check(tmp_path, "backprop", source, time_limit=0.5)
+    assert failed(report) == ["a * a: one node takes the same parent twice", BIG_LADDER], report.text()
+    ladder = next(c for c in report.cases if c.name == BIG_LADDER)
+    assert ladder.mistake == "timeout", report.text()  # a smaller case failed: no path is to blame
+
+
 # --- build_grad's memo, whatever the recursion goes through -----------------------------------------------
 
 NO_MEMO_BEHIND_A_HELPER = """
@@ -66,6 +131,7 @@ def test_build_grad_without_its_memo_behind_a_helper_fails(tmp_path: Path) -> No
     report = check(tmp_path, "build_grad", NO_MEMO_BEHIND_A_HELPER, time_limit=1.0)
     ladder = next(c for c in report.cases if c.name.startswith("the ladder u(i)"))
     assert not ladder.passed and ladder.mistake == "no-memo", report.text()
+    assert not next(c for c in report.cases if c.name == BIG_LADDER).passed
     assert report.failure is not None and report.failure.mistake == "no-memo"
     text = " ".join(report.text().split())
     assert re.search(r"_walk\(\) was called [\d,]+ times while it was already running", text), text
@@ -285,3 +351,83 @@ def test_every_exercise_has_its_allow_list() -> None:
     assert judges.module("derivatives").IMPORTS.modules == {"math", "__future__", "typing"}
     assert "numpy" in judges.module("mlp_backward").IMPORTS.modules
     assert "numpy" not in judges.module("backprop").IMPORTS.modules
+
+
+# --- time against size ----------------------------------------------------------------------------------
+
+QUADRATIC = {
+    "topo": """
+        def topological_order(z):
+            order, seen, stack = [], [], [(z, False)]
+            while stack:
+                v, done = stack.pop()
+                if done:
+                    order.append(v)
+                    continue
+                if v in seen:
+                    continue
+                seen.append(v)
+                stack.append((v, True))
+                for p in reversed(v.inputs):
+                    if p not in seen:
+                        stack.append((p, False))
+            return [v for v in order if v.op is None] + [v for v in order if v.op is not None]
+    """,
+    "forward": """
+        def forward(G, x):
+            u = [None] * len(G.nodes)
+            for i in range(G.n_inputs):
+                u[i] = x[i]
+            for i in range(G.n_inputs, len(G.nodes)):
+                v = G.nodes[i]
+                u[i] = v.op.f(*[u[G.nodes.index(p)] for p in v.inputs])
+            return u
+    """,
+    "backprop": """
+        from lessons.exercises import tools
+        def backprop(G):
+            nodes = G.nodes
+            grads = [0.0] * len(nodes)
+            grads[-1] = 1.0
+            for j in range(len(nodes) - 2, -1, -1):
+                v = nodes[j]
+                grads[j] = sum(grads[nodes.index(C)] * tools.local_derivative(C, k)
+                               for C in G.get_consumers(v) for k, p in enumerate(C.inputs) if p is v)
+            return dict(zip(nodes, grads))
+    """,
+}
+
+
+@pytest.mark.parametrize(
+    "name, right", [("topo", "order"), ("forward", "values"), ("backprop", "grad_table")]
+)
+def test_a_right_answer_whose_time_grows_as_n_squared_is_named(tmp_path: Path, name: str, right: str) -> None:
+    report = check(tmp_path, name, QUADRATIC[name])
+    assert failed(report) == ["time against size: chains 400 to 3,200 deep"], report.text()
+    assert next(c for c in report.cases if c.name == "a chain 2,000 deep").passed
+    assert report.failure is not None and report.failure.mistake == "growth"
+    text = " ".join(report.text().split())
+    k = re.search(rf"right {right}; its time grows as n\^(\d\.\d)", text)
+    assert k is not None and 1.7 <= float(k.group(1)) <= 2.3, text
+    assert "a membership test on a list (`v in order`), list.index" in text
+
+
+def test_the_exponent_is_fitted_on_log_log_axes() -> None:
+    from lessons.exercises.judges.scaling import exponent
+
+    assert exponent([400, 800, 1600, 3200], [0.01, 0.04, 0.16, 0.64]) == pytest.approx(2.0)
+    assert exponent([400, 800, 1600, 3200], [0.001, 0.002, 0.004, 0.008]) == pytest.approx(1.0)
+    assert exponent([400, 800, 1600, 3200], [0.0, 0.0, 0.0, 0.0]) == pytest.approx(0.0)
+
+
+# --- per-case CPU limits --------------------------------------------------------------------------------
+
+
+def test_every_case_has_a_cpu_limit_and_a_check_stays_within_20_seconds() -> None:
+    for name in exercises.EXERCISES:
+        cases = list(judges.cases(name, 0))
+        assert all(0 < c.cpu <= 3.0 for c in cases), name
+        assert sum(c.cpu for c in cases) <= 20.0, name
+    cpu = {c.name: c.cpu for c in judges.cases("backprop", 0)}
+    assert cpu[BIG_LADDER] == 1.0 and cpu["a chain 2,000 deep"] == 2.0
+    assert cpu["time against size: chains 400 to 3,200 deep"] == 3.0

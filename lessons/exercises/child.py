@@ -491,6 +491,26 @@ class _Missing(Exception):
     pass
 
 
+def _timed(fn: Any, *args: Any) -> tuple[Any, float]:
+    """``fn(*args)`` and the CPU seconds of that call alone: the harness's own measurement, as the tools'
+    counts are, so a growth case can fit how the time grows with the graph.
+
+    The clock is the calling thread's CPU time: once the CPU limit is set, the kernel counts the process's
+    CPU time in scheduler ticks (4 ms on many machines), too coarse for a call of a few milliseconds. Where
+    there is no thread clock (a browser's Python), the process's stands in."""
+    import time
+
+    clock = time.process_time
+    try:
+        time.thread_time()
+        clock = time.thread_time
+    except (AttributeError, OSError):
+        pass
+    start = clock()
+    result = fn(*args)
+    return result, clock() - start
+
+
 def _call_derivatives(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
     fn = sol.function(request["function"])
     results = [plain(fn(*args, out)) for args, out in request["points"]]
@@ -504,11 +524,11 @@ def _call_topo(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[st
     plain.refs = refs
     nodes = list(made.values())
     before = _snapshot(nodes)
-    order = fn(made[request["z"]])
+    order, seconds = _timed(fn, made[request["z"]])
     changed = _mutation(nodes, before)
     if changed:
         changed[0] = list(made)[changed[0]]
-    return {"result": plain(order), "mutation": changed}
+    return {"result": plain(order), "mutation": changed, "seconds": seconds}
 
 
 def _call_forward(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
@@ -516,8 +536,8 @@ def _call_forward(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict
     G, _ = _graph(request)
     plain.refs = {id(v): i for i, v in enumerate(G.nodes)}
     before = _snapshot(G.nodes)
-    u = fn(G, list(request["x"]))
-    return {"result": plain(u), "mutation": _mutation(G.nodes, before)}
+    u, seconds = _timed(fn, G, list(request["x"]))
+    return {"result": plain(u), "mutation": _mutation(G.nodes, before), "seconds": seconds}
 
 
 def _call_backprop(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
@@ -527,10 +547,16 @@ def _call_backprop(sol: Solution, request: dict[str, Any], plain: _Plain) -> dic
     plain.refs = {id(v): i for i, v in enumerate(G.nodes)}
     before = _snapshot(G.nodes)
     tools.reset_counts()
-    table = fn(G)
+    table, seconds = _timed(fn, G)
     counts = tools.counts()
     calls = [[plain.refs.get(id(node), -1), k] for node, k in tools.calls()[:400]]
-    return {"result": plain(table), "mutation": _mutation(G.nodes, before), "counts": counts, "calls": calls}
+    return {
+        "result": plain(table),
+        "mutation": _mutation(G.nodes, before),
+        "counts": counts,
+        "calls": calls,
+        "seconds": seconds,
+    }
 
 
 def _call_naive(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
@@ -770,10 +796,25 @@ def _load(request: dict[str, Any], exercise: str) -> tuple[Solution | None, dict
         return None, {"ok": False, "error": _error(e, {})}
 
 
+def _growth(call: Any, solution: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
+    """A growth case: the solution called on each graph of ``request["growth"]`` in turn, each call timed
+    alone (the garbage of the graph before collected first, outside the timing)."""
+    import gc
+
+    answers = []
+    for one in request["growth"]:
+        gc.collect()
+        answers.append(call(solution, one, plain))
+    return {"growth": answers}
+
+
 def _answer(solution: Solution, request: dict[str, Any], exercise: str) -> dict[str, Any]:
     plain = _Plain({})
     try:
-        answer = CALLS[exercise](solution, request, plain)
+        call = CALLS[exercise]
+        answer = (
+            _growth(call, solution, request, plain) if "growth" in request else call(solution, request, plain)
+        )
     except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise

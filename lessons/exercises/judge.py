@@ -88,6 +88,9 @@ class Case:
         what: how the call reads in the report, e.g. ``"backprop(G)"``.
         book: the key of the book's sentence a recursion-limit failure quotes.
         points: what the case is worth.
+        extra: the case's hooks: ``key_error`` and ``exception`` refine the failure of an answer that
+            raised, ``stopped`` that of a case the runner stopped (``hook(case, failure, error_or_stop)``).
+        cpu: the CPU seconds the case may use; 0 for the runner's default.
     """
 
     name: str
@@ -98,6 +101,7 @@ class Case:
     book: str = "order"
     points: float = 1.0
     extra: dict[str, Any] = field(default_factory=dict)
+    cpu: float = 0.0
 
 
 def close(a: Any, b: float) -> bool:
@@ -357,7 +361,8 @@ def import_failure(imports: Imports | None, source: str, filename: str) -> Failu
 def judge_case(case: Case, answer: dict[str, Any] | Stop) -> Failure | None:
     """The failure of one case, or None if the answer is right."""
     if isinstance(answer, Stop):
-        return stopped(answer, case)
+        hook = case.extra.get("stopped")
+        return stopped(answer, case) if hook is None else hook(case, stopped(answer, case), answer)
     if not answer.get("ok"):
         failure = raised(answer.get("error", {}), case)
         refine = (

@@ -25,6 +25,7 @@ from lessons.exercises.imports import HARMLESS, Imports
 from lessons.exercises.judge import Case, Fail, close, draw, graph_request, mutation_text, node_name, shown
 from lessons.exercises.judges.backprop import algorithm_6_2, diagnose_entry
 from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.judges.scaling import Tally, paths_stop
 from micrograph import grad
 from micrograph.engine import Value, as_value, topological_order
 from micrograph.errors import DomainError
@@ -54,6 +55,7 @@ MISTAKES: dict[str, Mistake] = {
             "symbolic",
         ),
         Mistake("not-differentiable", "", "again"),
+        Mistake("paths", _MEMO, "recompute"),
     ]
 }
 """The mistakes this exercise recognises (and those of Algorithm 6.2's sums, :mod:`.backprop`)."""
@@ -62,6 +64,12 @@ IMPORTS = Imports(
     "Algorithm 6.6 in Python, with micrograph's nodes and operations", frozenset({"math", *HARMLESS})
 )
 """The modules a solution may import (and micrograph's nodes, which the import guard allows)."""
+
+_PATHS = "every path walked: work grows with the number of paths (figure 6.9)."
+_NEEDS = (
+    "Algorithm 6.6 builds the gradient of each of the {nodes} nodes once, keeping it in grad_table, and "
+    "calls op.bprop once per node and consumer."
+)
 
 _MEMO_DETAIL = (
     "Algorithm 6.6 first returns grad_table[V] when V is already in it (section 6.5.6); without that, "
@@ -297,16 +305,22 @@ def _judge(spec: GraphCase, G: Graph, T: list[Value], members: list[int]) -> Any
 
 def cases(seed: int) -> Iterator[Case]:
     """The graph cases but the deep chain, driven as Algorithm 6.5 drives build_grad."""
+    tally = Tally()
     for spec in graph_cases(deep=False, seed=seed):
         z, T = spec.build()
         G = Graph(z)
         members = [G.index[v] for v in G.prune(T).nodes]
         request = {**graph_request(G), "members": members, "targets": [G.index[V] for V in T]}
+        judge, hooks = tally.add(
+            _judge(spec, G, T, members), paths_stop(spec, G, MISTAKES["paths"], _PATHS, _NEEDS)
+        )
         yield Case(
             spec.name,
             request,
-            _judge(spec, G, T, members),
+            judge,
             graph=G,
             what="build_grad(V, G, G', grad_table)",
             book="symbolic",
+            extra=hooks,
+            cpu=spec.cpu,
         )

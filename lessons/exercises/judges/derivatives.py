@@ -186,4 +186,5 @@ def cases(seed: int) -> Iterator[Case]:
             _judge(fname, opname, k, points),
             what=f"{fname}(...)",
             book="local",
+            cpu=1.0,
         )

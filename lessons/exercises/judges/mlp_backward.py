@@ -269,4 +269,6 @@ def cases(seed: int) -> Iterator[Case]:
         net, model, fwd = mlp_example(nin, nouts, act, lam, s)
         key = nn.backward_mlp(model, net["x"], net["y"], loss="mse", l2=lam)
         request = {k: net[k] for k in ("l", "W", "b", "a", "h", "g", "lam", "activations")}
-        yield Case(title, request, _judge(net, model, fwd, key), what="backward_mlp(net)", book="mlp_loop")
+        yield Case(
+            title, request, _judge(net, model, fwd, key), what="backward_mlp(net)", book="mlp_loop", cpu=1.0
+        )

@@ -162,4 +162,5 @@ def cases(seed: int) -> Iterator[Case]:
             graph=graph,
             what="naive_grad(z, w)",
             book="recompute",
+            cpu=1.0,
         )
