@@ -281,7 +281,8 @@ def _check_has_format() -> bool:
 
 
 FORGERY = """\
-import json, os, pathlib
+from collections import _sys  # modules the exercise refuses, through one it allows
+json, os, pathlib = map(_sys.modules["builtins"].__import__, ("json", "os", "pathlib"))
 # the student's code writes a perfect results.json where the autograder will look for it
 try:
     results = pathlib.Path(os.environ["MICROGRAPH_AUTOGRADER_ROOT"]) / "results" / "results.json"

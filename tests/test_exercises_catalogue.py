@@ -247,7 +247,7 @@ def backprop(G):
 """,
         "recursion",
         "recursion limit",
-        "a chain 10,000 deep",
+        "a chain 2,000 deep",
     ),
     Wrong(
         "every path recomputed: more evaluations than edges",
@@ -302,7 +302,7 @@ def topological_order(z):
 """,
         "recursion",
         "recursion limit",
-        "a chain 10,000 deep",
+        "a chain 2,000 deep",
     ),
     Wrong(
         "no visited set: shared nodes expanded again",
@@ -633,7 +633,8 @@ def forward(G, x):
     Wrong(
         "the process killed by the solution",
         "backprop",
-        "import os\ndef backprop(G):\n    os._exit(3)\n",
+        # os through a module the exercise allows (the allow-list refuses `import os`)
+        "from collections import _sys\ndef backprop(G):\n    _sys.modules['os']._exit(3)\n",
         "crash",
         "exit code 3",
         "a * a",

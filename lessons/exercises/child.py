@@ -492,14 +492,51 @@ def _number(x: Any) -> Any:
 # The calls, one per exercise.
 
 
-class Solution:
-    """The student's module, loaded from its source text."""
+def _builtins(imports: dict[str, Any]) -> dict[str, Any]:
+    """The builtins of the solution's module, whose ``__import__`` refuses the modules the exercise does not
+    allow (``imports``: the judge's allow-list, :meth:`lessons.exercises.imports.Imports.request`).
 
-    def __init__(self, source: str, filename: str, exercise: str) -> None:
+    Only the solution's own import statements go through it: the modules it imports (numpy, the engine)
+    import theirs with the interpreter's own builtins."""
+    import builtins
+
+    modules = tuple(imports.get("modules", ()))
+    own = tuple(imports.get("own", ()))
+    message = str(imports.get("message", "{module} is not allowed here"))
+    real = builtins.__import__
+
+    def __import__(
+        name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
+    ) -> Any:
+        if (
+            level == 0
+            and isinstance(name, str)
+            and name.split(".")[0] not in own
+            and not any(name == m or name.startswith(m + ".") for m in modules)
+        ):
+            refused = ImportError(message.replace("{module}", name), name=name)
+            refused.refused = True  # type: ignore[attr-defined]  # the allow-list's, for the report
+            raise refused
+        return real(name, globals, locals, fromlist, level)
+
+    namespace = dict(vars(builtins))
+    namespace["__import__"] = __import__
+    return namespace
+
+
+class Solution:
+    """The student's module, loaded from its source text (its imports checked against ``imports``, the
+    exercise's allow-list, when the judge sends one)."""
+
+    def __init__(
+        self, source: str, filename: str, exercise: str, imports: dict[str, Any] | None = None
+    ) -> None:
         self.exercise = exercise
         self.filename = filename
         self.module = types.ModuleType(f"micrograph_exercise_{exercise}")
         self.module.__file__ = filename
+        if imports is not None:
+            self.module.__dict__["__builtins__"] = _builtins(imports)
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         code = compile(source, filename, "exec", dont_inherit=True)
         sys.modules[self.module.__name__] = self.module
@@ -516,6 +553,26 @@ class _Missing(Exception):
     pass
 
 
+def _timed(fn: Any, *args: Any) -> tuple[Any, float]:
+    """``fn(*args)`` and the CPU seconds of that call alone: the harness's own measurement, as the tools'
+    counts are, so a growth case can fit how the time grows with the graph.
+
+    The clock is the calling thread's CPU time: once the CPU limit is set, the kernel counts the process's
+    CPU time in scheduler ticks (4 ms on many machines), too coarse for a call of a few milliseconds. Where
+    there is no thread clock (a browser's Python), the process's stands in."""
+    import time
+
+    clock = time.process_time
+    try:
+        time.thread_time()
+        clock = time.thread_time
+    except (AttributeError, OSError):
+        pass
+    start = clock()
+    result = fn(*args)
+    return result, clock() - start
+
+
 def _call_derivatives(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
     fn = sol.function(request["function"])
     results = [plain(fn(*args, out)) for args, out in request["points"]]
@@ -529,11 +586,11 @@ def _call_topo(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[st
     plain.refs = refs
     nodes = list(made.values())
     before = _snapshot(nodes)
-    order = fn(made[request["z"]])
+    order, seconds = _timed(fn, made[request["z"]])
     changed = _mutation(nodes, before)
     if changed:
         changed[0] = list(made)[changed[0]]
-    return {"result": plain(order), "mutation": changed}
+    return {"result": plain(order), "mutation": changed, "seconds": seconds}
 
 
 def _call_forward(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
@@ -541,8 +598,8 @@ def _call_forward(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict
     G, _ = _graph(request)
     plain.refs = {id(v): i for i, v in enumerate(G.nodes)}
     before = _snapshot(G.nodes)
-    u = fn(G, list(request["x"]))
-    return {"result": plain(u), "mutation": _mutation(G.nodes, before)}
+    u, seconds = _timed(fn, G, list(request["x"]))
+    return {"result": plain(u), "mutation": _mutation(G.nodes, before), "seconds": seconds}
 
 
 def _call_backprop(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
@@ -552,10 +609,16 @@ def _call_backprop(sol: Solution, request: dict[str, Any], plain: _Plain) -> dic
     plain.refs = {id(v): i for i, v in enumerate(G.nodes)}
     before = _snapshot(G.nodes)
     tools.reset_counts()
-    table = fn(G)
+    table, seconds = _timed(fn, G)
     counts = tools.counts()
     calls = [[plain.refs.get(id(node), -1), k] for node, k in tools.calls()[:400]]
-    return {"result": plain(table), "mutation": _mutation(G.nodes, before), "counts": counts, "calls": calls}
+    return {
+        "result": plain(table),
+        "mutation": _mutation(G.nodes, before),
+        "counts": counts,
+        "calls": calls,
+        "seconds": seconds,
+    }
 
 
 def _call_naive(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
@@ -566,54 +629,75 @@ def _call_naive(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[s
     before = _snapshot(G.nodes)
     tools.reset_counts()
     result = fn(G.output, G.nodes[request["w"]])
-    counts = tools.counts()
+    counts = tools.counts()  # the counts are the tools' own, never what the solution says of itself
     value = getattr(result, "value", result)
-    reported = None
-    if hasattr(result, "local_derivatives"):
-        reported = {
-            "local_derivatives": plain(result.local_derivatives),
-            "evaluations": plain(result.recomputed),
-        }
-    return {
-        "result": plain(value),
-        "mutation": _mutation(G.nodes, before),
-        "counts": counts,
-        "reported": reported,
-    }
+    return {"result": plain(value), "mutation": _mutation(G.nodes, before), "counts": counts}
+
+
+class _Recursion:
+    """``sys.setprofile``'s callback: for each function of the solution's file, how many of its calls were
+    made while it was already running, so a recursion is counted whatever helper it goes through."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.depth: dict[Any, int] = {}
+        self.again: dict[Any, int] = {}
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        if event not in ("call", "return") or frame.f_code.co_filename != self.filename:
+            return
+        code = frame.f_code
+        depth = self.depth.get(code, 0)
+        if event == "return":
+            self.depth[code] = max(depth - 1, 0)  # a frame that started before the count returns too
+            return
+        if depth:
+            self.again[code] = self.again.get(code, 0) + 1
+        self.depth[code] = depth + 1
+
+    def most(self) -> tuple[int, str]:
+        """The largest count and its function's name ((0, "") when nothing recursed)."""
+        if not self.again:
+            return 0, ""
+        code = max(self.again, key=self.again.__getitem__)
+        return self.again[code], code.co_name
 
 
 def _call_build_grad(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
-    from micrograph import engine
+    from micrograph import engine, ops
 
     fn = sol.function("build_grad")
     G, _ = _graph(request)
     G_prime = SubGraph(G, request["members"])
     T = [G.nodes[j] for j in request["targets"]]
-    calls = [0]
-
-    def counted(*args: Any, **kw: Any) -> Any:  # the module's name, so recursive calls are counted too
-        calls[0] += 1
-        return fn(*args, **kw)
-
-    globals_ = getattr(fn, "__globals__", None)
-    if isinstance(globals_, dict) and globals_.get("build_grad") is fn:
-        globals_["build_grad"] = counted
     before = _snapshot(G.nodes)
     seed = engine.as_value(1.0)
     grad_table: dict[Any, Any] = {G.output: seed}
+    recursion = _Recursion(sol.filename)
+    bprop, bprops = ops.Op.bprop, [0]
+
+    def counted(self: Any, *args: Any, **kw: Any) -> Any:  # Algorithm 6.6 calls it once per consumer of V
+        bprops[0] += 1
+        return bprop(self, *args, **kw)
+
+    ops.Op.bprop = counted  # type: ignore[method-assign]
+    sys.setprofile(recursion)
     try:
-        results = [counted(V, G, G_prime, grad_table) for V in T]
+        results = [fn(V, G, G_prime, grad_table) for V in T]
     finally:
-        if isinstance(globals_, dict) and globals_.get("build_grad") is counted:
-            globals_["build_grad"] = fn
+        sys.setprofile(None)
+        ops.Op.bprop = bprop  # type: ignore[method-assign]
     entries = {G.index[v]: r for v, r in grad_table.items() if v in G.index}
     B = _records_of_B(G, [*results, *entries.values()])
+    calls, function = recursion.most()
     return {
         "result": [B["ref"](r) for r in results],
         "entries": [[j, B["ref"](r)] for j, r in sorted(entries.items())],
         "B": B["records"],
         "seed_kept": grad_table.get(G.output) is seed,
-        "calls": calls[0],
+        "calls": calls,
+        "recursive": function,
+        "bprop": bprops[0],
         "mutation": _mutation(G.nodes, before),
     }
 
@@ -733,7 +817,9 @@ def student_traceback(e: BaseException) -> str:
 def _error(e: BaseException, refs: dict[int, int]) -> dict[str, Any]:
     kind = "exception"
     key = None
-    if isinstance(e, RecursionError):
+    if isinstance(e, ImportError) and getattr(e, "refused", False) is True:
+        kind = "import"
+    elif isinstance(e, RecursionError):
         kind = "recursion"
     elif isinstance(e, NotImplementedError):
         kind = "todo"
@@ -742,7 +828,7 @@ def _error(e: BaseException, refs: dict[int, int]) -> dict[str, Any]:
         kind = "missing-entry" if key is not None else "exception"
     elif isinstance(e, _Missing):
         return {"kind": "missing-function", "name": str(e.args[0])}
-    if "is not available while your code is checked" in str(e):
+    if "is not available while your code is checked" in str(e) and kind != "import":
         kind = "engine"
     text = str(e)[:500]
     return {
@@ -761,7 +847,8 @@ def _error(e: BaseException, refs: dict[int, int]) -> dict[str, Any]:
 
 def _load(request: dict[str, Any], exercise: str) -> tuple[Solution | None, dict[str, Any]]:
     try:
-        return Solution(request["source"], request["filename"], exercise), {"ok": True}
+        solution = Solution(request["source"], request["filename"], exercise, request.get("imports"))
+        return solution, {"ok": True}
     except SyntaxError as e:
         lines = "".join(traceback.format_exception_only(type(e), e))
         return None, {"ok": False, "error": {"kind": "syntax", "line": e.lineno, "traceback": lines[-4000:]}}
@@ -771,10 +858,25 @@ def _load(request: dict[str, Any], exercise: str) -> tuple[Solution | None, dict
         return None, {"ok": False, "error": _error(e, {})}
 
 
+def _growth(call: Any, solution: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
+    """A growth case: the solution called on each graph of ``request["growth"]`` in turn, each call timed
+    alone (the garbage of the graph before collected first, outside the timing)."""
+    import gc
+
+    answers = []
+    for one in request["growth"]:
+        gc.collect()
+        answers.append(call(solution, one, plain))
+    return {"growth": answers}
+
+
 def _answer(solution: Solution, request: dict[str, Any], exercise: str) -> dict[str, Any]:
     plain = _Plain({})
     try:
-        answer = CALLS[exercise](solution, request, plain)
+        call = CALLS[exercise]
+        answer = (
+            _growth(call, solution, request, plain) if "growth" in request else call(solution, request, plain)
+        )
     except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise

@@ -26,6 +26,7 @@ from typing import Any
 
 from lessons.exercises import answers
 from lessons.exercises.drawing import failure_svg
+from lessons.exercises.imports import Imports
 from lessons.exercises.limits import IsolationError, Limits, Output, Stop
 from lessons.exercises.report import CaseResult, Failure, Report
 from lessons.exercises.runner import Runner
@@ -89,6 +90,8 @@ class Case:
         what: how the call reads in the report, e.g. ``"backprop(G)"``.
         book: the key of the book's sentence a recursion-limit failure quotes.
         points: what the case is worth.
+        extra: the case's hooks: ``key_error`` and ``exception`` refine the failure of an answer that
+            raised, ``stopped`` that of a case the runner stopped (``hook(case, failure, error_or_stop)``).
         cpu: the CPU seconds the case may use, scaled to its size (0: the check's default per case).
         exercise: the exercise's name, whose schema the answer must fit (:mod:`lessons.exercises.answers`);
             :func:`lessons.exercises.judges.cases` sets it.
@@ -273,6 +276,8 @@ def raised(error: dict[str, Any], case: Case) -> Failure:
             "template).",
             mistake="missing-function",
         )
+    if kind == "import":
+        return Failure(case.name, f"{error.get('message')}.", mistake="import", traceback=tb)
     if kind == "engine":
         return Failure(
             case.name,
@@ -355,6 +360,28 @@ def load_failure(answer: dict[str, Any] | Stop, path: str) -> Failure | None:
     return failure
 
 
+def exercise_imports(exercise: str) -> Imports | None:
+    """The allow-list of an exercise's imports (its judge module's ``IMPORTS``), or None for none."""
+    from lessons.exercises import judges  # the judges import this module: found when a check starts
+
+    try:
+        module = judges.module(exercise)
+    except ValueError:
+        return None
+    found = getattr(module, "IMPORTS", None)
+    return found if isinstance(found, Imports) else None
+
+
+def import_failure(imports: Imports | None, source: str, filename: str) -> Failure | None:
+    """The failure of a solution that imports a module its exercise does not allow (read before it runs)."""
+    refused = imports.refused(source) if imports is not None else None
+    if imports is None or refused is None:
+        return None
+    module, line = refused
+    name = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    return Failure(f"loading {name}", f"{imports.message(module)} (line {line} of {name}).", mistake="import")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # A whole check.
 
@@ -363,7 +390,8 @@ def judge_case(case: Case, answer: dict[str, Any] | Stop) -> Failure | None:
     """The failure of one case, or None if the answer is right; an answer that does not fit its exercise's
     schema (:mod:`lessons.exercises.answers`) is that case's failure, never judged."""
     if isinstance(answer, Stop):
-        return stopped(answer, case)
+        hook = case.extra.get("stopped")
+        return stopped(answer, case) if hook is None else hook(case, stopped(answer, case), answer)
     misfit = answers.problem(case.exercise, answer, case.request)
     if misfit:
         return answers.failure(case.name, misfit)
@@ -396,7 +424,8 @@ def _as_reported(x: Any) -> Any:
 
 
 Question = tuple[str, dict[str, Any]]
-"""What the judge asks the student's side: ``("load", {"source", "filename"})`` or ``("case", request)``."""
+"""What the judge asks the student's side: ``("load", {"source", "filename", "imports"})`` (``imports``: the
+exercise's allow-list, :meth:`Imports.request`) or ``("case", request)``."""
 
 
 def judging(
@@ -425,8 +454,12 @@ def judging(
     """
     start = time.monotonic()
     results: list[CaseResult] = []
-    loaded = yield ("load", {"source": source, "filename": filename})
-    first = load_failure(loaded, filename)
+    imports = exercise_imports(exercise)
+    question: dict[str, Any] = {"source": source, "filename": filename}
+    if imports is not None:
+        question["imports"] = imports.request()
+    loaded = yield ("load", question)
+    first = import_failure(imports, source, filename) or load_failure(loaded, filename)
     for case in cases:
         if first is not None and first.case.startswith("loading"):  # every case fails, at no cost
             failure: Failure | None = Failure(case.name, f"not run: {first.headline}", mistake=first.mistake)
@@ -491,7 +524,7 @@ def judge_solution(
         try:
             op, request = next(loop)
             while True:
-                answer = runner.load() if op == "load" else runner.run(request)
+                answer = runner.load(request) if op == "load" else runner.run(request)
                 error = answer.get("error") if isinstance(answer, dict) else None
                 if op == "load" and isinstance(error, dict) and error.get("kind") == "isolation":
                     raise IsolationError(str(error.get("message", "the solution cannot be isolated")))

@@ -368,6 +368,7 @@ class Runner:
         self.child: _Child | None = None
         self.loaded: dict[str, Any] | Stop | None = None
         self.counter = 0
+        self.question: dict[str, Any] = {"source": source, "filename": filename}
         self.spent = 0.0
         self.interrupted = ""
         protect_judge()
@@ -409,8 +410,15 @@ class Runner:
         """Seconds of the budget not spent yet."""
         return max(0.0, self.limits.budget - self.spent)
 
-    def load(self) -> dict[str, Any] | Stop:
-        """Start a child and load the solution in it: its answer (``ok``, or the error), or a Stop."""
+    def load(self, question: dict[str, Any] | None = None) -> dict[str, Any] | Stop:
+        """Start a child and load the solution in it: its answer (``ok``, or the error), or a Stop.
+
+        Args:
+            question: the judge's load question (the source, its file name, the exercise's allow-list of
+                imports ...), kept for the reloads after a stopped case; by default the source and its name.
+        """
+        if question is not None:
+            self.question = dict(question)
         if self.child is not None:
             self.child.kill()
             self.child = None
@@ -419,7 +427,7 @@ class Runner:
             return refused
         self.child = _Child(self.exercise, self.limits, self.output, self.sandbox, self.token)
         answer = self._exchange(
-            {"op": "load", "source": self.source, "filename": self.filename},
+            {**self.question, "op": "load"},
             cpu=min(self.remaining, max(self.limits.cpu, 5.0)),
             wait=max(self.limits.wait, 10.0),
         )

@@ -88,7 +88,7 @@ Algorithm 6.1 sets the inputs first: for i = 1, ..., n_i do u(i) <- x_i.
 A node is a micrograph Value: node.inputs is the tuple of its parents Pa(u) in argument order (a * a has
 the same parent twice); node.op is None for a leaf (an input or a constant).
 
-The checker's graphs include a chain 10,000 nodes deep: Python allows about 1,000 nested calls.
+The checker's graphs include a chain 2,000 nodes deep: Python allows about 1,000 nested calls.
 
 @SEE@
 @CHECK@
