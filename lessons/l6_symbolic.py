@@ -24,7 +24,7 @@ from micrograph import Graph, Value, grad, pseudocode
 from micrograph.errors import DomainError
 from micrograph.expr import build
 from micrograph.graph import topological_order
-from viz.frames import build_grad_call_rows, build_grad_call_text
+from viz.symbolic_frames import build_grad_call_rows, build_grad_call_text
 from viz.words import count, fmt, formula, node_names
 
 __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]

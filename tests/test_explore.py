@@ -26,7 +26,8 @@ from micrograph import Graph, Value
 from micrograph.errors import DomainError
 from micrograph.graph import topological_order
 from viz.explore import explorer_spec
-from viz.frames import HOLE, frames
+from viz.frames import frames
+from viz.narration import HOLE, Holes
 from viz.words import fmt, formula, node_names
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,6 +94,29 @@ def test_b_is_built_once_and_its_drawn_nodes_are_the_slots_read(monkeypatch: pyt
         assert formula(v, names) in texts[names[v]][1].replace("&#215;", "×").replace("&#8722;", "−")
     # the slot of each drawn node of B holds the value of that node
     assert len({b["slot"] for b in spec["b"]}) == len(b_nodes)
+
+
+def test_each_frame_text_is_written_once_with_holes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The explorer writes a frame's sentence once, with holes for the page: never first with numbers."""
+    ve = importlib.import_module("viz.explore")
+    vf = importlib.import_module("viz.frames")
+    written: list[object] = []
+    real = ve.frame_text
+
+    def counting(frame, graph, names, numbers):  # type: ignore[no-untyped-def]
+        written.append(numbers)
+        return real(frame, graph, names, numbers)
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("the explorer formatted the frames' numbers in Python")
+
+    monkeypatch.setattr(ve, "frame_text", counting)
+    monkeypatch.setattr(vf, "Numbers", refuse)
+    z, x, y = _example()
+    spec, _ = explorer_spec(z, [x, y])
+    assert len(written) == len(spec["frames"]) > 0
+    assert all(type(numbers) is Holes for numbers in written)
+    assert all(HOLE in f["text"] for f in spec["frames"] if f["algorithm"] == "6.1" and f["node"] is not None)
 
 
 @DAG_SETTINGS

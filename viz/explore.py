@@ -16,7 +16,7 @@ The drawing of B is the part of that same B which computes the targets' entries,
 the slot of that very node. A value outside an operation's domain makes the generated code give NaN or an
 infinity; the page looks for the first such node, as Algorithm 6.1 would stop there with a DomainError,
 and says so instead of showing a number. Every sentence the page shows is Python's: the frames' prose
-(:func:`viz.frames.frame_text` with :class:`viz.frames.Holes` for the numbers) and :data:`WORDS`; the
+(:func:`viz.narration.frame_text` with :class:`viz.narration.Holes` for the numbers) and :data:`WORDS`; the
 page fills in the numbers at the current inputs. The drawings pan and zoom (d3-zoom, vendored from npm and
 inlined); in predict mode the student types the grad_table entries.
 
@@ -48,7 +48,8 @@ from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from micrograph.symbolic import grad
 from viz import style
 from viz.dot import DEFAULT_MAX_NODES, check_size, digraph, draw_backward
-from viz.frames import HOLE, Frame, Holes, frame_text, frames
+from viz.frames import Frame, observe
+from viz.narration import HOLE, Holes, frame_text
 from viz.page import html_page
 from viz.render import pipe_svg, write_atomic
 from viz.words import clean, count, fmt, formula, formula_numbers, node_names
@@ -284,7 +285,9 @@ def explorer_spec(
         if w not in graph.index:
             raise ValueError(f"explore(z, wrt): wrt[{k}] = {w!r} is not a node of the graph of z")
 
-    fs = frames(graph)  # the engine's Algorithms 6.1 and 6.2, observed (a DomainError is raised here)
+    # The engine's Algorithms 6.1 and 6.2 observed (a DomainError is raised here); each frame's text is
+    # written once, below, with holes for the numbers the page computes.
+    fs = observe(graph).frames
     table = grad(z, nodes)  # B, once: the grad_table of Algorithm 6.2 for every node, by Algorithms 6.5/6.6
     B = _b_nodes(graph, table, targets)
     names = node_names(graph, B)
