@@ -18,7 +18,8 @@ import viz
 from lessons._core import Ours, Step, table
 from micrograph import Graph
 from micrograph.families import blowup_rows, chain, expected_counts, ladder
-from micrograph.naive import naive_grad, store_grad
+from micrograph.naive import naive_grad
+from micrograph.store import store_grad
 from viz.words import fmt
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]

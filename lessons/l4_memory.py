@@ -17,8 +17,10 @@ from typing import Any
 
 import viz
 from lessons._core import Ours, Step, table
+from micrograph.checkpoint import checkpoint_grad
 from micrograph.families import chain, memory_rows
-from micrograph.naive import checkpoint_grad, naive_grad, store_grad
+from micrograph.naive import naive_grad
+from micrograph.store import store_grad
 from viz.words import fmt
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
