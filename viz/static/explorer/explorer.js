@@ -1,7 +1,7 @@
 // micrograph's explorer: the page side of viz.explore. The Python side puts d3-zoom (vendored from npm) and
 // the generated program forward_backward(x, u) (Algorithms 6.1 and 6.2 as straight-line JavaScript,
 // written by micrograph.compile_javascript from the operation table) in front of these modules, joined
-// into one script (viz.explore.explorer_script). This module lays the page out, gives each part its
+// into one script (viz.explore_page.explorer_script). This module lays the page out, gives each part its
 // place and joins them through one object, p:
 //   words.js     numbers as Python formats them, Python's templates filled, elements
 //   model.js     p.m: the inputs, the program's slots, the frame shown, where an algorithm stops
