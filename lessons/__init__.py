@@ -20,7 +20,8 @@ import importlib
 from collections.abc import Mapping
 from types import ModuleType
 
-from lessons._core import Live, Step, Stepper
+from lessons.step import Live, Step
+from lessons.stepper import Stepper
 
 __all__ = ["LESSONS", "Listing", "Live", "Step", "Stepper", "list", "load", "start"]
 

@@ -4,7 +4,7 @@ The static site (``micrograph site``) runs micrograph in the browser with Pyodid
 functions here; every answer is a JSON string, so the page only displays what Python produced:
 
 * :class:`LessonView` steps a lesson (next, back, go to step) and returns what the REPL shows (the same
-  :meth:`~lessons._core.Stepper.show` text) with the step's picture: a drawing laid out by the page's
+  :meth:`~lessons.stepper.Stepper.show` text) with the step's picture: a drawing laid out by the page's
   Graphviz (see :func:`viz.render.set_layout`), or a plot as its :class:`viz.charts.Chart`'s data, which the
   page draws with Observable Plot (the REPL draws the same Chart with matplotlib, which is not part of the
   browser's Python);
@@ -25,12 +25,12 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import lessons
-from lessons._core import picture_svg
 from lessons.exercises import EXERCISES, judges
 from lessons.exercises.judge import judging
 from lessons.exercises.limits import Output, Stop
 from lessons.exercises.report import Report
 from lessons.exercises.templates import template
+from lessons.showing import picture_svg
 from micrograph.engine import Value
 from micrograph.expr import bind, build, parse_binding
 from viz.charts import Chart

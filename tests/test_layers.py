@@ -1,8 +1,9 @@
 """The engine's layers: imports point one way, and each book algorithm's loop is written once.
 
-errors <- ops <- engine <- {forward, backprop} <- graph <- symbolic <- {naive, compile, mlp} <- train <- nn,
-cli. The one import against the layers is ``Value.backward``'s (micrograd puts back-propagation on the
-node; the algorithm lives with the graph). The engine imports neither viz nor lessons.
+errors <- ops <- engine <- {forward, backprop} <- graph <- symbolic <- {store <- {naive, checkpoint},
+compile, mlp <- mlp_forward <- mlp_backward} <- train <- nn, cli. The one import against the layers is
+``Value.backward``'s (micrograd puts back-propagation on the node; the algorithm lives with the graph). The
+engine imports neither viz nor lessons.
 """
 
 from __future__ import annotations
@@ -86,7 +87,13 @@ def test_function_local_imports_of_the_engine_are_only_the_commented_one() -> No
         ("graph", "symbolic"),
         ("symbolic", "naive"),
         ("symbolic", "compile"),
+        ("graph", "store"),
+        ("store", "naive"),
+        ("store", "checkpoint"),
+        ("mlp", "mlp_forward"),
+        ("mlp_forward", "mlp_backward"),
         ("mlp", "train"),
+        ("mlp_forward", "train"),
         ("train", "nn"),
     ],
 )
@@ -136,7 +143,7 @@ def test_the_engine_imports_neither_viz_nor_lessons() -> None:
 
 ALLOWED = {
     ("micrograph/backprop.py", "run_algorithm_6_2"): "Algorithm 6.2 itself, the one pull loop",
-    ("micrograph/mlp.py", "backward_mlp"): "Algorithm 6.4, the book's own back-propagation over layers",
+    ("micrograph/mlp_backward.py", "backward_mlp"): "Algorithm 6.4, the book's back-propagation over layers",
 }
 """(file, function) -> why a reverse gradient-times-derivative loop is allowed there."""
 
@@ -430,7 +437,8 @@ def test_import_micrograph_loads_the_engine_only_and_the_rest_on_first_use() -> 
     code = (
         "import sys, micrograph\n"
         "late = ['micrograph.nn', 'micrograph.datasets', 'micrograph.compile', 'micrograph.mlp',\n"
-        "        'micrograph.naive', 'micrograph.forward_mode']\n"
+        "        'micrograph.mlp_forward', 'micrograph.mlp_backward', 'micrograph.naive',\n"
+        "        'micrograph.store', 'micrograph.checkpoint', 'micrograph.forward_mode']\n"
         "print(sorted(m for m in late if m in sys.modules))\n"
         "from micrograph import compile_graph, nn, store_grad\n"
         "print(micrograph.datasets.__name__, nn.MLP.__name__, compile_graph.__name__,\n"
@@ -445,6 +453,7 @@ def test_import_micrograph_loads_the_engine_only_and_the_rest_on_first_use() -> 
     assert out.splitlines() == [
         "[]",
         "micrograph.datasets MLP compile_graph jvp True ['micrograph.compile', 'micrograph.datasets', "
-        "'micrograph.forward_mode', 'micrograph.mlp', 'micrograph.naive', 'micrograph.nn']",
+        "'micrograph.forward_mode', 'micrograph.mlp', 'micrograph.mlp_backward', 'micrograph.mlp_forward', "
+        "'micrograph.nn', 'micrograph.store']",
         "module 'micrograph' has no attribute 'no_such_name'",
     ]

@@ -53,7 +53,7 @@ ALGORITHMS = {
     "forward": ("Algorithm 6.1", "micrograph.forward"),
     "backprop": ("Algorithm 6.2", "micrograph.backprop"),
     "build_grad": ("Algorithm 6.6", "micrograph.symbolic"),
-    "mlp_backward": ("Algorithm 6.4", "micrograph.mlp"),
+    "mlp_backward": ("Algorithm 6.4", "micrograph.mlp_backward"),
     "naive": ("the naive chain rule of equation 6.53", "micrograph.naive"),
 }
 """{exercise: (what the student writes, the engine's module that implements it)}."""
