@@ -27,7 +27,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lessons import exercises
-from lessons.exercises import child, judges
+from lessons.exercises import given as harness
+from lessons.exercises import judges
 from lessons.exercises.judge import (
     Case,
     Foreign,
@@ -86,9 +87,9 @@ def right(case: Case) -> dict[str, Any]:
         derivative = OPS[opname].local_derivative
         return {"ok": True, "result": [float(derivative(k, tuple(a), out)) for a, out in request["points"]]}
     if name == "mlp_backward":
-        return {"ok": True, "result": child._Plain({})(_mlp_answer(request)), "mutation": []}
+        return {"ok": True, "result": harness.Plain({})(_mlp_answer(request)), "mutation": []}
     assert graph is not None
-    convert = child._Plain({id(v): j for j, v in enumerate(graph.nodes)})
+    convert = harness.Plain({id(v): j for j, v in enumerate(graph.nodes)})
     if name == "topo":
         rid = {pos: r for r, pos in case.extra["ref_to_pos"].items()}
         return {"ok": True, "result": [{"node": rid[j]} for j in range(len(graph.nodes))], "mutation": []}
@@ -105,7 +106,7 @@ def right(case: Case) -> dict[str, Any]:
         return {"ok": True, "result": value, "mutation": [], "counts": counts, "reported": None}
     assert name == "build_grad"
     results = grad(graph.output, [graph.nodes[j] for j in request["targets"]])
-    B = child._records_of_B(graph, results)
+    B = harness.records_of_B(graph, results)
     return {
         "ok": True,
         "result": [B["ref"](r) for r in results],

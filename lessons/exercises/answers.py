@@ -27,8 +27,8 @@ from typing import Any, NoReturn
 from lessons.exercises.report import Failure
 from micrograph.ops import OPS
 
-__all__ = ["ANSWERS", "ERROR", "KINDS", "MAX_B", "MAX_CALLS", "MAX_COUNT", "MAX_DEPTH", "MAX_ITEMS",
-           "MAX_TEXT", "brief", "failure", "number_text", "problem"]  # fmt: skip
+__all__ = ["ANSWERS", "OPTIONAL", "ERROR", "KINDS", "MAX_B", "MAX_CALLS", "MAX_COUNT", "MAX_DEPTH",
+           "MAX_ITEMS", "MAX_TEXT", "brief", "failure", "number_text", "problem"]  # fmt: skip
 
 MAX_DEPTH = 64
 """Levels a value the solution returned may nest (the child converts at most 12 of its own, 3 JSON each)."""
@@ -489,6 +489,23 @@ ANSWERS: dict[str, dict[str, Check]] = {
 """The fields of a right-shaped answer (``"ok": true``) of each exercise, and of loading the solution."""
 
 
+def seconds(x: Any, where: str, ctx: Context) -> None:
+    """A duration: a finite number of seconds, not negative."""
+    finite(x, where, ctx)
+    if x < 0:
+        _wrong(where, x, "a number of seconds (not negative)")
+
+
+OPTIONAL: dict[str, dict[str, Check]] = {
+    "topo": {"seconds": seconds},
+    "forward": {"seconds": seconds},
+    "backprop": {"seconds": seconds},
+    "build_grad": {"recursive": text, "bprop": count},
+}
+"""The fields the harness adds where it measures them (a call's CPU seconds, build_grad's calls), checked
+when present."""
+
+
 def problem(exercise: str, answer: Any, request: Mapping[str, Any]) -> str:
     """What does not fit the schema in an answer, in words, or "" if the answer can be judged.
 
@@ -505,15 +522,32 @@ def problem(exercise: str, answer: Any, request: Mapping[str, Any]) -> str:
     ctx = Context.of(request, answer)
     try:
         fields({"ok": boolean})(answer, "", ctx)
+        if answer["ok"] and isinstance(request.get("growth"), list):
+            return _growth_problem(exercise, answer, request["growth"])
+        optional: Mapping[str, Check] = {}
         if not answer["ok"]:
             schema: Mapping[str, Check] = {"error": ERROR}
         elif exercise in ANSWERS:
-            schema = ANSWERS[exercise]
+            schema, optional = ANSWERS[exercise], OPTIONAL.get(exercise, {})
         else:
             schema = {key: plain for key in answer if key not in ("ok", "id")}
-        fields(schema)(answer, "", ctx)
+        fields(schema, optional)(answer, "", ctx)
     except Unreadable as e:
         return str(e)
+    return ""
+
+
+def _growth_problem(exercise: str, answer: dict[str, Any], requests: list[Any]) -> str:
+    """A growth case's answer: one answer of the exercise's own shape per graph it was timed on."""
+    parts = answer.get("growth")
+    if not isinstance(parts, list) or len(parts) != len(requests):
+        return f"growth is not a list of {len(requests)} answers, one per graph"
+    for k, (part, request) in enumerate(zip(parts, requests)):
+        if not isinstance(part, dict) or not isinstance(request, dict):
+            return f"growth[{k}] is not an answer"
+        misfit = problem(exercise, {**part, "ok": True}, request)
+        if misfit:
+            return f"growth[{k}]: {misfit}"
     return ""
 
 

@@ -58,8 +58,11 @@ COPIED = (
     "micrograph/memory.py",
     "lessons/exercises/tools.py",
     "lessons/exercises/child.py",
+    "lessons/exercises/given.py",
+    "lessons/exercises/calls.py",
 )
-"""Files copied as they are (the child itself, and modules without any algorithm)."""
+"""Files copied as they are (the child itself, what it gives the solution and its calls, and modules without
+any algorithm)."""
 
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 """The machine's shared temporary directories, swept of the solution's files when it ran as its own user."""
