@@ -44,13 +44,37 @@ import os
 import sys
 import traceback
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-if __name__ == "__main__":  # the check's child: its siblings are in the private directory above it
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from lessons.exercises.calls import CALLS, TOOLS, Missing, Solution, growth
-from lessons.exercises.given import Plain
+def _sibling(name: str) -> types.ModuleType:
+    """``lessons.exercises.NAME`` from the file beside this one, without importing its package (whose
+    ``__init__`` holds the judge): in the check's private directory and in the page's Web Worker alike."""
+    full = f"lessons.exercises.{name}"
+    if full in sys.modules:
+        return sys.modules[full]
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location(full, os.path.join(here, f"{name}.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[full] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+if TYPE_CHECKING:
+    from lessons.exercises.calls import CALLS, TOOLS, Missing, Solution, growth
+    from lessons.exercises.given import Plain
+else:
+    Plain = _sibling("given").Plain
+    _calls = _sibling("calls")
+    CALLS, TOOLS, Missing, Solution, growth = (
+        _calls.CALLS,
+        _calls.TOOLS,
+        _calls.Missing,
+        _calls.Solution,
+        _calls.growth,
+    )
 
 ALGORITHMS = {
     "derivatives": ("the local derivatives ∂u(i)/∂u(j)", "micrograph"),
