@@ -300,7 +300,7 @@ class SolutionWorker {
 
 async function freshWorker(exercise) {
   const w = spare || new SolutionWorker();
-  spare = null;
+  spare = new SolutionWorker();  // the next one starts its Python now, while this one works
   await w.start(exercise);
   return w;
 }
@@ -324,7 +324,7 @@ async function check() {
     window.micrographTimes.checkWorkerWait = performance.now() - asked;  // a worker still starting Python
     let question = session.first();
     const deadline = t0 + wallSeconds * 1000;
-    let spent = 0;  // seconds the cases took, charged to the budget as the command line charges CPU time
+    let spent = 0;  // seconds the cases and the restarts took, charged to the budget as the command line does
     while (question) {
       if (performance.now() > deadline) {  // the whole check's limit, on this page's clock
         question = session.send(JSON.stringify({ stop: { kind: "wall", detail: `the whole check's time limit (${wallSeconds} s) was reached before this case` } }), "");
@@ -336,8 +336,10 @@ async function check() {
         continue;
       }
       if (worker === null) {  // the last worker was stopped: a new one, with the solution loaded again
+        const restarted = performance.now();  // charged to the budget, as the command line charges start-ups
         worker = await freshWorker(name);
         const loaded = await worker.ask(session.reload());
+        spent += (performance.now() - restarted) / 1000;
         if (loaded.stop || !JSON.parse(loaded.answer).ok) {
           worker.terminate(); worker = null;
           question = session.send(JSON.stringify({ stop: { kind: "crash", detail: "the solution could not be loaded again" } }), "");
