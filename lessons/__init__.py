@@ -19,8 +19,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from lessons._core import Live, Step, Stepper
+if TYPE_CHECKING:
+    from lessons._core import Live, Step, Stepper
 
 __all__ = ["LESSONS", "Listing", "Live", "Step", "Stepper", "list", "load", "start"]
 
@@ -35,6 +37,18 @@ LESSONS: dict[int, str] = {
     8: "lessons.l8_modes",
 }
 """Lesson number -> module."""
+
+_CORE = ("Live", "Step", "Stepper")
+"""Names of the lesson machinery, loaded on first use (PEP 562): ``import lessons`` stays light, so the
+command line (:mod:`lessons.cli`) builds its parser without the drawing layer."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CORE:
+        from lessons import _core
+
+        return getattr(_core, name)
+    raise AttributeError(f"module 'lessons' has no attribute {name!r}")
 
 _list = list
 
@@ -92,4 +106,6 @@ def start(n: int, *, expr: str | None = None, at: Mapping[str, float] | None = N
             f"lesson {n} does not take an expression: "
             f"{getattr(module, 'NO_EXPR', 'it runs on its own example.')} Lessons {takes} run on yours."
         )
+    from lessons._core import Stepper
+
     return Stepper(module, expr=expr, at=at)
