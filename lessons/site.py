@@ -31,7 +31,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 
 from __future__ import annotations
 
-import argparse
+import errno
 import functools
 import hashlib
 import http.server
@@ -49,7 +49,7 @@ from lessons.exercises.limits import BUDGET as CHECK_BUDGET
 from lessons.exercises.limits import TIME_LIMIT, WALL_LIMIT
 from lessons.site_files import missing_files
 
-__all__ = ["SiteError", "build_site", "serve", "server", "site_size", "run", "MARKER", "BUDGET"]
+__all__ = ["SiteError", "build_site", "serve", "server", "site_size", "MARKER", "BUDGET"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "site"
@@ -298,16 +298,40 @@ def build_site(
         missing = missing_files(stage / "site")
         if missing:
             raise SiteError(f"the site built for {out} lacks {missing[0]}; {out} was not written")
-        old = None
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent)) / "site"
-            target.rename(old)
-        (stage / "site").rename(target)
-        if old is not None:
-            shutil.rmtree(old.parent, ignore_errors=True)
+        _swap(stage / "site", target, out, force)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     return site_size(target)
+
+
+def _swap(built: Path, target: Path, out: str | os.PathLike[str], force: bool) -> None:
+    """Move the built site to ``target``. What is there now is checked again, after it is moved aside:
+    only an earlier site (with ``force``) is removed; anything else made while the site was built (a
+    file, a link, a directory of other files) is put back and the build fails, having written nothing.
+    Without ``force`` the rename itself refuses anything but an empty directory."""
+    aside = None
+    if force and (target.exists() or target.is_symlink()):
+        aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent)) / "site"
+        target.rename(aside)  # a link is moved as itself, never followed
+        ours = not aside.is_symlink() and aside.is_dir()
+        if not ours or not ((aside / MARKER).is_file() or not any(aside.iterdir())):
+            aside.rename(target)
+            shutil.rmtree(aside.parent, ignore_errors=True)
+            raise SiteError(f"{out} was replaced while the site was built and is no site of micrograph's; "
+                            "nothing written")  # fmt: skip
+    try:
+        built.rename(target)  # over nothing, or an empty directory: a directory of files refuses
+    except OSError as e:
+        if aside is not None:
+            aside.rename(target)
+            shutil.rmtree(aside.parent, ignore_errors=True)
+        if e.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
+            raise SiteError(
+                f"{out} was made while the site was built; not replacing it (nothing written)"
+            ) from None
+        raise
+    if aside is not None:
+        shutil.rmtree(aside.parent, ignore_errors=True)
 
 
 def site_size(directory: str | os.PathLike[str]) -> int:
@@ -359,21 +383,3 @@ def serve(directory: str | os.PathLike[str], port: int = 8000) -> None:
     with server(directory, port) as httpd:
         print(f"serving {directory} at http://127.0.0.1:{httpd.server_address[1]}/ (Ctrl-C stops)")
         httpd.serve_forever()
-
-
-def run(args: argparse.Namespace) -> int:
-    """The ``site`` subcommand: build (unless ``--serve`` finds a site already), then serve with ``--serve``.
-
-    Raises:
-        SiteError, FileExistsError: as :func:`build_site` and :func:`serve`.
-    """
-    out = Path(args.out)
-    if not (args.serve and (out / MARKER).is_file() and not args.force):
-        size = build_site(out, force=args.force, log=lambda s: print(s, file=sys.stderr))
-        print(f"wrote {out}: {size / (1 << 20):.1f} MiB (budget {BUDGET >> 20} MiB)")
-    if args.serve:
-        try:
-            serve(out, args.port)
-        except KeyboardInterrupt:
-            pass
-    return 0

@@ -26,22 +26,22 @@ from hypothesis import strategies as st
 from test_exercise_platforms import sample, syntax_error
 
 from lessons import exercises
+from lessons.cli import main
 from lessons.exercises import classreport, judges, progress
 from lessons.exercises.classreport import read_result, summarise
-from lessons.exercises.course_cli import run_report_command
 from lessons.exercises.jsonfile import JSONFileError, read_json
 from lessons.exercises.judges.mistakes import GENERAL
 from lessons.exercises.platforms import to_gradescope, to_prairielearn, unchecked_result
 from lessons.exercises.progress import PROGRESS_FILE, ProgressError
-from micrograph.cli import build_parser
 from viz.render import write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 DEEP = "[" * 100_000 + "]" * 100_000
 
 
-def report_args(*argv: str) -> Any:
-    return build_parser().parse_args(["exercise", "report", *argv])
+def report(*argv: str) -> int:
+    """``micrograph exercise report ARGV`` run in this process: its exit status."""
+    return main(["exercise", "report", *argv])
 
 
 def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
@@ -168,10 +168,10 @@ def test_the_class_report_skips_deep_huge_and_special_files(
         "link.json": f"skipped {d / 'link.json'}: a symbolic link; not followed",
         "fifo.json": f"skipped {d / 'fifo.json'}: a FIFO (named pipe), not a regular file",
     }
-    assert run_report_command(report_args(str(d))) == 0
+    assert report(str(d)) == 0
     printed = capsys.readouterr().out
     assert printed.startswith("Class report: 1 result read (3 files skipped).")  # a FIFO is no *.json file
-    assert run_report_command(report_args(str(d / "deep.json"))) == 2
+    assert report(str(d / "deep.json")) == 2
     assert f"(skipped {d / 'deep.json'}: nested deeper than 32 levels)" in one_line_error(capsys)
 
 

@@ -26,9 +26,9 @@ from test_exercise_course import (
     CORRECT_BACKPROP,
     FAKE_WHEEL,
     copy_packages,
+    exercise,
     gradescope_layout,
     one_line_error,
-    parse,
     private_packages,
     run_script,
 )
@@ -40,7 +40,6 @@ from lessons.exercises.autograder import (
     autograder_secret,
     write_autograder,
 )
-from lessons.exercises.course_cli import run_autograder_command
 from lessons.exercises.grading import (
     MIN_SECRET,
     PACKAGES,
@@ -414,7 +413,7 @@ def test_the_secret_is_given_kept_or_made(
     given.write_bytes(SECRET + b"\n")
     out = tmp_path / "ag"
     argv = ["autograder", "backprop", "--platform", "gradescope", "--out", str(out)]
-    assert run_autograder_command(parse(*argv, "--secret-file", str(given))) == 0
+    assert exercise(*argv, "--secret-file", str(given)) == 0
     assert (out / SECRET_FILE).read_bytes() == SECRET + b"\n"
     printed = capsys.readouterr().out
     assert (
@@ -422,14 +421,11 @@ def test_the_secret_is_given_kept_or_made(
         in printed
     )
     assert SECRET.decode() not in printed
-    assert run_autograder_command(parse(*argv, "--force")) == 0  # written again: the same cases
+    assert exercise(*argv, "--force") == 0  # written again: the same cases
     assert (out / SECRET_FILE).read_bytes() == SECRET + b"\n"
     assert "kept: the students' cases stay the same" in capsys.readouterr().out
     fresh = tmp_path / "fresh"
-    assert (
-        run_autograder_command(parse("autograder", "topo", "--platform", "prairielearn", "--out", str(fresh)))
-        == 0
-    )
+    assert exercise("autograder", "topo", "--platform", "prairielearn", "--out", str(fresh)) == 0
     assert "(a new random secret); keep it private" in capsys.readouterr().out
     assert re.fullmatch(rb"[0-9a-f]{64}\n", (fresh / SECRET_FILE).read_bytes())
     assert (fresh / SECRET_FILE).read_bytes() != (out / SECRET_FILE).read_bytes()
@@ -441,10 +437,10 @@ def test_a_bad_secret_file_is_one_line(
 ) -> None:
     argv = ["autograder", "backprop", "--platform", "gradescope", "--out", str(tmp_path / "ag")]
     missing = tmp_path / "missing"
-    assert run_autograder_command(parse(*argv, "--secret-file", str(missing))) == 2
+    assert exercise(*argv, "--secret-file", str(missing)) == 2
     assert f"--secret-file {missing}: No such file or directory" in one_line_error(capsys)
     (tmp_path / "short").write_text("abc\n")
-    assert run_autograder_command(parse(*argv, "--secret-file", str(tmp_path / "short"))) == 2
+    assert exercise(*argv, "--secret-file", str(tmp_path / "short")) == 2
     assert "has 3 bytes; it needs at least 16" in one_line_error(capsys)
     assert not (tmp_path / "ag").exists()
     with pytest.raises(ValueError, match="secret must be at least 16 bytes"):

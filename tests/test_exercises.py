@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lessons import exercises
+from lessons.cli import main
 from lessons.exercises import tools
 from lessons.exercises.progress import PROGRESS_FILE
 from lessons.exercises.templates import TEMPLATES
-from micrograph.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
@@ -126,6 +126,20 @@ def test_usage_errors_exit_2_with_one_line(tmp_path: Path, argv: list[str], says
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1, done.stderr
     assert says in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_exercise_a_file_is_comes_from_its_marker_line_then_its_name(tmp_path: Path) -> None:
+    """exercises.exercise_of: the template's first line names the exercise whatever the file is called; a
+    file without it is the exercise it is named after, or none; a symlink is not followed."""
+    (tmp_path / "mine.py").write_text("# micrograph exercise: topo\nx = 1\n", encoding="utf-8")
+    (tmp_path / "forward.py").write_text("# micrograph exercise: nope\nx = 1\n", encoding="utf-8")
+    (tmp_path / "other.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "link.py").symlink_to(tmp_path / "mine.py")
+    assert exercises.exercise_of(tmp_path / "mine.py") == "topo"
+    assert exercises.exercise_of(tmp_path / "forward.py") == "forward"
+    assert exercises.exercise_of(tmp_path / "other.py") is None
+    with pytest.raises(FileNotFoundError, match="symlink"):
+        exercises.exercise_of(tmp_path / "link.py")
 
 
 def test_exercise_help_explains_the_flow(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,9 +1,11 @@
 """The engine's layers: imports point one way, and each book algorithm's loop is written once.
 
 errors <- ops <- engine <- {forward, backprop} <- graph <- symbolic <- {store <- {naive, checkpoint},
-compile, mlp <- mlp_forward <- mlp_backward} <- train <- nn, cli. The one import against the layers is
+compile, mlp <- mlp_forward <- mlp_backward} <- train <- nn. The one import against the layers is
 ``Value.backward``'s (micrograd puts back-propagation on the node; the algorithm lives with the graph). The
-engine imports neither viz nor lessons.
+engine package holds the engine and nothing else: no module of ``micrograph/`` imports viz or lessons, except
+``micrograph/__main__.py``, which imports the command line (``lessons.cli``) and nothing else of them, so that
+``python -m micrograph`` runs the application.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def test_no_import_circle_in_the_engine() -> None:
 
 
 def test_function_local_imports_of_the_engine_are_only_the_commented_one() -> None:
-    late = {(m, t) for m, (_, lates) in _graph().items() for t in lates if m not in ("cli", "__main__")}
+    late = {(m, t) for m, (_, lates) in _graph().items() for t in lates}
     assert late == ALLOWED_LATE
     assert "# The one import against the layers" in (ENGINE / "engine.py").read_text(encoding="utf-8")
 
@@ -110,17 +112,41 @@ def test_layer_order(lower: str, higher: str) -> None:
     assert higher not in reach
 
 
+def _application_imports(path: Path) -> set[str]:
+    """The modules of viz and lessons a file imports, anywhere in it (functions included)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] if node.level == 0 else []
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found |= {n for n in names if n.split(".")[0] in ("viz", "lessons")}
+    return found
+
+
 def test_the_engine_imports_neither_viz_nor_lessons() -> None:
-    for path in ENGINE.glob("*.py"):
-        if path.stem in ("cli", "__main__"):
-            continue  # the command is the top of the house and may draw and teach
-        text = path.read_text(encoding="utf-8")
-        tree = ast.parse(text)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                assert node.module.split(".")[0] not in ("viz", "lessons"), path.name
-            if isinstance(node, ast.Import):
-                assert all(a.name.split(".")[0] not in ("viz", "lessons") for a in node.names), path.name
+    """Nothing in micrograph/ imports viz or lessons but __main__.py, which imports the command line only."""
+    files = sorted(ENGINE.rglob("*.py"))
+    assert ENGINE / "engine.py" in files and not (ENGINE / "cli.py").exists()  # no command in the engine
+    found = {p.relative_to(ENGINE).as_posix(): _application_imports(p) for p in files}
+    assert {name: mods for name, mods in found.items() if mods} == {"__main__.py": {"lessons.cli"}}
+    main = (ENGINE / "__main__.py").read_text(encoding="utf-8")
+    assert "the one place in ``micrograph/`` that names the application" in main
+
+
+def test_the_application_search_sees_an_import_of_viz_or_lessons(tmp_path: Path) -> None:
+    """The search finds each spelling of an import of the layers above, at module level or in a function."""
+    for line in (
+        "import viz",
+        "from lessons import tour",
+        "import lessons.cli as c",
+        "from viz.render import x",
+    ):
+        planted = tmp_path / "planted.py"
+        planted.write_text(f"def f():\n    {line}\n", encoding="utf-8")
+        assert _application_imports(planted), line
 
 
 # --- Algorithm 6.2's loop, found by its structure -------------------------------------------------------

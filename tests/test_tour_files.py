@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from lessons import swap, tour
-from micrograph import cli
+from lessons import cli, swap, tour
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -353,7 +353,8 @@ def write_autograder(
         NotADirectoryError: ``out`` is a file.
         FileExistsError: a file to write exists and ``force`` is False (naming every such file).
         AutograderError: micrograph does not run from a checkout, or its wheel could not be built.
-        OSError: a file cannot be written (each is written atomically, never through a symlink).
+        OSError: a file cannot be written (each is written atomically, never through a symlink; without
+            ``force``, created exclusively, so a file made while the wheel was built is not replaced).
     """
     out = Path(out)
     _check_arguments(exercise, platform, out, seed, secret)
@@ -379,4 +380,13 @@ def write_autograder(
     if not force:
         _refuse_existing(out, list(data))
     out.mkdir(parents=True, exist_ok=True)
-    return [write_atomic(out / name, content, mode=modes[name]) for name, content in data.items()]
+    written = []
+    for (
+        name,
+        content,
+    ) in data.items():  # without force each is created exclusively: none made meanwhile is lost
+        try:
+            written.append(write_atomic(out / name, content, mode=modes[name], overwrite=force))
+        except FileExistsError:
+            raise FileExistsError(f"{out / name} exists; not overwriting") from None
+    return written
