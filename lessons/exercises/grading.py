@@ -17,7 +17,7 @@ The scripts that :mod:`lessons.exercises.autograder` writes (Gradescope's ``run_
   - PrairieLearn passes no identity to an external grader: ``/grade/data/data.json`` holds the question's
     ``params``, ``correct_answers``, ``submitted_answers``, ``variant_seed``, ``options`` and the like
     (``buildDirectory`` in PrairieLearn's ``apps/prairielearn/src/lib/externalGraderCommon.ts``), and the
-    maintainers keep the student's identity out of grading (PrairieLearn issues #719 and #3822).
+    maintainers keep the student's identity out of grading (PrairieLearn issues 719 and 3822).
     :func:`prairielearn_student` takes ``variant_seed``: each student works on a variant of their own, so
     the variant stands for the student (a new variant, which a homework may offer, brings new cases).
 
