@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py            # the full run (a few minutes; the 1e6 chain takes ~30 s)
-    python benchmarks/run.py --quick    # a smoke run: small sizes, two steps (what the test suite calls)
+    python benchmarks/run.py            # the full run (minutes: the 1e6 chain is the longest part)
+    python benchmarks/run.py --quick    # a smoke run: small sizes, one step
     make bench                          # the full run in the project's virtual environment
 
 Every measurement runs in a fresh subprocess (``--worker ...``), so no run inherits another's heap or

@@ -290,7 +290,8 @@ var micrographExplorer = (function () {
     function setText(t, s) { if (t && t.textContent !== s) { t.textContent = s; } }
 
     // Only the boxes in view are rewritten (SVG text costs style and layout per element: at 400 nodes,
-    // rewriting every box took 30-40 ms a move); a box that comes into view is brought up to date then.
+    // rewriting every box made a move miss its frame; docs/performance.md has the figures); a box that comes
+    // into view is brought up to date then.
     function inView(z, g) {
       if (!z.open) { return false; }
       if (!g.mgBox) { var b = g.getBBox(), c = center(z, g); g.mgBox = [c[0] - b.width / 2, c[1] - b.height / 2, c[0] + b.width / 2, c[1] + b.height / 2]; }
