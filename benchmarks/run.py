@@ -795,7 +795,7 @@ def site_section(quick: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="small sizes and two steps: a smoke run")
+    parser.add_argument("--quick", action="store_true", help="small sizes and one step: a smoke run")
     parser.add_argument("--steps", type=int, default=None, help="timed demo steps per variant (default 10)")
     parser.add_argument(
         "--rounds", type=int, default=3, help="interleaved rounds of the demo step (default 3)"
