@@ -438,7 +438,11 @@ def forward(G, x):
 ]
 
 
-@pytest.mark.parametrize("wrong", CATALOGUE, ids=[w.name for w in CATALOGUE])
+@pytest.mark.parametrize(
+    "wrong",
+    [pytest.param(w, marks=pytest.mark.slow) if w.mistake == "timeout" else w for w in CATALOGUE],
+    ids=[w.name for w in CATALOGUE],
+)  # a solution that loops runs every case to its time limit: slow
 def test_each_wrong_solution_fails_with_its_own_diagnosis(wrong: Wrong, tmp_path: Path) -> None:
     path = tmp_path / f"{wrong.exercise}.py"
     path.write_text(textwrap.dedent(wrong.source), encoding="utf-8")
