@@ -2,8 +2,8 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py            # the full run (a few minutes; the 1e6 chain takes ~30 s)
-    python benchmarks/run.py --quick    # a smoke run: small sizes, two steps (what the test suite calls)
+    python benchmarks/run.py            # the full run (minutes: the 1e6 chain is the longest part)
+    python benchmarks/run.py --quick    # a smoke run: small sizes, one step
     make bench                          # the full run in the project's virtual environment
 
 Every measurement runs in a fresh subprocess (``--worker ...``), so no run inherits another's heap or
@@ -151,7 +151,7 @@ def site_section(quick: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="small sizes and two steps: a smoke run")
+    parser.add_argument("--quick", action="store_true", help="small sizes and one step: a smoke run")
     parser.add_argument("--steps", type=int, default=None, help="timed demo steps per variant (default 10)")
     parser.add_argument(
         "--rounds", type=int, default=3, help="interleaved rounds of the demo step (default 3)"

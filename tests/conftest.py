@@ -7,6 +7,7 @@
   each run draws new ones (``--hypothesis-seed=N`` repeats one); ``HYPOTHESIS_PROFILE=thorough`` runs 500.
 * A test that takes an argument named ``catalogue_case`` runs once per catalogue case, with the case's
   name as its id.
+* Each test's report of its call is kept on it (``item.rep_call``), for fixtures that outlive a test.
 """
 
 from __future__ import annotations
@@ -41,6 +42,15 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 def pytest_generate_tests(metafunc):  # type: ignore[no-untyped-def]
     if "catalogue_case" in metafunc.fixturenames:
         metafunc.parametrize("catalogue_case", CATALOGUE, ids=[c.name for c in CATALOGUE])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+    """Each phase's report kept on the test as ``rep_setup``, ``rep_call``, ``rep_teardown``: a fixture
+    shared by a module's tests (tests/test_site.py's page) starts afresh after a test failed in it."""
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
 
 
 def run_micrograph(*argv: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:

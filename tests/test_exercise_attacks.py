@@ -256,6 +256,7 @@ def test_the_wall_clock_limit_cannot_be_reset(tmp_path: Path) -> None:
     assert report.seconds < 60
 
 
+@pytest.mark.slow
 def test_memory_is_limited(tmp_path: Path) -> None:
     report = check(
         tmp_path,
@@ -318,6 +319,7 @@ def test_correct_numpy_solutions_pass(tmp_path: Path, name: str) -> None:
     assert report.passed, report.text()
 
 
+@pytest.mark.slow
 def test_eight_concurrent_checks_of_a_correct_solution_all_pass(tmp_path: Path) -> None:
     for k in range(8):
         (tmp_path / f"s{k}").mkdir()
@@ -336,6 +338,7 @@ def test_eight_concurrent_checks_of_a_correct_solution_all_pass(tmp_path: Path) 
         assert json.loads(done.stdout)["passed"] is True
 
 
+@pytest.mark.slow
 def test_concurrent_checks_in_one_directory_lose_no_progress(tmp_path: Path) -> None:
     for name in exercises.EXERCISES:
         (tmp_path / f"{name}.py").write_text(CORRECT[name], encoding="utf-8")
@@ -360,6 +363,7 @@ def test_the_seed_varies_the_random_cases_and_is_printed(tmp_path: Path) -> None
 
 @settings(max_examples=4, deadline=None)
 @given(seed=st.integers(min_value=1, max_value=2**31 - 1))
+@pytest.mark.slow
 def test_correct_solutions_pass_and_a_no_memo_build_grad_fails_under_any_seed(seed: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name, source in CORRECT.items():

@@ -291,6 +291,7 @@ except Exception:
 @pytest.mark.skipif(
     not _check_has_format(), reason="pending: `micrograph exercise check` has no --format yet"
 )
+@pytest.mark.slow
 def test_run_autograder_end_to_end(tmp_path: Path, private_site: Path) -> None:
     """Gradescope's layout in a temporary directory: a wrong, a forging and a correct backprop.py."""
     assert OVERWRITE_BACKPROP != CORRECT_BACKPROP

@@ -327,6 +327,7 @@ def held_lock(tmp_path: Path) -> Any:
     holder.wait()
 
 
+@pytest.mark.slow
 def test_a_held_lock_is_waited_for_a_few_seconds_then_said(
     tmp_path: Path, held_lock: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -225,6 +225,7 @@ def _ordinary_python() -> tuple[str, str] | None:
 
 
 @pytest.mark.skipif(not (IS_ROOT and SETPRIV), reason="needs root and setpriv to become an ordinary user")
+@pytest.mark.slow
 def test_as_an_ordinary_user_the_judge_is_out_of_reach_and_nothing_outlives_it(
     tmp_path: Path, shared: Path
 ) -> None:
@@ -317,6 +318,7 @@ def test_daemons_and_setsid_grandchildren_are_killed(tmp_path: Path, shared: Pat
     _assert_stays_dead(mark)
 
 
+@pytest.mark.slow
 def test_a_fork_bomb_is_contained(tmp_path: Path) -> None:
     source = """
         import os
@@ -331,6 +333,7 @@ def test_a_fork_bomb_is_contained(tmp_path: Path) -> None:
     assert not report.passed and report.score == 0
 
 
+@pytest.mark.slow
 def test_memory_counts_over_the_whole_tree(tmp_path: Path) -> None:
     source = """
         import os, time

@@ -150,6 +150,7 @@ def test_exercise_help_explains_the_flow(capsys: pytest.CaptureFixture[str]) -> 
         assert phrase in text
 
 
+@pytest.mark.slow
 def test_list_reads_the_progress_file_in_the_current_directory(tmp_path: Path) -> None:
     listed = run_micrograph("exercise", "list", cwd=tmp_path)
     assert listed.returncode == 0
@@ -264,6 +265,7 @@ def test_jupyter_shows_the_report_with_the_drawing_inline(tmp_path: Path) -> Non
         passed.save_svg(tmp_path / "none.svg")
 
 
+@pytest.mark.slow
 def test_each_template_is_a_todo_until_filled_in(tmp_path: Path) -> None:
     for name, text in TEMPLATES.items():
         assert text.splitlines()[0] == f"# micrograph exercise: {name}"
@@ -290,6 +292,7 @@ def test_the_same_mistake_gives_the_same_first_failure_every_time(tmp_path: Path
     assert first == second
 
 
+@pytest.mark.slow
 def test_a_case_that_runs_forever_is_stopped_and_named() -> None:
     def forever(z):  # type: ignore[no-untyped-def]
         while True:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ENGINE = Path(__file__).resolve().parent.parent / "micrograph"
-ALLOWED_LATE = {("engine", "graph")}  # Value.backward -> Graph (commented in engine.py)
+ALLOWED_LATE = {("engine", "graph")}  # Value.backward, on a failed push, locates it with Graph
 
 
 def _imports(path: Path) -> tuple[set[str], set[str]]:
@@ -74,7 +74,32 @@ def test_no_import_circle_in_the_engine() -> None:
 def test_function_local_imports_of_the_engine_are_only_the_commented_one() -> None:
     late = {(m, t) for m, (_, lates) in _graph().items() for t in lates}
     assert late == ALLOWED_LATE
-    assert "# The one import against the layers" in (ENGINE / "engine.py").read_text(encoding="utf-8")
+
+
+def test_the_import_against_the_layers_serves_value_backward_alone() -> None:
+    """engine.py imports graph in one method of Value, and only Value.backward calls it (to locate a failed
+    push with Algorithm 6.2): no other part of the engine reaches up to the graph."""
+    tree = ast.parse((ENGINE / "engine.py").read_text(encoding="utf-8"))
+    value = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Value")
+    methods = [n for n in value.body if isinstance(n, ast.FunctionDef)]
+
+    def imports_graph(f: ast.FunctionDef) -> bool:
+        return any(isinstance(n, ast.ImportFrom) and n.module == "micrograph.graph" for n in ast.walk(f))
+
+    importing = [f.name for f in methods if imports_graph(f)]
+    elsewhere = [
+        n.name
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n not in methods and imports_graph(n)
+    ]
+    assert len(importing) == 1 and elsewhere == [], (importing, elsewhere)
+    callers = {
+        f.name
+        for f in methods
+        for n in ast.walk(f)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == importing[0]
+    }
+    assert callers == {"backward"}
 
 
 @pytest.mark.parametrize(

@@ -721,6 +721,7 @@ def test_jupyter_wraps_the_books_words_at_spaces_only(browser) -> None:  # type:
         page.close()
 
 
+@pytest.mark.slow
 def test_each_lesson_ends_by_naming_the_exercise_of_its_algorithm() -> None:
     from lessons import exercises
 

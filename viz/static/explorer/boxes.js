@@ -1,7 +1,7 @@
 // The boxes of the two drawings: each node of G shows its value and grad_table entry, each node of B its
 // value, at the current inputs and step. Only the boxes in view are rewritten (SVG text costs style and
-// layout per element: at 400 nodes, rewriting every box took 30-40 ms a move); a box that comes into view
-// is brought up to date then. Hovering a node highlights its consumers in both drawings.
+// layout per element: at 400 nodes, rewriting every box made a move miss its frame; docs/performance.md has
+// the figures); a box that comes into view is brought up to date then. Hovering a node highlights its consumers in both drawings.
 import { fmt } from "./words.js";
 
 // Reads p.m, p.W, p.spec, p.paneG, p.paneB, p.views, p.inView, p.size, p.visible, p.outs (the dz/dw
