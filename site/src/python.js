@@ -16,16 +16,15 @@ let viewKey = null;  // which lesson, expression and values it was started on
 let session = null;  // the exercise check being judged, a lessons.web.ExerciseCheck
 
 const booting = (async () => {
-  const [manifest, py, viz] = await Promise.all([
-    fetch("manifest.json").then((r) => r.json()),
+  const manifest = fetch("manifest.json").then((r) => r.json());
+  const wheels = manifest.then((m) => Promise.all([m.micrograph, ...m.wheels].map(  // fetched meanwhile
+    (name) => fetch("wheels/" + name).then((r) => r.arrayBuffer()))));
+  const [py, viz] = await Promise.all([
     loadPyodide({ indexURL: new URL("pyodide/", self.location.href).href }),
     vizInstance(),
   ]);
   const python = now(); // Pyodide and Graphviz loaded
-  for (const name of [manifest.micrograph, ...manifest.wheels]) {
-    const data = await (await fetch("wheels/" + name)).arrayBuffer();
-    py.unpackArchive(data, "zip", { extractDir: "/mg" });
-  }
+  for (const data of await wheels) py.unpackArchive(data, "zip", { extractDir: "/mg" });
   py.runPython("import sys; sys.path.insert(0, '/mg')");
   web = py.pyimport("lessons.web");
   web.setup((source) => viz.renderString(source, { format: "svg", engine: "dot" }));
