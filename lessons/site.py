@@ -7,15 +7,17 @@ it needs no network. It holds:
 * micrograph's own wheel, built from this checkout, and the pure-Python wheels it imports in the page
   (``graphviz`` for the DOT text, ``tqdm``), downloaded from PyPI pinned and hash-checked
   (``site/requirements.txt``);
-* one JavaScript bundle (esbuild) of CodeMirror 6 (the exercise editor), ``@viz-js/viz`` (Graphviz compiled
-  to WebAssembly, which lays the drawings out) and Observable Plot (the lessons' plots, from
-  :mod:`viz.charts` data);
+* two JavaScript bundles (esbuild): ``vendor.js``, CodeMirror 6 (the exercise editor) and Observable Plot
+  (the lessons' plots, from :mod:`viz.charts` data), for the page; ``graphviz.js``, ``@viz-js/viz``
+  (Graphviz compiled to WebAssembly, which lays the drawings out), for the worker that runs the page's Python;
 * ``licenses/``: the license of each npm package shipped (Pyodide, and each package esbuild bundled),
   with an index the page links to;
-* the page (``site/src``): ``index.html``, ``app.js`` (the lessons, and the judge's loop driven through
-  :mod:`lessons.web`), ``charts.js`` (a Chart drawn with Observable Plot), ``worker.js`` (the student's
-  code in a Web Worker), ``loading.js`` (a plain script that says on the page when the module scripts
-  cannot load).
+* the page (``site/src``): ``index.html``, ``app.js`` (the page's controls; it asks the page's Python for
+  every step, explorer and verdict, and relays an exercise check's questions), ``python.js`` (the Web
+  Worker that runs the page's Python, :mod:`lessons.web`, and Graphviz, off the page's thread, so that the
+  page never freezes and its Stop button can end the work), ``charts.js`` (a Chart drawn with Observable
+  Plot), ``worker.js`` (the student's code in a Web Worker of its own), ``loading.js`` (a plain script that
+  says on the page when the module scripts cannot load).
 
 The JavaScript packages are pinned by ``site/package.json`` and ``site/package-lock.json``; the build runs
 ``npm ci`` in a cache directory (``~/.cache/micrograph/site``, or ``$MICROGRAPH_CACHE``), which installs
@@ -80,7 +82,10 @@ PYODIDE_FILES = (
     "python_stdlib.zip",
     "pyodide-lock.json",
 )
-PAGE_FILES = ("index.html", "loading.js", "app.js", "charts.js", "worker.js", "style.css")
+PAGE_FILES = ("index.html", "loading.js", "app.js", "charts.js", "python.js", "worker.js", "style.css")
+BUNDLES = ("vendor.js", "graphviz.js")
+"""The esbuild bundles of npm packages: the page's (CodeMirror, Observable Plot), and Graphviz for the
+Web Worker that runs the page's Python (it lays the drawings out there, off the page's thread)."""
 NPM_TIMEOUT = 600
 PIP_TIMEOUT = 600
 
@@ -169,21 +174,25 @@ def wheels(stage: Path, log: Callable[[str], None]) -> tuple[str, list[str]]:
 
 
 def _bundle(modules: Path, out: Path) -> list[str]:
-    """esbuild bundles site/src/vendor.js, copied beside node_modules so that its imports resolve there.
+    """esbuild bundles each of :data:`BUNDLES` (site/src), copied beside node_modules so that its imports
+    resolve there, into the directory ``out`` under the same name.
 
     esbuild runs in the npm cache directory, so each path it is given is absolute (a relative ``out``
-    would put the bundle in the cache, not in the site).
+    would put the bundles in the cache, not in the site).
 
     Returns:
-        The npm packages whose files went into the bundle (from esbuild's metafile), sorted.
+        The npm packages whose files went into a bundle (from esbuild's metafile), sorted.
     """
     modules, out = modules.absolute(), out.absolute()
-    entry = modules.parent / "vendor.js"
-    shutil.copyfile(SOURCE / "src" / "vendor.js", entry)
+    entries = []
+    for name in BUNDLES:
+        entry = modules.parent / name
+        shutil.copyfile(SOURCE / "src" / name, entry)
+        entries.append(str(entry))
     esbuild = modules / ".bin" / "esbuild"
     meta = modules.parent / "vendor.meta.json"
-    _run([str(esbuild), str(entry), "--bundle", "--format=esm", "--minify", "--log-level=error",
-          f"--metafile={meta}", f"--outfile={out}"], modules.parent, "esbuild", 120)  # fmt: skip
+    _run([str(esbuild), *entries, "--bundle", "--format=esm", "--minify", "--log-level=error",
+          f"--metafile={meta}", f"--outdir={out}"], modules.parent, "esbuild", 120)  # fmt: skip
     inputs = json.loads(meta.read_text())["inputs"]
     packages = set()
     for path in inputs:
@@ -203,7 +212,7 @@ def _licenses(modules: Path, packages: list[str], out: Path) -> None:
 
     A package that ships no license file (``pyodide``, ``@viz-js/viz``) is listed with its ``package.json``
     license and where its source is (a bundled package's copyright notice is also a legal comment that
-    esbuild keeps in vendor.js).
+    esbuild keeps in its bundle).
 
     Raises:
         SiteError: a shipped package with neither a license file nor a license in its package.json.
@@ -239,7 +248,7 @@ def _stage(stage: Path, log: Callable[[str], None]) -> None:
     (stage / "pyodide").mkdir(parents=True)
     for name in PYODIDE_FILES:
         shutil.copyfile(modules / "pyodide" / name, stage / "pyodide" / name)
-    bundled = _bundle(modules, stage / "vendor.js")
+    bundled = _bundle(modules, stage)
     _licenses(modules, sorted({"pyodide", *bundled}), stage / "licenses")
     for name in PAGE_FILES:
         shutil.copyfile(SOURCE / "src" / name, stage / name)

@@ -1,7 +1,8 @@
 """What the site's page asks of micrograph running in Pyodide: lesson steps and exercise checks as JSON.
 
-The static site (``micrograph site``) runs micrograph in the browser with Pyodide. Its JavaScript calls the
-functions here; every answer is a JSON string, so the page only displays what Python produced:
+The static site (``micrograph site``) runs micrograph in the browser with Pyodide, in a Web Worker of the
+page's (``site/src/python.js``), off the page's thread. The worker calls the functions here when the page
+asks; every answer is a string (JSON, SVG or HTML) that the page only displays:
 
 * :class:`LessonView` steps a lesson (next, back, go to step) and returns what the REPL shows (the same
   :meth:`~lessons.stepper.Stepper.show` text) with the step's picture: a drawing laid out by the page's
@@ -9,9 +10,9 @@ functions here; every answer is a JSON string, so the page only displays what Py
   page draws with Observable Plot (the REPL draws the same Chart with matplotlib, which is not part of the
   browser's Python);
 * :class:`ExerciseCheck` runs the judge of ``micrograph exercise check``
-  (:func:`lessons.exercises.judge.judging`) one question at a time: the page sends each question to the Web
-  Worker that runs the student's code (:class:`lessons.exercises.child.Child`), and hands back its answer,
-  or a stop when the worker ran out of time and was terminated.
+  (:func:`lessons.exercises.judge.judging`) one question at a time: the page relays each question to the
+  other Web Worker, which runs the student's code (:class:`lessons.exercises.child.Child`), and hands back its
+  answer, or a stop when that worker ran out of time and was terminated.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -265,7 +266,7 @@ class LessonView:
 
 
 class ExerciseCheck:
-    """One check of a solution in the page, driven one question at a time by the page's Web Worker.
+    """One check of a solution in the page, driven one question at a time by the page's student worker.
 
     Args:
         name: the exercise (see :data:`lessons.exercises.EXERCISES`).
