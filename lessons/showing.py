@@ -28,13 +28,17 @@ PRE_STYLE = "white-space: pre-wrap; word-break: normal; overflow-wrap: normal"
 space, never inside a word (JupyterLab's own style for output ``pre`` breaks anywhere: "n / etwork")."""
 
 
-def show_text(stepper: Stepper, *, width: int | None = None, keys: str | None = None) -> str:
+def show_text(
+    stepper: Stepper, *, width: int | None = None, keys: str | None = None, place: str = "terminal"
+) -> str:
     """A step as plain text: title, the book's line, the text, the code, the values now, the keys.
 
     Args:
         stepper: the lesson, at the step to show.
         width: wrap the text to this many columns (default: the terminal's width, at most 100).
         keys: the last line, the keys that move on (default: the REPL's ``l.next()  l.back() ...``).
+        place: where it is read, for how a question is answered there: ``"terminal"`` (the REPL's
+            ``l.answer``, or the pager that asks next) or ``"page"`` (the site's Answer box).
     """
     if width is None:
         width = min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns - 1)
@@ -67,10 +71,10 @@ def show_text(stepper: Stepper, *, width: int | None = None, keys: str | None = 
     q = stepper.question
     if q is not None:
         how = (
-            "answer with l.answer(number), then l.next() shows it"
+            "type it in the Answer box below, then Next shows it"
+            if place == "page"
+            else "answer with l.answer(number), then l.next() shows it"
             if keys is None
-            else "type it in the Answer box below, then Next shows it"
-            if keys == ""  # the page: its own controls, no keys
             else "you are asked next"
         )
         out.append(textwrap.fill(f"Predict: {q.text} ({how})", width=width))

@@ -291,14 +291,15 @@ class Stepper:
     def __repr__(self) -> str:
         return self.show()
 
-    def show(self, *, width: int | None = None, keys: str | None = None) -> str:
+    def show(self, *, width: int | None = None, keys: str | None = None, place: str = "terminal") -> str:
         """The current step as plain text: title, the book's line, the text, the code, the values now.
 
         Args:
             width: wrap the text to this many columns (default: the terminal's width, at most 100).
             keys: the last line, the keys that move on (default: the REPL's ``l.next()  l.back() ...``).
+            place: ``"terminal"`` or ``"page"``, for how a question is answered there.
         """
-        return show_text(self, width=width, keys=keys)
+        return show_text(self, width=width, keys=keys, place=place)
 
     def _repr_html_(self) -> str:
         """The current step as HTML, with the step's picture inlined as SVG (for Jupyter)."""

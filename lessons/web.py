@@ -215,9 +215,11 @@ class LessonView:
     def state(self, note: str = "", width: int = 0) -> str:
         """The current step as JSON: number, title, index, count, at_end, text, the picture (``svg``: a
         drawing's SVG, or ``chart``: a plot's :meth:`viz.charts.Chart.to_dict`, else "" and None),
-        picture_note (why a drawing is missing: too large, or Graphviz failed), note, question (the text of
+        picture_note (why a drawing is missing: too large, or Graphviz failed), width (the columns the text is
+        wrapped to), note, question (the text of
         the step's question to predict, answered with :meth:`answer`, or None)."""
         s = self.stepper
+        wrap = min(max(int(width), 40), 200) if width else WIDTH
         svg, chart, picture_note = self._picture()
         return json.dumps(
             {
@@ -226,7 +228,8 @@ class LessonView:
                 "index": s.index,
                 "count": len(s),
                 "at_end": s.at_end,
-                "text": s.show(width=min(max(int(width), 40), 200) if width else WIDTH, keys=""),
+                "text": s.show(width=wrap, keys="", place="page"),
+                "width": wrap,
                 "svg": svg,
                 "chart": chart,
                 "picture_note": picture_note,

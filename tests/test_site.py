@@ -156,13 +156,26 @@ def test_site_within_budget(site_dir: Path) -> None:
     assert any(w.startswith("graphviz-") for w in manifest["wheels"])
 
 
-def _python_lesson_steps(n: int) -> list[str]:
-    """Each step's text as ``python -m lessons N`` prints it in a terminal 100 columns wide."""
-    env = {**os.environ, "COLUMNS": "100", "PYTHONPATH": str(ROOT)}
+def _python_lesson_steps(n: int, width: int, *, page: bool = False) -> list[str]:
+    """Each step's text as ``python -m lessons N`` prints it in a terminal ``width + 1`` columns wide (the
+    page wraps its text to the columns its box holds, measured there); with ``page``, each question's way
+    to answer in the page's words (its Answer box), the one line that differs by place."""
+    env = {**os.environ, "COLUMNS": str(width + 1), "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-m", "lessons", str(n)], capture_output=True, text=True,
                           env=env, timeout=300, check=True, stdin=subprocess.DEVNULL)  # fmt: skip
-    blocks = done.stdout.split("=" * 100 + "\n")
-    return [b.rstrip("\n") for b in blocks[1:-1]]
+    blocks = [b.rstrip("\n") for b in done.stdout.split("=" * (width + 1) + "\n")[1:-1]]
+    if page:
+        stepper = lessons.start(n)
+        for k in range(len(blocks)):
+            if stepper.question is not None:
+                blocks[k] = stepper.show(width=width, keys="", place="page").rstrip("\n")
+            stepper.next()
+    return blocks
+
+
+def _columns(page: Any) -> int:
+    """The columns the page asked Python to wrap the step's text to."""
+    return int(page.locator("#lesson-text").get_attribute("data-columns"))
 
 
 def _step_through(page: Any) -> list[str]:
@@ -180,9 +193,9 @@ def _step_through(page: Any) -> list[str]:
 
 @pytest.mark.slow
 def test_lesson_2_to_its_end_as_python_prints_it(page: Any) -> None:
-    expected = _python_lesson_steps(2)
     page.get_by_label("Lesson", exact=True).select_option("2")
     page.wait_for_function("document.getElementById('lesson-text').textContent.startsWith('Lesson 2')")
+    expected = _python_lesson_steps(2, _columns(page), page=True)
     shown = _step_through(page)
     assert len(shown) == len(expected) >= 5
     for k, (ours, theirs) in enumerate(zip(shown, expected), start=1):
@@ -202,7 +215,8 @@ def test_lesson_on_the_students_expression(page: Any) -> None:
     assert len(shown) == len(stepper)
     for k, text in enumerate(shown, start=1):
         stepper.goto(k)
-        assert text == stepper.show(width=99, keys="").rstrip("\n"), f"step {k} differs"
+        same = stepper.show(width=_columns(page), keys="", place="page").rstrip("\n")
+        assert text == same, f"step {k} differs"
     assert "expr=x*y" in page.url.replace("%2A", "*").replace("+", " ").replace("%2B", "+")
     page.locator("#lessons").get_by_label("Expression").fill("log(x")
     page.get_by_role("button", name="Start lesson").click()
@@ -233,7 +247,8 @@ def test_a_link_opens_the_same_lesson_and_the_same_graph(page: Any) -> None:
         other.wait_for_selector("body[data-ready=true]", timeout=READY_MS)
         if link == lesson_link:
             shown = other.locator("#lesson-text").text_content()
-            assert shown.rstrip("\n") == stepper.show(width=99, keys="").rstrip("\n")
+            same = stepper.show(width=_columns(other), keys="", place="page").rstrip("\n")
+            assert shown.rstrip("\n") == same
             assert other.locator("#lessons").get_by_label("Values").input_value() == "a=0.3, b=-1.5"
         else:
             assert other.locator("#explorer").is_visible()
@@ -412,7 +427,7 @@ def test_every_lesson_steps_to_its_end_as_in_python(page: Any) -> None:
         assert len(shown) == len(stepper), n
         for k, text in enumerate(shown, start=1):
             stepper.goto(k)
-            expected = stepper.show(width=99, keys="").rstrip("\n")
+            expected = stepper.show(width=_columns(page), keys="", place="page").rstrip("\n")
             assert _same_text(text, expected), f"lesson {n}, step {k} differs:\n{text}\n---\n{expected}"
         # the last step's picture: a drawing laid out in the page, or a plot drawn from its chart
         figure = stepper.figure()

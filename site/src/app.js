@@ -308,6 +308,7 @@ function show(json) {
   $("goto").max = s.count;
   $("goto").value = s.index;
   $("lesson-text").dataset.index = s.index;
+  $("lesson-text").dataset.columns = s.width;  // the columns Python wrapped the text to (the box's, measured)
   $("predict").hidden = !s.question;  // predict, then see: the step's question and the Answer box
   $("question").textContent = s.question ? "Predict: " + s.question : "";
   $("prediction").value = "";
