@@ -35,8 +35,9 @@ BUDGET = 15.0
 """Seconds of CPU time and waiting that the whole check may spend running the solution, its start-ups
 included: the worst solution's check costs this much, plus the judge's own work."""
 
-WAIT_LIMIT = 2.0
-"""Seconds one case may spend waiting (sleeping, reading) instead of computing."""
+WAIT_LIMIT = 5.0
+"""Seconds one case may spend waiting (sleeping, reading) instead of computing: long enough that a loaded
+machine's disk, which makes a process wait too, does not stop a correct solution."""
 
 WALL_LIMIT = 90.0
 """Wall-clock seconds the whole check may take, however busy the machine."""
