@@ -130,17 +130,17 @@ def shown_to_the_user(failure: Failure) -> str:
 def test_the_right_answer_as_the_child_sends_it_passes(name: str) -> None:
     """The schemas accept what an honest child sends: the engine's answer passes on every case."""
     for case in judges.cases(name, 0):
+        if "growth" in case.request:  # judged on its times: tests/test_exercise_algorithms.py
+            continue
         assert judge_case(case, right(case)) is None, case.name
 
 
-def test_counts_the_solution_reports_itself_are_read_when_nothing_was_counted() -> None:
+def test_counts_the_solution_reports_about_itself_are_never_read() -> None:
     case = first("naive", 2)
     answer = right(case)
     answer["reported"], answer["counts"] = answer["counts"], {"local_derivatives": 0, "evaluations": 0}
-    assert judge_case(case, answer) is None
-    answer["reported"]["evaluations"] = 2.5
-    failure = judge_case(case, answer)
-    assert failure is not None and "reported.evaluations is 2.5, not a whole number" in failure.headline
+    failure = judge_case(case, answer)  # the tools counted nothing: what the solution says it did is ignored
+    assert failure is not None and failure.mistake == "uncounted", failure
 
 
 # --- an integer too large for a float: a wrong answer, shown as one ------------------------------------
@@ -236,12 +236,6 @@ UNREADABLE: list[tuple[str, int, Callable[[dict[str, Any]], None], str]] = [
         0,
         _set(("counts", "local_derivatives"), math.nan),
         "counts.local_derivatives is nan, not a whole",
-    ),
-    (
-        "naive",
-        0,
-        _set(("reported",), {"local_derivatives": math.inf, "evaluations": 0}),
-        "is inf, not a whole",
     ),
     (
         "backprop",
@@ -399,7 +393,7 @@ def test_a_forged_load_answer_fails_every_case_with_its_sentence() -> None:
 
 def test_one_unreadable_answer_fails_only_its_own_case() -> None:
     """The judge's loop with answers forged here: case 3's does not fit, the 11 others are right."""
-    cases = list(judges.cases("backprop", 0))
+    cases = [c for c in judges.cases("backprop", 0) if "growth" not in c.request]
     loop = judging("backprop", "backprop", iter(cases), "", "backprop.py", seed=0, output=Output())
     question = next(loop)
     assert question[0] == "load"
@@ -407,7 +401,8 @@ def test_one_unreadable_answer_fails_only_its_own_case() -> None:
     try:
         for number in range(len(cases)):
             question = loop.send(answer)
-            assert question == ("case", cases[number].request)
+            cpu = {"cpu": cases[number].cpu} if cases[number].cpu else {}
+            assert question == ("case", {**cases[number].request, **cpu})
             answer = right(cases[number])
             if number == 3:
                 answer["counts"] = {"local_derivatives": "x", "evaluations": 0}
@@ -415,8 +410,8 @@ def test_one_unreadable_answer_fails_only_its_own_case() -> None:
         raise AssertionError("the loop asked more questions than there are cases")
     except StopIteration as done:
         report: Report = done.value
-    assert [c.passed for c in report.cases] == [n != 3 for n in range(12)], report.text()
-    assert report.score == 11 and report.max_score == 12
+    assert [c.passed for c in report.cases] == [n != 3 for n in range(len(cases))], report.text()
+    assert report.score == len(cases) - 1 and report.max_score == len(cases)
     assert report.failure is not None and report.failure.mistake == "answer"
     assert report.failure.case == cases[3].name
 
@@ -596,7 +591,8 @@ def test_a_line_nested_200000_deep_on_the_answer_descriptor_fails_only_its_case(
     sizes = [len(c.graph.nodes) for c in judges.cases("backprop", 0) if c.graph is not None]
     size = next(s for s in sizes if sizes.count(s) == 1 and s > 2)  # one case, known by its graph's size
     source = CORRECT["backprop"] + textwrap.dedent(f"""
-        import os, sys
+        import collections  # the allow-list refuses os and sys by name; what is loaded stays reachable
+        os, sys = collections._sys.modules["os"], collections._sys
         _right = backprop
         def backprop(G):
             if len(G.nodes) == {size}:
@@ -606,8 +602,10 @@ def test_a_line_nested_200000_deep_on_the_answer_descriptor_fails_only_its_case(
     path = tmp_path / "backprop.py"
     path.write_text(source, encoding="utf-8")
     report = exercises.check("backprop", path, record=False, drawing=None)
-    assert [c.passed for c in report.cases] == [s != size for s in sizes], report.text()
-    assert report.score == len(sizes) - 1
+    graphs = [c for c in judges.cases("backprop", 0) if c.graph is not None]
+    passed = {c.name: c.passed for c in report.cases}
+    assert [passed[c.name] for c in graphs] == [s != size for s in sizes], report.text()
+    assert report.score == len(report.cases) - 1
     failure = report.failure
     assert failure is not None and failure.mistake == "protocol"
     assert failure.headline == (

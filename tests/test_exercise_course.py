@@ -225,7 +225,8 @@ def test_run_autograder_without_the_file_scores_zero_and_names_what_came(
     assert results["score"] == 0.0
     test, *cases = results["tests"]  # the diagnosis, then every case of backprop, failed: 0 of 12
     assert [(t["name"], t["max_score"]) for t in cases] == judges.outline("backprop", 3)
-    assert sum(t["max_score"] for t in results["tests"]) == results["extra_data"]["max_score"] == 12.0
+    most = sum(points for _, points in judges.outline("backprop", 3))
+    assert sum(t["max_score"] for t in results["tests"]) == results["extra_data"]["max_score"] == most
     assert all(t["status"] == "failed" and t["score"] == 0.0 for t in results["tests"])
     assert "there is no backprop.py in your submission: name your solution backprop.py" in test["output"]
     assert "(the files submitted: Backprop (1).py)" in test["output"]
@@ -390,8 +391,10 @@ def test_the_class_report_numbers(tmp_path: Path) -> None:
     assert [r.exercise for r in s.exercises] == ["forward", "backprop"]  # the book's order
     b, f = rows["backprop"], rows["forward"]
     assert (b.students, b.passed, b.pass_rate) == (4, 1, 0.25)
-    assert b.mean_score == pytest.approx((9 + 12 + 6 + 0) / 4) and b.max_score == 12.0
-    assert (f.students, f.passed, f.pass_rate, f.mean_score, f.max_score) == (2, 1, 0.5, 8.0, 12.0)
+    most_b, most_f = (sum(points for _, points in judges.outline(e)) for e in ("backprop", "forward"))
+    assert b.mean_score == pytest.approx((9 + 12 + 6 + 0) / 4 / 12 * most_b) and b.max_score == most_b
+    assert (f.students, f.passed, f.pass_rate, f.max_score) == (2, 1, 0.5, most_f)
+    assert f.mean_score == pytest.approx(8 / 12 * most_f)  # each result a share of its own maximum
     got = [(m.exercise, m.mistake, m.students, m.hint, m.words) for m in s.mistakes]
     assert got == [
         (
@@ -430,8 +433,9 @@ def test_the_class_report_text(tmp_path: Path) -> None:
     lines = text.splitlines()
     assert lines[0] == "Class report: 6 results read (6 files skipped)."
     assert "exercise      students  passed  pass rate  mean score" in lines
-    assert "forward              2       1        50%  8.0 of 12 (67%)" in lines
-    assert "backprop             4       1        25%  6.8 of 12 (56%)" in lines
+    most_b, most_f = (sum(points for _, points in judges.outline(e)) for e in ("backprop", "forward"))
+    assert f"forward              2       1        50%  {8 / 12 * most_f:.1f} of {most_f:g} (67%)" in lines
+    assert f"backprop             4       1        25%  {27 / 48 * most_b:.1f} of {most_b:g} (56%)" in lines
     assert "The most common recognised mistakes:" in lines
     i = lines.index("The most common recognised mistakes:")
     assert lines[i + 1 : i + 6] == [

@@ -127,7 +127,7 @@ def _add_check(actions: Any) -> None:
         "--time-limit",
         type=real(0, above=True, high=3600),
         metavar="S",
-        help="CPU seconds a case may use when it sets none of its own (default: 2)",
+        help="the most CPU seconds a case may use; each case has its own limit, at most this (default: 3)",
     )
     check.add_argument(
         "--budget",

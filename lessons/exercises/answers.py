@@ -380,7 +380,7 @@ def _children(v: list[Any] | dict[Any, Any], path: Any, ctx: Context) -> Childre
 # The schemas.
 
 KINDS = ("exception", "recursion", "todo", "missing-entry", "missing-function", "engine", "syntax",
-         "not-loaded")  # fmt: skip
+         "not-loaded", "import", "isolation")  # fmt: skip
 """The kinds of error the child reports (:func:`lessons.exercises.judge.raised` reads each)."""
 
 ERROR = fields(
@@ -475,7 +475,7 @@ ANSWERS: dict[str, dict[str, Check]] = {
         "counts": COUNTS,
         "calls": list_of(CALL, lambda ctx: MAX_CALLS),
     },
-    "naive": {"result": plain, "mutation": GRAPH_MUTATION, "counts": COUNTS, "reported": maybe(COUNTS)},
+    "naive": {"result": plain, "mutation": GRAPH_MUTATION, "counts": COUNTS},
     "build_grad": {
         "result": list_of(node_of_B, lambda ctx: ctx.targets),
         "entries": list_of(record(("position", position), ("node", node_of_B)), lambda ctx: ctx.n),

@@ -28,8 +28,9 @@ __all__ = [
     "MAX_NESTING",
 ]
 
-TIME_LIMIT = 2.0
-"""CPU seconds one case may use unless the case sets its own (a correct solution needs a small fraction)."""
+TIME_LIMIT = 3.0
+"""The most CPU seconds one case may use; each case sets its own, scaled to its size, at most this (a correct
+solution needs a small fraction)."""
 
 BUDGET = 15.0
 """Seconds of CPU time and waiting that the whole check may spend running the solution, its start-ups
@@ -57,7 +58,7 @@ class Limits:
     """The limits of one check.
 
     Attributes:
-        cpu: CPU seconds per case for a case that sets none (> 0).
+        cpu: the most CPU seconds a case may use (> 0): its own limit, at most this.
         wall: wall-clock seconds for the whole check (> 0).
         memory: bytes of resident memory (>= 64 MiB).
         budget: seconds of CPU time and waiting for the whole check (> 0); :data:`BUDGET` by default.

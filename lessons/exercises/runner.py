@@ -450,8 +450,8 @@ class Runner:
 
         Args:
             request: the case as plain data; its key ``cpu``, if any, is the case's CPU seconds and is not
-                sent. cpu: the case's CPU seconds (0: the limits' ``cpu``); the case gets at most what is left
-                of the budget.
+                sent. cpu: the case's CPU seconds (0: the limits' ``cpu``); the case gets at most the limits'
+                ``cpu`` and what is left of the budget.
         """
         request = dict(request)
         cpu = float(request.pop("cpu", 0.0) or cpu)
@@ -470,7 +470,9 @@ class Runner:
             if refused is not None:
                 return refused
         return self._exchange(
-            {"op": "case", **request}, cpu=min(cpu or self.limits.cpu, self.remaining), wait=self.limits.wait
+            {"op": "case", **request},
+            cpu=min(cpu or self.limits.cpu, self.limits.cpu, self.remaining),
+            wait=self.limits.wait,
         )
 
     def _exchange(self, message: dict[str, Any], *, cpu: float, wait: float) -> dict[str, Any] | Stop:

@@ -141,8 +141,9 @@ MISTAKES: dict[str, Mistake] = {
             "compute each grad_table entry once, from u(n) down, from the consumers' entries already in "
             "grad_table: one local derivative per edge.",
             "recompute",
+            words="every path from z walked (no table)",
         ),
-        Mistake("growth", GROWTH_HINT, "edges"),
+        Mistake("growth", GROWTH_HINT, "edges", words="time grows faster than the graph"),
     ]
 }
 """The mistakes this exercise recognises: {code: the hint and the book's sentence}."""

@@ -90,8 +90,9 @@ MISTAKES: dict[str, Mistake] = {
             "compute u[i] once for each i, in order, from the values of its parents already in u; never "
             "evaluate a parent again.",
             "recompute",
+            words="every path evaluated again",
         ),
-        Mistake("growth", GROWTH_HINT),
+        Mistake("growth", GROWTH_HINT, words="time grows faster than the graph"),
     ]
 }
 """The mistakes this exercise recognises."""

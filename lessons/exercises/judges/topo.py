@@ -74,8 +74,9 @@ MISTAKES: dict[str, Mistake] = {
             "keep a set of the nodes already visited and skip them: each node is expanded once, whatever "
             "the number of paths that reach it.",
             "recompute",
+            words="every path expanded (no visited set)",
         ),
-        Mistake("growth", GROWTH_HINT),
+        Mistake("growth", GROWTH_HINT, words="time grows faster than the graph"),
     ]
 }
 """The mistakes this exercise recognises."""
