@@ -473,7 +473,7 @@ class SolutionWorker {
 
 function takeWorker() {
   const w = spare || new SolutionWorker();
-  spare = new SolutionWorker();  // the next one starts its Python now, while this one works
+  spare = null;
   return w;
 }
 
