@@ -295,6 +295,7 @@ function wrapAgain() {  // a turned phone or a resized window: the same step, wr
   rewrap = setTimeout(() => { if (phase === "ready") { if (lesson) move("here"); } else wrapAgain(); }, 150);
 }
 window.addEventListener("resize", wrapAgain);
+let wrappedAgainTo = 0;  // a step shown in a box of another width (a scroll bar came): wrapped again, once
 
 function show(json) {
   const s = JSON.parse(json);
@@ -309,6 +310,9 @@ function show(json) {
   $("goto").value = s.index;
   $("lesson-text").dataset.index = s.index;
   $("lesson-text").dataset.columns = s.width;  // the columns Python wrapped the text to (the box's, measured)
+  const fits = columns();
+  if (fits && fits !== s.width && fits !== wrappedAgainTo) { wrappedAgainTo = fits; wrapAgain(); }
+  else wrappedAgainTo = 0;
   $("predict").hidden = !s.question;  // predict, then see: the step's question and the Answer box
   $("question").textContent = s.question ? "Predict: " + s.question : "";
   $("prediction").value = "";
