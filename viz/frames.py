@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 
 from micrograph import pseudocode
 from micrograph.backprop import BackpropStep, run_algorithm_6_2
-from micrograph.engine import Value, as_values
+from micrograph.engine import Value
 from micrograph.forward import evaluate, input_values
-from micrograph.graph import Graph, topological_order
+from micrograph.graph import Graph, as_values
+from micrograph.order import topological_order
 from micrograph.symbolic import BuildGradCall, grad
 from viz.words import clean, count, factor, fmt, formula, formula_numbers, node_names
 
