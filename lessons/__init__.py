@@ -19,8 +19,11 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from lessons._core import Live, Step, Stepper
+if TYPE_CHECKING:
+    from lessons.step import Live, Step
+    from lessons.stepper import Stepper
 
 __all__ = ["LESSONS", "Listing", "Live", "Step", "Stepper", "list", "load", "start"]
 
@@ -35,6 +38,17 @@ LESSONS: dict[int, str] = {
     8: "lessons.l8_modes",
 }
 """Lesson number -> module."""
+
+_LAZY = {"Live": "lessons.step", "Step": "lessons.step", "Stepper": "lessons.stepper"}
+"""Names of the lesson machinery, loaded on first use (PEP 562): ``import lessons`` stays light, so the
+command line (:mod:`lessons.cli`) builds its parser without the drawing layer."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'lessons' has no attribute {name!r}")
+
 
 _list = list
 
@@ -92,4 +106,6 @@ def start(n: int, *, expr: str | None = None, at: Mapping[str, float] | None = N
             f"lesson {n} does not take an expression: "
             f"{getattr(module, 'NO_EXPR', 'it runs on its own example.')} Lessons {takes} run on yours."
         )
+    from lessons.stepper import Stepper
+
     return Stepper(module, expr=expr, at=at)

@@ -12,7 +12,7 @@ import sys
 import textwrap
 
 import lessons
-from lessons._core import Stepper
+from lessons.stepper import Stepper
 
 __all__ = ["main", "interact", "print_all"]
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from lessons._core import Ours, Question, Step
+from lessons.step import Ours, Question, Step
 from micrograph import DomainError, Graph, Value, pseudocode
 from micrograph.expr import build
 from micrograph.forward import evaluate
@@ -179,7 +179,7 @@ def _figure(l: Any) -> Any:
 
 
 def steps(l: Any) -> Iterator[Step]:
-    """The steps of lesson 1 (see :mod:`lessons._core`)."""
+    """The steps of lesson 1 (see :mod:`lessons.step`)."""
     yield Step(
         "The graph G as the ordered list u(1)..u(n)", LINES["list"], _build, _build_text, _values, _figure
     )

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from lessons._core import Question, Step
+from lessons.step import Question, Step
 from micrograph import BackpropStep, Graph, Value, backprop, pseudocode
 from micrograph.expr import build
 from viz.words import NamedTable, clean, factor, fmt, formula, node_names, node_table
@@ -237,7 +237,7 @@ def _figure(l: Any) -> Any:
 
 
 def steps(l: Any) -> Iterator[Step]:
-    """The steps of lesson 2 (see :mod:`lessons._core`)."""
+    """The steps of lesson 2 (see :mod:`lessons.step`)."""
     yield Step("The forward pass has run", LINES["forward"], _forward, _forward_text, _values, _figure)
     n = len(l.graph.nodes)
     asked = _most_used(l.graph)  # the question is asked on the step before the one that answers it

@@ -15,11 +15,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from lessons._core import Ours, Step, table
+from lessons.step import Ours, Step
 from micrograph import Graph
 from micrograph.families import blowup_rows, chain, expected_counts, ladder
-from micrograph.naive import naive_grad, store_grad
-from viz.words import fmt
+from micrograph.naive import naive_grad
+from micrograph.store import store_grad
+from viz.words import fmt, table
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
@@ -243,7 +244,7 @@ def _figure(l: Any) -> Any:
 
 
 def steps(l: Any) -> Iterator[Step]:
-    """The steps of lesson 3 (see :mod:`lessons._core`)."""
+    """The steps of lesson 3 (see :mod:`lessons.step`)."""
     yield Step("Figure 6.9: the chain rule on a chain", LINES["chain"], _chain, _chain_text, _values, _figure)
     yield Step("Naive (6.53) against stored (6.52)", LINES["naive"], _naive, _naive_text, _values, _figure)
     yield Step("A longer chain: quadratic", LINES["long"], _long, _long_text, _values, _figure)

@@ -16,10 +16,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from lessons._core import Ours, Step, table
+from lessons.step import Ours, Step
+from micrograph.checkpoint import checkpoint_grad
 from micrograph.families import chain, memory_rows
-from micrograph.naive import checkpoint_grad, naive_grad, store_grad
-from viz.words import fmt
+from micrograph.naive import naive_grad
+from micrograph.store import store_grad
+from viz.words import fmt, table
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
@@ -144,7 +146,7 @@ def _figure(l: Any) -> Any:
 
 
 def steps(l: Any) -> Iterator[Step]:
-    """The steps of lesson 4 (see :mod:`lessons._core`)."""
+    """The steps of lesson 4 (see :mod:`lessons.step`)."""
     yield Step("Store (6.52) or recompute (6.53)", LINES["two"], _two, _two_text, _values, _figure)
     yield Step(
         "Checkpointing: keep every k-th value",

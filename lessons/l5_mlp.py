@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import viz
-from lessons._core import Ours, Step, table
+from lessons.step import Ours, Step
 from micrograph import Graph, datasets, nn, pseudocode
-from viz.words import fmt
+from viz.words import fmt, table
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
@@ -222,7 +222,7 @@ def _figure(l: Any) -> Any:
 
 
 def steps(l: Any) -> Iterator[Step]:
-    """The steps of lesson 5 (see :mod:`lessons._core`)."""
+    """The steps of lesson 5 (see :mod:`lessons.step`)."""
     yield Step("Iris and a small MLP", LINES["data"], _data, _data_text, _values, _figure)
     yield Step(
         "Algorithm 6.3: forward to the cost J", LINES["forward"], _forward, _forward_text, _values, _figure

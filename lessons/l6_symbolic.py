@@ -19,13 +19,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import viz
-from lessons._core import CODE_WIDTH, Ours, Question, Step, table
+from lessons.step import CODE_WIDTH, Ours, Question, Step
 from micrograph import Graph, Value, grad, pseudocode
 from micrograph.errors import DomainError
 from micrograph.expr import build
 from micrograph.order import topological_order
-from viz.frames import build_grad_call_rows, build_grad_call_text
-from viz.words import count, fmt, formula, node_names
+from viz.symbolic_frames import build_grad_call_rows, build_grad_call_text
+from viz.words import count, fmt, formula, node_names, table
 
 __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
@@ -384,7 +384,7 @@ def _figure(l: Any) -> Any:
 
 
 def steps(l: Any) -> Iterator[Step]:
-    """The steps of lesson 6 (see :mod:`lessons._core`)."""
+    """The steps of lesson 6 (see :mod:`lessons.step`)."""
     whose = "figure 6.10" if l.expr == EXPR else "your expression"
     yield Step(f"The forward graph G of {whose}", LINES["G"], _G, _G_text, _values, _figure)
     yield Step(

@@ -17,12 +17,12 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import viz
-from lessons._core import Ours, Step, table
+from lessons.step import Ours, Step
 from micrograph import Graph, Value, grad, hessian_vector_product
 from micrograph.errors import DomainError
 from micrograph.expr import build
 from micrograph.order import topological_order
-from viz.words import count, fmt
+from viz.words import count, fmt, table
 
 __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
@@ -213,7 +213,7 @@ def _figure(l: Any) -> Any:
 
 
 def steps(l: Any) -> Iterator[Step]:
-    """The steps of lesson 7 (see :mod:`lessons._core`)."""
+    """The steps of lesson 7 (see :mod:`lessons.step`)."""
     yield Step(
         "Second and third derivatives", LINES["second"], _derivatives, _derivatives_text, _values, _figure
     )

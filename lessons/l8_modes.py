@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
-from lessons._core import Ours, Step, table
+from lessons.step import Ours, Step
 from micrograph import Value, grad, hessian_vector_product, jacobian_forward, jacobian_reverse, jvp
-from viz.words import fmt
+from viz.words import fmt, table
 
 __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "NO_EXPR", "steps"]
 
@@ -163,7 +163,7 @@ def _figure(l: Any) -> Any:
 
 
 def steps(l: Any) -> Iterator[Step]:
-    """The steps of lesson 8 (see :mod:`lessons._core`)."""
+    """The steps of lesson 8 (see :mod:`lessons.step`)."""
     yield Step("Forward mode: J v in one pass", LINES["jvp"], _jvp, _jvp_text, _values, _figure)
     yield Step("n forward passes or m reverse passes", LINES["count"], _count, _count_text, _values, _figure)
     yield Step("The order of a chain of products", LINES["chain"], _chain, _chain_text, _values, _figure)

@@ -1,8 +1,8 @@
 """Every lesson as a Jupyter notebook, generated from the lesson module itself: no second copy to keep.
 
-A lesson module yields :class:`~lessons._core.Step` objects: a title, the book's line, ``run(l)`` (the code),
+A lesson module yields :class:`~lessons.step.Step` objects: a title, the book's line, ``run(l)`` (the code),
 ``text(l)`` (the explanation, a function of the live objects) and ``figure(l)`` (the picture). The
-notebook of lesson n is that lesson run once, here, by a :class:`~lessons._core.Stepper`:
+notebook of lesson n is that lesson run once, here, by a :class:`~lessons.stepper.Stepper`:
 
 * the title, the book's line and each step's text (with the numbers of this run) become Markdown cells;
 * each step's code, the source of its own ``run`` (:attr:`Step.code`), becomes a code cell, preceded by
@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import lessons
-from lessons._core import Live, Step, Stepper, _expression, figure_svg
+from lessons.showing import figure_svg
+from lessons.step import Live, Step
+from lessons.stepper import Stepper, _expression
 
 __all__ = ["Page", "notebook", "page", "record", "start", "write_notebooks"]
 

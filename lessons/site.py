@@ -7,15 +7,17 @@ it needs no network. It holds:
 * micrograph's own wheel, built from this checkout, and the pure-Python wheels it imports in the page
   (``graphviz`` for the DOT text, ``tqdm``), downloaded from PyPI pinned and hash-checked
   (``site/requirements.txt``);
-* one JavaScript bundle (esbuild) of CodeMirror 6 (the exercise editor), ``@viz-js/viz`` (Graphviz compiled
-  to WebAssembly, which lays the drawings out) and Observable Plot (the lessons' plots, from
-  :mod:`viz.charts` data);
+* two JavaScript bundles (esbuild): ``vendor.js``, CodeMirror 6 (the exercise editor) and Observable Plot
+  (the lessons' plots, from :mod:`viz.charts` data), for the page; ``graphviz.js``, ``@viz-js/viz``
+  (Graphviz compiled to WebAssembly, which lays the drawings out), for the worker that runs the page's Python;
 * ``licenses/``: the license of each npm package shipped (Pyodide, and each package esbuild bundled),
   with an index the page links to;
-* the page (``site/src``): ``index.html``, ``app.js`` (the lessons, and the judge's loop driven through
-  :mod:`lessons.web`), ``charts.js`` (a Chart drawn with Observable Plot), ``worker.js`` (the student's
-  code in a Web Worker), ``loading.js`` (a plain script that says on the page when the module scripts
-  cannot load).
+* the page (``site/src``): ``index.html``, ``app.js`` (the page's controls; it asks the page's Python for
+  every step, explorer and verdict, and relays an exercise check's questions), ``python.js`` (the Web
+  Worker that runs the page's Python, :mod:`lessons.web`, and Graphviz, off the page's thread, so that the
+  page never freezes and its Stop button can end the work), ``charts.js`` (a Chart drawn with Observable
+  Plot), ``worker.js`` (the student's code in a Web Worker of its own), ``loading.js`` (a plain script that
+  says on the page when the module scripts cannot load).
 
 The JavaScript packages are pinned by ``site/package.json`` and ``site/package-lock.json``; the build runs
 ``npm ci`` in a cache directory (``~/.cache/micrograph/site``, or ``$MICROGRAPH_CACHE``), which installs
@@ -31,7 +33,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 
 from __future__ import annotations
 
-import argparse
+import errno
 import functools
 import hashlib
 import http.server
@@ -45,11 +47,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lessons.exercises.runner import BUDGET as CHECK_BUDGET
-from lessons.exercises.runner import TIME_LIMIT, WALL_LIMIT
+from lessons.exercises.limits import BUDGET as CHECK_BUDGET
+from lessons.exercises.limits import TIME_LIMIT, WALL_LIMIT
 from lessons.site_files import missing_files
 
-__all__ = ["SiteError", "build_site", "serve", "server", "site_size", "run", "MARKER", "BUDGET"]
+__all__ = ["SiteError", "build_site", "serve", "server", "site_size", "MARKER", "BUDGET"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "site"
@@ -80,7 +82,10 @@ PYODIDE_FILES = (
     "python_stdlib.zip",
     "pyodide-lock.json",
 )
-PAGE_FILES = ("index.html", "loading.js", "app.js", "charts.js", "worker.js", "style.css")
+PAGE_FILES = ("index.html", "loading.js", "app.js", "charts.js", "python.js", "worker.js", "style.css")
+BUNDLES = ("vendor.js", "graphviz.js")
+"""The esbuild bundles of npm packages: the page's (CodeMirror, Observable Plot), and Graphviz for the
+Web Worker that runs the page's Python (it lays the drawings out there, off the page's thread)."""
 NPM_TIMEOUT = 600
 PIP_TIMEOUT = 600
 
@@ -169,21 +174,25 @@ def wheels(stage: Path, log: Callable[[str], None]) -> tuple[str, list[str]]:
 
 
 def _bundle(modules: Path, out: Path) -> list[str]:
-    """esbuild bundles site/src/vendor.js, copied beside node_modules so that its imports resolve there.
+    """esbuild bundles each of :data:`BUNDLES` (site/src), copied beside node_modules so that its imports
+    resolve there, into the directory ``out`` under the same name.
 
     esbuild runs in the npm cache directory, so each path it is given is absolute (a relative ``out``
-    would put the bundle in the cache, not in the site).
+    would put the bundles in the cache, not in the site).
 
     Returns:
-        The npm packages whose files went into the bundle (from esbuild's metafile), sorted.
+        The npm packages whose files went into a bundle (from esbuild's metafile), sorted.
     """
     modules, out = modules.absolute(), out.absolute()
-    entry = modules.parent / "vendor.js"
-    shutil.copyfile(SOURCE / "src" / "vendor.js", entry)
+    entries = []
+    for name in BUNDLES:
+        entry = modules.parent / name
+        shutil.copyfile(SOURCE / "src" / name, entry)
+        entries.append(str(entry))
     esbuild = modules / ".bin" / "esbuild"
     meta = modules.parent / "vendor.meta.json"
-    _run([str(esbuild), str(entry), "--bundle", "--format=esm", "--minify", "--log-level=error",
-          f"--metafile={meta}", f"--outfile={out}"], modules.parent, "esbuild", 120)  # fmt: skip
+    _run([str(esbuild), *entries, "--bundle", "--format=esm", "--minify", "--log-level=error",
+          f"--metafile={meta}", f"--outdir={out}"], modules.parent, "esbuild", 120)  # fmt: skip
     inputs = json.loads(meta.read_text())["inputs"]
     packages = set()
     for path in inputs:
@@ -203,7 +212,7 @@ def _licenses(modules: Path, packages: list[str], out: Path) -> None:
 
     A package that ships no license file (``pyodide``, ``@viz-js/viz``) is listed with its ``package.json``
     license and where its source is (a bundled package's copyright notice is also a legal comment that
-    esbuild keeps in vendor.js).
+    esbuild keeps in its bundle).
 
     Raises:
         SiteError: a shipped package with neither a license file nor a license in its package.json.
@@ -239,7 +248,7 @@ def _stage(stage: Path, log: Callable[[str], None]) -> None:
     (stage / "pyodide").mkdir(parents=True)
     for name in PYODIDE_FILES:
         shutil.copyfile(modules / "pyodide" / name, stage / "pyodide" / name)
-    bundled = _bundle(modules, stage / "vendor.js")
+    bundled = _bundle(modules, stage)
     _licenses(modules, sorted({"pyodide", *bundled}), stage / "licenses")
     for name in PAGE_FILES:
         shutil.copyfile(SOURCE / "src" / name, stage / name)
@@ -298,16 +307,40 @@ def build_site(
         missing = missing_files(stage / "site")
         if missing:
             raise SiteError(f"the site built for {out} lacks {missing[0]}; {out} was not written")
-        old = None
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent)) / "site"
-            target.rename(old)
-        (stage / "site").rename(target)
-        if old is not None:
-            shutil.rmtree(old.parent, ignore_errors=True)
+        _swap(stage / "site", target, out, force)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     return site_size(target)
+
+
+def _swap(built: Path, target: Path, out: str | os.PathLike[str], force: bool) -> None:
+    """Move the built site to ``target``. What is there now is checked again, after it is moved aside:
+    only an earlier site (with ``force``) is removed; anything else made while the site was built (a
+    file, a link, a directory of other files) is put back and the build fails, having written nothing.
+    Without ``force`` the rename itself refuses anything but an empty directory."""
+    aside = None
+    if force and (target.exists() or target.is_symlink()):
+        aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent)) / "site"
+        target.rename(aside)  # a link is moved as itself, never followed
+        ours = not aside.is_symlink() and aside.is_dir()
+        if not ours or not ((aside / MARKER).is_file() or not any(aside.iterdir())):
+            aside.rename(target)
+            shutil.rmtree(aside.parent, ignore_errors=True)
+            raise SiteError(f"{out} was replaced while the site was built and is no site of micrograph's; "
+                            "nothing written")  # fmt: skip
+    try:
+        built.rename(target)  # over nothing, or an empty directory: a directory of files refuses
+    except OSError as e:
+        if aside is not None:
+            aside.rename(target)
+            shutil.rmtree(aside.parent, ignore_errors=True)
+        if e.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
+            raise SiteError(
+                f"{out} was made while the site was built; not replacing it (nothing written)"
+            ) from None
+        raise
+    if aside is not None:
+        shutil.rmtree(aside.parent, ignore_errors=True)
 
 
 def site_size(directory: str | os.PathLike[str]) -> int:
@@ -359,21 +392,3 @@ def serve(directory: str | os.PathLike[str], port: int = 8000) -> None:
     with server(directory, port) as httpd:
         print(f"serving {directory} at http://127.0.0.1:{httpd.server_address[1]}/ (Ctrl-C stops)")
         httpd.serve_forever()
-
-
-def run(args: argparse.Namespace) -> int:
-    """The ``site`` subcommand: build (unless ``--serve`` finds a site already), then serve with ``--serve``.
-
-    Raises:
-        SiteError, FileExistsError: as :func:`build_site` and :func:`serve`.
-    """
-    out = Path(args.out)
-    if not (args.serve and (out / MARKER).is_file() and not args.force):
-        size = build_site(out, force=args.force, log=lambda s: print(s, file=sys.stderr))
-        print(f"wrote {out}: {size / (1 << 20):.1f} MiB (budget {BUDGET >> 20} MiB)")
-    if args.serve:
-        try:
-            serve(out, args.port)
-        except KeyboardInterrupt:
-            pass
-    return 0

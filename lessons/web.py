@@ -1,17 +1,18 @@
 """What the site's page asks of micrograph running in Pyodide: lesson steps and exercise checks as JSON.
 
-The static site (``micrograph site``) runs micrograph in the browser with Pyodide. Its JavaScript calls the
-functions here; every answer is a JSON string, so the page only displays what Python produced:
+The static site (``micrograph site``) runs micrograph in the browser with Pyodide, in a Web Worker of the
+page's (``site/src/python.js``), off the page's thread. The worker calls the functions here when the page
+asks; every answer is a string (JSON, SVG or HTML) that the page only displays:
 
 * :class:`LessonView` steps a lesson (next, back, go to step) and returns what the REPL shows (the same
-  :meth:`~lessons._core.Stepper.show` text) with the step's picture: a drawing laid out by the page's
+  :meth:`~lessons.stepper.Stepper.show` text) with the step's picture: a drawing laid out by the page's
   Graphviz (see :func:`viz.render.set_layout`), or a plot as its :class:`viz.charts.Chart`'s data, which the
   page draws with Observable Plot (the REPL draws the same Chart with matplotlib, which is not part of the
   browser's Python);
 * :class:`ExerciseCheck` runs the judge of ``micrograph exercise check``
-  (:func:`lessons.exercises.judge.judging`) one question at a time: the page sends each question to the Web
-  Worker that runs the student's code (:class:`lessons.exercises.child.Child`), and hands back its answer,
-  or a stop when the worker ran out of time and was terminated.
+  (:func:`lessons.exercises.judge.judging`) one question at a time: the page relays each question to the
+  other Web Worker, which runs the student's code (:class:`lessons.exercises.child.Child`), and hands back its
+  answer, or a stop when that worker ran out of time and was terminated.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -20,18 +21,19 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from collections.abc import Callable, Generator
 from typing import Any
 
 import lessons
-from lessons._core import picture_svg
 from lessons.exercises import EXERCISES, judges
 from lessons.exercises.judge import judging
+from lessons.exercises.limits import Output, Stop
 from lessons.exercises.report import Report
-from lessons.exercises.runner import Output, Stop
-from lessons.exercises.templates import TEMPLATES
+from lessons.exercises.templates import template
+from lessons.showing import picture_svg
 from micrograph.engine import Value
-from micrograph.expr import build, parse_binding, variables
+from micrograph.expr import bind, build, parse_binding
 from viz.charts import Chart
 from viz.explore import explore
 from viz.render import set_layout
@@ -49,7 +51,8 @@ def setup(layout: Callable[[str], str]) -> None:
 
 def catalogue() -> str:
     """The lessons (number, title, section, whether it takes an expression, its default expression and
-    values) and the exercises (name, title, book, template), as JSON."""
+    values), the exercises (name, title, book, template) and the note shown for a solution that names numpy
+    (:data:`NUMPY_NOTE`), as JSON."""
     items = []
     for n in lessons.LESSONS:
         m = lessons.load(n)
@@ -57,10 +60,83 @@ def catalogue() -> str:
         at = ", ".join(f"{k}={v:g}" for k, v in getattr(m, "AT", {}).items()) if expr else ""
         items.append({"number": n, "title": m.TITLE, "section": m.SECTION, "expr": expr, "at": at})
     exercises = [
-        {"name": e.name, "title": e.title, "book": e.book, "template": TEMPLATES[e.name]}
+        {"name": e.name, "title": e.title, "book": e.book, "template": template(e.name, "page")}
         for e in EXERCISES.values()
     ]
-    return json.dumps({"lessons": items, "exercises": exercises})
+    return json.dumps({"lessons": items, "exercises": exercises, "numpy_note": NUMPY_NOTE})
+
+
+VALUES = "the Values box"
+"""Where the page's student types an expression's values: the page's words where the command line says
+``--at`` and Python ``at=``."""
+
+NUMPY_NOTE = (
+    "numpy is not available in this page (Python here runs in your browser, without numpy): a solution that "
+    "imports it cannot load. Write it with lists and loops; numpy solutions pass when checked on a computer "
+    "with micrograph installed."
+)
+"""What the page's exercise editor says, before Check, when the solution names numpy."""
+
+
+def read_address(query: str) -> str:
+    """What a link asks the page for, checked: its ``?lesson=N&expr=...&at=...&step=K``, ``?exercise=NAME``
+    and ``?explore=...&explore_at=...&predict=1``, as JSON with a sentence for each part that cannot be
+    used (the page falls back to its lists and says why, instead of failing).
+
+    Args:
+        query: the address's query string (``location.search``), with or without its ``?``.
+
+    Returns:
+        JSON: ``lesson`` (a lesson's number, or None), ``expr`` and ``at`` ("" where the lesson takes no
+        expression), ``step`` (a step number, or None), ``exercise`` (a name, or None), ``explore``,
+        ``explore_at``, ``predict`` and ``notes`` (the sentences).
+    """
+    params = urllib.parse.parse_qs(query.lstrip("?"), keep_blank_values=True)
+
+    def one(name: str) -> str | None:
+        values = params.get(name)
+        return values[-1] if values else None
+
+    notes: list[str] = []
+    out: dict[str, Any] = {"lesson": None, "expr": "", "at": "", "step": None, "exercise": None}
+    lesson = one("lesson")
+    if lesson is not None:
+        number = int(lesson) if lesson.strip().isdigit() else None
+        if number in lessons.LESSONS:
+            out["lesson"] = number
+        else:
+            notes.append(
+                f"There is no lesson {lesson.strip()[:20]!r} here: choose one of lessons "
+                f"{min(lessons.LESSONS)} to {max(lessons.LESSONS)} in the list."
+            )
+    expr = one("expr")
+    if expr is not None and out["lesson"] is not None:
+        if getattr(lessons.load(out["lesson"]), "EXPR", None):
+            out["expr"], out["at"] = expr, one("at") or ""
+        else:
+            notes.append(
+                f"Lesson {out['lesson']} runs on its own example, so the expression in the address was left "
+                "out."
+            )
+    step = one("step")
+    if step is not None:
+        if step.strip().isdigit() and int(step) >= 1:
+            out["step"] = int(step)
+        else:
+            notes.append(f"{step.strip()[:20]!r} is not a step number; the lesson starts at step 1.")
+    exercise = one("exercise")
+    if exercise is not None:
+        if exercise in EXERCISES:
+            out["exercise"] = exercise
+        else:
+            notes.append(
+                f"There is no exercise {exercise.strip()[:30]!r} here: choose one in the Exercises list."
+            )
+    out["explore"] = one("explore")
+    out["explore_at"] = one("explore_at") or ""
+    out["predict"] = one("predict") == "1"
+    out["notes"] = notes
+    return json.dumps(out)
 
 
 def parse_at(text: str) -> dict[str, float]:
@@ -72,7 +148,7 @@ def parse_at(text: str) -> dict[str, float]:
     """
     values: dict[str, float] = {}
     for word in (w for w in re.split(r"[,\s]+", text.strip()) if w):
-        name, value = parse_binding(word)
+        name, value = parse_binding(word, option=VALUES)
         if name in values:
             raise ValueError(f"{name} is given twice ({values[name]:g} and {value:g}); give it once")
         values[name] = value
@@ -92,16 +168,8 @@ def explorer_html(expr: str, at: str, predict: bool = False) -> str:
             for a name the expression does not use, or an operation undefined at the values (DomainError);
             GraphTooLarge: more nodes than the explorer draws.
     """
-    names = variables(expr)
-    values = parse_at(at)
-    missing = [n for n in names if n not in values]
-    if missing:
-        example = ", ".join(n + "=0.5" for n in names)
-        raise ValueError(f"give a value for {', '.join(missing)} (e.g. {example})")
-    unused = [n for n in values if n not in names]
-    if unused:
-        raise ValueError(f"{unused[0]} is not a variable of {expr} (it uses {', '.join(names) or 'none'})")
-    z = build(expr, {n: Value(values[n], label=n) for n in names})
+    values = bind(expr, parse_at(at), option=VALUES)
+    z = build(expr, {n: Value(x, label=n) for n, x in values.items()})
     if not isinstance(z, Value):
         raise ValueError(f"{expr} is a constant: there is nothing to differentiate")
     return explore(z, predict=predict).html()
@@ -122,12 +190,15 @@ class LessonView:
 
     def __init__(self, number: int, expr: str = "", at: str = "") -> None:
         if expr.strip():
-            self.stepper = lessons.start(number, expr=expr, at=parse_at(at))
+            values = parse_at(at)
+            bind(expr, values, option=VALUES)  # the page's words for a missing or extra value, first
+            self.stepper = lessons.start(number, expr=expr, at=values)
         else:
             self.stepper = lessons.start(number)
 
-    def move(self, how: str, k: int = 0) -> str:
-        """``"next"``, ``"back"``, ``"goto"`` (step ``k``) or ``"here"``; returns :meth:`state`'s JSON."""
+    def move(self, how: str, k: int = 0, width: int = 0) -> str:
+        """``"next"``, ``"back"``, ``"goto"`` (step ``k``) or ``"here"``; returns :meth:`state`'s JSON, its
+        text wrapped to ``width`` columns (what the page's box holds, measured there; 0: :data:`WIDTH`)."""
         note = ""
         if how == "next":
             moved = self.stepper.next()
@@ -139,13 +210,16 @@ class LessonView:
             moved = self.stepper
         if isinstance(moved, str):
             note = str(moved)
-        return self.state(note)
+        return self.state(note, width)
 
-    def state(self, note: str = "") -> str:
+    def state(self, note: str = "", width: int = 0) -> str:
         """The current step as JSON: number, title, index, count, at_end, text, the picture (``svg``: a
         drawing's SVG, or ``chart``: a plot's :meth:`viz.charts.Chart.to_dict`, else "" and None),
-        picture_note (why a drawing is missing: too large, or Graphviz failed), note."""
+        picture_note (why a drawing is missing: too large, or Graphviz failed), width (the columns the text is
+        wrapped to), note, question (the text of
+        the step's question to predict, answered with :meth:`answer`, or None)."""
         s = self.stepper
+        wrap = min(max(int(width), 40), 200) if width else WIDTH
         svg, chart, picture_note = self._picture()
         return json.dumps(
             {
@@ -154,13 +228,27 @@ class LessonView:
                 "index": s.index,
                 "count": len(s),
                 "at_end": s.at_end,
-                "text": s.show(width=WIDTH, keys=""),
+                "text": s.show(width=wrap, keys="", place="page"),
+                "width": wrap,
                 "svg": svg,
                 "chart": chart,
                 "picture_note": picture_note,
                 "note": note,
+                "question": None if s.question is None else s.question.text,
             }
         )
+
+    def answer(self, text: str) -> str:
+        """Check the number typed in the page's Answer box against the current step's question, as the
+        REPL's ``l.answer`` does: the sentence saying whether it is right and what the true value is."""
+        words = text.strip()
+        try:
+            value = float(words)
+        except ValueError:
+            return f"Type a number in the Answer box (for example 0.25), not {words!r}."
+        if value != value or value in (float("inf"), float("-inf")):
+            return f"Type a finite number in the Answer box, not {words!r}."
+        return str(self.stepper.answer(value))
 
     def _picture(self) -> tuple[str, dict[str, Any] | None, str]:
         """The step's picture: (a drawing's SVG, a plot's chart data, why there is no picture)."""
@@ -181,7 +269,7 @@ class LessonView:
 
 
 class ExerciseCheck:
-    """One check of a solution in the page, driven one question at a time by the page's Web Worker.
+    """One check of a solution in the page, driven one question at a time by the page's student worker.
 
     Args:
         name: the exercise (see :data:`lessons.exercises.EXERCISES`).
@@ -237,14 +325,22 @@ class ExerciseCheck:
         return json.dumps(message, allow_nan=True)
 
     def result(self) -> str:
-        """The verdict as JSON: ``passed, score, max_score, text`` (``micrograph exercise check``'s report),
+        """The verdict as JSON: ``passed, score, max_score, text`` (``micrograph exercise check``'s report, in
+        the page's words), ``seconds`` (the check's own time, as the report says it),
         ``svg`` (the failure's drawing, "" if none), ``load`` (the load request, to reload a new worker)."""
         if self.report is None:
             raise RuntimeError("the check is not over: send every answer first")
         r = self.report
         svg = r.failure.svg if r.failure is not None and r.failure.svg else ""
         return json.dumps(
-            {"passed": r.passed, "score": r.score, "max_score": r.max_score, "text": r.text(), "svg": svg}
+            {
+                "passed": r.passed,
+                "score": r.score,
+                "max_score": r.max_score,
+                "text": r.text("page"),
+                "svg": svg,
+                "seconds": r.seconds,
+            }
         )
 
     def reload(self) -> str:

@@ -54,9 +54,11 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from micrograph import datasets as datasets
     from micrograph import nn as nn
+    from micrograph.checkpoint import checkpoint_grad
     from micrograph.compile import CompiledGraph, compile_graph
     from micrograph.forward_mode import JVP, jacobian_forward, jacobian_reverse, jvp
-    from micrograph.naive import checkpoint_grad, naive_grad, store_grad
+    from micrograph.naive import naive_grad
+    from micrograph.store import store_grad
 
 # The modules a first `import micrograph` does not need are imported on first use (PEP 562): the
 # networks, losses and training loop (nn), the data sets, the compiler, the naive chain rule and
@@ -68,8 +70,8 @@ _LAZY = {
     "compile_graph": ("micrograph.compile", "compile_graph"),
     "CompiledGraph": ("micrograph.compile", "CompiledGraph"),
     "naive_grad": ("micrograph.naive", "naive_grad"),
-    "store_grad": ("micrograph.naive", "store_grad"),
-    "checkpoint_grad": ("micrograph.naive", "checkpoint_grad"),
+    "store_grad": ("micrograph.store", "store_grad"),
+    "checkpoint_grad": ("micrograph.checkpoint", "checkpoint_grad"),
     "jvp": ("micrograph.forward_mode", "jvp"),
     "JVP": ("micrograph.forward_mode", "JVP"),
     "jacobian_forward": ("micrograph.forward_mode", "jacobian_forward"),

@@ -3,8 +3,8 @@
 This module holds the loop of Algorithm 6.2 once, in the book's pull form. micrograd's ``Value.backward``
 uses the push form of section 6.5.6's prose instead (:meth:`micrograph.engine.Value.backward`); both call the
 same rules of the operation table, and a test holds them equal. :meth:`Graph.backprop` runs it over G; the
-store-versus-recompute comparison (:func:`micrograph.naive.store_grad`) runs it over G', checkpointing
-(:func:`micrograph.naive.checkpoint_grad`) one segment at a time; views (the step-through pages, lessons,
+store-versus-recompute comparison (:func:`micrograph.store.store_grad`) runs it over G', checkpointing
+(:func:`micrograph.checkpoint.checkpoint_grad`) one segment at a time; views (the step-through pages, lessons,
 the exercise checker) watch it through an ``observe`` callback that receives each iteration's terms; the
 compiler writes the same sums as code, walking :func:`sweep`. The derivative rules are those of the
 operation table :mod:`micrograph.ops`; Algorithms 6.5/6.6 run the same rules on nodes

@@ -361,19 +361,25 @@ def _binary(node: ast.BinOp, a: Any, b: Any) -> Any:
     return _BINARY[type(node.op)](a, b)
 
 
-def parse_binding(text: str) -> tuple[str, float]:
+def parse_binding(text: str, option: str = "--at") -> tuple[str, float]:
     """Parse ``NAME=NUMBER`` (the command line's ``--at w=0.5``) into ``("w", 0.5)``.
+
+    Args:
+        text: the words ``NAME=NUMBER``.
+        option: where the user typed them, for the messages: the command line's ``"--at"``, or a page's
+            box (``"the Values box"``).
 
     Raises:
         ExprError: if the text is not a valid identifier, ``=``, and a finite real number.
     """
+    where = option if option.startswith("-") else f"in {option},"
     name, sep, number = text.partition("=")
     name, number = name.strip(), number.strip()
     if not sep or not name.isidentifier():
-        raise ExprError(f"--at expects NAME=NUMBER such as w=0.5, got {text!r}", text, allowed=False)
+        raise ExprError(f"{option} expects NAME=NUMBER such as w=0.5, got {text!r}", text, allowed=False)
     if name in FUNCTIONS:
         raise ExprError(
-            f"--at {text!r}: {name!r} is a function name and cannot be a variable", text, allowed=False
+            f"{where} {text!r}: {name!r} is a function name and cannot be a variable", text, allowed=False
         )
     try:
         if not number.isascii():  # float() reads other scripts' digits: '١٢' would be 12
@@ -381,10 +387,12 @@ def parse_binding(text: str) -> tuple[str, float]:
         x = float(number)
     except ValueError:
         raise ExprError(
-            f"--at {text!r}: {number!r} is not a number (write it with the digits 0-9)", text, allowed=False
+            f"{where} {text!r}: {number!r} is not a number (write it with the digits 0-9)",
+            text,
+            allowed=False,
         ) from None
     if not math.isfinite(x):
-        raise ExprError(f"--at {text!r}: the value must be finite", text, allowed=False)
+        raise ExprError(f"{where} {text!r}: the value must be finite", text, allowed=False)
     return name, x
 
 
@@ -420,7 +428,8 @@ def bind(
         text: the expression.
         at: a value for each variable, by name.
         wrt: names to differentiate by (the command line's ``--wrt``).
-        option: how the caller's user gives the values, for the messages (``"--at"`` or ``"at"``).
+        option: how the caller's user gives the values, for the messages: the command line's ``"--at"``,
+            Python's ``"at"``, or a page's box (``"the Values box"``).
 
     Returns:
         ``{name: value}`` for every variable of ``text``, in order of first appearance.
@@ -441,6 +450,8 @@ def bind(
             " ".join(f"--at {n}=NUMBER" for n in missing)
             if option == "--at"
             else (f"at={{{', '.join(repr(n) + ': 0.5' for n in names)}}}")
+            if option == "at"
+            else f"{', '.join(n + '=0.5' for n in names)} in {option}"
         )
         raise ExprError(
             f"no value for {', '.join(missing)}: {text.strip()!r} needs a value for {', '.join(missing)} "
@@ -462,6 +473,7 @@ def bind(
     for n in names:
         x = at[n]
         if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x):
-            raise ExprError(f"{option}[{n!r}] must be a finite number, got {x!r}", text, allowed=False)
+            where = f"{option}[{n!r}]" if option == "at" else f"{option}: {n}"
+            raise ExprError(f"{where} must be a finite number, got {x!r}", text, allowed=False)
         values[n] = float(x)
     return values

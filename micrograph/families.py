@@ -22,9 +22,11 @@ import numbers
 from collections.abc import Callable
 from typing import Any
 
+from micrograph.checkpoint import checkpoint_grad
 from micrograph.engine import Value
-from micrograph.naive import checkpoint_grad, naive_grad, store_grad
+from micrograph.naive import naive_grad
 from micrograph.ops import OPS
+from micrograph.store import store_grad
 
 __all__ = ["chain", "ladder", "FAMILIES", "expected_counts", "blowup_rows", "memory_rows"]
 
@@ -190,7 +192,7 @@ def blowup_rows(family: str, max_depth: int, *, max_operations: int = 2_000_000)
 
     Each row: ``{"depth", "paths", "naive_ops", "backprop_ops", "naive_complete", "naive_peak",
     "store_peak"}``. ``naive_ops`` is :func:`~micrograph.naive.naive_grad`'s ``local_derivatives +
-    recomputed``; ``backprop_ops`` is :func:`~micrograph.naive.store_grad`'s local derivatives (one per
+    recomputed``; ``backprop_ops`` is :func:`~micrograph.store.store_grad`'s local derivatives (one per
     edge; it recomputes nothing). When the budget stops the naive rule, ``naive_ops`` and ``naive_peak``
     are the closed forms of :func:`expected_counts` and ``naive_complete`` is False (plots draw those
     points as extrapolated). Since the naive cost grows with depth, once it is stopped at one depth the

@@ -1,4 +1,4 @@
-"""Neural networks on scalar Values: micrograd's Module, Neuron, Layer, MLP; the book's Algorithms 6.3, 6.4.
+"""Neural networks on scalar Values: micrograd's Module, Neuron, Layer and MLP, the layers of Algorithm 6.3.
 
 The classes keep micrograd's signatures and behaviour, so micrograd code runs by changing the import:
 ``Neuron(nin, nonlin=True)``, ``Layer(nin, nout, **kw)``, ``MLP(nin, nouts)`` (ReLU on every layer but the
@@ -7,11 +7,14 @@ weight) and biases 0, ``parameters()``, ``zero_grad()``, and the same ``repr``. 
 builds micrograd's graph, ``sum((wi * xi for wi, xi in zip(w, x)), b)``, then the activation.
 
 Added: an ``activation`` choice (relu, tanh, sigmoid, identity), an ``init`` choice (micrograd's uniform,
-Glorot and He uniform), ``seed=`` or ``rng=`` for reproducible weights; the book's Algorithm 6.3
-(:func:`forward_mlp`, keeping a(k) and h(k)) and Algorithm 6.4 (:func:`backward_mlp`, the layer-by-layer
-backward pass on floats). Training is in :mod:`micrograph.train`; :mod:`micrograph.nn` gathers both.
+Glorot and He uniform), ``seed=`` or ``rng=`` for reproducible weights, and the book's names for the
+parameters, W(k)[m, i] and b(k)[m]. The book's algorithms over these layers are
+:mod:`micrograph.mlp_forward` (Algorithm 6.3, forward to the cost J) and :mod:`micrograph.mlp_backward`
+(Algorithm 6.4, back layer by layer); training is :mod:`micrograph.train`; :mod:`micrograph.nn` gathers
+them all.
 
-Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.1-6.5 (Algorithms 6.3, 6.4).
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.3-6.5.4 (the network of
+Algorithms 6.3, 6.4); Karpathy, micrograd ``nn.py``.
 """
 
 from __future__ import annotations
@@ -21,29 +24,13 @@ import math
 import numbers
 import random
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from operator import mul
-from typing import Any, Union
+from typing import Any
 
 from micrograph.engine import Value
-from micrograph.graph import Graph
-from micrograph.losses import LOSSES, LossSpec, l1, l2, loss_spec
 from micrograph.ops import RELU, SIGMOID, TANH, Op
 
-__all__ = [
-    "ACTIVATIONS",
-    "INITS",
-    "MLP",
-    "Layer",
-    "MLPForward",
-    "Module",
-    "Neuron",
-    "backward_mlp",
-    "forward_mlp",
-    "weights",
-]
-
-Number = Union[int, float]
+__all__ = ["ACTIVATIONS", "INITS", "MAX_PARAMETERS", "MLP", "Layer", "Module", "Neuron", "weights"]
 
 ACTIVATIONS: dict[str, Op | None] = {"relu": RELU, "tanh": TANH, "sigmoid": SIGMOID, "identity": None}
 """The activation functions f by name: the operation of the engine's table (None for the identity).
@@ -351,234 +338,3 @@ def weights(model: Module) -> list[Value]:
     if isinstance(model, MLP):
         return [w for layer in model.layers for n in layer.neurons for w in n.w]
     raise TypeError(f"weights(model): expected an MLP, Layer or Neuron, got {type(model).__name__}")
-
-
-def model_loss_spec(loss: Any, model: MLP, where: str) -> LossSpec:
-    """The loss named ``loss`` for ``model``, an :class:`MLP` (see :func:`micrograph.losses.loss_spec`).
-
-    Raises:
-        TypeError: if model is not an MLP. ValueError: as :func:`~micrograph.losses.loss_spec`.
-    """
-    if not isinstance(model, MLP):
-        raise TypeError(f"{where}: model must be an MLP, got {type(model).__name__}")
-    return loss_spec(loss, model.nouts[-1], where)
-
-
-def _check_lambda(value: Any, name: str, where: str) -> float:
-    if (
-        not isinstance(value, numbers.Real)
-        or isinstance(value, bool)
-        or not (math.isfinite(value) and float(value) >= 0)
-    ):
-        raise ValueError(f"{where}: {name} must be a finite number >= 0, got {value!r}")
-    return float(value)
-
-
-def _penalised(model: MLP, decay_biases: bool) -> list[Value]:
-    return model.parameters() if decay_biases else weights(model)
-
-
-def _regularizer(model: MLP, lam_l2: float, lam_l1: float, decay_biases: bool) -> Value | None:
-    """lambda Omega(theta) = lambda_2 sum w^2 + lambda_1 sum |w| over the penalised parameters, or None."""
-    params = _penalised(model, decay_biases) if (lam_l2 or lam_l1) else []
-    return _penalty(params, lam_l2, lam_l1)
-
-
-def _regularizer_gradient(model: MLP, lam_l2: float, lam_l1: float, decay_biases: bool) -> dict[Value, float]:
-    """{p: d(lambda Omega)/dp} for each penalised parameter p, by Algorithm 6.2 on lambda Omega.
-
-    lambda Omega is built on leaves holding the parameters' values, as the loss is built on leaves holding
-    y_hat, so the derivative is the operation table's rules (mul's, for w * w and w * sign(w)): 2 lambda_2 w
-    + lambda_1 sign(w), never written out here.
-    """
-    params = _penalised(model, decay_biases) if (lam_l2 or lam_l1) else []
-    leaves = [Value(p.data) for p in params]
-    term = _penalty(leaves, lam_l2, lam_l1)
-    if term is None:
-        return {}
-    table = Graph(term).backprop()
-    return {p: table.get(leaf, 0.0) for p, leaf in zip(params, leaves, strict=True)}
-
-
-def _penalty(params: list[Value], lam_l2: float, lam_l1: float) -> Value | None:
-    """lambda_2 l2(params) + lambda_1 l1(params), the terms whose lambda is not 0; None if both are."""
-    term: Value | None = None
-    if lam_l2:
-        term = lam_l2 * l2(params)
-    if lam_l1:
-        t1 = lam_l1 * l1(params)
-        term = t1 if term is None else term + t1
-    return term
-
-
-def _check_features(x: Any, nin: int, where: str) -> list[float]:
-    if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
-        raise ValueError(f"{where}: an example must be a sequence of {nin} numbers, got {x!r}")
-    row = list(x)
-    if len(row) != nin:
-        raise ValueError(f"{where}: the model takes {nin} features per example, got {len(row)}: {row!r}")
-    out = []
-    for v in row:
-        if not isinstance(v, numbers.Real) or isinstance(v, bool) or not math.isfinite(v):
-            raise ValueError(f"{where}: features must be finite numbers, got {v!r} in {row!r}")
-        out.append(float(v))
-    return out
-
-
-# -------------------------------------------------------------------------------------------------------
-# Algorithms 6.3 and 6.4.
-
-
-@dataclass
-class MLPForward:
-    """What Algorithm 6.3 computes and keeps for Algorithm 6.4.
-
-    Attributes:
-        a: a[k] for k = 1..l, the pre-activations a(k) = b(k) + W(k) h(k-1) (lists of Values; a[0] is []).
-        h: h[k] for k = 0..l: h(0) = x (leaves labelled x1..), h(k) = f(a(k)) (lists of Values).
-        y_hat: h(l), the network's output (a list of Values).
-        loss: L(y_hat, y), a Value.
-        penalty: lambda Omega(theta), a Value, or None without a regularizer.
-        J: the cost J = L(y_hat, y) + lambda Omega(theta), a Value.
-    """
-
-    a: list[list[Value]]
-    h: list[list[Value]]
-    y_hat: list[Value]
-    loss: Value
-    penalty: Value | None
-    J: Value
-
-
-def forward_mlp(
-    model: MLP,
-    x: Sequence[float],
-    y: Any,
-    *,
-    loss: str = "cross_entropy",
-    l2: float = 0.0,
-    l1: float = 0.0,
-    decay_biases: bool = False,
-) -> MLPForward:
-    """Algorithm 6.3: forward propagation through the MLP to the cost J, keeping a(k) and h(k).
-
-        h(0) = x
-        for k = 1, ..., l:
-            a(k) = b(k) + W(k) h(k-1)
-            h(k) = f(a(k))
-        y_hat = h(l)
-        J = L(y_hat, y) + lambda Omega(theta)
-
-    The nodes are those ``model(x)`` builds (micrograd's graph), labelled with the book's names.
-
-    Args:
-        model: the MLP (its last layer is linear, so f is the identity there).
-        x: one example, nin numbers.
-        y: its target: a class index (cross_entropy, mse with several outputs), 0/1 (binary_cross_entropy),
-            0/1 or -1/+1 (hinge), or nout numbers (mse).
-        loss: ``"cross_entropy"``, ``"mse"``, ``"hinge"`` or ``"binary_cross_entropy"``.
-        l2: lambda for the L2 penalty sum w^2 (>= 0). l1: lambda for the L1 penalty sum |w| (>= 0).
-        decay_biases: penalise the biases too (default False: weights only, as the book's section 7.1).
-
-    Returns:
-        An :class:`MLPForward`.
-
-    Raises:
-        ValueError: wrong feature count, a target out of range, an unknown loss, a negative lambda.
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.3.
-    """
-    where = "forward_mlp(model, x, y)"
-    spec = model_loss_spec(loss, model, where)
-    lam2, lam1 = _check_lambda(l2, "l2", where), _check_lambda(l1, "l1", where)
-    xs = _check_features(x, model.nin, where)
-    target = spec.check_target(y, model.nouts[-1], where)
-    h: list[list[Value]] = [[Value(v, label=f"x{j + 1}") for j, v in enumerate(xs)]]  # h(0) = x
-    a: list[list[Value]] = [[]]
-    for k, layer in enumerate(model.layers, start=1):
-        a_k = [n.preactivation(h[k - 1]) for n in layer.neurons]  # a(k) = b(k) + W(k) h(k-1)
-        h_k = [n.activate(a_km) for n, a_km in zip(layer.neurons, a_k, strict=True)]  # h(k) = f(a(k))
-        for m, (a_km, h_km) in enumerate(zip(a_k, h_k, strict=True)):
-            a_km.label = f"a{k}[{m}]"
-            if h_km is not a_km:
-                h_km.label = f"h{k}[{m}]"
-        a.append(a_k)
-        h.append(h_k)
-    y_hat = h[-1]  # y_hat = h(l)
-    L = spec.fn(y_hat, target)
-    L.label = "L"
-    penalty = _regularizer(model, lam2, lam1, decay_biases)
-    J = L if penalty is None else L + penalty  # J = L(y_hat, y) + lambda Omega(theta)
-    J.label = "J"
-    return MLPForward(a=a, h=h, y_hat=y_hat, loss=L, penalty=penalty, J=J)
-
-
-def backward_mlp(
-    model: MLP,
-    x: Sequence[float],
-    y: Any,
-    *,
-    loss: str = "cross_entropy",
-    l2: float = 0.0,
-    l1: float = 0.0,
-    decay_biases: bool = False,
-) -> dict[Value, float]:
-    """Algorithm 6.4: the gradients of J on every W(k) and b(k), layer by layer from k = l down to 1.
-
-    Runs Algorithm 6.3 (:func:`forward_mlp`) and then, on floats from the stored a(k) and h(k):
-
-        g <- grad_{y_hat} J = grad_{y_hat} L(y_hat, y)
-        for k = l, l-1, ..., 1:
-            g <- grad_{a(k)} J = g * f'(a(k))                   (element-wise)
-            grad_{b(k)} J = g + lambda grad_{b(k)} Omega(theta)
-            grad_{W(k)} J = g h(k-1)^T + lambda grad_{W(k)} Omega(theta)
-            g <- grad_{h(k-1)} J = W(k)^T g
-
-    This is the book's specialised back-propagation for a chain of fully-connected layers; it equals the
-    generic Algorithm 6.2 on the graph of J (``Graph(J).backprop()``) to rounding. f'(a) comes from the
-    engine's operation table (the activation op's derivative rule); grad_{y_hat} L is Algorithm 6.2 run on
-    the small graph of L alone (leaves holding y_hat's numbers), and lambda grad Omega likewise on the
-    graph of lambda Omega alone (leaves holding the parameters' numbers: 2 lambda_2 w + lambda_1 sign(w)),
-    so no derivative is defined twice.
-
-    Args:
-        model, x, y, loss, l2, l1, decay_biases: as :func:`forward_mlp`.
-
-    Returns:
-        {parameter: dJ/dparameter} for every parameter of the model (floats).
-
-    Raises:
-        ValueError: as :func:`forward_mlp`.
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.4.
-    """
-    fwd = forward_mlp(model, x, y, loss=loss, l2=l2, l1=l1, decay_biases=decay_biases)
-    spec = LOSSES[loss]
-    target = spec.check_target(y, model.nouts[-1], "backward_mlp(model, x, y)")
-    # g <- grad_{y_hat} J: Algorithm 6.2 on L(y_hat, y) with y_hat as leaves
-    y_leaves = [Value(v.data) for v in fwd.y_hat]
-    table = Graph(spec.fn(y_leaves, target)).backprop()
-    g = [table.get(v, 0.0) for v in y_leaves]
-    # lambda grad Omega, by Algorithm 6.2 on the regularizer (the table's rules, as for g)
-    omega = _regularizer_gradient(model, float(l2), float(l1), decay_biases)
-    grads: dict[Value, float] = {}
-    for k in range(len(model.layers), 0, -1):  # k = l, l-1, ..., 1
-        layer = model.layers[k - 1]
-        op = ACTIVATIONS[layer.neurons[0].activation]
-        a_k = [v.data for v in fwd.a[k]]
-        h_k = [v.data for v in fwd.h[k]]
-        h_prev = [v.data for v in fwd.h[k - 1]]
-        # g <- g * f'(a(k)), f' from the operation table's rule (x, out) -> df/dx
-        if op is not None:
-            g = [gi * op.local_derivative(0, (ai,), hi) for gi, ai, hi in zip(g, a_k, h_k, strict=True)]
-        for m, neuron in enumerate(layer.neurons):
-            # grad_b(k) = g + lambda grad_b Omega
-            grads[neuron.b] = g[m] + omega.get(neuron.b, 0.0)
-            # grad_W(k) = g h(k-1)^T + lambda grad_W Omega: row m, column i
-            for i, w in enumerate(neuron.w):
-                grads[w] = g[m] * h_prev[i] + omega.get(w, 0.0)
-        # g <- W(k)^T g
-        g = [
-            sum(neuron.w[i].data * g[m] for m, neuron in enumerate(layer.neurons)) for i in range(len(h_prev))
-        ]
-    return grads

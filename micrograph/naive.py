@@ -1,38 +1,14 @@
-"""The naive chain rule against back-propagation: repeated subexpressions, store against recompute.
+"""The naive chain rule of equation 6.53: dz/dw as a sum over paths, every subexpression recomputed.
 
-Section 6.5.2 of the book takes the chain w -> x = f(w) -> y = f(x) -> z = f(y) of figure 6.9 and writes
-dz/dw two ways:
+Section 6.5.2 of the book writes dz/dw on the chain of figure 6.9 as ``f'(f(f(w))) f'(f(w)) f'(w)``
+(equation 6.53): every subexpression is recomputed from w wherever it is needed, the sum over every path
+from w to z of the product of the local derivatives along it (equations 6.50-6.51). :func:`naive_grad`
+runs that sum, counted; :func:`naive_cost` counts it without running it. Back-propagation's way, every
+value stored (equation 6.52), is :func:`micrograph.store.store_grad`, which also says what the counts of
+a :class:`~micrograph.store.CountedGradient` mean.
 
-* equation 6.52, ``f'(y) f'(x) f'(w)``: each subexpression x, y is computed once, stored, and reused.
-  That is what back-propagation does (Algorithm 6.2): :func:`store_grad`.
-* equation 6.53, ``f'(f(f(w))) f'(f(w)) f'(w)``: every subexpression is recomputed from w wherever it is
-  needed. That is the naive chain rule, the sum over every path from w to z of the product of the local
-  derivatives along it (equations 6.50-6.51): :func:`naive_grad`. It needs almost no memory, but on a
-  chain of depth d it evaluates d(d + 1)/2 subexpressions instead of d, and on a graph where subexpressions
-  are shared it sums over exponentially many paths.
-
-Between the two, :func:`checkpoint_grad` keeps only every k-th forward value and recomputes the pieces in
-between during the backward pass (Algorithms 6.1 and 6.2, run one segment at a time): about sqrt(n)
-values for about one extra forward pass. The book does
-not describe it; the idea is Griewank's checkpointing (Griewank 1992, "Achieving logarithmic growth of
-temporal and spatial complexity in reverse automatic differentiation"; the ``revolve`` schedule,
-Griewank & Walther 2000), brought to deep networks by Chen, Xu, Zhang & Guestrin (2016), "Training deep
-nets with sublinear memory cost".
-
-Every method returns a :class:`CountedGradient`: the derivative and what it cost. The counts mean:
-
-* ``local_derivatives``: evaluations of a local derivative du(i)/du(j), one operation table rule
-  ``op.local_derivative(k, args, out)`` each. Only edges of G' count (the edges out of the nodes that
-  depend on w, as in Algorithm 6.5); an edge from a constant or from another variable contributes nothing
-  to dz/dw.
-* ``recomputed``: forward subexpressions u(i) = f(i)(...) evaluated with ``op.f`` *beyond the one
-  forward pass* that computes z. The naive rule does no stored pass, so all of its evaluations count.
-* ``peak_values``: the peak number of forward values (values of nodes u(i), leaves included once they are
-  read) held at once. Derivative numbers are not counted: every method keeps some (the grad_table, the
-  naive recursion's partial products); this is the store-versus-recompute side of the trade-off.
-
-Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.2-6.5.3, figure 6.9,
-equations 6.50-6.53, Algorithms 6.1-6.2.
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.2, figure 6.9, equations
+6.50-6.53.
 """
 
 from __future__ import annotations
@@ -40,71 +16,19 @@ from __future__ import annotations
 import math
 import numbers
 import time
-from collections.abc import Container
-from dataclasses import dataclass
 from typing import Any
 
-from micrograph.backprop import run_algorithm_6_2
 from micrograph.engine import Value
 from micrograph.errors import DomainError
-from micrograph.forward import evaluate, evaluate_segment
-from micrograph.graph import Graph, SubGraph
+from micrograph.graph import Graph
 from micrograph.memory import paused_gc
+from micrograph.store import CountedGradient, _check_nodes, _pruned
 
-__all__ = ["CountedGradient", "naive_grad", "store_grad", "checkpoint_grad", "naive_cost"]
-
-
-@dataclass(frozen=True)
-class CountedGradient:
-    """A derivative dz/dw and what it cost: operations and memory.
-
-    Attributes:
-        method: ``"naive"`` (equation 6.53, recompute), ``"store"`` (equation 6.52, back-propagation) or
-            ``"checkpoint"`` (store every k-th value, recompute the rest).
-        value: dz/dw as a float; None if the budget stopped the computation.
-        local_derivatives: local derivatives du(i)/du(j) evaluated (edges of G' only).
-        recomputed: forward subexpressions evaluated beyond the one forward pass that computes z.
-        peak_values: the peak number of forward values held at once.
-        complete: False if the budget stopped the computation.
-        stopped: None, or why it stopped and how far it got.
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.2, equations 6.52-6.53.
-    """
-
-    method: str
-    value: float | None
-    local_derivatives: int
-    recomputed: int
-    peak_values: int
-    complete: bool
-    stopped: str | None
-
-    @property
-    def operations(self) -> int:
-        """``local_derivatives + recomputed``: the operations counted in plots and budgets."""
-        return self.local_derivatives + self.recomputed
-
-    def __str__(self) -> str:
-        """One line for lessons and the terminal, e.g. ``naive: dz/dw = 0.533912, 3 local derivatives
-        + 6 recomputed = 9 operations, at most 2 values held``."""
-        value = "not computed" if self.value is None else f"{self.value:.6g}"
-        text = (
-            f"{self.method}: dz/dw = {value}, {self.local_derivatives:,} local derivatives + "
-            f"{self.recomputed:,} recomputed = {self.operations:,} operations, "
-            f"at most {self.peak_values:,} values held"
-        )
-        return text if self.stopped is None else f"{text} ({self.stopped})"
+__all__ = ["naive_grad", "naive_cost"]
 
 
 class _Stop(Exception):
     """Raised inside :func:`naive_grad` when its budget is spent."""
-
-
-def _check_nodes(where: str, z: Any, w: Any) -> None:
-    if not isinstance(z, Value):
-        raise TypeError(f"{where}(z, w): z must be a Value, got {type(z).__name__} {z!r}")
-    if not isinstance(w, Value):
-        raise TypeError(f"{where}(z, w): w must be a Value, got {type(w).__name__} {w!r}")
 
 
 def _edge_error(node: Value, k: int, args: list[float], e: Exception, where: str) -> DomainError:
@@ -119,10 +43,6 @@ def _edge_error(node: Value, k: int, args: list[float], e: Exception, where: str
 def _forward_error(node: Value, args: list[float], e: Exception, where: str) -> DomainError:
     what = f"{where}: recomputing {node.op.name}" + (f" (node label {node.label!r})" if node.label else "")
     return DomainError(node.op, args, reason=str(e) or type(e).__name__, where=what)
-
-
-# -------------------------------------------------------------------------------------------------
-# Equation 6.53: the naive chain rule, recomputing everything.
 
 
 class _Naive:
@@ -401,160 +321,3 @@ def _naive_cost(graph: Graph, in_G: list[bool], w: Value, zero: Any = 0) -> dict
                 edges += 1
     w_paths = paths[graph.index[w]] if w in graph.index else zero
     return {"paths": w_paths, "local_derivatives": local, "recomputed": recomputed, "edges": edges}
-
-
-def _pruned(graph: Graph, w: Value, G_prime: SubGraph | None = None) -> list[bool]:
-    """G' (the nodes that depend on w) as flags aligned with ``graph.nodes``."""
-    in_G = [False] * len(graph.nodes)
-    index = graph.index
-    for v in (G_prime if G_prime is not None else graph.prune([w])).nodes:
-        in_G[index[v]] = True
-    return in_G
-
-
-# -------------------------------------------------------------------------------------------------
-# Equation 6.52: store every forward value (back-propagation).
-
-
-def store_grad(z: Value, w: Value) -> CountedGradient:
-    """dz/dw the back-propagation way (equation 6.52): one stored forward pass, one local derivative per edge.
-
-    Algorithm 6.1 computes every value u(1)..u(n) from the leaves' ``.data`` and keeps all of them; then
-    Algorithm 6.2's loop runs over the nodes of G' (those that depend on w), from z down:
-    grad_table[u(j)] = sum over consumers u(i) of grad_table[u(i)] * du(i)/du(j), each local derivative
-    evaluated once with the operation table's rule on the stored values.
-
-    Counts: ``local_derivatives`` = the number of edges of G' (:func:`naive_cost`'s ``edges``);
-    ``recomputed`` = 0; ``peak_values`` = n, every forward value of G. The value equals Algorithm 6.2's
-    ``Graph(z).backprop()[w]`` (which evaluates every edge of G, G' and the rest).
-
-    Args:
-        z: the output node, a Value.
-        w: the node to differentiate with respect to.
-
-    Returns:
-        A :class:`CountedGradient` with ``method="store"``, always complete. 0.0 if z does not depend on w.
-
-    Raises:
-        TypeError: if z or w is not a Value.
-        DomainError: if a value or a local derivative does not exist at the leaves' current values.
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.2-6.5.3, equation 6.52,
-    Algorithms 6.1 and 6.2.
-    """
-    _check_nodes("store_grad", z, w)
-    graph = Graph(z)
-    in_G = _pruned(graph, w)
-    u = evaluate(graph, where="store_grad")  # Algorithm 6.1: every forward value, kept
-    # Algorithm 6.2 over G' (the nodes that depend on w), on the stored values
-    grad_table, evaluations = run_algorithm_6_2(graph, values=u, members=in_G, where="store_grad")
-    value = grad_table[graph.index[w]] if in_G[-1] else 0.0
-    return CountedGradient("store", value, evaluations, 0, len(u), True, None)
-
-
-# -------------------------------------------------------------------------------------------------
-# Checkpointing: store every k-th value, recompute the segments in between.
-
-
-def checkpoint_grad(z: Value, w: Value, k: int | None = None) -> CountedGradient:
-    """dz/dw storing about every k-th forward value and recomputing the rest during the backward pass.
-
-    The nodes u(1)..u(n), in topological order, are cut into segments of k nodes. The forward pass runs
-    Algorithm 6.1 one segment at a time (:func:`micrograph.forward.evaluate_segment`) and keeps only the
-    *checkpoints*: the values that a later segment uses (on a chain, the last value of every segment),
-    and, at its end, the values of the last segment. The backward pass then takes the segments from the
-    last to the first: it recomputes the segment's values from the checkpoints (every segment but the
-    last), runs Algorithm 6.2 on the segment (:func:`micrograph.backprop.run_algorithm_6_2` with
-    ``segment=``: the terms grad_table[u(i)] * du(i)/du(j) of the segment's consumers u(i) in G', each
-    local derivative once, added to the entries that later segments gave), and drops the segment's values.
-
-    On a chain of n nodes with the default k = ceil(sqrt(n)), that holds about 2 sqrt(n) values at peak
-    (the checkpoints below the current segment plus the segment itself) instead of n, for about one
-    extra forward pass (each value outside the checkpoints and the last segment is recomputed once).
-    k = 1 stores every used value; k >= n is one segment: back-propagation with every value stored.
-    Exactly, on a chain of n >= 2 nodes cut into m = ceil(n/k) >= 2 segments, the last of r = n - (m-1)k
-    nodes: ``peak_values`` = max(m - 2 + k, m - 1 + r) and ``recomputed`` = (m - 1)(k - 1) - 1 for
-    k >= 2 (each earlier segment recomputes its k nodes but its checkpoint, and the first holds the leaf
-    w, which is read, not computed), 0 for k = 1.
-
-    Counts: ``local_derivatives`` = the number of edges of G' (as :func:`store_grad`); ``recomputed`` =
-    the values recomputed during the backward pass; ``peak_values`` = the peak number of forward values
-    held (measured, forward and backward pass), see :mod:`micrograph.naive`.
-
-    Not in the book: checkpointing is Griewank's (1992; the ``revolve`` schedule of Griewank & Walther
-    2000); Chen, Xu, Zhang & Guestrin (2016), "Training deep nets with sublinear memory cost", apply it
-    with sqrt(n) segments to deep networks.
-
-    Args:
-        z: the output node, a Value.
-        w: the node to differentiate with respect to.
-        k: the segment length, a positive int; None for ceil(sqrt(n)), n the number of nodes of G.
-
-    Returns:
-        A :class:`CountedGradient` with ``method="checkpoint"``, always complete; the value equals
-        :func:`store_grad`'s up to rounding (the same products, summed in another order).
-
-    Raises:
-        TypeError: if z or w is not a Value, or k is not an int.
-        ValueError: if k < 1, or a leaf holds inf or nan and an operation takes it (as Algorithm 6.1).
-        DomainError: if a value or a local derivative does not exist at the leaves' current values, or a
-            gradient overflows.
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3 (Algorithms 6.1, 6.2),
-    with checkpointing from Griewank (1992) and Chen et al. (2016).
-    """
-    _check_nodes("checkpoint_grad", z, w)
-    graph = Graph(z)
-    n = len(graph.nodes)
-    k = _segment_length(n, k)
-    in_G = _pruned(graph, w)
-    segments = [(lo, min(n, lo + k)) for lo in range(0, n, k)]
-    checkpoints = _checkpoints(graph, k)
-    held: dict[int, float] = {}  # the forward values held, by position
-    grad_table = [0.0] * n
-    grad_table[n - 1] = 1.0  # grad_table[u(n)] <- 1
-    peak = recomputed = evaluations = 0
-    with paused_gc():
-        for lo, hi in segments:  # the forward pass, Algorithm 6.1 segment by segment: it keeps checkpoints
-            evaluate_segment(graph, lo, hi, held, where="checkpoint_grad")
-            peak = max(peak, len(held))
-            if hi < n:  # the last segment's values stay for the backward pass
-                _drop(held, lo, hi, checkpoints)
-        for lo, hi in reversed(segments):  # the backward pass, from the last segment
-            recomputed += evaluate_segment(graph, lo, hi, held, where="checkpoint_grad")
-            peak = max(peak, len(held))
-            # Algorithm 6.2's sums, the terms of this segment's consumers, added to what later segments gave
-            _, counted = run_algorithm_6_2(
-                graph, values=held, members=in_G, segment=(lo, hi), known=grad_table, where="checkpoint_grad"
-            )
-            evaluations += counted
-            _drop(held, lo, hi, ())  # the segment is done: its values (checkpoints included) go
-    value = grad_table[graph.index[w]] if in_G[-1] else 0.0
-    return CountedGradient("checkpoint", value, evaluations, recomputed, peak, True, None)
-
-
-def _segment_length(n: int, k: Any) -> int:
-    """checkpoint_grad's k, checked; ceil(sqrt(n)) for None."""
-    if k is None:
-        return max(1, math.isqrt(n - 1) + 1) if n > 1 else 1  # ceil(sqrt(n))
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"checkpoint_grad: k must be an int or None, got {type(k).__name__} {k!r}")
-    if k < 1:
-        raise ValueError(f"checkpoint_grad: k must be at least 1, got {k!r}")
-    return int(k)
-
-
-def _checkpoints(graph: Graph, k: int) -> set[int]:
-    """The positions whose value a later segment of k nodes uses: the values the forward pass keeps."""
-    last_use = [-1] * len(graph.nodes)  # the last consumer of every node, in topological order
-    for i, pa in enumerate(graph.parents):
-        for j in pa:
-            last_use[j] = i
-    return {j for j, i in enumerate(last_use) if i >= 0 and i // k > j // k}
-
-
-def _drop(held: dict[int, float], lo: int, hi: int, keep: Container[int]) -> None:
-    """Forget the values of positions lo..hi-1, but those in ``keep``."""
-    for p in range(lo, hi):
-        if p not in keep:
-            held.pop(p, None)

@@ -22,7 +22,8 @@ from micrograph.engine import Value
 from micrograph.errors import DomainError
 from micrograph.graph import Graph
 from micrograph.losses import LossSpec
-from micrograph.mlp import MLP, _check_count, _check_features, _check_lambda, _regularizer, model_loss_spec
+from micrograph.mlp import MLP, _check_count
+from micrograph.mlp_forward import _check_features, _check_lambda, _regularizer, model_loss_spec
 
 __all__ = ["History", "TrainingError", "accuracy", "predict", "train"]
 

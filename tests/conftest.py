@@ -7,6 +7,7 @@
   each run draws new ones (``--hypothesis-seed=N`` repeats one); ``HYPOTHESIS_PROFILE=thorough`` runs 500.
 * A test that takes an argument named ``catalogue_case`` runs once per catalogue case, with the case's
   name as its id.
+* Each test's report of its call is kept on it (``item.rep_call``), for fixtures that outlive a test.
 """
 
 from __future__ import annotations
@@ -41,6 +42,15 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 def pytest_generate_tests(metafunc):  # type: ignore[no-untyped-def]
     if "catalogue_case" in metafunc.fixturenames:
         metafunc.parametrize("catalogue_case", CATALOGUE, ids=[c.name for c in CATALOGUE])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+    """Each phase's report kept on the test as ``rep_setup``, ``rep_call``, ``rep_teardown``: a fixture
+    shared by a module's tests (tests/test_site.py's page) starts afresh after a test failed in it."""
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
 
 
 def run_micrograph(*argv: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -93,13 +103,26 @@ def browser() -> Iterator[Any]:
 
 
 def solution_processes() -> list[int]:
-    """Processes of a student's solution still alive: those carrying a check's token in their environment,
-    or running as a check's own user id (2**30 and above, where the judge is root)."""
+    """Processes of a student's solution still alive below this test run: those carrying a check's token in
+    their environment, or running as a check's own user id (2**30 and above, where the judge is root). This
+    process is a subreaper (:func:`_subreaper`), so whatever a check left comes back below it."""
     from lessons.exercises import processes
 
+    procs = processes.scan()
+    me = os.getpid()
+
+    def below_me(pid: int) -> bool:
+        seen = set()
+        while pid in procs and pid not in seen:
+            seen.add(pid)
+            pid = procs[pid].ppid
+            if pid == me:
+                return True
+        return False
+
     found = []
-    for p in processes.scan().values():
-        if p.state == "Z" or p.pid == os.getpid():
+    for p in procs.values():
+        if p.state == "Z" or p.pid == me or not below_me(p.pid):
             continue
         try:
             with open(f"/proc/{p.pid}/environ", "rb") as f:
@@ -113,6 +136,18 @@ def solution_processes() -> list[int]:
         if marked or uid >= 1 << 30:
             found.append(p.pid)
     return found
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _subreaper() -> None:
+    """This test run adopts every orphan of the processes it starts (Linux's PR_SET_CHILD_SUBREAPER), so a
+    solution's process that escaped its check is found below it, and other test runs' are not."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(36, ctypes.c_ulong(1), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,8 @@
 
 The checks must pass every one of them; tests/test_exercises_catalogue.py and tests/test_exercise_attacks.py
 use them. They are the student's side of the exercises and live with the tests: the engine's own algorithms
-are in micrograph/, written once.
+are in micrograph/, written once. A typical wrong solution is one of them with a line changed
+(:func:`mutant`), so that it cannot drift from the solution it is a mistake of.
 """
 
 from __future__ import annotations
@@ -152,3 +153,47 @@ def forward(G, x):
 """,
 }
 """Correct solutions written with numpy: arrays and numpy scalars where the templates show lists."""
+
+LOOP_BACKPROP = """\
+# micrograph exercise: backprop
+from lessons.exercises import tools
+
+
+def backprop(G):
+    nodes = G.nodes
+    n = len(nodes)
+    grad_table = {nodes[n - 1]: 1.0}
+    for j in range(n - 2, -1, -1):
+        v = nodes[j]
+        grad_table[v] = 0.0
+        for C in G.get_consumers(v):
+            for k, p in enumerate(C.inputs):
+                if p is v:
+                    grad_table[v] += grad_table[C] * tools.local_derivative(C, k)
+    return grad_table
+"""
+"""Algorithm 6.2 with its sum written as a loop adding one term per edge, as many students write it: correct
+too, and one line away from the mistakes that overwrite a term instead of adding it."""
+
+
+def mutant(source: str, *changes: tuple[str, str]) -> str:
+    """``source`` with each ``(line, replacement)`` of ``changes`` made, in order.
+
+    Args:
+        source: a solution's source (one of :data:`CORRECT`'s, or :data:`LOOP_BACKPROP`).
+        changes: ``line`` is one whole line of the source, indentation included, found there exactly once;
+            ``replacement`` takes its place (several lines, joined by newlines; ``""`` deletes the line).
+
+    Raises:
+        ValueError: a ``line`` holds a newline, or is not in the source exactly once (the source changed
+            under the mutation, which would otherwise test the correct solution or another mistake).
+    """
+    lines = source.splitlines()
+    for line, replacement in changes:
+        if "\n" in line:
+            raise ValueError(f"a mutation replaces one line; {line!r} holds several")
+        found = [i for i, text in enumerate(lines) if text == line]
+        if len(found) != 1:
+            raise ValueError(f"the line {line!r} is in the source {len(found)} times, not once:\n{source}")
+        lines[found[0] : found[0] + 1] = replacement.split("\n") if replacement else []
+    return "\n".join(lines) + "\n"

@@ -44,9 +44,9 @@ class OfflinePages:
     Attributes:
         blocked: every URL a page asked for off the server (aborted).
         errors: every uncaught script error of a page.
-        wheel_fetches: how often micrograph's wheel was fetched in the latest context: once by the page,
-            once by each Web Worker it starts for an exercise check (the worker's last step before it
-            answers).
+        wheel_fetches: how often micrograph's wheel was fetched in the latest context: once by the page's
+            Python worker (python.js), once by each Web Worker it starts for an exercise check (the
+            worker's last step before it answers).
     """
 
     def __init__(self, browser: Any, url: str) -> None:

@@ -139,6 +139,7 @@ def test_a_panel_refuses_an_unknown_legend_place() -> None:
         charts.Panel("t", [], legend="somewhere")
 
 
+@pytest.mark.slow
 def test_every_lesson_plot_is_a_chart_sent_whole_to_the_page() -> None:
     """The page gets each plot's chart as data (no note, no SVG): the same chart the REPL draws."""
     found = []

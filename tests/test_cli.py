@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from micrograph.cli import build_parser, main
+from lessons.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBCOMMANDS = [
@@ -245,7 +245,7 @@ def test_known_error_classes_are_one_line_by_class_not_by_name(
     which: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The command catches the classes themselves: a subclass with another name is still one line."""
-    from micrograph import cli
+    from lessons import cli
     from micrograph.train import TrainingError
     from viz.dot import GraphTooLarge
     from viz.render import GraphvizMissing
@@ -266,7 +266,7 @@ def test_known_error_classes_are_one_line_by_class_not_by_name(
     def fail(args: object) -> int:
         raise error
 
-    monkeypatch.setattr(cli, "_cmd_render", fail)
+    monkeypatch.setattr(cli.render, "run", fail)
     status = cli.main(["render", "x*2", "--at", "x=1", "--out", "never.svg"])
     err = capsys.readouterr().err
     assert status == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from micrograph import cli
+from lessons import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from micrograph.cli import main
+from lessons.cli import main
 
 
 def test_lesson_on_the_students_expression(capsys) -> None:  # type: ignore[no-untyped-def]

@@ -147,9 +147,14 @@ def test_the_reference_is_refused_for_every_exercise(tmp_path: Path, name: str) 
 
 # --- attacks on the judge -------------------------------------------------------------------------------
 
+REACH = 'from collections import _sys\n_import = _sys.modules["builtins"].__import__\n'
+"""How a solution reaches modules its exercise does not allow (os, sys, time ...): through a module it may
+import. The allow-list says what an exercise asks for; it is no wall, so the attacks below get os and sys
+this way and the runner's limits, not the allow-list, must hold them."""
+
 ATTACKS = {
     "a forged answer on every pipe, then os._exit(0)": """
-        import gc, json, os
+        gc, json, os = map(_import, ("gc", "json", "os"))
         def backprop(G):
             for fd in range(0, 64):
                 for message in ({"op": "done", "passed": True}, {"id": 2, "ok": True, "result": {}}):
@@ -166,7 +171,7 @@ ATTACKS = {
             os._exit(0)
     """,
     "the judge's expected values from the frames": """
-        import sys
+        sys = _import("sys")
         def backprop(G):
             found = None
             f = sys._getframe()
@@ -178,7 +183,7 @@ ATTACKS = {
             return found if isinstance(found, dict) else {v: 0.0 for v in G.nodes}
     """,
     "a float whose __float__ returns the caller's value": """
-        import sys
+        sys = _import("sys")
         class Liar(float):
             def __float__(self):
                 f = sys._getframe(1)
@@ -202,7 +207,7 @@ ATTACKS = {
             return {}
     """,
     "a thread flooding every descriptor while the case loops": """
-        import os, threading
+        os, threading = map(_import, ("os", "threading"))
         def flood():
             while True:
                 for fd in range(0, 32):
@@ -221,7 +226,7 @@ ATTACKS = {
 @pytest.mark.parametrize("name", list(ATTACKS))
 def test_an_attack_on_the_judge_ends_as_a_fail(tmp_path: Path, name: str) -> None:
     path = tmp_path / "backprop.py"
-    path.write_text(textwrap.dedent(ATTACKS[name]), encoding="utf-8")
+    path.write_text(REACH + textwrap.dedent(ATTACKS[name]), encoding="utf-8")
     done = run_micrograph(
         "exercise",
         "check",
@@ -237,20 +242,21 @@ def test_an_attack_on_the_judge_ends_as_a_fail(tmp_path: Path, name: str) -> Non
     assert done.returncode == 1, done.stdout + done.stderr
     data = json.loads(done.stdout)
     assert data["passed"] is False and data["score"] == 0, data
-    assert data["checks_run"] == 12  # every case ran, and each failed
+    assert data["checks_run"] == 14  # every case ran, and each failed
 
 
 def test_the_wall_clock_limit_cannot_be_reset(tmp_path: Path) -> None:
     source = """
-        import time
+        time = _import("time")
         def backprop(G):
             time.sleep(1000)
     """
-    report = check(tmp_path, "backprop", source, time_limit=0.2, wall_limit=3.0)
+    report = check(tmp_path, "backprop", REACH + textwrap.dedent(source), time_limit=0.2, wall_limit=3.0)
     assert not report.passed and report.failure is not None and report.failure.mistake == "timeout"
     assert report.seconds < 60
 
 
+@pytest.mark.slow
 def test_memory_is_limited(tmp_path: Path) -> None:
     report = check(
         tmp_path,
@@ -267,19 +273,19 @@ def test_memory_is_limited(tmp_path: Path) -> None:
 
 def test_a_timeout_on_the_last_case_hides_none_of_the_others(tmp_path: Path) -> None:
     source = CORRECT["backprop"].replace(
-        "    nodes = G.nodes\n", "    nodes = G.nodes\n    while len(nodes) > 5000:\n        pass\n"
+        "    nodes = G.nodes\n", "    nodes = G.nodes\n    while len(nodes) > 3000:\n        pass\n"
     )
     report = check(tmp_path, "backprop", source, time_limit=0.5)
-    assert [c.passed for c in report.cases] == [True] * 11 + [False], report.text()
-    assert report.score == 11 and report.max_score == 12
-    assert "11 of 12 checks passed: 11 of 12 points" in report.text()
+    assert [c.passed for c in report.cases] == [True] * 13 + [False], report.text()
+    assert report.score == 13 and report.max_score == 14
+    assert "13 of 14 checks passed: 13 of 14 points" in report.text()
     assert report.failure is not None and report.failure.mistake == "timeout"
 
 
 def test_a_crash_in_one_case_restarts_the_runner_for_the_next(tmp_path: Path) -> None:
-    source = CORRECT["backprop"].replace(
+    source = REACH + CORRECT["backprop"].replace(
         "    nodes = G.nodes\n",
-        "    nodes = G.nodes\n    if len(nodes) == 2:\n        import os; os._exit(7)\n",
+        "    nodes = G.nodes\n    if len(nodes) == 2:\n        _import('os')._exit(7)\n",
     )
     report = check(tmp_path, "backprop", source)
     assert not report.cases[0].passed and all(c.passed for c in report.cases[1:]), report.text()
@@ -287,20 +293,21 @@ def test_a_crash_in_one_case_restarts_the_runner_for_the_next(tmp_path: Path) ->
 
 
 def test_a_long_print_is_capped_and_fd_1_does_not_break_json(tmp_path: Path) -> None:
-    source = CORRECT["backprop"].replace(
+    source = REACH + CORRECT["backprop"].replace(
         "    return grad_table",
         "    for i in range(10_000):\n        print(i)\n"
-        "    import os; os.write(1, b'raw\\n')\n    return grad_table",
+        "    _import('os').write(1, b'raw\\n')\n    return grad_table",
     )
     (tmp_path / "backprop.py").write_text(source, encoding="utf-8")
     done = run_micrograph("exercise", "check", "backprop.py", "--json", "--no-progress", cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr
     data = json.loads(done.stdout)
     out = data["output"]
-    assert out["lines"] == 12 * 10_001 and out["cut"] == out["lines"] - 40
+    assert out["lines"] == 17 * 10_001  # 13 cases, and 4 calls in the growth case
+    assert out["cut"] == out["lines"] - 40
     assert out["text"].splitlines()[0] == "0" and "more line(s) not shown" in out["text"]
     text = run_micrograph("exercise", "check", "backprop.py", "--no-progress", cwd=tmp_path).stdout
-    assert len(text.splitlines()) < 80 and "120,012 line(s), 119,972 of them not shown" in text
+    assert len(text.splitlines()) < 80 and "170,017 line(s), 169,977 of them not shown" in text
 
 
 # --- correct solutions ----------------------------------------------------------------------------------
@@ -312,6 +319,7 @@ def test_correct_numpy_solutions_pass(tmp_path: Path, name: str) -> None:
     assert report.passed, report.text()
 
 
+@pytest.mark.slow
 def test_eight_concurrent_checks_of_a_correct_solution_all_pass(tmp_path: Path) -> None:
     for k in range(8):
         (tmp_path / f"s{k}").mkdir()
@@ -330,6 +338,7 @@ def test_eight_concurrent_checks_of_a_correct_solution_all_pass(tmp_path: Path) 
         assert json.loads(done.stdout)["passed"] is True
 
 
+@pytest.mark.slow
 def test_concurrent_checks_in_one_directory_lose_no_progress(tmp_path: Path) -> None:
     for name in exercises.EXERCISES:
         (tmp_path / f"{name}.py").write_text(CORRECT[name], encoding="utf-8")
@@ -354,6 +363,7 @@ def test_the_seed_varies_the_random_cases_and_is_printed(tmp_path: Path) -> None
 
 @settings(max_examples=4, deadline=None)
 @given(seed=st.integers(min_value=1, max_value=2**31 - 1))
+@pytest.mark.slow
 def test_correct_solutions_pass_and_a_no_memo_build_grad_fails_under_any_seed(seed: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name, source in CORRECT.items():

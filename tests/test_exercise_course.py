@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -15,13 +15,11 @@ from typing import Any
 import pytest
 from test_exercise_platforms import CORRECT_BACKPROP, OVERWRITE_BACKPROP, case, sample, syntax_error
 
+from lessons.cli import main
 from lessons.exercises import autograder, judges
 from lessons.exercises.autograder import AutograderError, write_autograder
 from lessons.exercises.classreport import summarise
-from lessons.exercises.course_cli import (
-    run_autograder_command,
-    run_report_command,
-)
+from lessons.exercises.grading import PACKAGES, SECRET_FILE
 from lessons.exercises.platforms import to_gradescope, to_prairielearn
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,45 +38,67 @@ def fake_wheel(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_gradescope_autograder_files(tmp_path: Path, fake_wheel: None) -> None:
     out = tmp_path / "ag"
     written = write_autograder("backprop", "gradescope", out, seed=5)
-    names = ["setup.sh", "run_autograder", FAKE_WHEEL[0], "autograder.zip"]
+    names = ["setup.sh", "run_autograder", SECRET_FILE, FAKE_WHEEL[0], "autograder.zip"]
     assert written == [out / n for n in names]
     for n in ("setup.sh", "run_autograder"):
         assert (out / n).stat().st_mode & stat.S_IXUSR, n
+    for n in (SECRET_FILE, "autograder.zip"):  # the secret, alone and in the archive: the owner's only
+        assert stat.S_IMODE((out / n).stat().st_mode) == 0o600, n
+    assert len((out / SECRET_FILE).read_bytes().strip()) == 64  # a new random secret: 32 bytes in hex
     setup = (out / "setup.sh").read_text()
     assert setup.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in setup
     assert "apt-get install -y python3 python3-pip graphviz" in setup
-    assert f"python3 -m pip install /autograder/source/{FAKE_WHEEL[0]}" in setup
+    assert f"python3 -m pip install --no-cache-dir /autograder/source/{FAKE_WHEEL[0]}" in setup
+    assert "for package in micrograph viz lessons; do" in setup and 'chmod -R o-rwx "$directory"' in setup
+    assert f"chmod 600 /autograder/source/{SECRET_FILE}" in setup
     assert subprocess.run(["bash", "-n", str(out / "setup.sh")], capture_output=True).returncode == 0
     run = (out / "run_autograder").read_text()
     assert run.startswith("#!/usr/bin/env python3\n")
     for part in [
         'EXERCISE = "backprop"',
-        "SEED = 5",
+        "FIXED_SEED = 5",
         'FORMAT = "gradescope"',
         '"/autograder"',
         'ROOT / "submission"',
-        '"--format", FORMAT, "--seed", str(SEED)',
+        f'SECRET = ROOT / "source" / "{SECRET_FILE}"',
+        '"--format", FORMAT, "--seed", str(seed)',
     ]:
         assert part in run, part
     compile(run, "run_autograder", "exec")
+    assert (out / SECRET_FILE).read_text() not in run  # the secret is a file of its own
     with zipfile.ZipFile(out / "autograder.zip") as z:  # Gradescope wants the files at the archive's root
-        assert z.namelist() == ["setup.sh", "run_autograder", FAKE_WHEEL[0]]
+        assert z.namelist() == ["setup.sh", "run_autograder", SECRET_FILE, FAKE_WHEEL[0]]
         assert z.read("run_autograder").decode() == run
+        assert z.read(SECRET_FILE) == (out / SECRET_FILE).read_bytes()
         modes = {i.filename: i.external_attr >> 16 for i in z.infolist()}
-        assert modes == {"setup.sh": 0o755, "run_autograder": 0o755, FAKE_WHEEL[0]: 0o644}
+        assert modes == {"setup.sh": 0o755, "run_autograder": 0o755, SECRET_FILE: 0o600, FAKE_WHEEL[0]: 0o644}
 
 
 def test_prairielearn_autograder_files(tmp_path: Path, fake_wheel: None) -> None:
     written = write_autograder("forward", "prairielearn", tmp_path, seed=2)
-    assert [p.name for p in written] == ["grade_forward.py", "Dockerfile", "README.md", FAKE_WHEEL[0]]
+    names = ["grade_forward.py", "Dockerfile", "README.md", SECRET_FILE, FAKE_WHEEL[0]]
+    assert [p.name for p in written] == names
     grade = (tmp_path / "grade_forward.py").read_text()
-    for part in ['"/grade"', 'ROOT / "student"', 'FORMAT = "prairielearn"', "SEED = 2", '"results.json"']:
+    for part in [
+        '"/grade"',
+        'ROOT / "student"',
+        'FORMAT = "prairielearn"',
+        "FIXED_SEED = 2",
+        '"results.json"',
+        f'SECRET = Path(__file__).resolve().parent / "{SECRET_FILE}"',
+        f'(ROOT / "shared").rglob("{SECRET_FILE}")',  # PrairieLearn's second copy of serverFilesCourse
+    ]:
         assert part in grade, part
     compile(grade, "grade_forward.py", "exec")
     docker = (tmp_path / "Dockerfile").read_text()
     assert f"COPY {FAKE_WHEEL[0]} /tmp/" in docker and "graphviz" in docker
     readme = (tmp_path / "README.md").read_text()
     assert '"entrypoint": "/grade/serverFilesCourse/micrograph/grade_forward.py"' in readme
+    assert (
+        f"Copy `grade_forward.py` and `{SECRET_FILE}` into your course's `serverFilesCourse/micrograph/`"
+        in readme
+    )
+    assert (tmp_path / SECRET_FILE).read_text() not in docker + readme + grade
     assert "<pl-external-grader-results>" in readme
 
 
@@ -138,7 +158,7 @@ def test_the_wheel_is_built_from_the_checkout_and_leaves_it_clean(tmp_path: Path
     with zipfile.ZipFile(wheel) as z:
         files = set(z.namelist())
         entry = next(f for f in files if f.endswith("entry_points.txt"))
-        assert "micrograph = micrograph.__main__:main" in z.read(entry).decode()
+        assert "micrograph = lessons.cli:main" in z.read(entry).decode()
     for module in (
         "micrograph/__init__.py",
         "viz/render.py",
@@ -153,37 +173,60 @@ def test_the_wheel_is_built_from_the_checkout_and_leaves_it_clean(tmp_path: Path
 # --- the grading scripts, run ------------------------------------------------------------------------------
 
 
-def gradescope_layout(tmp_path: Path, build: bool = False) -> Path:
+def gradescope_layout(tmp_path: Path, build: bool = False, secret: bytes | None = None) -> Path:
     """A directory laid out like Gradescope's /autograder, the autograder written into source/."""
     for d in ("source", "submission", "results"):
         (tmp_path / d).mkdir()
-    write_autograder("backprop", "gradescope", tmp_path / "source", force=True, seed=3)
+    write_autograder("backprop", "gradescope", tmp_path / "source", force=True, seed=3, secret=secret)
     return tmp_path
 
 
-def run_script(script: Path, root: Path) -> subprocess.CompletedProcess[str]:
+def copy_packages(into: Path) -> Path:
+    """A copy of micrograph's packages in ``into``, as a wheel installs them (no caches)."""
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, into / package, ignore=shutil.ignore_patterns("__pycache__"))
+    return into
+
+
+def private_packages(into: Path) -> Path:
+    """micrograph's packages copied where no other user can read them, as the platforms' setup leaves them:
+    a grading script run as root refuses to grade with the checkout's own, readable, packages."""
+    site = copy_packages(into)
+    subprocess.run(["chmod", "-R", "o-rwx", str(site)], check=True)
+    return site
+
+
+@pytest.fixture(scope="session")
+def private_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """:func:`private_packages`, once for the session."""
+    return private_packages(tmp_path_factory.mktemp("site"))
+
+
+def run_script(script: Path, root: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    """The grading script run as the platform runs it, micrograph imported from ``site``."""
     venv_bin = str(Path(sys.executable).parent)
     env = dict(
         os.environ,
         PATH=venv_bin + os.pathsep + os.environ.get("PATH", ""),
-        PYTHONPATH=str(ROOT),
+        PYTHONPATH=str(site),
         MICROGRAPH_AUTOGRADER_ROOT=str(root),
     )
     return subprocess.run([str(script)], env=env, cwd=root, capture_output=True, text=True, timeout=300)
 
 
 def test_run_autograder_without_the_file_scores_zero_and_names_what_came(
-    tmp_path: Path, fake_wheel: None
+    tmp_path: Path, fake_wheel: None, private_site: Path
 ) -> None:
     root = gradescope_layout(tmp_path)
     (root / "submission" / "Backprop (1).py").write_text("def backprop(G): ...\n")
-    done = run_script(root / "source" / "run_autograder", root)
+    done = run_script(root / "source" / "run_autograder", root, private_site)
     assert done.returncode == 0, done.stderr
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == 0.0
     test, *cases = results["tests"]  # the diagnosis, then every case of backprop, failed: 0 of 12
     assert [(t["name"], t["max_score"]) for t in cases] == judges.outline("backprop", 3)
-    assert sum(t["max_score"] for t in results["tests"]) == results["extra_data"]["max_score"] == 12.0
+    most = sum(points for _, points in judges.outline("backprop", 3))
+    assert sum(t["max_score"] for t in results["tests"]) == results["extra_data"]["max_score"] == most
     assert all(t["status"] == "failed" and t["score"] == 0.0 for t in results["tests"])
     assert "there is no backprop.py in your submission: name your solution backprop.py" in test["output"]
     assert "(the files submitted: Backprop (1).py)" in test["output"]
@@ -191,10 +234,12 @@ def test_run_autograder_without_the_file_scores_zero_and_names_what_came(
     assert "there is no backprop.py" in done.stdout  # the teacher's log
 
 
-def test_prairielearn_grader_without_the_file_scores_zero(tmp_path: Path, fake_wheel: None) -> None:
+def test_prairielearn_grader_without_the_file_scores_zero(
+    tmp_path: Path, fake_wheel: None, private_site: Path
+) -> None:
     write_autograder("naive", "prairielearn", tmp_path / "course")
     (tmp_path / "student").mkdir()  # PrairieLearn does not make /grade/results: the script does
-    done = run_script(tmp_path / "course" / "grade_naive.py", tmp_path)
+    done = run_script(tmp_path / "course" / "grade_naive.py", tmp_path, private_site)
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     assert results["gradable"] is True and results["score"] == 0.0
@@ -202,20 +247,22 @@ def test_prairielearn_grader_without_the_file_scores_zero(tmp_path: Path, fake_w
     assert "(the files submitted: none)" in results["tests"][0]["output"]
 
 
-def test_run_autograder_finds_the_file_in_a_folder_and_refuses_two(tmp_path: Path, fake_wheel: None) -> None:
+def test_run_autograder_finds_the_file_in_a_folder_and_refuses_two(
+    tmp_path: Path, fake_wheel: None, private_site: Path
+) -> None:
     root = gradescope_layout(tmp_path)
     for folder in ("hw3", "old"):
         (root / "submission" / folder).mkdir()
         (root / "submission" / folder / "backprop.py").write_text("def backprop(G): ...\n")
-    done = run_script(root / "source" / "run_autograder", root)
+    done = run_script(root / "source" / "run_autograder", root, private_site)
     results = json.loads((root / "results" / "results.json").read_text())
     assert done.returncode == 0 and results["score"] == 0.0
     expected = "your submission has 2 files named backprop.py (hw3/backprop.py, old/backprop.py): submit one"
     assert expected in results["output"]
     (root / "submission" / "old" / "backprop.py").unlink()
-    done = run_script(root / "source" / "run_autograder", root)
+    done = run_script(root / "source" / "run_autograder", root, private_site)
     assert (
-        f"checking {root / 'submission' / 'hw3' / 'backprop.py'} for exercise backprop (seed 3)"
+        f"checking {root / 'submission' / 'hw3' / 'backprop.py'} for exercise backprop (the fixed seed 3: "
         in done.stdout
     )
 
@@ -231,7 +278,8 @@ def _check_has_format() -> bool:
 
 
 FORGERY = """\
-import json, os, pathlib
+from collections import _sys  # modules the exercise refuses, through one it allows
+json, os, pathlib = map(_sys.modules["builtins"].__import__, ("json", "os", "pathlib"))
 # the student's code writes a perfect results.json where the autograder will look for it
 try:
     results = pathlib.Path(os.environ["MICROGRAPH_AUTOGRADER_ROOT"]) / "results" / "results.json"
@@ -244,7 +292,8 @@ except Exception:
 @pytest.mark.skipif(
     not _check_has_format(), reason="pending: `micrograph exercise check` has no --format yet"
 )
-def test_run_autograder_end_to_end(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_run_autograder_end_to_end(tmp_path: Path, private_site: Path) -> None:
     """Gradescope's layout in a temporary directory: a wrong, a forging and a correct backprop.py."""
     assert OVERWRITE_BACKPROP != CORRECT_BACKPROP
     root = gradescope_layout(tmp_path)
@@ -260,7 +309,7 @@ def test_run_autograder_end_to_end(tmp_path: Path) -> None:
         ("right", CORRECT_BACKPROP),
     ]:
         submitted.write_text(text)
-        done = run_script(script, root)
+        done = run_script(script, root, private_site)
         assert done.returncode == 0, done.stderr
         out = json.loads(results.read_text())
         top = sum(t["max_score"] for t in out["tests"])
@@ -342,8 +391,10 @@ def test_the_class_report_numbers(tmp_path: Path) -> None:
     assert [r.exercise for r in s.exercises] == ["forward", "backprop"]  # the book's order
     b, f = rows["backprop"], rows["forward"]
     assert (b.students, b.passed, b.pass_rate) == (4, 1, 0.25)
-    assert b.mean_score == pytest.approx((9 + 12 + 6 + 0) / 4) and b.max_score == 12.0
-    assert (f.students, f.passed, f.pass_rate, f.mean_score, f.max_score) == (2, 1, 0.5, 8.0, 12.0)
+    most_b, most_f = (sum(points for _, points in judges.outline(e)) for e in ("backprop", "forward"))
+    assert b.mean_score == pytest.approx((9 + 12 + 6 + 0) / 4 / 12 * most_b) and b.max_score == most_b
+    assert (f.students, f.passed, f.pass_rate, f.max_score) == (2, 1, 0.5, most_f)
+    assert f.mean_score == pytest.approx(8 / 12 * most_f)  # each result a share of its own maximum
     got = [(m.exercise, m.mistake, m.students, m.hint, m.words) for m in s.mistakes]
     assert got == [
         (
@@ -382,8 +433,9 @@ def test_the_class_report_text(tmp_path: Path) -> None:
     lines = text.splitlines()
     assert lines[0] == "Class report: 6 results read (6 files skipped)."
     assert "exercise      students  passed  pass rate  mean score" in lines
-    assert "forward              2       1        50%  8.0 of 12 (67%)" in lines
-    assert "backprop             4       1        25%  6.8 of 12 (56%)" in lines
+    most_b, most_f = (sum(points for _, points in judges.outline(e)) for e in ("backprop", "forward"))
+    assert f"forward              2       1        50%  {8 / 12 * most_f:.1f} of {most_f:g} (67%)" in lines
+    assert f"backprop             4       1        25%  {27 / 48 * most_b:.1f} of {most_b:g} (56%)" in lines
     assert "The most common recognised mistakes:" in lines
     i = lines.index("The most common recognised mistakes:")
     assert lines[i + 1 : i + 6] == [
@@ -417,10 +469,9 @@ def test_the_class_report_chart(tmp_path: Path) -> None:
 # --- the commands ---------------------------------------------------------------------------------------
 
 
-def parse(*argv: str) -> argparse.Namespace:
-    from micrograph.cli import build_parser
-
-    return build_parser().parse_args(["exercise", *argv])
+def exercise(*argv: str) -> int:
+    """``micrograph exercise ARGV`` run in this process: its exit status."""
+    return main(["exercise", *argv])
 
 
 def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
@@ -431,68 +482,48 @@ def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
 
 def test_autograder_command(tmp_path: Path, fake_wheel: None, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "ag"
-    assert (
-        run_autograder_command(parse("autograder", "backprop", "--platform", "gradescope", "--out", str(out)))
-        == 0
-    )
+    assert exercise("autograder", "backprop", "--platform", "gradescope", "--out", str(out)) == 0
     printed = capsys.readouterr().out
     assert f"wrote {out / 'autograder.zip'}" in printed and "Configure Autograder" in printed
-    assert (
-        run_autograder_command(parse("autograder", "backprop", "--platform", "gradescope", "--out", str(out)))
-        == 2
-    )
+    assert exercise("autograder", "backprop", "--platform", "gradescope", "--out", str(out)) == 2
     assert "exist; not overwriting; use --force to replace them" in one_line_error(capsys)
     argv = ("autograder", "backprop", "--platform", "gradescope", "--out", str(out), "--force", "--seed", "9")
-    assert run_autograder_command(parse(*argv)) == 0
-    assert "SEED = 9" in (out / "run_autograder").read_text()
+    assert exercise(*argv) == 0
+    assert "FIXED_SEED = 9" in (out / "run_autograder").read_text()
     capsys.readouterr()
-    assert (
-        run_autograder_command(parse("autograder", "nope", "--platform", "gradescope", "--out", str(out)))
-        == 2
-    )
+    assert exercise("autograder", "nope", "--platform", "gradescope", "--out", str(out)) == 2
     assert "there is no exercise 'nope'" in one_line_error(capsys)
     (tmp_path / "f").write_text("")
-    assert (
-        run_autograder_command(
-            parse("autograder", "topo", "--platform", "prairielearn", "--out", str(tmp_path / "f"))
-        )
-        == 2
-    )
+    assert exercise("autograder", "topo", "--platform", "prairielearn", "--out", str(tmp_path / "f")) == 2
     assert "is a file" in one_line_error(capsys)
-    with pytest.raises(SystemExit) as e:
-        parse("autograder", "topo", "--platform", "prairielearn", "--out", "x", "--seed", "-2")
-    assert e.value.code == 2
+    assert exercise("autograder", "topo", "--platform", "prairielearn", "--out", "x", "--seed", "-2") == 2
+    assert "--seed" in one_line_error(capsys)
 
 
 def test_autograder_command_outside_a_checkout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(autograder, "__file__", str(tmp_path / "lessons/exercises/autograder.py"))
-    assert (
-        run_autograder_command(
-            parse("autograder", "topo", "--platform", "gradescope", "--out", str(tmp_path))
-        )
-        == 2
-    )
+    assert exercise("autograder", "topo", "--platform", "gradescope", "--out", str(tmp_path)) == 2
     assert "micrograph is not installed from a checkout" in one_line_error(capsys)
 
 
 def test_report_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     d = class_results(tmp_path / "class")
     chart = tmp_path / "class.png"
-    assert run_report_command(parse("report", str(d), "--chart", str(chart))) == 0
+    assert exercise("report", str(d), "--chart", str(chart)) == 0
     printed = capsys.readouterr().out
     assert printed.startswith("Class report: 6 results read (6 files skipped).")
     assert f"wrote {chart}" in printed and chart.stat().st_size > 10_000
-    assert run_report_command(parse("report", str(d), "--chart", str(chart))) == 2
+    assert exercise("report", str(d), "--chart", str(chart)) == 2
     assert "class.png exists; use --force to replace it" in one_line_error(capsys)
-    assert run_report_command(parse("report", str(d), "--chart", str(chart), "--force")) == 0
+    assert exercise("report", str(d), "--chart", str(chart), "--force") == 0
     capsys.readouterr()
-    assert run_report_command(parse("report", str(d), "--chart", str(tmp_path / "c.gif"))) == 2
+    assert exercise("report", str(d), "--chart", str(tmp_path / "c.gif")) == 2
     assert "give a file name ending in .png" in one_line_error(capsys)
-    assert run_report_command(parse("report", str(tmp_path / "missing.json"))) == 2
+    assert exercise("report", str(tmp_path / "missing.json")) == 2
     assert "no file or directory" in one_line_error(capsys)
-    assert run_report_command(parse("report", str(d / "foreign.json"), str(d / "broken.json"))) == 2
+    assert exercise("report", str(d / "foreign.json"), str(d / "broken.json")) == 2
     assert "no micrograph result among the files given (skipped" in one_line_error(capsys)
 
 

@@ -192,7 +192,8 @@ def test_topo_cannot_use_the_engine_s_search(tmp_path: Path) -> None:
 # --- the judge's process is out of reach ----------------------------------------------------------------
 
 FORGE = """
-    import json, os
+    import collections  # the allow-list refuses os and time by name; what is loaded stays reachable
+    os, time, json = (collections._sys.modules[m] for m in ("os", "time", "json"))
     def backprop(G):
         judge = os.getppid()
         for fd in range(0, 8):
@@ -249,6 +250,7 @@ def _ordinary_python() -> tuple[str, str] | None:
 
 
 @pytest.mark.skipif(not (IS_ROOT and SETPRIV), reason="needs root and setpriv to become an ordinary user")
+@pytest.mark.slow
 def test_as_an_ordinary_user_the_judge_is_out_of_reach_and_nothing_outlives_it(
     tmp_path: Path, shared: Path
 ) -> None:
@@ -285,8 +287,9 @@ def test_root_without_setuid_refuses_to_grade(tmp_path: Path) -> None:
 
 # --- nothing outlives the check -------------------------------------------------------------------------
 
-DAEMON = """
-    import os, time
+DAEMON = CORRECT["forward"] + textwrap.dedent("""
+    import collections  # the allow-list refuses os and time by name; what is loaded stays reachable
+    os, time, json = (collections._sys.modules[m] for m in ("os", "time", "json"))
     def touch_forever():
         try:
             while True:
@@ -300,18 +303,13 @@ DAEMON = """
         if os.fork() == 0:
             touch_forever()
         os._exit(0)
+    right = forward
     def forward(G, x):
         if os.fork() == 0:  # a child of this case that simply stays
             touch_forever()
         time.sleep(0.2)
-        n = len(G.nodes)
-        u = [None] * n
-        for i in range(G.n_inputs):
-            u[i] = x[i]
-        for i in range(G.n_inputs, n):
-            u[i] = G.nodes[i].op.f(*[u[j] for j in G.parents[i]])
-        return u
-"""
+        return right(G, x)
+""")
 
 
 def _assert_stays_dead(mark: Path) -> None:
@@ -346,9 +344,11 @@ def test_daemons_and_setsid_grandchildren_are_killed(tmp_path: Path, shared: Pat
     _assert_stays_dead(mark)
 
 
+@pytest.mark.slow
 def test_a_fork_bomb_is_contained(tmp_path: Path) -> None:
     source = """
-        import os
+        import collections  # the allow-list refuses os and time by name; what is loaded stays reachable
+        os, time, json = (collections._sys.modules[m] for m in ("os", "time", "json"))
         def backprop(G):
             while True:
                 try:
@@ -360,9 +360,11 @@ def test_a_fork_bomb_is_contained(tmp_path: Path) -> None:
     assert not report.passed and report.score == 0
 
 
+@pytest.mark.slow
 def test_memory_counts_over_the_whole_tree(tmp_path: Path) -> None:
     source = """
-        import os, time
+        import collections  # the allow-list refuses os and time by name; what is loaded stays reachable
+        os, time, json = (collections._sys.modules[m] for m in ("os", "time", "json"))
         def backprop(G):
             for _ in range(3):
                 if os.fork() == 0:
@@ -382,7 +384,8 @@ def test_memory_counts_over_the_whole_tree(tmp_path: Path) -> None:
 @pytest.mark.skipif(not IS_ROOT, reason="the shared temporary directories are swept for a check's own user")
 def test_files_left_in_dev_shm_and_tmp_are_removed(tmp_path: Path) -> None:
     source = """
-        import os
+        import collections  # the allow-list refuses os and time by name; what is loaded stays reachable
+        os, time, json = (collections._sys.modules[m] for m in ("os", "time", "json"))
         for top in ("/dev/shm", "/tmp"):
             with open(os.path.join(top, f"left-{os.getuid()}"), "wb") as f:
                 f.write(b"x" * (1 << 20))
@@ -397,7 +400,8 @@ def test_files_left_in_dev_shm_and_tmp_are_removed(tmp_path: Path) -> None:
 
 def test_sigterm_kills_the_solution_and_prints_the_cases_done(tmp_path: Path) -> None:
     source = """
-        import time
+        import collections  # the allow-list refuses os and time by name; what is loaded stays reachable
+        os, time, json = (collections._sys.modules[m] for m in ("os", "time", "json"))
         def backprop(G):
             if len(G.nodes) > 3:
                 while True:
@@ -420,7 +424,7 @@ def test_sigterm_kills_the_solution_and_prints_the_cases_done(tmp_path: Path) ->
     assert proc.returncode == 1, out + err
     assert "Traceback" not in err
     rows = [line for line in out.splitlines() if line.startswith(("  FAIL", "  PASS"))]
-    assert len(rows) == 12, out  # every case listed, those not run as such
+    assert len(rows) == len(list(exercises.judges.cases("backprop"))), out  # every case listed
     assert "[not-run]" in out and "Drawing of the failure" in out
 
 
@@ -462,10 +466,11 @@ def test_a_spent_budget_leaves_the_remaining_cases_not_run(tmp_path: Path) -> No
 
 def test_a_waiting_solution_is_named_as_waiting(tmp_path: Path) -> None:
     source = """
-        import time
+        import collections  # the allow-list refuses os and time by name; what is loaded stays reachable
+        os, time, json = (collections._sys.modules[m] for m in ("os", "time", "json"))
         def backprop(G):
             time.sleep(100)
     """
-    report = check(tmp_path, "backprop", source, budget=3.0)
+    report = check(tmp_path, "backprop", source, budget=8.0)  # more than the 5 s a case may wait
     assert report.failure is not None and report.failure.mistake == "timeout"
     assert "waited" in report.text() and "busy loop" not in report.text()

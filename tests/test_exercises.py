@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lessons import exercises
+from lessons.cli import main
 from lessons.exercises import tools
 from lessons.exercises.progress import PROGRESS_FILE
 from lessons.exercises.templates import TEMPLATES
-from micrograph.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
@@ -69,8 +69,8 @@ def test_check_exits_0_when_every_check_passes_and_1_otherwise(tmp_path: Path) -
     (tmp_path / "backprop.py").write_text(CORRECT_BACKPROP, encoding="utf-8")
     ok = run_micrograph("exercise", "check", "backprop.py", cwd=tmp_path)
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert "All 12 checks passed: 12 of 12 points" in ok.stdout
-    assert "PASS  a chain 10,000 deep" in ok.stdout
+    assert "All 14 checks passed: 14 of 14 points" in ok.stdout
+    assert "PASS  a chain 2,000 deep" in ok.stdout
     (tmp_path / "wrong.py").write_text(OVERWRITE_BACKPROP, encoding="utf-8")  # named by its marker line
     bad = run_micrograph("exercise", "check", "wrong.py", cwd=tmp_path)
     assert bad.returncode == 1, bad.stdout + bad.stderr
@@ -92,8 +92,8 @@ def test_check_json_for_autograders(tmp_path: Path) -> None:
     assert not (tmp_path / PROGRESS_FILE).exists()
     data = json.loads(done.stdout)
     assert data["exercise"] == "backprop"
-    assert data["checks_run"] == 12 and data["passed"] is False  # every case runs and is scored
-    assert data["score"] == data["checks_passed"] < data["max_score"] == 12
+    assert data["checks_run"] == 14 and data["passed"] is False  # every case runs and is scored
+    assert data["score"] == data["checks_passed"] < data["max_score"] == 14
     assert data["cases"][0]["passed"] is False and data["cases"][0]["mistake"] == "overwrite"
     assert data["seed"] == 0 and len(data["solution_sha256"]) == 64
     first = data["first_failure"]
@@ -104,7 +104,7 @@ def test_check_json_for_autograders(tmp_path: Path) -> None:
     (tmp_path / "backprop.py").write_text(CORRECT_BACKPROP, encoding="utf-8")
     ok = json.loads(run_micrograph("exercise", "check", "backprop.py", "--json", cwd=tmp_path).stdout)
     assert (
-        ok["passed"] is True and ok["checks_run"] == ok["checks_passed"] == 12 and ok["first_failure"] is None
+        ok["passed"] is True and ok["checks_run"] == ok["checks_passed"] == 14 and ok["first_failure"] is None
     )
 
 
@@ -128,6 +128,20 @@ def test_usage_errors_exit_2_with_one_line(tmp_path: Path, argv: list[str], says
     assert says in done.stderr and "Traceback" not in done.stderr
 
 
+def test_the_exercise_a_file_is_comes_from_its_marker_line_then_its_name(tmp_path: Path) -> None:
+    """exercises.exercise_of: the template's first line names the exercise whatever the file is called; a
+    file without it is the exercise it is named after, or none; a symlink is not followed."""
+    (tmp_path / "mine.py").write_text("# micrograph exercise: topo\nx = 1\n", encoding="utf-8")
+    (tmp_path / "forward.py").write_text("# micrograph exercise: nope\nx = 1\n", encoding="utf-8")
+    (tmp_path / "other.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "link.py").symlink_to(tmp_path / "mine.py")
+    assert exercises.exercise_of(tmp_path / "mine.py") == "topo"
+    assert exercises.exercise_of(tmp_path / "forward.py") == "forward"
+    assert exercises.exercise_of(tmp_path / "other.py") is None
+    with pytest.raises(FileNotFoundError, match="symlink"):
+        exercises.exercise_of(tmp_path / "link.py")
+
+
 def test_exercise_help_explains_the_flow(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["exercise"]) == 0
     text = capsys.readouterr().out
@@ -136,6 +150,7 @@ def test_exercise_help_explains_the_flow(capsys: pytest.CaptureFixture[str]) -> 
         assert phrase in text
 
 
+@pytest.mark.slow
 def test_list_reads_the_progress_file_in_the_current_directory(tmp_path: Path) -> None:
     listed = run_micrograph("exercise", "list", cwd=tmp_path)
     assert listed.returncode == 0
@@ -250,6 +265,7 @@ def test_jupyter_shows_the_report_with_the_drawing_inline(tmp_path: Path) -> Non
         passed.save_svg(tmp_path / "none.svg")
 
 
+@pytest.mark.slow
 def test_each_template_is_a_todo_until_filled_in(tmp_path: Path) -> None:
     for name, text in TEMPLATES.items():
         assert text.splitlines()[0] == f"# micrograph exercise: {name}"
@@ -276,6 +292,7 @@ def test_the_same_mistake_gives_the_same_first_failure_every_time(tmp_path: Path
     assert first == second
 
 
+@pytest.mark.slow
 def test_a_case_that_runs_forever_is_stopped_and_named() -> None:
     def forever(z):  # type: ignore[no-untyped-def]
         while True:
@@ -287,7 +304,7 @@ def test_a_case_that_runs_forever_is_stopped_and_named() -> None:
     assert report.failure is not None and report.failure.mistake == "timeout"
     assert report.failure.case == "a * a: one node takes the same parent twice"
     assert "used more than 0.5 s of CPU time" in report.text()
-    assert len(report.cases) == 12 and report.score == 0  # every case ran, each stopped
+    assert len(report.cases) == 14 and report.score == 0  # every case ran, each stopped
 
 
 def test_a_solution_mutating_the_graph_is_caught_for_every_exercise_that_gets_one() -> None:
@@ -396,7 +413,8 @@ def test_the_students_prints_do_not_spoil_the_json(tmp_path: Path) -> None:
     assert done.returncode == 0
     data = json.loads(done.stdout)
     assert data["passed"] is True
-    assert data["output"]["text"].splitlines()[:2] == ["loading", "done"] and data["output"]["lines"] == 13
+    assert data["output"]["text"].splitlines()[:2] == ["loading", "done"]
+    assert data["output"]["lines"] == 18  # loaded once, 13 cases, and the growth case's 4 calls
 
 
 @needs_dot
@@ -471,7 +489,7 @@ def test_correct_solutions_pass_on_40_more_random_dags(name: str, tmp_path: Path
             path.write_text(source, encoding="utf-8")
             report = exercises.check(name, path, record=False)
             assert report.passed, report.text()
-            assert len(report.checks) == 40
+            assert len(report.checks) == 40 + (name != "build_grad")  # and the growth case
     finally:
         judge.graph_cases = original
 
@@ -485,4 +503,4 @@ def test_the_readme_shows_the_report_a_student_gets(tmp_path: Path) -> None:
     for line in ["exercise backprop:" + sample.splitlines()[0], *sample.splitlines()[1:]]:
         if line.strip() and line.strip() != "..." and "checks passed" not in line:
             assert line in real.splitlines(), line
-    assert "2 of 12 checks passed: 2 of 12 points" in real
+    assert "3 of 14 checks passed: 3 of 14 points" in real

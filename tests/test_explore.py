@@ -26,7 +26,9 @@ from micrograph import Graph, Value
 from micrograph.errors import DomainError
 from micrograph.order import topological_order
 from viz.explore import explorer_spec
-from viz.frames import HOLE, frames
+from viz.explore_page import EXPLORER_MODULES, explorer_script
+from viz.frames import frames
+from viz.narration import HOLE, Holes
 from viz.words import fmt, formula, node_names
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,6 +95,29 @@ def test_b_is_built_once_and_its_drawn_nodes_are_the_slots_read(monkeypatch: pyt
         assert formula(v, names) in texts[names[v]][1].replace("&#215;", "×").replace("&#8722;", "−")
     # the slot of each drawn node of B holds the value of that node
     assert len({b["slot"] for b in spec["b"]}) == len(b_nodes)
+
+
+def test_each_frame_text_is_written_once_with_holes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The explorer writes a frame's sentence once, with holes for the page: never first with numbers."""
+    ve = importlib.import_module("viz.explore")
+    vf = importlib.import_module("viz.frames")
+    written: list[object] = []
+    real = ve.frame_text
+
+    def counting(frame, graph, names, numbers):  # type: ignore[no-untyped-def]
+        written.append(numbers)
+        return real(frame, graph, names, numbers)
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("the explorer formatted the frames' numbers in Python")
+
+    monkeypatch.setattr(ve, "frame_text", counting)
+    monkeypatch.setattr(vf, "Numbers", refuse)
+    z, x, y = _example()
+    spec, _ = explorer_spec(z, [x, y])
+    assert len(written) == len(spec["frames"]) > 0
+    assert all(type(numbers) is Holes for numbers in written)
+    assert all(HOLE in f["text"] for f in spec["frames"] if f["algorithm"] == "6.1" and f["node"] is not None)
 
 
 @DAG_SETTINGS
@@ -167,14 +192,41 @@ def test_the_panels_terms_are_arithmetic_that_holds() -> None:
 
 def test_the_script_has_no_sentence_and_the_style_no_colour_of_its_own() -> None:
     static = ROOT / "viz" / "static"
-    js = (static / "explore.js").read_text(encoding="utf-8")
-    literals = [s for line in js.splitlines() for s in re.findall(r'"([^"\\]*)"', line.split("//")[0])]
-    sentences = [s for s in literals if re.search(r"[A-Za-z]{2,} [A-Za-z]{2,}", s)]
-    assert sentences == ["use strict"]  # every sentence the page says is a template from Python
+    modules = sorted((static / "explorer").glob("*.js"))
+    assert sorted(p.stem for p in modules) == sorted(EXPLORER_MODULES)  # every module is joined
+    for path in modules:
+        js = path.read_text(encoding="utf-8")
+        literals = [s for line in js.splitlines() for s in re.findall(r'"([^"\\]*)"', line.split("//")[0])]
+        sentences = [s for s in literals if re.search(r"[A-Za-z]{2,} [A-Za-z]{2,}", s)]
+        assert sentences == [], path.name  # every sentence the page says is a template from Python
     css = (static / "explore.css").read_text(encoding="utf-8")
     assert re.findall(r"#[0-9a-fA-F]{3,6}\b", css) == []  # colours are viz.style's, as CSS variables
-    css_of = importlib.import_module("viz.explore")._css
+    css_of = importlib.import_module("viz.explore_page")._css
     assert all(f"--mg-{k}: {v};" in css_of() for k, v in viz.style.EXPLORER.items())
+
+
+def test_the_modules_are_joined_into_one_script_of_one_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each module in a scope of its own, its imports bound from the modules before it; a module that
+    imports from a later one, a name not exported, or an import of another form is refused."""
+    script = explorer_script()
+    assert script.startswith("var micrographExplorer = (function () {")
+    assert not re.search(r"^\s*(import|export)\b", script, re.M)
+    assert "var fmt = mg_words.fmt" in script and script.rstrip().endswith("return mg_explorer;\n})();")
+    vp = importlib.import_module("viz.explore_page")
+    real = vp._asset
+
+    def planted(text: str, name: str = "explorer/model.js"):  # type: ignore[no-untyped-def]
+        return lambda asset: text if asset == name else real(asset)
+
+    for text, why in [
+        ('import { mount } from "./explorer.js";', "not a module before it"),
+        ('import { nothing } from "./words.js";', "exports no 'nothing'"),
+        ('import * as words from "./words.js";', "an import or export the join does not read"),
+        ("export default 1;", "an import or export the join does not read"),
+    ]:
+        monkeypatch.setattr(vp, "_asset", planted(text))
+        with pytest.raises(ValueError, match=re.escape(why)):
+            vp.explorer_script()
 
 
 def test_labels_are_escaped_in_the_page(tmp_path: Path) -> None:

@@ -15,8 +15,10 @@ import math
 import pytest
 
 from micrograph import Graph, Value
+from micrograph.checkpoint import checkpoint_grad
 from micrograph.families import FAMILIES, blowup_rows, chain, expected_counts, ladder, memory_rows
-from micrograph.naive import checkpoint_grad, naive_cost, naive_grad, store_grad
+from micrograph.naive import naive_cost, naive_grad
+from micrograph.store import store_grad
 
 
 def count_paths(z: Value, w: Value) -> int:

@@ -1,10 +1,12 @@
 """The engine's layers: imports point one way, and each book algorithm's loop is written once.
 
 errors <- ops <- templates <- compile_push <- push <- engine <- {forward, backprop} <- graph <- symbolic <-
-{naive, compile, mlp} <- train <- nn, cli; beside push, below the node too: order, pickling, lecture, meta.
-The one import against the layers is ``Value.backward``'s, in push.py (micrograd puts back-propagation on
-the node; Algorithm 6.2, which locates a failure, lives with the graph). The engine imports neither viz nor
-lessons.
+{store <- {naive, checkpoint}, compile, mlp <- mlp_forward <- mlp_backward} <- train <- nn; beside push,
+below the node too: order, pickling, lecture, meta. The one import against the layers is
+``Value.backward``'s, in push.py (micrograd puts back-propagation on the node; Algorithm 6.2, which locates a
+failure, lives with the graph). The engine package holds the engine and nothing else: no module of
+``micrograph/`` imports viz or lessons, except ``micrograph/__main__.py``, which imports the command line
+(``lessons.cli``) and nothing else of them, so that ``python -m micrograph`` runs the application.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ENGINE = Path(__file__).resolve().parent.parent / "micrograph"
-ALLOWED_LATE = {("push", "graph")}  # Value.backward's failure -> Graph (commented in push.py)
+ALLOWED_LATE = {("push", "graph")}  # Value.backward, on a failed push, locates it with Graph
 
 
 def _imports(path: Path) -> tuple[set[str], set[str]]:
@@ -71,9 +73,28 @@ def test_no_import_circle_in_the_engine() -> None:
 
 
 def test_function_local_imports_of_the_engine_are_only_the_commented_one() -> None:
-    late = {(m, t) for m, (_, lates) in _graph().items() for t in lates if m not in ("cli", "__main__")}
+    late = {(m, t) for m, (_, lates) in _graph().items() for t in lates}
     assert late == ALLOWED_LATE
-    assert "# The one import against the layers" in (ENGINE / "push.py").read_text(encoding="utf-8")
+
+
+def test_the_import_against_the_layers_serves_value_backward_alone() -> None:
+    """push.py imports graph in one function, and only backward calls it (to locate a failed push with
+    Algorithm 6.2): no other part of the engine reaches up to the graph."""
+    tree = ast.parse((ENGINE / "push.py").read_text(encoding="utf-8"))
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+    def imports_graph(f: ast.AST) -> bool:
+        return any(isinstance(n, ast.ImportFrom) and n.module == "micrograph.graph" for n in ast.walk(f))
+
+    importing = [f.name for f in functions if imports_graph(f)]
+    assert len(importing) == 1, importing
+    callers = {
+        f.name
+        for f in functions
+        for n in ast.walk(f)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == importing[0]
+    }
+    assert callers == {"backward"}
 
 
 @pytest.mark.parametrize(
@@ -102,7 +123,13 @@ def test_function_local_imports_of_the_engine_are_only_the_commented_one() -> No
         ("graph", "symbolic"),
         ("symbolic", "naive"),
         ("symbolic", "compile"),
+        ("graph", "store"),
+        ("store", "naive"),
+        ("store", "checkpoint"),
+        ("mlp", "mlp_forward"),
+        ("mlp_forward", "mlp_backward"),
         ("mlp", "train"),
+        ("mlp_forward", "train"),
         ("train", "nn"),
     ],
 )
@@ -119,17 +146,41 @@ def test_layer_order(lower: str, higher: str) -> None:
     assert higher not in reach
 
 
+def _application_imports(path: Path) -> set[str]:
+    """The modules of viz and lessons a file imports, anywhere in it (functions included)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] if node.level == 0 else []
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found |= {n for n in names if n.split(".")[0] in ("viz", "lessons")}
+    return found
+
+
 def test_the_engine_imports_neither_viz_nor_lessons() -> None:
-    for path in ENGINE.glob("*.py"):
-        if path.stem in ("cli", "__main__"):
-            continue  # the command is the top of the house and may draw and teach
-        text = path.read_text(encoding="utf-8")
-        tree = ast.parse(text)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                assert node.module.split(".")[0] not in ("viz", "lessons"), path.name
-            if isinstance(node, ast.Import):
-                assert all(a.name.split(".")[0] not in ("viz", "lessons") for a in node.names), path.name
+    """Nothing in micrograph/ imports viz or lessons but __main__.py, which imports the command line only."""
+    files = sorted(ENGINE.rglob("*.py"))
+    assert ENGINE / "engine.py" in files and not (ENGINE / "cli.py").exists()  # no command in the engine
+    found = {p.relative_to(ENGINE).as_posix(): _application_imports(p) for p in files}
+    assert {name: mods for name, mods in found.items() if mods} == {"__main__.py": {"lessons.cli"}}
+    main = (ENGINE / "__main__.py").read_text(encoding="utf-8")
+    assert "the one place in ``micrograph/`` that names the application" in main
+
+
+def test_the_application_search_sees_an_import_of_viz_or_lessons(tmp_path: Path) -> None:
+    """The search finds each spelling of an import of the layers above, at module level or in a function."""
+    for line in (
+        "import viz",
+        "from lessons import tour",
+        "import lessons.cli as c",
+        "from viz.render import x",
+    ):
+        planted = tmp_path / "planted.py"
+        planted.write_text(f"def f():\n    {line}\n", encoding="utf-8")
+        assert _application_imports(planted), line
 
 
 # --- Algorithm 6.2's loop, found by its structure -------------------------------------------------------
@@ -154,7 +205,7 @@ def test_the_engine_imports_neither_viz_nor_lessons() -> None:
 
 ALLOWED = {
     ("micrograph/backprop.py", "run_algorithm_6_2"): "Algorithm 6.2 itself, the one pull loop",
-    ("micrograph/mlp.py", "backward_mlp"): "Algorithm 6.4, the book's own back-propagation over layers",
+    ("micrograph/mlp_backward.py", "backward_mlp"): "Algorithm 6.4, the book's back-propagation over layers",
 }
 """(file, function) -> why a reverse gradient-times-derivative loop is allowed there."""
 
@@ -448,8 +499,10 @@ def test_import_micrograph_loads_the_engine_only_and_the_rest_on_first_use() -> 
     code = (
         "import sys, micrograph\n"
         "late = ['micrograph.nn', 'micrograph.datasets', 'micrograph.compile', 'micrograph.mlp',\n"
-        "        'micrograph.naive', 'micrograph.forward_mode', 'micrograph.compile_python',\n"
-        "        'micrograph.compile_emitter', 'micrograph.compile_javascript']\n"
+        "        'micrograph.mlp_forward', 'micrograph.mlp_backward', 'micrograph.naive',\n"
+        "        'micrograph.store', 'micrograph.checkpoint', 'micrograph.forward_mode',\n"
+        "        'micrograph.compile_python', 'micrograph.compile_emitter',\n"
+        "        'micrograph.compile_javascript']\n"
         "print(sorted(m for m in late if m in sys.modules))\n"
         "from micrograph import compile_graph, nn, store_grad\n"
         "print(micrograph.datasets.__name__, nn.MLP.__name__, compile_graph.__name__,\n"
@@ -465,6 +518,6 @@ def test_import_micrograph_loads_the_engine_only_and_the_rest_on_first_use() -> 
         "[]",
         "micrograph.datasets MLP compile_graph jvp True ['micrograph.compile', 'micrograph.compile_emitter', "
         "'micrograph.compile_python', 'micrograph.datasets', 'micrograph.forward_mode', 'micrograph.mlp', "
-        "'micrograph.naive', 'micrograph.nn']",
+        "'micrograph.mlp_backward', 'micrograph.mlp_forward', 'micrograph.nn', 'micrograph.store']",
         "module 'micrograph' has no attribute 'no_such_name'",
     ]

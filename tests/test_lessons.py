@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import lessons
-from lessons._core import Stepper
+from lessons.stepper import Stepper
 from micrograph import Graph
 from viz.words import fmt
 

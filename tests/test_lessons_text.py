@@ -399,7 +399,7 @@ def _codes(n: int, expr: str | None = None, at: dict[str, float] | None = None) 
 def test_the_code_that_ran_fits_80_columns_and_is_the_code_that_runs(n: int) -> None:
     import ast
 
-    from lessons._core import CODE_WIDTH, _body
+    from lessons.step import CODE_WIDTH, _body
 
     cases = [(None, None)] + (CASES[:3] if getattr(lessons.load(n), "EXPR", None) else [])
     for expr, at in cases:
@@ -418,7 +418,7 @@ def test_the_code_that_ran_fits_80_columns_and_is_the_code_that_runs(n: int) -> 
 
 
 def test_fit_code_moves_a_long_trailing_comment_above_its_line_and_leaves_strings_alone() -> None:
-    from lessons._core import fit_code
+    from lessons.step import fit_code
 
     code = (
         "x = 1  # short\n"
@@ -705,7 +705,7 @@ _BROKEN_WORDS = """els => els.flatMap(e => {
 
 
 def test_jupyter_wraps_the_books_words_at_spaces_only(browser) -> None:  # type: ignore[no-untyped-def]
-    from lessons._core import PRE_STYLE
+    from lessons.showing import PRE_STYLE
 
     jupyterlab = "<style>pre { word-break: break-all; white-space: pre-wrap; }</style>"  # its output's rule
     page = browser.new_page(viewport={"width": 320, "height": 800})
@@ -721,6 +721,7 @@ def test_jupyter_wraps_the_books_words_at_spaces_only(browser) -> None:  # type:
         page.close()
 
 
+@pytest.mark.slow
 def test_each_lesson_ends_by_naming_the_exercise_of_its_algorithm() -> None:
     from lessons import exercises
 

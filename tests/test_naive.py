@@ -23,8 +23,10 @@ from strategies import DAG_SETTINGS, dag_cases
 
 import micrograph
 from micrograph import DomainError, Graph, Value
+from micrograph.checkpoint import checkpoint_grad
 from micrograph.families import chain, ladder
-from micrograph.naive import CountedGradient, checkpoint_grad, naive_cost, naive_grad, store_grad
+from micrograph.naive import naive_cost, naive_grad
+from micrograph.store import CountedGradient, store_grad
 
 # ---------------------------------------------------------------------------------------------
 # Oracles written independently of micrograph.naive.

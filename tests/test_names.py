@@ -112,6 +112,7 @@ def test_random_dags_one_name_per_node_in_text_draw_and_figure_6_10(case):
 
 @DAG_SETTINGS
 @given(dag_cases())
+@pytest.mark.slow
 def test_random_dags_several_targets_named_as_their_figures(case):
     z, xs = case.build_values()
     check_views(z, xs)

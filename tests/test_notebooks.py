@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import lessons
-from lessons._core import Stepper
+from lessons.stepper import Stepper
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat is not installed (the dev extra)")
 nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed (the dev extra)")

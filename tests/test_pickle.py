@@ -44,6 +44,7 @@ def test_catalogue_graphs_and_their_b_round_trip(copier: str) -> None:
             assert Graph(B2).forward() == pytest.approx(B.data, rel=1e-12, abs=1e-15)
 
 
+@pytest.mark.slow
 def test_a_100000_deep_chain_pickles_and_deep_copies() -> None:
     x = Value(0.3, label="x")
     u = x

@@ -36,7 +36,7 @@ def test_normalise_catches_a_wrong_line() -> None:
 
 
 def test_step_pages_name_their_algorithms_and_are_the_commands_choices() -> None:
-    from micrograph.cli import build_parser
+    from lessons.cli import build_parser
 
     assert pseudocode.named(("6.5",)) == "Algorithm 6.5"
     assert pseudocode.named(pseudocode.STEP_PAGES["all"]) == "Algorithms 6.1, 6.2, 6.5 and 6.6"

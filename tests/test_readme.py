@@ -38,7 +38,9 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 NOT_RUN = {
     "make demo": "creates .venv in the clone and installs micrograph there with pip (the network, minutes); "
     "the tour it runs is `micrograph tour --out out/` of 'The command', run here",
-    "make test": "runs this test suite (this file included) after building the docs: about ten minutes",
+    "make test": "runs this test suite (this file included) after building the docs",
+    'python -m pytest -m "not slow"': "runs this test suite's quick part, this file included",
+    "python -m pytest": "runs this test suite, this file included",
     "make docs": "Sphinx executes every lesson as a notebook (minutes); tests/test_docs.py opens the built "
     "pages",
     "make pythons": "nox creates an environment per Python 3.10-3.13 installed and runs the whole suite in "

@@ -18,9 +18,8 @@ from typing import Any
 import pytest
 from site_browser import served
 
-from lessons import site
+from lessons import cli, site
 from lessons.site_files import Missing, missing_files
-from micrograph import cli
 
 PAGE = """<!doctype html><html><head>
 <link rel="stylesheet" href="style.css"><link rel="icon" href="data:,">

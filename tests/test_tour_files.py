@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from lessons import tour
-from micrograph import cli
+from lessons import cli, swap, tour
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,10 +66,10 @@ def test_f1_force_never_deletes_a_file_the_tour_did_not_write(
 
 def test_f1_the_marker_lists_every_file_the_tour_wrote(tmp_path: Path) -> None:
     result = tour.run(tmp_path / "T", progress=False, only=[1])
-    head, *listed = (tmp_path / "T" / tour.MARKER).read_text().splitlines()
+    head, *listed = (tmp_path / "T" / swap.MARKER).read_text().splitlines()
     assert "micrograph tour" in head
     assert sorted(listed) == sorted(p.relative_to(tmp_path / "T").as_posix() for p in result.files)
-    on_disk = {p for p in _files(tmp_path / "T")} - {tour.MARKER}
+    on_disk = {p for p in _files(tmp_path / "T")} - {swap.MARKER}
     assert on_disk == set(listed)
 
 
@@ -108,7 +107,7 @@ def test_f2_an_earlier_tour_gaining_a_file_during_the_run_is_kept(
     monkeypatch.setattr(tour, "_flipbooks", meanwhile)
     status, err = _tour(out, capsys, "--force")
     assert status == 2 and "added.txt" in err, err
-    assert (out / "added.txt").read_text() == "y\n" and (out / tour.MARKER).is_file()
+    assert (out / "added.txt").read_text() == "y\n" and (out / swap.MARKER).is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["T"]
 
 
@@ -142,7 +141,7 @@ def test_f3_three_concurrent_tours_into_one_new_directory_one_wins(tmp_path: Pat
     for status, err in done:
         if status == 2:
             assert "exists" in err and err.count("\n") == 1 and "Traceback" not in err, err
-    assert (out / tour.MARKER).is_file()
+    assert (out / swap.MARKER).is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["C"]
 
 
@@ -164,7 +163,7 @@ def test_f4_sigterm_removes_the_unfinished_directory(tmp_path: Path) -> None:
 def test_f4_stale_unlocked_leftovers_are_swept_locked_or_recent_ones_kept(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    old = time.time() - 2 * tour.STALE_SECONDS
+    old = time.time() - 2 * swap.STALE_SECONDS
     stale = tmp_path / ".T.building-killed"
     (stale / "lesson1").mkdir(parents=True)
     (stale / "lesson1" / "step01.svg").write_text("<svg/>")

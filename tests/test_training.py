@@ -55,8 +55,8 @@ def demo_loop(model: nn.MLP, X: list[list[float]], y: list[int], steps: int) -> 
 def test_two_moons_reaches_training_accuracy_1_with_micrograds_demo_recipe():
     # micrograd's demo: MLP(2, [16, 16, 1]) with the global generator seeded 1337, max-margin loss, 1e-4 L2
     # on every parameter, full-batch SGD for 100 steps with lr = 1.0 - 0.9 k / 100. The 100 steps replay the
-    # compiled loss graph (compile=True; the same numbers as the eager path to 1e-9, 20x faster); the first
-    # steps of the eager path are checked against micrograd's loop below.
+    # compiled loss graph (compile=True: the same numbers as the eager path to 1e-9, in a fraction of its
+    # time); the first steps of the eager path are checked against micrograd's loop below.
     X, y = datasets.moons(100, noise=0.1, seed=1)
     random.seed(1337)
     model = nn.MLP(2, [16, 16, 1])

@@ -17,7 +17,7 @@ import pytest
 import viz
 from micrograph import families
 from micrograph.nn import MLP, History
-from viz.plots import OPERATIONS
+from viz.charts import OPERATIONS
 
 
 def suptitle(fig: Any) -> str:

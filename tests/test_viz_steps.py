@@ -17,15 +17,9 @@ import pytest
 import viz
 from micrograph import Graph, Value
 from micrograph.families import chain
-from viz import frames as symbolic_steps
-from viz.frames import (
-    ALGORITHM_6_1,
-    ALGORITHM_6_2,
-    build_grad_call_text,
-    derivative_formula,
-    frames,
-    symbolic_frames,
-)
+from viz import symbolic_frames as symbolic_steps
+from viz.frames import ALGORITHM_6_1, ALGORITHM_6_2, derivative_formula, frames
+from viz.symbolic_frames import build_grad_call_text, symbolic_frames
 from viz.words import fmt, formula
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")

@@ -5,6 +5,8 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1, 
 
 from __future__ import annotations
 
+import pytest
+
 import micrograph
 import viz
 from micrograph import Graph, Value
@@ -84,16 +86,18 @@ def test_text_needs_no_graphviz(monkeypatch, tmp_path):
 
 
 def test_a_gradient_stale_against_its_data_is_marked() -> None:
-    """README's lines: backward() at w = 0.5, then B evaluated at w = 0.9 moves G's data, not its .grad."""
+    """README's lines: backward() at w = 0.5, then B evaluated at w = 0.9 moves G's data, not its .grad.
+
+    The caller hands the drawing the grad_table it computed at the data shown (Algorithm 6.2)."""
     from micrograph import grad as _grad
 
     w = Value(0.5, label="w")
     z = w.tanh().tanh().tanh()
     z.backward()
-    fresh = viz.text(z)
+    fresh = viz.text(z, grad_table=Graph(z).backprop())
     assert "*" not in fresh and "not dz/du" not in fresh
     Graph(_grad(z, w)).forward({w: 0.9})
-    shown = viz.text(z)
+    shown = viz.text(z, grad_table=Graph(z).backprop())
     assert "0.9000" in shown
     assert "0.5339*" in shown  # dz/dw from w = 0.5, next to data at w = 0.9: marked
     assert "3 grads not dz/du at the data shown" in shown
@@ -101,7 +105,33 @@ def test_a_gradient_stale_against_its_data_is_marked() -> None:
     for v in Graph(z).nodes:
         v.grad = 0.0
     z.backward()
-    assert "*" not in viz.text(z)
+    assert "*" not in viz.text(z, grad_table=Graph(z).backprop())
+
+
+def test_drawing_runs_no_algorithm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Views observe: the drawing shows the fields as they are; without a table it marks nothing."""
+    import importlib
+
+    from micrograph import grad
+
+    w = Value(0.5, label="w")
+    z = w.tanh().tanh().tanh()
+    z.backward()
+    Graph(grad(z, w)).forward({w: 0.9})  # the data moves, the .grad stays
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("viz.text ran an algorithm of the engine")
+
+    for module in ("micrograph.backprop", "micrograph.forward"):
+        engine = importlib.import_module(module)
+        for name in ("run_algorithm_6_2", "backprop", "evaluate", "forward"):
+            if hasattr(engine, name):
+                monkeypatch.setattr(engine, name, refuse)
+    monkeypatch.setattr(Graph, "backprop", refuse)
+    monkeypatch.setattr(Graph, "forward", refuse)
+    shown = viz.text(z)
+    assert "0.9000" in shown and "0.5339" in shown
+    assert "*" not in shown and "not dz/du" not in shown
 
 
 def test_gradients_never_computed_are_not_called_stale() -> None:

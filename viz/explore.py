@@ -17,13 +17,14 @@ The drawing of B is the part of that same B which computes the targets' entries,
 the slot of that very node. A value outside an operation's domain makes the generated code give NaN or an
 infinity; the page looks for the first such node, as Algorithm 6.1 would stop there with a DomainError,
 and says so instead of showing a number. Every sentence the page shows is Python's: the frames' prose
-(:func:`viz.frames.frame_text` with :class:`viz.frames.Holes` for the numbers) and :data:`WORDS`; the
+(:func:`viz.narration.frame_text` with :class:`viz.narration.Holes` for the numbers) and :data:`WORDS`; the
 page fills in the numbers at the current inputs. The drawings pan and zoom (d3-zoom, vendored from npm and
 inlined); in predict mode the student types the grad_table entries.
 
 In Jupyter the explorer is an anywidget widget: moving a slider never goes back to the kernel.
 ``Explorer.save(path)`` writes the same explorer as one self-contained HTML page (script, style and
-drawing inline, a content-security policy that admits only that script, no network access).
+drawing inline, a content-security policy that admits only that script, no network access); both are
+:mod:`viz.explore_page`'s, the drawings :mod:`viz.explore_layout`'s.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 (Algorithms 6.1, 6.2),
 6.5.5 and 6.5.6 (Algorithms 6.5, 6.6), figure 6.10.
@@ -31,15 +32,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import sys
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from micrograph.compile_javascript import compile_javascript
@@ -48,94 +41,20 @@ from micrograph.graph import Graph, as_values
 from micrograph.order import topological_order
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from micrograph.symbolic import grad
-from viz import style
-from viz.dot import DEFAULT_MAX_NODES, check_size, digraph, draw_backward
-from viz.frames import HOLE, Frame, Holes, frame_text, frames
-from viz.page import html_page
-from viz.render import pipe_svg, write_atomic
+from viz.dot import DEFAULT_MAX_NODES, check_size
+from viz.explore_layout import layout
+from viz.explore_page import Explorer
+from viz.frames import Frame, observe
+from viz.narration import HOLE, Holes, frame_text
 from viz.words import clean, count, fmt, formula, formula_numbers, node_names
 
-__all__ = ["explore", "Explorer", "explorer_spec", "page_html"]
-
-_SVG_NS = "http://www.w3.org/2000/svg"
-_PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
-BOX_WIDTH = 118
-"""Each box's least width in points: room for ``grad -1.234e-100`` when the page writes it in."""
-
-
-def _asset(name: str) -> str:
-    return resources.files("viz").joinpath("static").joinpath(name).read_text(encoding="utf-8")
-
-
-def _css() -> str:
-    """The explorer's stylesheet: its colours from :mod:`viz.style` as CSS variables, then explore.css."""
-    colours = "".join(f"--mg-{k}: {v}; " for k, v in style.EXPLORER.items())
-    return f".mg-explorer {{ {colours}}}\n" + _asset("explore.css")
-
-
-def _script(program: str) -> str:
-    """d3-zoom (vendored from npm), the generated program and the page's script, in that order."""
-    return _asset("vendor/d3-zoom.bundle.js") + "\n" + program + "\n" + _asset("explore.js")
-
-
-def _annotated_svg(svg: str, marks: dict[str, tuple[str, int]], rows: int) -> str:
-    """Graphviz's SVG with each node group marked (``data-node`` for G, ``data-bnode`` for B) and the texts
-    the page writes numbers into marked by class: the last two rows of a G box (``data``, ``grad``), the
-    last row of a B box (``data``). Ids are dropped: two drawings share one page.
-
-    Args:
-        svg: Graphviz's SVG.
-        marks: {node name in the DOT source: (attribute, position)}.
-        rows: how many rows at the end of a box are numbers (2 in G, 1 in B).
-    """
-    ET.register_namespace("", _SVG_NS)
-    ET.register_namespace("xlink", "http://www.w3.org/1999/xlink")
-    root = ET.fromstring(_PROLOG.sub("", svg, count=1))
-    ns = {"s": _SVG_NS}
-    drawing = root.find("s:g", ns)
-    background = drawing.find("s:polygon", ns) if drawing is not None else None
-    if drawing is not None and background is not None:  # the page's pane is the background
-        drawing.remove(background)
-    for g in root.iter(f"{{{_SVG_NS}}}g"):
-        g.attrib.pop("id", None)
-        if g.get("class") != "node":
-            continue
-        title = g.find("s:title", ns)
-        mark = marks.get(title.text if title is not None and title.text else "")
-        if mark is None:
-            continue
-        g.set(mark[0], str(mark[1]))
-        texts = g.findall("s:text", ns)
-        for cls, t in zip(("mg-data", "mg-grad")[:rows], texts[len(texts) - rows :]):
-            t.set("class", cls)
-    return ET.tostring(root, encoding="unicode")
+__all__ = ["explore", "explorer_spec", "WORDS"]
 
 
 def _b_nodes(graph: Graph, table: list[Value], targets: list[Value]) -> list[Value]:
     """The part of B that computes the targets' entries, in B's topological order (G's nodes left out)."""
     drawn = [table[graph.index[w]] for w in targets]
     return [v for v in topological_order(drawn) if v not in graph.index]
-
-
-def _layout(graph: Graph, B: list[Value], names: dict[Value, str], max_nodes: int) -> tuple[str, str, str]:
-    """G and B laid out apart, the two ``dot`` runs at once: (G's SVG, B's SVG or "", a note)."""
-    dots = [digraph(graph, width=BOX_WIDTH)]
-    note = ""
-    if not B:
-        note = "B is empty: no gradient flows to the targets."
-    elif len(B) > max_nodes:
-        note = f"B has {len(B)} nodes, more than max_nodes={max_nodes}: B is not drawn."
-    else:
-        dots.append(draw_backward(graph, B, names, width=BOX_WIDTH))
-    if sys.platform == "emscripten":  # Python in a browser page (Pyodide) has no threads
-        svgs = [pipe_svg(d) for d in dots]
-    else:
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            svgs = list(pool.map(pipe_svg, dots))
-    g_marks = {names[v]: ("data-node", i) for i, v in enumerate(graph.nodes)}
-    b_marks = {names[v]: ("data-bnode", k) for k, v in enumerate(B)}
-    svg_b = _annotated_svg(svgs[1], b_marks, 1) if len(svgs) > 1 else ""
-    return _annotated_svg(svgs[0], g_marks, 2), svg_b, note
 
 
 def _node_words(graph: Graph, names: dict[Value, str], holes: Holes) -> list[dict[str, Any]]:
@@ -286,7 +205,9 @@ def explorer_spec(
         if w not in graph.index:
             raise ValueError(f"explore(z, wrt): wrt[{k}] = {w!r} is not a node of the graph of z")
 
-    fs = frames(graph)  # the engine's Algorithms 6.1 and 6.2, observed (a DomainError is raised here)
+    # The engine's Algorithms 6.1 and 6.2 observed (a DomainError is raised here); each frame's text is
+    # written once, below, with holes for the numbers the page computes.
+    fs = observe(graph).frames
     table = grad(z, nodes)  # B, once: the grad_table of Algorithm 6.2 for every node, by Algorithms 6.5/6.6
     B = _b_nodes(graph, table, targets)
     names = node_names(graph, B)
@@ -298,7 +219,7 @@ def explorer_spec(
     program = compile_javascript(
         graph, [*table, *(d for d in edge_derivative.values() if isinstance(d, Value))]
     )
-    svg_g, svg_b, note = _layout(graph, B, names, max_nodes)
+    svg_g, svg_b, note = layout(graph, B, names, max_nodes)
     spec = _spec(graph, names, fs, program, edge_derivative, table, targets, B)
     spec.update({"svg_g": svg_g, "svg_b": svg_b, "note": note, "predict": predict})
     return spec, program.source
@@ -369,104 +290,6 @@ def _spec(graph: Graph, names: dict[Value, str], fs: list[Frame], program: Any,
         "digits": fmt(1.0).count("0") + 1,
         "count_terms": [count(len(edges), "term") for edges in graph.consumer_edges],
     }
-
-
-def _json_for_html(data: Any) -> str:
-    """JSON that is safe inside a ``<script type="application/json">`` element (no ``<``, ``>``, ``&``)."""
-    text = json.dumps(data, ensure_ascii=False, allow_nan=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def page_html(spec: dict[str, Any], program: str) -> str:
-    """The explorer as one self-contained HTML page (the content of :meth:`Explorer.save`)."""
-    body = (
-        '<div id="micrograph-explorer" class="mg-explorer"></div>\n'
-        f'<script type="application/json" id="micrograph-spec">{_json_for_html(spec)}</script>'
-    )
-    script = _script(program) + "\nmicrographExplorer.page(forward_backward, micrographD3);\n"
-    return html_page(title=f"micrograph explorer: {spec['title']}", css=_css(), body=body, script=script)
-
-
-def _widget_class() -> Any:
-    try:
-        import anywidget
-        import traitlets
-    except ImportError:
-        return None
-
-    class ExplorerWidget(anywidget.AnyWidget):  # type: ignore[misc]
-        """The explorer as a Jupyter widget (anywidget): the page's script runs in the notebook."""
-
-        _css = _css()
-        spec = traitlets.Unicode("{}").tag(sync=True)
-
-    return ExplorerWidget
-
-
-class Explorer:
-    """An explorer of one graph: a Jupyter widget (``.widget``) and a page (``.save(path)``).
-
-    Displayed in Jupyter (the last expression of a cell), it shows the widget; without anywidget installed
-    it displays the saved page's HTML in an iframe-free ``text/html`` output instead.
-
-    Attributes:
-        spec (dict): the page's data (layout SVG, names, frames, slots).
-        program (str): the generated JavaScript (Algorithms 6.1 and 6.2 as straight-line code).
-    """
-
-    def __init__(self, spec: dict[str, Any], program: str) -> None:
-        self.spec = spec
-        self.program = program
-        self._widget: Any = None
-
-    def __repr__(self) -> str:
-        return (
-            f"<Explorer of {self.spec['title']}: {self.spec['n']} nodes, {len(self.spec['frames'])} frames>"
-        )
-
-    @property
-    def widget(self) -> Any:
-        """The anywidget widget (built on first use).
-
-        Raises:
-            ImportError: anywidget is not installed (``pip install micrograph[explore]``).
-        """
-        if self._widget is None:
-            cls = _widget_class()
-            if cls is None:
-                raise ImportError("viz.explore needs anywidget in Jupyter: pip install 'micrograph[explore]'")
-            esm = (
-                _script(self.program)
-                + "\nexport default { render({ model, el }) {"
-                + " return micrographExplorer.widget(model, el, forward_backward, micrographD3); } };\n"
-            )  # fmt: skip
-            self._widget = cls(spec=json.dumps(self.spec, allow_nan=False), _esm=esm)
-        return self._widget
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        try:
-            return self.widget._repr_mimebundle_(**kwargs)
-        except ImportError:
-            return {"text/plain": repr(self)}
-
-    def html(self) -> str:
-        """The self-contained HTML page."""
-        return page_html(self.spec, self.program)
-
-    def save(self, path: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
-        """Write the explorer as one self-contained HTML page (atomically; never through a symlink).
-
-        Args:
-            path: the file to write.
-            overwrite: if False, an existing file is an error.
-
-        Returns:
-            The path written.
-
-        Raises:
-            FileExistsError: the file exists and ``overwrite`` is False.
-        """
-        return write_atomic(Path(path), self.html().encode("utf-8"), overwrite=overwrite)
 
 
 def explore(

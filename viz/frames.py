@@ -1,53 +1,33 @@
-"""The frames of Algorithms 6.1/6.2 and of 6.5/6.6, and their prose: one model for every view of a step.
+"""The frames of Algorithms 6.1 and 6.2: one model of a step for every view that shows one.
 
 The step-through page (:mod:`viz.steps`), the explorer (:mod:`viz.explore`), the animation
-(:mod:`viz.animate`) and the lessons show these frames and say these words.
+(:mod:`viz.animate`) and the lessons show these frames; their words are :mod:`viz.narration`'s.
 
 Every frame observes the engine's own algorithms as they run: :func:`micrograph.forward.evaluate`
-(Algorithm 6.1) reports each u(i) it computes, :func:`micrograph.backprop.run_algorithm_6_2`
-(Algorithm 6.2) reports each iteration j with the terms of its sum, and :func:`micrograph.grad`
-(Algorithm 6.5) reports each call of build_grad (Algorithm 6.6) with the nodes of B it added. Nothing here
-computes a value, builds a node or knows a derivative.
-The frame's local-derivative formula (``∂u4/∂u3 = 1 − u4 × u4``) is that same rule called on placeholder
-nodes named after the arguments, so it shows what the rule computes, not a second table of derivatives.
+(Algorithm 6.1) reports each u(i) it computes and :func:`micrograph.backprop.run_algorithm_6_2`
+(Algorithm 6.2) reports each iteration j with the terms of its sum. Nothing here computes a value,
+builds a node of the graph or knows a derivative. The frame's local-derivative formula
+(``∂u4/∂u3 = 1 − u4 × u4``) is that same rule called on placeholder nodes named after the arguments, so it
+shows what the rule computes, not a second table of derivatives. The frames of Algorithms 6.5 and 6.6 are
+:mod:`viz.symbolic_frames`'.
 
-Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 and 6.5.6, Algorithms 6.1,
-6.2, 6.5 and 6.6.
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithms 6.1 and 6.2.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from micrograph import pseudocode
 from micrograph.backprop import BackpropStep, run_algorithm_6_2
 from micrograph.engine import Value
 from micrograph.forward import evaluate, input_values
-from micrograph.graph import Graph, as_values
-from micrograph.order import topological_order
-from micrograph.symbolic import BuildGradCall, grad
-from viz.words import clean, count, factor, fmt, formula, formula_numbers, node_names
+from micrograph.graph import Graph
+from viz.narration import Numbers, frame_text
+from viz.words import formula, node_names
 
-__all__ = [
-    "frames",
-    "frame_text",
-    "Numbers",
-    "Holes",
-    "HOLE",
-    "call_node_name",
-    "symbolic_frames",
-    "build_grad_call_text",
-    "build_grad_call_rows",
-    "Frame",
-    "SymbolicFrame",
-    "SymbolicSteps",
-    "ALGORITHM_6_1",
-    "ALGORITHM_6_2",
-    "ALGORITHM_6_5",
-    "ALGORITHM_6_6",
-    "derivative_formula",
-]
+__all__ = ["frames", "observe", "Observed", "Frame", "ALGORITHM_6_1", "ALGORITHM_6_2", "derivative_formula"]
 
 ALGORITHM_6_1 = list(pseudocode.ALGORITHM_6_1.lines)
 """Algorithm 6.1 (forward propagation), line by line as the book prints it (from micrograph.pseudocode)."""
@@ -127,142 +107,37 @@ def _expression(root: Value) -> str:
     return text[root]
 
 
-class Numbers:
-    """How a frame's text writes its numbers: formatted here (:func:`viz.words.fmt`), or left as holes.
+@dataclass
+class Observed:
+    """Algorithms 6.1 and 6.2 as the engine ran them once on a graph: the frames and the numbers reported.
 
-    :func:`frame_text` asks this object for every number it says. This class formats the numbers of one
-    run; the explorer passes :class:`Holes`, whose text marks where each number goes, and its page fills
-    them in at the inputs the student chose, so both say the same sentences.
-
-    Args:
-        values: u(i) for every node.
-        grads: grad_table[u(i)] for every node (None: not filled).
-        derivatives: {(i, k): ∂u(i)/∂(argument k of u(i))} for the edges whose terms are said.
+    Attributes:
+        frames: one :class:`Frame` per step (see :func:`observe`), their ``explanation`` not yet written.
+        values: u(i) for every node, as Algorithm 6.1 computed them.
+        grads: grad_table[u(i)] for every node, as Algorithm 6.2 filled it.
+        derivatives: {(i, k): ∂u(i)/∂(argument k of u(i))} for every edge, as Algorithm 6.2 evaluated them.
     """
 
-    def __init__(
-        self,
-        values: Sequence[float | None],
-        grads: Sequence[float | None],
-        derivatives: Mapping[tuple[int, int], float],
-    ) -> None:
-        self.values, self.grads, self.derivatives = values, grads, derivatives
-
-    def value(self, i: int, bracketed: bool = False) -> str:
-        """u(i+1)'s value; ``bracketed``: in brackets when negative (a factor of a product)."""
-        return factor(self.values[i]) if bracketed else fmt(self.values[i])
-
-    def grad(self, i: int, bracketed: bool = False) -> str:
-        """grad_table[u(i+1)]."""
-        return factor(self.grads[i]) if bracketed else fmt(self.grads[i])
-
-    def derivative(self, i: int, k: int, bracketed: bool = False) -> str:
-        """∂u(i+1)/∂(argument k+1 of u(i+1))."""
-        d = self.derivatives[(i, k)]
-        return factor(d) if bracketed else fmt(d)
-
-    def product(self, i: int, k: int) -> str:
-        """grad_table[u(i+1)] × ∂u(i+1)/∂(argument k+1): one term of Algorithm 6.2's sum."""
-        g = self.grads[i]
-        return fmt(None if g is None else g * self.derivatives[(i, k)])
+    frames: list[Frame]
+    values: list[float]
+    grads: list[float | None]
+    derivatives: dict[tuple[int, int], float]
 
 
-HOLE = "\x00"
-"""Brackets a hole in a text for the explorer's page: ``HOLE + "v3" + HOLE`` is u4's value."""
-
-
-class Holes(Numbers):
-    """Numbers as holes: ``\\x00v3\\x00`` (u4's value), ``V`` bracketed, ``g``/``G`` grad_table entries,
-    ``d``/``D`` and ``p`` an edge's local derivative and term (``\\x00d3.1\\x00``). The explorer's page
-    fills each hole with the number at its current inputs, formatted as :func:`viz.words.fmt` does."""
-
-    def __init__(self) -> None:
-        super().__init__([], [], {})
-
-    def value(self, i: int, bracketed: bool = False) -> str:
-        return f"{HOLE}{'V' if bracketed else 'v'}{i}{HOLE}"
-
-    def grad(self, i: int, bracketed: bool = False) -> str:
-        return f"{HOLE}{'G' if bracketed else 'g'}{i}{HOLE}"
-
-    def derivative(self, i: int, k: int, bracketed: bool = False) -> str:
-        return f"{HOLE}{'D' if bracketed else 'd'}{i}.{k}{HOLE}"
-
-    def product(self, i: int, k: int) -> str:
-        return f"{HOLE}p{i}.{k}{HOLE}"
-
-
-def frame_text(frame: Frame, graph: Graph, names: Mapping[Value, str], numbers: Numbers) -> str:
-    """What one frame of Algorithm 6.1 or 6.2 does, in words and numbers (the frame's ``explanation``).
-
-    Args:
-        frame: the frame (its algorithm, lines, node and terms say which sentence).
-        graph: the graph G the frame belongs to.
-        names: the nodes' names (:func:`viz.words.node_names`).
-        numbers: writes the numbers (:class:`Numbers`) or their holes (:class:`Holes`).
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithms 6.1, 6.2.
-    """
-    nodes, n = graph.nodes, len(graph.nodes)
-    i = frame.node
-    if frame.algorithm == "6.2":
-        return _text_62(frame, graph, names, numbers)
-    if 7 in frame.lines:
-        return f"return u(n) = {names[nodes[n - 1]]} = {numbers.value(n - 1)}."
-    assert i is not None
-    v = nodes[i]
-    name = names[v]
-    label = f" ({clean(v.label)})" if v.label else ""
-    if i < graph.n_inputs:
-        what = "the constant " if v.is_constant else f"the input x_{i + 1} = "
-        return f"{name} ← x_{i + 1}: {name} is {what}{numbers.value(i)}{label}."
-    index = graph.index
-    A_text = ", ".join(f"{names[p]} = {numbers.value(index[p])}" for p in dict.fromkeys(v.inputs))
-    said = formula_numbers(v, lambda p, bracketed: numbers.value(index[p], bracketed))
-    return (
-        f"i = {i + 1}: A({i + 1}) = {{{A_text}}}; {name}{label} ← f({i + 1})(A({i + 1})) = "
-        f"{formula(v, names)} = {said} = {numbers.value(i)}."
-    )
-
-
-def _text_62(frame: Frame, graph: Graph, names: Mapping[Value, str], numbers: Numbers) -> str:
-    nodes, n = graph.nodes, len(graph.nodes)
-    if 9 in frame.lines:
-        return "return the grad_table: ∂u(n)/∂u(i) for every node, as the table shows."
-    z = names[nodes[n - 1]]
-    if frame.node is None or 3 in frame.lines:
-        return f"Forward propagation has computed every u(i). grad_table[{z}] ← 1: ∂{z}/∂{z} = 1."
-    j = frame.node
-    v = nodes[j]
-    name = names[v]
-    label = f" ({clean(v.label)})" if v.label else ""
-    consumers = ", ".join(dict.fromkeys(names[nodes[i]] for i, *_ in frame.terms))
-    symbolic = " + ".join(
-        f"grad_table[{names[nodes[i]]}] · ∂{names[nodes[i]]}/∂{name}" for i, *_ in frame.terms
-    )
-    numeric = " + ".join(
-        f"{numbers.grad(i, True)} × {numbers.derivative(i, k, True)}" for i, k, *_ in frame.terms
-    )
-    return (
-        f"j = {j + 1}: {name}{label} is an argument of {consumers}. "
-        f"grad_table[{name}] ← {symbolic} = {numeric} = {numbers.grad(j)}."
-    )
-
-
-def frames(z: Value | Graph) -> list[Frame]:
-    """The frames of Algorithm 6.1 then Algorithm 6.2 on the graph of z.
+def observe(graph: Graph) -> Observed:
+    """The frames of Algorithm 6.1 then Algorithm 6.2 on ``graph``, the engine's own loops watched once.
 
     Algorithm 6.1: one frame per input u(1)..u(n_i) (line 2), one per computed node u(i) (lines 5-6),
     one for ``return u(n)``. Algorithm 6.2: one frame for ``grad_table[u(n)] ← 1``, one per loop
-    iteration j = n-1 down to 1 (line 7, the node u(j) and its terms), one for the return. Each frame's
-    explanation is :func:`frame_text` at the graph's values.
+    iteration j = n-1 down to 1 (line 7, the node u(j) and its terms), one for the return. No text is
+    written here: a view writes each frame's once, with :func:`viz.narration.frame_text`, its numbers
+    formatted (:func:`frames`) or left as holes for a page to fill (the explorer).
 
     Raises:
         DomainError: an operation or a local derivative is undefined at the graph's values.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithms 6.1, 6.2.
     """
-    graph = z if isinstance(z, Graph) else Graph(z)
     nodes = graph.nodes
     n, n_i = len(nodes), graph.n_inputs
     names = node_names(graph)
@@ -298,259 +173,22 @@ def frames(z: Value | Graph) -> list[Frame]:
 
     run_algorithm_6_2(graph, values=values, observe=backward_step)  # the engine's Algorithm 6.2, watched
     out.append(Frame("6.2", (9,), None, list(values), list(table), ""))
-    said = Numbers(values, table, derivatives)
-    for f in out:
-        f.explanation = frame_text(f, graph, names, said)
-    return out
+    return Observed(out, values, table, derivatives)
 
 
-# ---------------------------------------------------------------------------------------------
-# Algorithms 6.5 and 6.6: symbol-to-symbol, one frame per call of build_grad.
-
-ALGORITHM_6_5 = list(pseudocode.ALGORITHM_6_5.lines)
-"""Algorithm 6.5 (the outermost skeleton of back-propagation), line by line as the book prints it."""
-
-ALGORITHM_6_6 = list(pseudocode.ALGORITHM_6_6.lines)
-"""Algorithm 6.6 (build_grad), line by line: micrograph's summary, not the book's words (``quoted`` False)."""
-
-_CALL_LINES = tuple(range(1, len(ALGORITHM_6_6)))  # a call that builds: every line after the lookup
-
-
-def call_node_name(v: Value, names: Mapping[Value, str]) -> str:
-    """A node as the text of a call names it: its u-name as drawn, with the label of a node of G."""
-    if v not in names:  # grad_table[z], the seed 1: a constant that no node of B reads, so not drawn
-        return f"the constant {fmt(v.data)}" if v.is_constant else f"a node not drawn ({fmt(v.data)})"
-    return f"{names[v]} ({clean(v.label)})" if v.label and not v.in_backward else names[v]
-
-
-def build_grad_call_text(call: BuildGradCall, k: int, total: int, names: Mapping[Value, str]) -> str:
-    """What one call of Algorithm 6.6, ``build_grad(V, G, G', grad_table)``, did, in words and names.
-
-    Names V, its consumers C in G' (``get_consumers(V, G')``), each consumer's ``get_inputs(C, G')``
-    and D = grad_table[C], the term G(i) that ``op.bprop`` built (its name and formula), the sum
-    G = grad_table[V] with its value, and the nodes of B the call added. Paragraphs are separated by
-    blank lines. The lesson on figure 6.10 and the step-through page both describe a call with this text,
-    so the words are the same in the terminal and in the browser.
-
-    Args:
-        call: the call, as :func:`micrograph.grad` reports it to ``observe``.
-        k: its number, 1 for the first call reported.
-        total: how many calls grad reported.
-        names: each node's name, as the drawing beside the text names it (:func:`viz.words.node_names`
-            of G with B's nodes); a node of G is shown with its label too (``u3 (y)``).
-
-    Returns:
-        Plain text (several paragraphs).
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithm 6.6.
-    """
-
-    def name(v: Value) -> str:
-        return call_node_name(v, names)
-
-    new = set(call.new_nodes)
-    lines = []
-    for C, inputs, D, term in zip(call.consumers, call.inputs, call.D, call.terms):
-        built = "builds nothing (every local derivative is 0)"
-        if term is not None:
-            what = f"{formula(term, names)} = {fmt(term.data)}" if term.op is None else formula(term, names)
-            built = f"builds {name(term)} = {what}"
-            if term not in new:  # the rule gave back a node that exists already (add passes D on)
-                built = f"returns {name(term)}, a node already built ({what})"
-        op = C.op.name if C.op is not None else "leaf"
-        article = "an" if op[:1] in "aeiou" else "a"
-        lines.append(
-            f"C = {name(C)}, {article} {op}: get_inputs(C, G') = ({', '.join(name(a) for a in inputs)}), "
-            f"D = grad_table[C] = {name(D)}; op.bprop {built}"
-        )
-    if call.new_nodes:
-        added = ", ".join(names.get(v, "?") for v in call.new_nodes)
-        many = count(len(call.new_nodes), "node")
-        added = f"This call added {many} to B: {added}, highlighted in the picture."
-    else:
-        added = "This call added no node to B: grad_table[V] is a node that was already built."
-    used = (  # the first call's only consumer is z: its entry is Algorithm 6.5's, not a call's
-        "The grad_table entry it used, grad_table[z] = 1, was set by Algorithm 6.5 before any call."
-        if k == 1
-        else "The grad_table entries it used were built by earlier calls (or are grad_table[z] = 1): "
-        "consumers come later in G, so they are done first."
-    )
-    return (
-        f"Call {k} of {total}: build_grad(V = {name(call.V)}). get_consumers(V, G') gives "
-        f"{count(len(call.consumers), 'consumer')}. For each, micrograph's op.bprop applies the "
-        f"operation's one derivative rule (micrograph/ops.py) to nodes, so it builds nodes: the term G(i) = "
-        f"D times the local derivative.\n\n" + "\n\n".join(lines) + "\n\n"
-        f"G <- the sum of the terms: grad_table[{name(call.V)}] = {name(call.G_V)} = {fmt(call.G_V.data)}. "
-        f"{added} {used}"
-    )
-
-
-def build_grad_call_rows(call: BuildGradCall, names: Mapping[Value, str]) -> list[tuple[str, str, str]]:
-    """The nodes of B one call of Algorithm 6.6 added: (name, what it computes, its value), in B's order.
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithm 6.6.
-    """
-    return [(names.get(v, "?"), formula(v, names), fmt(v.data)) for v in call.new_nodes]
-
-
-@dataclass
-class SymbolicFrame:
-    """One step of Algorithm 6.5 or 6.6 on the page: the start, one call of build_grad, or the return.
-
-    Attributes:
-        algorithm: ``"6.5"`` or ``"6.6"``.
-        lines: the pseudo-code lines being executed (0-based indices into ALGORITHM_6_5 / ALGORITHM_6_6).
-        heading: the frame's title (``Algorithm 6.6, call 2 of 3: build_grad(V = u2 (x))``).
-        explanation: what happens, in words, names and numbers (paragraphs separated by blank lines).
-        rows: a table under the pseudo-code: (name, what it computes, value) per row.
-        highlight: the nodes drawn highlighted (G' on the first frame, the call's new nodes on a call's).
-        call: the call of build_grad this frame shows, or None.
-        columns: the headings of ``rows``.
-    """
-
-    algorithm: str
-    lines: tuple[int, ...]
-    heading: str
-    explanation: str
-    rows: list[tuple[str, str, str]]
-    highlight: tuple[Value, ...]
-    call: BuildGradCall | None = None
-    columns: tuple[str, str, str] = ("node", "computes", "value")
-
-
-@dataclass
-class SymbolicSteps:
-    """Algorithms 6.5 and 6.6 as grad ran them once on the graph of z: the frames and what they show.
-
-    Attributes:
-        z: the output.
-        targets: T, the variables differentiated with respect to.
-        gradients: grad's result, one node of B per target (in T's order).
-        calls: every call of build_grad grad reported, in order.
-        names: one name per node of G and B, as the drawings name them.
-        frames: the start (Algorithm 6.5), one frame per call (Algorithm 6.6), the return (Algorithm 6.5).
-    """
-
-    z: Value
-    targets: list[Value]
-    gradients: list[Value]
-    calls: list[BuildGradCall]
-    names: dict[Value, str]
-    frames: list[SymbolicFrame]
-
-
-def _targets(graph: Graph, wrt: Value | Sequence[Value] | None) -> list[Value]:
-    if wrt is None:
-        targets = list(graph.variables)
-        if not targets:
-            raise ValueError(
-                "steps(algorithm='6.6'): z has no variables (every input is a constant); "
-                "give wrt= the Values to differentiate with respect to"
-            )
-        return targets
-    return as_values(wrt, "steps(z, path, wrt=...)", "wrt")
-
-
-def _is_are(items: Sequence[object]) -> str:
-    return "is" if len(items) == 1 else "are"
-
-
-def symbolic_frames(z: Value, wrt: Value | Sequence[Value] | None = None) -> SymbolicSteps:
-    """The frames of Algorithm 6.5 and its calls of Algorithm 6.6 on the graph of z, as grad runs them.
-
-    Runs :func:`micrograph.grad` once with an observer: one frame for Algorithm 6.5's start (G pruned to
-    G', grad_table[z] ← 1), one per call of build_grad in the order grad reported them (V, its consumers
-    in G', their inputs, D, what op.bprop built, the sum, the new nodes of B), and one for the return
-    (grad_table restricted to T). Nothing here builds a node or knows a derivative.
-
-    Args:
-        z: the output, a Value.
-        wrt: the targets T, a Value or a sequence of Values; by default the graph's variables (the inputs
-            that are not constants, in u(i) order).
-
-    Returns:
-        A :class:`SymbolicSteps` holding the frames, the calls, the gradients and the node names.
+def frames(z: Value | Graph) -> list[Frame]:
+    """The frames of Algorithm 6.1 then Algorithm 6.2 on the graph of z (:func:`observe`), each with its
+    explanation: :func:`viz.narration.frame_text` at the graph's values.
 
     Raises:
-        TypeError: z or a target is not a Value.
-        ValueError: T is empty, or (by default) the graph has no variables.
-        DomainError: a local derivative does not exist at the graph's values.
+        DomainError: an operation or a local derivative is undefined at the graph's values.
 
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithms 6.5, 6.6.
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithms 6.1, 6.2.
     """
-    if not isinstance(z, Value):
-        raise TypeError(f"steps(z, path): z must be a Value, got {type(z).__name__} {z!r}")
-    graph = Graph(z)
-    targets = _targets(graph, wrt)
-    calls: list[BuildGradCall] = []
-    gradients = grad(z, targets, observe=calls.append)  # the engine's Algorithms 6.5 and 6.6, watched
-    B_nodes = [v for v in topological_order(gradients) if v not in graph.index]
-    names = node_names(graph, B_nodes)  # G's u1..un, then B's numbered on as the drawing numbers them
-    G_prime = graph.prune(targets)
-    n = len(graph.nodes)
-
-    def name(v: Value) -> str:
-        return call_node_name(v, names)
-
-    T_text = ", ".join(name(v) for v in targets)
-    left_out = [names[v] for v in graph.nodes if v not in G_prime]
-    pruned = (
-        f"{count(len(left_out), 'node')} of G ({', '.join(left_out)}) {_is_are(left_out)} not, drawn "
-        f"faded: no gradient flows through them, so build_grad never visits them."
-        if left_out
-        else "every node of G is, so nothing is pruned."
-    )
-    seed = next((D for c in calls for C, D in zip(c.consumers, c.D) if C is z), None)
-    if seed is None:
-        seed_text = ""
-    elif seed in names:
-        seed_text = f", drawn in B as {names[seed]}"
-    else:
-        seed_text = " (not drawn: no node of B reads it, as op.bprop multiplies by 1 without building a node)"
-    start = SymbolicFrame(
-        "6.5",
-        (3, 4, 5),
-        "Algorithm 6.5 (symbol-to-symbol back-propagation): G' and grad_table[z] ← 1",
-        f"T = {{{T_text}}}, z = {name(z)}. G' keeps the nodes of G that are ancestors of z and descendants "
-        f"of a node in T: {len(G_prime)} of the {n}, highlighted; {pruned}\n\n"
-        f"grad_table[z] ← 1: the seed, the constant node 1{seed_text}. Then build_grad (Algorithm 6.6) "
-        f"runs for the nodes of G' from z down: the book's recursion unrolled, so each call finds its "
-        f"consumers' gradients already in the grad_table. There {_is_are(calls)} "
-        f"{count(len(calls), 'call')}; each of the next frames shows one, and highlights in B (orange, on "
-        f"the right) the nodes it adds.",
-        [(names[v], formula(v, names), fmt(v.data)) for v in G_prime.nodes],
-        tuple(G_prime.nodes),
-        columns=("node of G'", "computes", "value"),
-    )
-    out = [start]
-    for k, call in enumerate(calls, 1):
-        out.append(
-            SymbolicFrame(
-                "6.6",
-                _CALL_LINES,
-                f"Algorithm 6.6, call {k} of {len(calls)}: build_grad(V = {name(call.V)})",
-                build_grad_call_text(call, k, len(calls), names),
-                build_grad_call_rows(call, names),
-                call.new_nodes,
-                call,
-                ("new node of B", "computes", "value"),
-            )
-        )
-    entries = "; ".join(
-        f"grad_table[{name(v)}] = {name(d)} = {fmt(d.data)}" for v, d in zip(targets, gradients)
-    )
-    out.append(
-        SymbolicFrame(
-            "6.5",
-            (9,),
-            "Algorithm 6.5: return grad_table restricted to T",
-            f"Return grad_table restricted to T: {entries}. Each is a node of B, highlighted: evaluate it "
-            f"again with new inputs (Algorithm 6.1 on B), draw it, or differentiate it again. Its value "
-            f"is the number Algorithm 6.2 computes for the same G, to the last bit unless a sum of three "
-            f"terms or more was grouped otherwise (op.bprop first adds a consumer's own terms).",
-            [(names.get(d, "?"), formula(d, names), fmt(d.data)) for d in gradients],
-            tuple(gradients),
-            columns=("grad_table entry", "computes", "value"),
-        )
-    )
-    return SymbolicSteps(z, targets, list(gradients), calls, names, out)
+    graph = z if isinstance(z, Graph) else Graph(z)
+    run = observe(graph)
+    names = node_names(graph)
+    said = Numbers(run.values, run.grads, run.derivatives)
+    for f in run.frames:
+        f.explanation = frame_text(f, graph, names, said)
+    return run.frames

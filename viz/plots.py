@@ -42,7 +42,6 @@ __all__ = [
     "save_figure",
 ]
 
-OPERATIONS = charts.OPERATIONS
 PLOT_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 
 

@@ -75,7 +75,9 @@ def _kept_mode(dest: Path) -> int:
     return stat.S_IMODE(st.st_mode) & 0o777 if stat.S_ISREG(st.st_mode) else 0o644
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = True) -> Path:
+def write_atomic(
+    path: str | os.PathLike[str], data: bytes, *, overwrite: bool = True, mode: int | None = None
+) -> Path:
     """Write ``data`` to ``path`` atomically: a temporary file in the same directory, then a rename.
 
     Args:
@@ -83,6 +85,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, overwrite: bool =
         data: the bytes to write.
         overwrite: if False and ``path`` exists, raise instead of replacing it (checked again at the rename,
             where the filesystem allows it, so a file created meanwhile is not clobbered).
+        mode: the file's permissions, set before it gets its name (0o600: never readable by others, even
+            for a moment); None keeps those of the regular file it replaces, else 0644.
 
     Returns:
         The destination as a Path.
@@ -105,7 +109,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, overwrite: bool =
     directory = dest.parent
     if not directory.is_dir():
         raise FileNotFoundError(f"cannot write {dest}: the directory {directory} does not exist")
-    mode = _kept_mode(dest)
+    mode = _kept_mode(dest) if mode is None else mode
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{dest.name}.", suffix=".tmp")
     except OSError as e:  # read-only, a name too long, a file system that refuses: name the destination

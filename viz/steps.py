@@ -1,8 +1,8 @@
 """Back-propagation step by step as one HTML flip-book: the frames of Algorithms 6.1/6.2 and of 6.5/6.6.
 
-The frames and their prose are :mod:`viz.frames` (the engine's algorithms observed); this module draws
-each frame with Graphviz and puts them in one self-contained page (:mod:`viz.page`), moved through with
-buttons or the arrow keys.
+The frames and their prose are :mod:`viz.frames`, :mod:`viz.narration` and :mod:`viz.symbolic_frames` (the
+engine's algorithms observed); this module draws each frame with Graphviz and puts them in one
+self-contained page (:mod:`viz.page`), moved through with buttons or the arrow keys.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 and 6.5.6, Algorithms 6.1,
 6.2, 6.5 and 6.6.
@@ -22,9 +22,10 @@ from micrograph.engine import Value
 from micrograph.graph import Graph
 from viz import style
 from viz.dot import check_size, digraph, draw_side_by_side
-from viz.frames import Frame, SymbolicFrame, SymbolicSteps, call_node_name, frames, symbolic_frames
+from viz.frames import Frame, frames
 from viz.page import html_page
 from viz.render import pipe_svg, write_atomic
+from viz.symbolic_frames import SymbolicFrame, SymbolicSteps, call_node_name, symbolic_frames
 from viz.words import clean, fmt, node_names, node_rows
 
 __all__ = ["steps"]

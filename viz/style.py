@@ -64,8 +64,8 @@ GRAPH: dict[str, str] = {
     "ranksep": "0.45",
     "labelloc": "t",
     # At most 2 x (number of nodes) iterations of network simplex when dot places the nodes within their
-    # ranks: the same drawing for small graphs (it converges sooner), and a 400-node graph laid out in
-    # about 1.5 s instead of 9 s, no taller (measured: docs/architecture.md, "Layout").
+    # ranks: the same drawing for small graphs (it converges sooner), and a 400-node graph laid out several
+    # times sooner, no taller (the figures: docs/performance.md, "Graph layout").
     "nslimit": "2",
 }
 NODE: dict[str, str] = {"shape": "plain", "fontname": FONT, "fontsize": FONTSIZE}

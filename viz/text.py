@@ -11,6 +11,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1, 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from micrograph.engine import Value
 from micrograph.graph import Graph
@@ -19,7 +20,9 @@ from viz.words import as_graph, count, fmt, graph_name, node_names, node_table
 __all__ = ["text"]
 
 
-def text(target: Value | Graph, *, max_rows: int = 200) -> str:
+def text(
+    target: Value | Graph, *, max_rows: int = 200, grad_table: Mapping[Value, float] | None = None
+) -> str:
     """A terminal drawing of G: one line per node u(i) in topological order, leaves first.
 
     Each line gives the node's name u(i), its label, how it is computed (``u3 = u1 × u2``; edges are
@@ -27,12 +30,16 @@ def text(target: Value | Graph, *, max_rows: int = 200) -> str:
     (the ``.grad`` field, filled by ``backward()``), with 4 significant digits. Nodes of a backward
     subgraph B built by :func:`micrograph.grad` are marked ``B``; gradient nodes say what they are the
     gradient of. Labels are shown with control characters escaped, so a label cannot move the cursor or
-    change the terminal's colours.
+    change the terminal's colours. Drawing runs no algorithm: it shows the fields as they are.
 
     Args:
         target: the output z (a Value) or a Graph.
         max_rows: at most this many node lines; the middle of a longer graph is elided (one line says
             how many nodes are not shown).
+        grad_table: the grad_table of Algorithm 6.2 at the data shown, computed by the caller
+            (``Graph(z).backprop()``); each ``.grad`` that differs from its entry is marked ``*``, with a
+            line saying why (the data changed after ``backward()``, or ``backward()`` ran twice). Nothing
+            is marked before any ``backward()`` (every ``.grad`` 0), or without a table.
 
     Returns:
         The drawing, lines separated by ``\\n`` (no trailing newline).
@@ -45,7 +52,7 @@ def text(target: Value | Graph, *, max_rows: int = 200) -> str:
     graph = as_graph(target)
     names = node_names(graph)
     n = len(graph.nodes)
-    stale = _stale(graph)
+    stale = set() if grad_table is None else _stale(graph, grad_table)
     notes = []
     for i, v in enumerate(graph.nodes):
         note = ""
@@ -71,25 +78,20 @@ def text(target: Value | Graph, *, max_rows: int = 200) -> str:
     return "\n".join(lines)
 
 
-STALE_CHECK_LIMIT = 100_000
-"""Graphs up to this many nodes have their .grad fields checked against the data (one Algorithm 6.2 run)."""
-
-
-def _stale(graph: Graph) -> set[int]:
-    """Positions whose ``.grad`` is not dz/du at the nodes' current data, once backward() has filled them.
+def _stale(graph: Graph, grad_table: Mapping[Value, float]) -> set[int]:
+    """Positions whose ``.grad`` is not their entry of ``grad_table``, once backward() has filled them.
 
     A gradient is stale when the data changed after ``backward()`` (``Graph.forward`` with new inputs) or
-    when ``backward()`` added into ``.grad`` twice. The engine's Algorithm 6.2 at the current data is the
-    reference; where it is undefined, or before any backward() (every .grad 0), nothing is marked.
+    when ``backward()`` added into ``.grad`` twice. Before any backward() (every .grad 0) nothing is marked;
+    a node the table does not hold, or whose entry is nan for a constant, is not compared.
     """
-    if len(graph.nodes) > STALE_CHECK_LIMIT or graph.output.grad == 0.0:
-        return set()
-    try:
-        table = list(graph.backprop().values())
-    except (ArithmeticError, ValueError):
+    if graph.output.grad == 0.0:
         return set()
     out = set()
-    for i, (v, g) in enumerate(zip(graph.nodes, table)):
-        if not math.isclose(v.grad, g, rel_tol=1e-9, abs_tol=1e-12) and not (math.isnan(g) and v.is_constant):
+    for i, v in enumerate(graph.nodes):
+        g = grad_table.get(v)
+        if g is None or (math.isnan(g) and v.is_constant):
+            continue
+        if not math.isclose(v.grad, g, rel_tol=1e-9, abs_tol=1e-12):
             out.add(i)
     return out

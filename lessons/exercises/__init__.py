@@ -9,13 +9,13 @@
 
 The same from a shell: ``micrograph exercise list | start NAME | check FILE [--json]``.
 
-A check runs the solution on graphs chosen to catch the real mistakes (a node used twice, a reused inner
-node, constants, figure 6.9's chain, every operation, random DAGs from a seed the report prints, a chain
-10,000 deep) and compares it with micrograph's own algorithms, the answer key. Every case runs and is
-scored. At the first failure the report says which node is wrong, the expected and actual values, for
-Algorithm 6.2 the terms of the sum and which one differs, a hint naming the book's sentence for the
-mistakes it recognises, and draws G with the wrong node and edge in red (inline in Jupyter; next to the
-student's file from the shell).
+A check runs the solution on graphs chosen to catch the real mistakes (a node used twice, a reused inner node,
+constants, figure 6.9's chain, every operation, random DAGs from a seed the report prints, a ladder with 2^40
+paths, a chain 2,000 deep, chains timed against their size) and compares it with micrograph's own algorithms,
+the answer key. Every case runs and is scored. At the first failure the report says which node is wrong, the
+expected and actual values, for Algorithm 6.2 the terms of the sum and which one differs, a hint naming the
+book's sentence for the mistakes it recognises, and draws G with the wrong node and edge in red (inline in
+Jupyter; next to the student's file from the shell).
 
 The solution runs in a separate interpreter (:mod:`lessons.exercises.runner`) that holds no answer and
 cannot import micrograph's own implementation of the algorithm; it gets each case as plain data and
@@ -36,13 +36,17 @@ from typing import Any
 
 from lessons.exercises import judges, progress
 from lessons.exercises.judge import judge_solution
+from lessons.exercises.limits import BUDGET, MEMORY_LIMIT, TIME_LIMIT, WALL_LIMIT, Limits
 from lessons.exercises.report import Failure, Report
-from lessons.exercises.runner import BUDGET, MEMORY_LIMIT, TIME_LIMIT, WALL_LIMIT, Limits, stop_on_signals
-from lessons.exercises.source import solution_source
+from lessons.exercises.runner import stop_on_signals
+from lessons.exercises.source import read_submission, solution_source
 from lessons.exercises.templates import LESSONS, TEMPLATES
 from viz.render import write_atomic
 
-__all__ = ["EXERCISES", "Exercise", "Report", "Failure", "list", "start", "check", "reference", "SVG_MARKER"]
+__all__ = [
+    "EXERCISES", "Exercise", "Report", "Failure", "list", "start", "check", "reference", "exercise_of",
+    "SVG_MARKER",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,27 @@ def start(name: str, directory: str | os.PathLike[str] = ".") -> Path:
     return write_atomic(path, TEMPLATES[e.name].encode("utf-8"), overwrite=False)
 
 
+MARKER_LINE = "# micrograph exercise:"
+"""How a template names its exercise, on one of its first lines (``# micrograph exercise: backprop``)."""
+
+
+def exercise_of(path: str | os.PathLike[str]) -> str | None:
+    """The exercise a solution file is: the template's marker line among its first five lines, else the
+    file's name (``backprop.py``), else None.
+
+    Raises:
+        FileNotFoundError: no regular file at ``path``, or a symlink (never followed). ValueError: a file
+            larger than a solution can be (:data:`lessons.exercises.source.MAX_SOURCE`).
+    """
+    p = Path(path)
+    for line in read_submission(p).splitlines()[:5]:
+        if line.startswith(MARKER_LINE):
+            name = line.split(":", 1)[1].strip()
+            if name in EXERCISES:
+                return name
+    return p.stem if p.stem in EXERCISES else None
+
+
 def reference(name: str) -> Any:
     """micrograph's own functions in the exercise's shape, to compare your results with in a REPL.
 
@@ -241,15 +266,18 @@ def _write_drawing(path: Path, svg: str) -> tuple[str | None, str]:
     symlink or cannot be written, (None, why)."""
     if path.is_symlink():
         return None, f"{path} is a symlink; not writing through it"
-    if path.exists():
+    ours = path.exists()
+    if ours:
         try:
             ours = path.read_text(encoding="utf-8", errors="replace").startswith(SVG_MARKER)
         except OSError as e:
             return None, f"cannot read {path}: {e.strerror or e}"
         if not ours:
             return None, f"{path} exists and is not a failure drawing; not overwriting it"
-    try:
-        write_atomic(path, (SVG_MARKER + svg).encode("utf-8"))
+    try:  # a new drawing is created exclusively: a file made while the check ran is not replaced
+        write_atomic(path, (SVG_MARKER + svg).encode("utf-8"), overwrite=ours)
+    except FileExistsError:
+        return None, f"{path} appeared while the check ran; not overwriting it"
     except OSError as e:
         return None, f"cannot write {path}: {e.strerror or e}"
     return str(path), ""

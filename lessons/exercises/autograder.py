@@ -3,18 +3,38 @@
 ``write_autograder("backprop", "gradescope", out)`` writes into ``out``:
 
 - ``setup.sh``: Gradescope runs it once, as root, while it builds the autograder's image: it installs
-  Python, pip and Graphviz (for the failure drawings) with apt-get, then micrograph's wheel with pip;
+  Python, pip and Graphviz (for the failure drawings) with apt-get, then micrograph's wheel with pip, and
+  makes micrograph's installed packages, the secret and the wheel unreadable to other users;
 - ``run_autograder``: Gradescope runs it for every submission: it checks
   ``/autograder/submission/backprop.py`` with ``micrograph exercise check ... --format gradescope --seed S``
-  and writes ``/autograder/results/results.json``;
+  (S the student's own seed) and writes ``/autograder/results/results.json``;
+- ``micrograph_secret``: the teacher's secret, from which each student's seed is derived (mode 0600);
 - ``micrograph-VERSION-py3-none-any.whl``: micrograph, built from this checkout;
-- ``autograder.zip``: the three above at the root of the archive, which is what Gradescope's "Configure
+- ``autograder.zip``: the four above at the root of the archive, which is what Gradescope's "Configure
   Autograder" page takes.
 
 For ``"prairielearn"``: ``grade_backprop.py`` (the external grader's entrypoint: it checks
 ``/grade/student/backprop.py`` with ``--format prairielearn`` and writes ``/grade/results/results.json``),
-a ``Dockerfile`` for the grading image (Python, Graphviz, the wheel), the wheel, and a ``README.md`` with
-the question's ``info.json`` options.
+a ``Dockerfile`` for the grading image (Python, Graphviz, the wheel, micrograph's files unreadable to
+others), a ``README.md`` with the question's ``info.json`` options, the secret and the wheel.
+
+**Each student's cases.** The scripts derive the seed of the random cases from the student's identity and
+the secret (:mod:`lessons.exercises.grading`: Gradescope's user id from ``submission_metadata.json``;
+PrairieLearn's ``variant_seed``, as PrairieLearn gives an external grader no identity). The secret is the
+``secret`` given (``--secret-file``) or a new random one; it lives in a file of its own, root's with mode
+0600 in the grading container, never in the results. The results name the seed, so the teacher re-runs a
+student's check with ``micrograph exercise check FILE --seed N``; the fixed ``seed`` is used, and said, where
+no identity is found.
+
+**Timeouts.** The check stops itself after :data:`~lessons.exercises.limits.WALL_LIMIT` seconds at worst
+(its solution may spend :data:`~lessons.exercises.limits.BUDGET` seconds of CPU and waiting in all, plus
+the interpreters' start-ups); the scripts stop a check that hangs after :data:`CHECK_TIMEOUT` seconds, and
+PrairieLearn's README asks for a job ``"timeout"`` of :data:`PRAIRIELEARN_TIMEOUT` (its default is 30 s).
+Gradescope's own default timeout is 10 minutes.
+
+**Refusals.** Run as root (as on both platforms) while micrograph's installed files or the secret are
+readable by the solution's user, a script does not grade: score 0 with one line saying what the course
+staff must fix (:func:`lessons.exercises.grading.refused_result` gives each platform's convention).
 
 The grading scripts write results.json after the check has ended, so nothing the student's code wrote there
 is kept; a missing submission file, a checker that does not answer, or one that runs past
@@ -22,8 +42,11 @@ is kept; a missing submission file, a checker that does not answer, or one that 
 (``/autograder``, ``/grade``) can be moved with the environment variable ``MICROGRAPH_AUTOGRADER_ROOT``,
 which is how the tests run a script end to end in a temporary directory.
 
-Gradescope's layout and scripts: https://gradescope-autograders.readthedocs.io/en/latest/specs/.
-PrairieLearn's: https://prairielearn.readthedocs.io/en/latest/externalGrading/.
+Gradescope's layout and scripts: https://gradescope-autograders.readthedocs.io/en/latest/specs/, its
+submission metadata: https://gradescope-autograders.readthedocs.io/en/latest/submission_metadata/, its
+timeout: https://gradescope-autograders.readthedocs.io/en/latest/troubleshooting/. PrairieLearn's:
+https://prairielearn.readthedocs.io/en/latest/externalGrading/ (``timeout``: "optional and defaults to 30
+seconds ... cannot exceed 600 seconds").
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -32,6 +55,7 @@ from __future__ import annotations
 
 import io
 import json
+import secrets
 import shutil
 import subprocess
 import sys
@@ -39,178 +63,75 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from lessons.exercises import EXERCISES
+from lessons.exercises import EXERCISES, autograder_templates
+from lessons.exercises.grading import MIN_SECRET, PACKAGES, SECRET_FILE, read_secret
+from lessons.exercises.limits import BUDGET, WALL_LIMIT
 from lessons.exercises.platforms import PLATFORMS
 from micrograph import __version__
 from viz.render import write_atomic
 
 __all__ = [
     "write_autograder",
+    "autograder_secret",
     "build_wheel",
     "checkout_root",
     "AutograderError",
     "ROOT_VARIABLE",
     "CHECK_TIMEOUT",
+    "PRAIRIELEARN_TIMEOUT",
 ]
 
 ROOT_VARIABLE = "MICROGRAPH_AUTOGRADER_ROOT"
 """The environment variable that moves the platform's root directory (``/autograder``, ``/grade``)."""
 
-CHECK_TIMEOUT = 600
-"""Seconds the grading script lets the whole check run (the check's own limits are far shorter)."""
+CHECK_TIMEOUT = int(WALL_LIMIT) + 30
+"""Seconds the grading script lets the whole check run: the check's own wall-clock limit
+(:data:`~lessons.exercises.limits.WALL_LIMIT`) and 30 s for the judge's start and its drawing of the
+failure, so only a checker that hangs is stopped here."""
+
+PRAIRIELEARN_TIMEOUT = CHECK_TIMEOUT + 30
+"""The ``"timeout"`` the PrairieLearn README asks for (PrairieLearn's default is 30 s, its maximum 600 s):
+the grading script's :data:`CHECK_TIMEOUT` and 30 s for the container's start and the script's own work."""
 
 _ROOTS = {"gradescope": ("/autograder", "submission"), "prairielearn": ("/grade", "student")}
+
+_SECRET_PATHS = {
+    "gradescope": f'ROOT / "source" / {json.dumps(SECRET_FILE)}',  # unzipped into /autograder/source
+    "prairielearn": f"Path(__file__).resolve().parent / {json.dumps(SECRET_FILE)}",  # beside the script
+}
+
+_SECRET_PLACES = {
+    "gradescope": f"/autograder/source/{SECRET_FILE}",
+    "prairielearn": f"{SECRET_FILE} beside this script",
+}
+
+_SECRET_COPIES = {
+    "gradescope": ("[SECRET]", "the one copy"),
+    "prairielearn": (
+        f'[SECRET, *sorted((ROOT / "shared").rglob({json.dumps(SECRET_FILE)}))]',
+        "PrairieLearn also copies serverFilesCourse to /grade/shared",
+    ),
+}
+
+_IDENTITIES = {
+    "gradescope": 'the "id" of each of the "users" in /autograder/submission_metadata.json',
+    "prairielearn": (
+        '"variant_seed" in /grade/data/data.json (PrairieLearn passes no\n   student identity; each '
+        "student works on a variant of their own)"
+    ),
+}
+
+_REFUSALS = {
+    "gradescope": "exit status 1",
+    "prairielearn": (
+        'marked "gradable": false (no\n   points, no attempt used) with exit status 0, as PrairieLearn reads '
+        "results.json only from a\n   grader that exits with 0"
+    ),
+}
 
 
 class AutograderError(Exception):
     """The autograder cannot be written: no checkout to build the wheel from, or the build failed."""
-
-
-_SCRIPT = '''#!/usr/bin/env python3
-"""{platform_title} runs this for every submission: micrograph checks {root}/{submission}/{exercise}.py and
-writes {root}/results/results.json ({spec}).
-
-Written by `micrograph exercise autograder {exercise} --platform {platform} --seed {seed}`. The root
-directory {root} can be moved with the environment variable {variable}.
-"""
-
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-EXERCISE = {exercise_q}
-SEED = {seed}
-FORMAT = {platform_q}
-ROOT = Path(os.environ.get({variable_q}, {root_q}))
-SUBMISSION = ROOT / {submission_q}
-RESULTS = ROOT / "results" / "results.json"
-TIMEOUT = {timeout}  # seconds for the whole check; its own limits per case are far shorter
-
-
-def unchecked(headline, details=()):
-    """A results.json with score 0 for a submission that could not be checked, and why."""
-    from lessons.exercises.platforms import to_platform, unchecked_result
-
-    return to_platform(FORMAT, unchecked_result(EXERCISE, headline, seed=SEED, details=list(details)))
-
-
-def check(path):
-    """The platform's results.json for the student's file, from `micrograph exercise check`."""
-    command = [sys.executable, "-m", "micrograph", "exercise", "check", str(path), "--exercise", EXERCISE,
-               "--format", FORMAT, "--seed", str(SEED), "--no-progress"]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return unchecked(f"the check of {{path.name}} did not finish within {{TIMEOUT}} s and was stopped")
-    sys.stderr.write(done.stderr)
-    try:
-        results = json.loads(done.stdout)
-    except ValueError:
-        results = None
-    if done.returncode not in (0, 1) or not isinstance(results, dict):
-        why = (done.stderr.strip().splitlines() or [f"exit status {{done.returncode}}"])[-1]
-        return unchecked(f"micrograph could not check {{path.name}}: {{why}}")
-    return results
-
-
-def find_submission():
-    """The student's file: {{EXERCISE}}.py at the top of the submission, else the one file of that name
-    in a folder of it (an upload zipped with its folder); else None and why."""
-    name = f"{{EXERCISE}}.py"
-    if (SUBMISSION / name).is_file():
-        return SUBMISSION / name, ""
-    if not SUBMISSION.is_dir():
-        return None, f"there is no {{name}} in your submission: it is empty"
-    inside = sorted(p for p in SUBMISSION.rglob(name) if p.is_file())
-    if len(inside) == 1:
-        return inside[0], ""
-    if inside:
-        where = ", ".join(str(p.relative_to(SUBMISSION)) for p in inside)
-        return None, f"your submission has {{len(inside)}} files named {{name}} ({{where}}): submit one"
-    found = sorted(str(p.relative_to(SUBMISSION)) for p in SUBMISSION.rglob("*") if p.is_file())
-    shown = ", ".join(found[:20]) + (f" and {{len(found) - 20}} more" if len(found) > 20 else "")
-    return None, (
-        f"there is no {{name}} in your submission: name your solution {{name}} "
-        f"(the files submitted: {{shown or 'none'}})"
-    )
-
-
-def main():
-    path, why = find_submission()
-    print(f"checking {{path}} for exercise {{EXERCISE}} (seed {{SEED}})" if path is not None else why)
-    results = check(path) if path is not None else unchecked(why)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    temporary = RESULTS.with_name(".results.json.tmp")
-    temporary.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
-    os.replace(temporary, RESULTS)  # written after the check: nothing the student's code wrote there stays
-    print(results.get("message") or results.get("output") or "")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''
-
-_SETUP_SH = """#!/usr/bin/env bash
-# Gradescope runs this once, as root, while it builds the autograder's image (Ubuntu 22.04 by default):
-# Python, pip and Graphviz (micrograph draws the failures with it), then micrograph's wheel.
-# Written by `micrograph exercise autograder {exercise} --platform gradescope --seed {seed}`.
-set -euo pipefail
-apt-get update
-apt-get install -y python3 python3-pip graphviz
-if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
-    echo "micrograph needs Python 3.10 or later: choose the Ubuntu 22.04 base image (or later)" >&2
-    exit 1
-fi
-# Ubuntu 24.04's Python refuses system-wide installs unless told that this image is micrograph's alone.
-python3 -m pip install /autograder/source/{wheel} \\
-    || python3 -m pip install --break-system-packages /autograder/source/{wheel}
-"""
-
-_DOCKERFILE = """# The image PrairieLearn's external grader runs for micrograph's exercises: Python, Graphviz
-# (micrograph draws the failures with it) and micrograph. Written by
-# `micrograph exercise autograder {exercise} --platform prairielearn --seed {seed}`.
-FROM python:3.12-slim
-RUN apt-get update && apt-get install -y --no-install-recommends graphviz && rm -rf /var/lib/apt/lists/*
-COPY {wheel} /tmp/{wheel}
-RUN python -m pip install --no-cache-dir /tmp/{wheel} && rm /tmp/{wheel}
-"""
-
-_README = """# micrograph's `{exercise}` exercise on PrairieLearn
-
-Written by `micrograph exercise autograder {exercise} --platform prairielearn --seed {seed}`. PrairieLearn's
-external grading is described at {spec}.
-
-1. Build the grading image and push it where PrairieLearn can pull it:
-
-       docker build -t YOUR_DOCKERHUB_NAME/micrograph-grader .
-       docker push YOUR_DOCKERHUB_NAME/micrograph-grader
-
-2. Copy `{script}` into your course's `serverFilesCourse/micrograph/`.
-
-3. In the question's `info.json`:
-
-       "gradingMethod": "External",
-       "externalGradingOptions": {{
-           "enabled": true,
-           "image": "YOUR_DOCKERHUB_NAME/micrograph-grader",
-           "serverFilesCourse": ["micrograph/"],
-           "entrypoint": "/grade/serverFilesCourse/micrograph/{script}",
-           "timeout": 60
-       }}
-
-4. In the question's `question.html`, let the student submit `{exercise}.py` (`<pl-file-editor
-   file-name="{exercise}.py">` with the template from `micrograph exercise start {exercise}`, or
-   `<pl-file-upload file-names="{exercise}.py">`), and show the results with `<pl-external-grader-results>`.
-
-The script checks `/grade/student/{exercise}.py` with `micrograph exercise check --format prairielearn
---seed {seed}` and writes `/grade/results/results.json`: the score in [0, 1], one test per case with its
-points, the first failure diagnosed in full and its drawing as an image. A missing `{exercise}.py` scores 0
-with a message naming the files that were submitted. To grade with cases the students have not seen, write
-the autograder again with another `--seed`.
-"""
 
 
 def checkout_root() -> Path:
@@ -296,13 +217,13 @@ def _build_failure(log: str) -> str:
     return f"cannot build micrograph's wheel: {lines[-1] if lines else 'pip wheel failed'}"
 
 
-def _zip(files: dict[str, bytes], executable: set[str]) -> bytes:
-    """A zip archive of the files at its root (Gradescope's form), scripts marked executable."""
+def _zip(files: dict[str, bytes], modes: dict[str, int]) -> bytes:
+    """A zip archive of the files at its root (Gradescope's form), each with its permissions."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in files.items():
             info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
-            info.external_attr = (0o755 if name in executable else 0o644) << 16
+            info.external_attr = modes.get(name, 0o644) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, data)
     return buf.getvalue()
@@ -319,7 +240,18 @@ def _files(exercise: str, platform: str, seed: int, wheel: str) -> tuple[dict[st
         "submission": submission,
         "variable": ROOT_VARIABLE,
         "timeout": CHECK_TIMEOUT,
+        "pl_timeout": PRAIRIELEARN_TIMEOUT,
+        "wall": WALL_LIMIT,
+        "budget": BUDGET,
         "wheel": wheel,
+        "packages": " ".join(PACKAGES),
+        "secret_file": SECRET_FILE,
+        "secret_path": _SECRET_PATHS[platform],
+        "secret_where": _SECRET_PLACES[platform],
+        "secret_copies": _SECRET_COPIES[platform][0],
+        "secret_copies_why": _SECRET_COPIES[platform][1],
+        "identity": _IDENTITIES[platform],
+        "refusal": _REFUSALS[platform],
         "platform_title": {"gradescope": "Gradescope", "prairielearn": "PrairieLearn"}[platform],
         "spec": {
             "gradescope": "https://gradescope-autograders.readthedocs.io/en/latest/specs/",
@@ -330,9 +262,9 @@ def _files(exercise: str, platform: str, seed: int, wheel: str) -> tuple[dict[st
         f"{key}_q": json.dumps(fields[key])
         for key in ("exercise", "platform", "variable", "root", "submission")
     }
-    script = _SCRIPT.format(**fields, **quoted)
+    script = autograder_templates.SCRIPT.format(**fields, **quoted)
     if platform == "gradescope":
-        return {"setup.sh": _SETUP_SH.format(**fields), "run_autograder": script}, {
+        return {"setup.sh": autograder_templates.SETUP_SH.format(**fields), "run_autograder": script}, {
             "setup.sh",
             "run_autograder",
         }
@@ -340,20 +272,22 @@ def _files(exercise: str, platform: str, seed: int, wheel: str) -> tuple[dict[st
     return (
         {
             name: script,
-            "Dockerfile": _DOCKERFILE.format(**fields),
-            "README.md": _README.format(script=name, **fields),
+            "Dockerfile": autograder_templates.DOCKERFILE.format(**fields),
+            "README.md": autograder_templates.README.format(script=name, **fields),
         },
         {name},
     )
 
 
-def _check_arguments(exercise: str, platform: str, out: Path, seed: int) -> None:
+def _check_arguments(exercise: str, platform: str, out: Path, seed: int, secret: bytes | None) -> None:
     if exercise not in EXERCISES:
         raise ValueError(f"there is no exercise {exercise!r}; the exercises are {', '.join(EXERCISES)}")
     if platform not in PLATFORMS:
         raise ValueError(f"there is no platform {platform!r}; the platforms are {', '.join(PLATFORMS)}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
+    if secret is not None and (not isinstance(secret, bytes) or len(secret.strip()) < MIN_SECRET):
+        raise ValueError(f"secret must be at least {MIN_SECRET} bytes, got {secret!r:.40}")
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"{out} is a file; --out must be a directory")
 
@@ -365,36 +299,70 @@ def _refuse_existing(out: Path, names: list[str]) -> None:
         raise FileExistsError(f"{', '.join(existing)} {verb}; not overwriting")
 
 
+def autograder_secret(out: Path, secret_file: str | Path | None, force: bool) -> tuple[bytes | None, str]:
+    """The secret to write an autograder into ``out`` with, and a sentence saying where it comes from.
+
+    ``secret_file`` (``--secret-file``) gives it. Without one, rewriting an autograder (``force``) keeps the
+    secret already in ``out``, so the students' cases stay the same; otherwise it is None: a new random
+    secret (:func:`write_autograder` makes it).
+
+    Raises:
+        OSError: ``secret_file`` cannot be read (FileNotFoundError: it does not exist).
+        ValueError: the secret is too short (fewer than :data:`~lessons.exercises.grading.MIN_SECRET` bytes).
+    """
+    kept = Path(out) / SECRET_FILE
+    if secret_file is not None:
+        return read_secret(secret_file), f"the secret of {secret_file}"
+    if force and kept.is_file() and not kept.is_symlink():
+        return read_secret(kept), f"the secret already in {kept}, kept: the students' cases stay the same"
+    return None, "a new random secret"
+
+
 def write_autograder(
-    exercise: str, platform: str, out: Path, *, force: bool = False, seed: int = 0
+    exercise: str,
+    platform: str,
+    out: Path,
+    *,
+    force: bool = False,
+    seed: int = 0,
+    secret: bytes | None = None,
 ) -> list[Path]:
     """Write what a teacher uploads to grade ``exercise`` on ``platform`` into the directory ``out``.
 
-    Gradescope: ``setup.sh``, ``run_autograder``, micrograph's wheel and ``autograder.zip`` (the three at
-    its root). PrairieLearn: ``grade_EXERCISE.py``, ``Dockerfile``, the wheel and ``README.md``. The
-    scripts run ``micrograph exercise check --format PLATFORM --seed SEED`` on the student's
-    ``EXERCISE.py``; see the module's docstring for what they do when that file is missing.
+    Gradescope: ``setup.sh``, ``run_autograder``, ``micrograph_secret``, micrograph's wheel and
+    ``autograder.zip`` (the four at its root). PrairieLearn: ``grade_EXERCISE.py``, ``Dockerfile``,
+    ``README.md``, ``micrograph_secret`` and the wheel. The scripts run ``micrograph exercise check
+    --format PLATFORM --seed S`` on the student's ``EXERCISE.py``, S derived from the student and the
+    secret; see the module's docstring for what they do otherwise.
 
     Args:
         exercise: the exercise (``lessons.exercises.EXERCISES``).
         platform: ``"gradescope"`` or ``"prairielearn"``.
         out: the directory to write into; made if missing.
         force: replace files that exist; without it, nothing is written if any of them exists.
-        seed: the seed of the check's random cases (a teacher may grade with one the students have not seen).
+        seed: the fixed seed of the check's random cases, used where the platform gives no student identity.
+        secret: the teacher's secret (at least 16 bytes; whitespace around it is dropped), or None for a new
+            random one. It is written to ``micrograph_secret`` with mode 0600.
 
     Returns:
         The paths written, in the order above.
 
     Raises:
-        ValueError: an unknown exercise or platform, or a seed that is not a whole number >= 0.
+        ValueError: an unknown exercise or platform, a seed that is not a whole number >= 0, or a secret
+            that is not bytes of at least 16.
         NotADirectoryError: ``out`` is a file.
         FileExistsError: a file to write exists and ``force`` is False (naming every such file).
         AutograderError: micrograph does not run from a checkout, or its wheel could not be built.
-        OSError: a file cannot be written (each is written atomically, never through a symlink).
+        OSError: a file cannot be written (each is written atomically, never through a symlink; without
+            ``force``, created exclusively, so a file made while the wheel was built is not replaced).
     """
     out = Path(out)
-    _check_arguments(exercise, platform, out, seed)
-    names = [*_files(exercise, platform, seed, "")[0], f"micrograph-{__version__}-py3-none-any.whl"]
+    _check_arguments(exercise, platform, out, seed, secret)
+    names = [
+        *_files(exercise, platform, seed, "")[0],
+        SECRET_FILE,
+        f"micrograph-{__version__}-py3-none-any.whl",
+    ]
     if platform == "gradescope":
         names.append("autograder.zip")
     if not force:
@@ -402,16 +370,23 @@ def write_autograder(
     wheel_name, wheel = build_wheel()
     texts, executable = _files(exercise, platform, seed, wheel_name)
     data = {name: text.encode("utf-8") for name, text in texts.items()}
+    data[SECRET_FILE] = (secrets.token_hex(32).encode("ascii") if secret is None else secret.strip()) + b"\n"
     data[wheel_name] = wheel
+    modes = {name: 0o755 if name in executable else 0o644 for name in data}
+    modes[SECRET_FILE] = 0o600
     if platform == "gradescope":
-        data["autograder.zip"] = _zip(data, executable)
+        data["autograder.zip"] = _zip(data, modes)
+        modes["autograder.zip"] = 0o600  # it holds the secret
     if not force:
         _refuse_existing(out, list(data))
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, content in data.items():
-        path = write_atomic(out / name, content)
-        if name in executable:
-            path.chmod(0o755)
-        written.append(path)
+    for (
+        name,
+        content,
+    ) in data.items():  # without force each is created exclusively: none made meanwhile is lost
+        try:
+            written.append(write_atomic(out / name, content, mode=modes[name], overwrite=force))
+        except FileExistsError:
+            raise FileExistsError(f"{out / name} exists; not overwriting") from None
     return written

@@ -5,8 +5,10 @@ runs the check again meets the same first failure, and the checker can build one
 and another for the engine's answer. The order is from the smallest graph that shows a mistake to the
 largest: a node used twice by one operation (``a * a``), a reused node that is not a leaf
 (``b = a + a; c = b + b``), constants, figure 6.9's chain, a graph that uses every operation, random DAGs
-with shared and repeated parents, the ladder whose paths double at every level, and a chain 10,000 deep
-(a recursive solution meets Python's recursion limit there).
+with shared and repeated parents, the ladder whose paths double at every level (6 levels, then 40: 2^40
+paths, where a method that follows every path from z never finishes and Algorithm 6.2 takes a millisecond),
+and a chain 2,000 deep (a recursive solution meets Python's recursion limit of 1,000 there). Apart from
+these, :func:`growth_chains` are the chains on which a check times a solution against the graph's size.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.1-6.5.3, figure 6.9.
 """
@@ -23,10 +25,27 @@ from micrograph.families import chain, ladder
 from micrograph.graph import Graph
 from micrograph.ops import OPS, POW, pow_const
 
-__all__ = ["Case", "graph_cases", "random_dag", "random_seeds", "every_op", "DEEP"]
+__all__ = [
+    "Case",
+    "graph_cases",
+    "growth_chains",
+    "random_dag",
+    "random_seeds",
+    "every_op",
+    "DEEP",
+    "BIG_LADDER",
+    "GROWTH",
+]
 
-DEEP = 10_000
-"""The depth of the deep chain: ten times Python's default recursion limit."""
+DEEP = 2_000
+"""The depth of the deep chain: twice the recursion limit of the process that runs a solution (1,000), and
+small enough that a solution whose time grows as n² still finishes it (the growth case names that)."""
+
+BIG_LADDER = 40
+"""The levels of the big ladder: 2^40 paths from w to z on 121 nodes."""
+
+GROWTH = (400, 800, 1_600, 3_200)
+"""The depths of the chains a solution is timed on, each twice the last."""
 
 
 @dataclass(frozen=True)
@@ -38,11 +57,15 @@ class Case:
         build: returns a fresh ``(z, targets)``: the output and the variables to differentiate with
             respect to; each call builds new nodes with the same structure and numbers.
         deep: True for the case that a recursive solution cannot pass.
+        paths: True for the case whose paths from z no solution can follow one by one.
+        cpu: the CPU seconds the case may take (a correct solution needs a hundredth of that or less).
     """
 
     name: str
     build: Callable[[], tuple[Value, list[Value]]]
     deep: bool = False
+    paths: bool = False
+    cpu: float = 1.0
 
 
 def _square() -> tuple[Value, list[Value]]:
@@ -170,14 +193,21 @@ def _random(seed: int) -> Callable[[], tuple[Value, list[Value]]]:
     return lambda: random_dag(seed)
 
 
-def _ladder() -> tuple[Value, list[Value]]:
-    z, w = ladder(6)
-    return z, [w]
+def _family(
+    family: Callable[[int], tuple[Value, Value]], depth: int
+) -> Callable[[], tuple[Value, list[Value]]]:
+    """The build of figure 6.9's chain or the ladder at a depth, differentiated with respect to w."""
+
+    def build() -> tuple[Value, list[Value]]:
+        z, w = family(depth)
+        return z, [w]
+
+    return build
 
 
-def _deep() -> tuple[Value, list[Value]]:
-    z, w = chain(DEEP)
-    return z, [w]
+def growth_chains() -> list[Case]:
+    """The chains of :data:`GROWTH`'s depths, on which a check times a solution (one call per chain)."""
+    return [Case(f"a chain {d:,} deep", _family(chain, d), deep=True) for d in GROWTH]
 
 
 def random_seeds(seed: int, count: int) -> list[int]:
@@ -189,7 +219,7 @@ def graph_cases(*, deep: bool = True, randoms: int = 4, seed: int = 0) -> list[C
     """The graph cases, in the order the checkers try them.
 
     Args:
-        deep: include the chain 10,000 deep.
+        deep: include the chain :data:`DEEP` deep.
         randoms: how many random DAGs.
         seed: the check's seed; the random DAGs' own seeds are :func:`random_seeds` of it.
     """
@@ -205,7 +235,15 @@ def graph_cases(*, deep: bool = True, randoms: int = 4, seed: int = 0) -> list[C
         Case(f"random DAG (seed {s}): shared and repeated parents", _random(s))
         for s in random_seeds(seed, randoms)
     ]
-    cases.append(Case("the ladder u(i) = sin(u(i-1)) + cos(u(i-1)), 6 levels: 64 paths", _ladder))
+    cases.append(Case("the ladder u(i) = sin(u(i-1)) + cos(u(i-1)), 6 levels: 64 paths", _family(ladder, 6)))
+    cases.append(
+        Case(
+            f"the ladder, {BIG_LADDER} levels: 2^{BIG_LADDER} paths",
+            _family(ladder, BIG_LADDER),
+            paths=True,
+            cpu=1.0,
+        )
+    )
     if deep:
-        cases.append(Case(f"a chain {DEEP:,} deep", _deep, deep=True))
+        cases.append(Case(f"a chain {DEEP:,} deep", _family(chain, DEEP), deep=True, cpu=2.0))
     return cases

@@ -40,12 +40,41 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
-import linecache
 import os
 import sys
 import traceback
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+
+def _sibling(name: str) -> types.ModuleType:
+    """``lessons.exercises.NAME`` from the file beside this one, without importing its package (whose
+    ``__init__`` holds the judge): in the check's private directory and in the page's Web Worker alike."""
+    full = f"lessons.exercises.{name}"
+    if full in sys.modules:
+        return sys.modules[full]
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location(full, os.path.join(here, f"{name}.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[full] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+if TYPE_CHECKING:
+    from lessons.exercises.calls import CALLS, TOOLS, Missing, Solution, growth
+    from lessons.exercises.given import Plain
+else:
+    Plain = _sibling("given").Plain
+    _calls = _sibling("calls")
+    CALLS, TOOLS, Missing, Solution, growth = (
+        _calls.CALLS,
+        _calls.TOOLS,
+        _calls.Missing,
+        _calls.Solution,
+        _calls.growth,
+    )
 
 ALGORITHMS = {
     "derivatives": ("the local derivatives ∂u(i)/∂u(j)", "micrograph"),
@@ -53,7 +82,7 @@ ALGORITHMS = {
     "forward": ("Algorithm 6.1", "micrograph.forward"),
     "backprop": ("Algorithm 6.2", "micrograph.backprop"),
     "build_grad": ("Algorithm 6.6", "micrograph.symbolic"),
-    "mlp_backward": ("Algorithm 6.4", "micrograph.mlp"),
+    "mlp_backward": ("Algorithm 6.4", "micrograph.mlp_backward"),
     "naive": ("the naive chain rule of equation 6.53", "micrograph.naive"),
 }
 """{exercise: (what the student writes, the engine's module that implements it)}."""
@@ -63,9 +92,6 @@ ALLOWED = {
     "micrograph.memory",
 }  # fmt: skip
 """The engine's modules a solution may import (nodes and the operation table), except in ``derivatives``."""
-
-ENGINE_ONLY = ("backprop", "forward", "prune", "program", "consumers", "consumer_edges")
-"""Methods of micrograph's Graph that run an algorithm: absent from the graph a solution is given."""
 
 PRELOAD = (
     "math",
@@ -134,9 +160,6 @@ class _Guard(importlib.abc.MetaPathFinder):
         if top in ("viz", "lessons") and fullname not in ("lessons", "lessons.exercises", TOOLS):
             raise ImportError(_unavailable(self.exercise, fullname), name=fullname)
         return None
-
-
-TOOLS = "lessons.exercises.tools"
 
 
 def _stub(name: str, path: list[str], exercise: str) -> types.ModuleType:
@@ -292,429 +315,6 @@ def _processes_of(uid: int) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Plain data out.
-
-MAX_ITEMS = 2_000_000
-
-
-class _Plain:
-    """Converts what a solution returned into JSON data: numbers, strings, lists, dicts, node references."""
-
-    def __init__(self, refs: dict[int, int]) -> None:
-        self.refs = refs  # id(node) -> its position in G
-        self.items = 0
-
-    def __call__(self, x: Any, depth: int = 0) -> Any:
-        self.items += 1
-        if self.items > MAX_ITEMS or depth > 12:
-            raise ValueError("the result is too large or too deeply nested")
-        if x is None or isinstance(x, (bool, str)):
-            return x if not isinstance(x, str) else x[:200]
-        if isinstance(x, float):
-            return float.__float__(x)  # a float subclass: its stored number, not what its methods say
-        if isinstance(x, int):
-            return int.__int__(x)
-        node = self.node(x)
-        if node is not None:
-            return node
-        if isinstance(x, dict):
-            return {"dict": [[self(k, depth + 1), self(v, depth + 1)] for k, v in list(x.items())]}
-        if isinstance(x, (list, tuple)):
-            return [self(v, depth + 1) for v in x]
-        return self.other(x, depth)
-
-    def node(self, x: Any) -> Any:
-        engine = sys.modules.get("micrograph.engine")
-        if engine is not None and isinstance(x, engine.Value):
-            pos = self.refs.get(id(x))
-            return (
-                {"node": pos}
-                if pos is not None
-                else {"value": float.__float__(float(x.data)), "label": x.label}
-            )
-        return None
-
-    def other(self, x: Any, depth: int) -> Any:
-        tolist = getattr(type(x), "tolist", None)  # numpy arrays and scalars
-        if tolist is not None and callable(tolist):
-            return self(tolist(x), depth + 1)
-        import numbers
-
-        if isinstance(x, numbers.Real):
-            return float(x)
-        if isinstance(x, numbers.Complex):
-            return {"object": f"complex {x!r}"[:200]}
-        return {"object": f"{type(x).__name__} {x!r}"[:200]}
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Plain data in: graphs as records.
-
-
-def _build_nodes(records: list[list[Any]]) -> dict[int, Any]:
-    """Nodes from records ``[id, op, param, [parent ids], data, label, constant]`` (parents listed first or
-    not: nodes are made first and linked after, so a shuffled list reveals no order)."""
-    from micrograph import engine, meta, ops
-
-    made: dict[int, Any] = {}
-    for rid, opname, param, _args, data, label, constant in records:
-        v = engine._new(engine.Value)
-        v.data, v.grad, v._a, v._b, v._info = float(data), 0.0, None, None, None
-        v.op = (
-            None
-            if opname is None
-            else (ops.pow_const(param) if param is not None else ops.op_by_name(opname))
-        )
-        if constant:
-            v._info = meta.CONSTANT
-        elif label:
-            v.label = label
-        made[rid] = v
-    for rid, _opname, _param, args, *_ in records:
-        if args:
-            made[rid]._a = made[args[0]]
-            made[rid]._b = made[args[1]] if len(args) > 1 else None
-    return made
-
-
-class Graph:
-    """G as an exercise gives it: u(1)..u(n), n_i, and the book's get_consumers, get_inputs, get_operation.
-
-    It has what the templates document and nothing that runs an algorithm: no ``backprop``, ``forward``
-    or ``prune``.
-
-    Attributes:
-        nodes: u(1)..u(n), the leaves first. n_inputs: n_i. output: u(n) = z. num_edges: the edges.
-        index: {node: 0-based position}. parents: for each node, its parents' positions in argument order.
-    """
-
-    def __init__(self, nodes: list[Any], n_inputs: int, members: list[int] | None = None) -> None:
-        self.nodes = nodes
-        self.n_inputs = n_inputs
-        self.output = nodes[-1]
-        self.index = {v: i for i, v in enumerate(nodes)}
-        self.parents = [tuple(self.index[p] for p in v.inputs) for v in nodes]
-        self.num_edges = sum(map(len, self.parents))
-        keep = set(range(len(nodes))) if members is None else set(members)
-        self._consumers: list[list[Any]] = [[] for _ in nodes]
-        for i, pa in enumerate(self.parents):
-            if i in keep:
-                for j in dict.fromkeys(pa):
-                    self._consumers[j].append(nodes[i])
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ENGINE_ONLY:
-            raise AttributeError(
-                f"G.{name} is micrograph's own algorithm; it is not available while your code is checked"
-            )
-        raise AttributeError(f"the graph has no attribute {name!r}")
-
-    @property
-    def leaves(self) -> list[Any]:
-        """u(1)..u(n_i)."""
-        return self.nodes[: self.n_inputs]
-
-    def __len__(self) -> int:
-        return len(self.nodes)
-
-    def __iter__(self) -> Any:
-        return iter(self.nodes)
-
-    def __contains__(self, node: object) -> bool:
-        return node in self.index
-
-    def __repr__(self) -> str:
-        return f"Graph(n={len(self.nodes)}, n_inputs={self.n_inputs}, num_edges={self.num_edges})"
-
-    def name(self, node: Any) -> str:
-        """``"u1"`` for u(1), and so on."""
-        return f"u{self._position(node) + 1}"
-
-    def _position(self, node: Any) -> int:
-        try:
-            return self.index[node]
-        except (KeyError, TypeError):
-            raise ValueError(f"{node!r} is not a node of this graph") from None
-
-    def get_consumers(self, node: Any) -> list[Any]:
-        """The nodes that take ``node`` as an argument, each once, in order (section 6.5.6)."""
-        return list(self._consumers[self._position(node)])
-
-    def get_inputs(self, node: Any) -> tuple[Any, ...]:
-        """The parents of ``node`` in argument order, with repeats (section 6.5.6)."""
-        self._position(node)
-        return tuple(node.inputs)
-
-    def get_operation(self, node: Any) -> Any:
-        """The operation that computes ``node``; None for an input (section 6.5.6)."""
-        self._position(node)
-        return node.op
-
-
-class SubGraph(Graph):
-    """G' of Algorithm 6.5: the nodes of G on a path from a target to z; consumers restricted to them."""
-
-    def __init__(self, graph: Graph, members: list[int]) -> None:
-        super().__init__(graph.nodes, graph.n_inputs, members)
-        self.graph = graph
-        self._members = {graph.nodes[i] for i in members}
-        self.nodes = [graph.nodes[i] for i in members]
-
-    def __contains__(self, node: object) -> bool:
-        return node in self._members
-
-    def __len__(self) -> int:
-        return len(self.nodes)
-
-    def __iter__(self) -> Any:
-        return iter(self.nodes)
-
-
-def _graph(request: dict[str, Any]) -> tuple[Graph, dict[int, Any]]:
-    made = _build_nodes(request["records"])
-    nodes = [made[i] for i in range(len(made))]
-    return Graph(nodes, request["n_inputs"]), made
-
-
-def _snapshot(nodes: list[Any]) -> list[tuple[Any, ...]]:
-    return [(v.data, v.grad, v.op, id(v._a), id(v._b), v._info) for v in nodes]
-
-
-def _mutation(nodes: list[Any], before: list[tuple[Any, ...]]) -> list[Any]:
-    """[position, field, old, new] of the first node the solution changed, or []."""
-    fields = ("data", "grad", "op", "inputs", "inputs", "label")
-    for j, (v, old) in enumerate(zip(nodes, before)):
-        new = (v.data, v.grad, v.op, id(v._a), id(v._b), v._info)
-        for name, a, b in zip(fields, old, new):
-            same = a is b or a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
-            if not same:
-                plain = name in ("data", "grad")
-                return [j, name, _number(a) if plain else None, _number(b) if plain else None]
-    return []
-
-
-def _number(x: Any) -> Any:
-    try:
-        return float.__float__(float(x))
-    except (TypeError, ValueError, OverflowError):
-        return None
-
-
-# ---------------------------------------------------------------------------------------------------------
-# The calls, one per exercise.
-
-
-class Solution:
-    """The student's module, loaded from its source text."""
-
-    def __init__(self, source: str, filename: str, exercise: str) -> None:
-        self.exercise = exercise
-        self.filename = filename
-        self.module = types.ModuleType(f"micrograph_exercise_{exercise}")
-        self.module.__file__ = filename
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        code = compile(source, filename, "exec", dont_inherit=True)
-        sys.modules[self.module.__name__] = self.module
-        exec(code, self.module.__dict__)
-
-    def function(self, name: str) -> Any:
-        fn = self.module.__dict__.get(name)
-        if not callable(fn):
-            raise _Missing(name)
-        return fn
-
-
-class _Missing(Exception):
-    pass
-
-
-def _call_derivatives(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
-    fn = sol.function(request["function"])
-    results = [plain(fn(*args, out)) for args, out in request["points"]]
-    return {"result": results}
-
-
-def _call_topo(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
-    fn = sol.function("topological_order")
-    made = _build_nodes(request["records"])
-    refs = {id(v): rid for rid, v in made.items()}
-    plain.refs = refs
-    nodes = list(made.values())
-    before = _snapshot(nodes)
-    order = fn(made[request["z"]])
-    changed = _mutation(nodes, before)
-    if changed:
-        changed[0] = list(made)[changed[0]]
-    return {"result": plain(order), "mutation": changed}
-
-
-def _call_forward(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
-    fn = sol.function("forward")
-    G, _ = _graph(request)
-    plain.refs = {id(v): i for i, v in enumerate(G.nodes)}
-    before = _snapshot(G.nodes)
-    u = fn(G, list(request["x"]))
-    return {"result": plain(u), "mutation": _mutation(G.nodes, before)}
-
-
-def _call_backprop(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
-    fn = sol.function("backprop")
-    tools = sys.modules[TOOLS]
-    G, _ = _graph(request)
-    plain.refs = {id(v): i for i, v in enumerate(G.nodes)}
-    before = _snapshot(G.nodes)
-    tools.reset_counts()
-    table = fn(G)
-    counts = tools.counts()
-    calls = [[plain.refs.get(id(node), -1), k] for node, k in tools.calls()[:400]]
-    return {"result": plain(table), "mutation": _mutation(G.nodes, before), "counts": counts, "calls": calls}
-
-
-def _call_naive(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
-    fn = sol.function("naive_grad")
-    tools = sys.modules[TOOLS]
-    G, _ = _graph(request)
-    plain.refs = {id(v): i for i, v in enumerate(G.nodes)}
-    before = _snapshot(G.nodes)
-    tools.reset_counts()
-    result = fn(G.output, G.nodes[request["w"]])
-    counts = tools.counts()
-    value = getattr(result, "value", result)
-    reported = None
-    if hasattr(result, "local_derivatives"):
-        reported = {
-            "local_derivatives": plain(result.local_derivatives),
-            "evaluations": plain(result.recomputed),
-        }
-    return {
-        "result": plain(value),
-        "mutation": _mutation(G.nodes, before),
-        "counts": counts,
-        "reported": reported,
-    }
-
-
-def _call_build_grad(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
-    from micrograph import engine
-
-    fn = sol.function("build_grad")
-    G, _ = _graph(request)
-    G_prime = SubGraph(G, request["members"])
-    T = [G.nodes[j] for j in request["targets"]]
-    calls = [0]
-
-    def counted(*args: Any, **kw: Any) -> Any:  # the module's name, so recursive calls are counted too
-        calls[0] += 1
-        return fn(*args, **kw)
-
-    globals_ = getattr(fn, "__globals__", None)
-    if isinstance(globals_, dict) and globals_.get("build_grad") is fn:
-        globals_["build_grad"] = counted
-    before = _snapshot(G.nodes)
-    seed = engine.as_value(1.0)
-    grad_table: dict[Any, Any] = {G.output: seed}
-    try:
-        results = [counted(V, G, G_prime, grad_table) for V in T]
-    finally:
-        if isinstance(globals_, dict) and globals_.get("build_grad") is counted:
-            globals_["build_grad"] = fn
-    entries = {G.index[v]: r for v, r in grad_table.items() if v in G.index}
-    B = _records_of_B(G, [*results, *entries.values()])
-    return {
-        "result": [B["ref"](r) for r in results],
-        "entries": [[j, B["ref"](r)] for j, r in sorted(entries.items())],
-        "B": B["records"],
-        "seed_kept": grad_table.get(G.output) is seed,
-        "calls": calls[0],
-        "mutation": _mutation(G.nodes, before),
-    }
-
-
-MAX_B = 200_000
-
-
-def _records_of_B(G: Graph, roots: list[Any]) -> dict[str, Any]:
-    """The nodes of B reachable from ``roots`` as records, parents first (an iterative search): G's nodes are
-    referred to by position (``["g", j]``), B's by their index in the records (``["b", k]``)."""
-    from micrograph import engine
-
-    ids: dict[int, int] = {}
-    records: list[list[Any]] = []
-    for root in roots:
-        if not isinstance(root, engine.Value) or root in G.index or id(root) in ids:
-            continue
-        stack: list[tuple[Any, bool]] = [(root, False)]
-        opened: set[int] = set()
-        while stack:
-            v, ready = stack.pop()
-            if id(v) in ids or v in G.index:
-                continue
-            if ready:
-                ids[id(v)] = len(records)
-                op = v.op
-                records.append(
-                    [
-                        None if op is None else op.name,
-                        None if op is None else op.param,
-                        [_ref(G, ids, p) for p in v.inputs],
-                        float.__float__(float(v.data)),
-                        v.label,
-                        v.is_constant,
-                    ]
-                )
-                if len(records) > MAX_B:
-                    raise ValueError(f"B has more than {MAX_B:,} nodes")
-                continue
-            if id(v) in opened:
-                raise ValueError("B has a cycle: a node is its own ancestor")
-            opened.add(id(v))
-            stack.append((v, True))
-            stack.extend((p, False) for p in v.inputs if id(p) not in ids and p not in G.index)
-
-    def ref(x: Any) -> Any:
-        if isinstance(x, engine.Value):
-            return _ref(G, ids, x)
-        return {"plain": _Plain({})(x)}
-
-    return {"records": records, "ref": ref}
-
-
-def _ref(G: Graph, ids: dict[int, int], v: Any) -> list[Any]:
-    j = G.index.get(v)
-    return ["g", j] if j is not None else ["b", ids[id(v)]]
-
-
-def _call_mlp(sol: Solution, request: dict[str, Any], plain: _Plain) -> dict[str, Any]:
-    from micrograph.ops import OPS
-
-    fn = sol.function("backward_mlp")
-    acts = [None if a is None else OPS[a] for a in request["activations"]]
-
-    def f_prime(k: int, a: float, h: float) -> float:
-        op = acts[k]
-        return 1.0 if op is None else float(op.local_derivative(0, (float(a),), float(h)))
-
-    net = types.SimpleNamespace(
-        **{k: request[k] for k in ("l", "W", "b", "a", "h", "g", "lam")}, f_prime=f_prime
-    )
-    before = json.dumps([net.W, net.b, net.a, net.h, net.g])
-    result = fn(net)
-    changed = json.dumps([net.W, net.b, net.a, net.h, net.g], default=repr) != before
-    return {"result": plain(result), "mutation": [0, "net", None, None] if changed else []}
-
-
-CALLS = {
-    "derivatives": _call_derivatives,
-    "topo": _call_topo,
-    "forward": _call_forward,
-    "backprop": _call_backprop,
-    "naive": _call_naive,
-    "build_grad": _call_build_grad,
-    "mlp_backward": _call_mlp,
-}
-
-
-# ---------------------------------------------------------------------------------------------------------
 # Exceptions, as plain data.
 
 _HIDDEN: tuple[str, ...] = ()
@@ -745,16 +345,18 @@ def student_traceback(e: BaseException) -> str:
 def _error(e: BaseException, refs: dict[int, int]) -> dict[str, Any]:
     kind = "exception"
     key = None
-    if isinstance(e, RecursionError):
+    if isinstance(e, ImportError) and getattr(e, "refused", False) is True:
+        kind = "import"
+    elif isinstance(e, RecursionError):
         kind = "recursion"
     elif isinstance(e, NotImplementedError):
         kind = "todo"
     elif isinstance(e, KeyError) and e.args:
         key = refs.get(id(e.args[0]))
         kind = "missing-entry" if key is not None else "exception"
-    elif isinstance(e, _Missing):
+    elif isinstance(e, Missing):
         return {"kind": "missing-function", "name": str(e.args[0])}
-    if "is not available while your code is checked" in str(e):
+    if "is not available while your code is checked" in str(e) and kind != "import":
         kind = "engine"
     text = str(e)[:500]
     return {
@@ -773,7 +375,8 @@ def _error(e: BaseException, refs: dict[int, int]) -> dict[str, Any]:
 
 def _load(request: dict[str, Any], exercise: str) -> tuple[Solution | None, dict[str, Any]]:
     try:
-        return Solution(request["source"], request["filename"], exercise), {"ok": True}
+        solution = Solution(request["source"], request["filename"], exercise, request.get("imports"))
+        return solution, {"ok": True}
     except SyntaxError as e:
         lines = "".join(traceback.format_exception_only(type(e), e))
         return None, {"ok": False, "error": {"kind": "syntax", "line": e.lineno, "traceback": lines[-4000:]}}
@@ -784,9 +387,12 @@ def _load(request: dict[str, Any], exercise: str) -> tuple[Solution | None, dict
 
 
 def _answer(solution: Solution, request: dict[str, Any], exercise: str) -> dict[str, Any]:
-    plain = _Plain({})
+    plain = Plain({})
     try:
-        answer = CALLS[exercise](solution, request, plain)
+        call = CALLS[exercise]
+        answer = (
+            growth(call, solution, request, plain) if "growth" in request else call(solution, request, plain)
+        )
     except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise

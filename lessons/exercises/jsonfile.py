@@ -20,7 +20,7 @@ import re
 import stat
 from typing import Any
 
-__all__ = ["read_json", "JSONFileError"]
+__all__ = ["read_json", "nesting", "JSONFileError"]
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 """A JSON string, escapes included: brackets inside one do not nest."""
@@ -55,7 +55,7 @@ def _size(n: int) -> str:
     return f"{n // 2**20} MB" if n % 2**20 == 0 else f"{n // 1024} KB" if n % 1024 == 0 else f"{n} bytes"
 
 
-def _depth(text: str) -> int:
+def nesting(text: str) -> int:
     """How deeply the brackets of a JSON text nest, strings left out (C-speed loops: regex, accumulate)."""
     brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
     return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0)
@@ -115,7 +115,7 @@ def read_json(path: str | os.PathLike[str], *, max_bytes: int, max_depth: int) -
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise JSONFileError(path, "not text (UTF-8)") from None
-    if _depth(text) > max_depth:
+    if nesting(text) > max_depth:
         raise JSONFileError(path, f"nested deeper than {max_depth} levels")
     try:
         return json.loads(text)

@@ -24,9 +24,12 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from lessons.exercises import answers
 from lessons.exercises.drawing import failure_svg
+from lessons.exercises.imports import Imports
+from lessons.exercises.limits import IsolationError, Limits, Output, Stop
 from lessons.exercises.report import CaseResult, Failure, Report
-from lessons.exercises.runner import IsolationError, Limits, Output, Runner, Stop
+from lessons.exercises.runner import Runner
 from micrograph.engine import Value
 from micrograph.graph import Graph
 
@@ -87,7 +90,11 @@ class Case:
         what: how the call reads in the report, e.g. ``"backprop(G)"``.
         book: the key of the book's sentence a recursion-limit failure quotes.
         points: what the case is worth.
+        extra: the case's hooks: ``key_error`` and ``exception`` refine the failure of an answer that
+            raised, ``stopped`` that of a case the runner stopped (``hook(case, failure, error_or_stop)``).
         cpu: the CPU seconds the case may use, scaled to its size (0: the check's default per case).
+        exercise: the exercise's name, whose schema the answer must fit (:mod:`lessons.exercises.answers`);
+            :func:`lessons.exercises.judges.cases` sets it.
     """
 
     name: str
@@ -99,42 +106,49 @@ class Case:
     points: float = 1.0
     extra: dict[str, Any] = field(default_factory=dict)
     cpu: float = 0.0
+    exercise: str = ""
 
 
 def close(a: Any, b: float) -> bool:
-    """True if the number a equals b to rounding (:data:`TOLERANCE`); a non-number is never close."""
+    """True if the number a equals b to rounding (:data:`TOLERANCE`); a non-number, or an integer too large
+    for a float, is never close."""
     if isinstance(a, bool) or not isinstance(a, (int, float)):
         return False
-    a = float(a)
+    try:
+        a = float(a)
+    except OverflowError:
+        return False
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
     return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL)
 
 
 def shown(x: Any) -> str:
-    """A value as a report shows it: numbers with 10 significant digits, nodes as u(i), else the text."""
+    """A value as a report shows it: numbers with 10 significant digits (``an integer of 401 digits`` for
+    one too large for a float), nodes as u(i), else its text, at most 60 characters; it never raises."""
     if isinstance(x, bool) or x is None:
         return repr(x)
     if isinstance(x, (int, float)):
-        return f"{float(x):.10g}"
+        return answers.number_text(x)
     if isinstance(x, NodeRef):
         return f"the node u{x.j + 1}"
     if isinstance(x, Foreign):
         return x.text
-    text = repr(x)
-    return text if len(text) <= 60 else text[:59] + "…"
+    return answers.brief(x)
 
 
 def differ(expected: float, actual: Any) -> str:
     """When two numbers agree to 6 significant digits but are not equal: by how much, and the tolerance."""
-    if (
-        isinstance(actual, (int, float))
-        and not isinstance(actual, bool)
-        and f"{actual:.6g}" == f"{expected:.6g}"
-    ):
+    if isinstance(actual, bool) or not isinstance(actual, (int, float)):
+        return ""
+    try:
+        a = float(actual)
+    except OverflowError:  # an integer too large for a float agrees with no float
+        return ""
+    if f"{a:.6g}" == f"{expected:.6g}":
         return (
             "The two agree to 6 significant digits but differ by "
-            f"{abs(float(actual) - expected):.3g}; numbers count as equal within {TOLERANCE}."
+            f"{abs(a - expected):.3g}; numbers count as equal within {TOLERANCE}."
         )
     return ""
 
@@ -154,26 +168,36 @@ def draw(graph: Graph, **kw: Any) -> dict[str, Any]:
     return {"svg": svg, "drawing_note": note}
 
 
-def decode(x: Any) -> Any:
-    """The runner's plain data as the judge reads it: dicts, lists, numbers, NodeRef, Foreign."""
+def decode(x: Any, depth: int = 0) -> Any:
+    """The runner's plain data as the judge reads it: dicts, lists, numbers, NodeRef, Foreign.
+
+    It never raises: what is not plain data (a malformed tag, a value nested deeper than
+    :data:`lessons.exercises.answers.MAX_DEPTH`) becomes a :class:`Foreign` that shows it."""
+    if depth > answers.MAX_DEPTH:
+        return Foreign("a value nested too deeply")
     if isinstance(x, list):
-        return [decode(v) for v in x]
-    if isinstance(x, dict):
-        if "dict" in x:
-            out: dict[Any, Any] = {}
-            for pair in x["dict"]:
-                key = decode(pair[0])
-                try:
-                    out[key] = decode(pair[1])
-                except TypeError:  # an unhashable key (a list): shown, not used
-                    out[Foreign(shown(key))] = decode(pair[1])
-            return out
-        if "node" in x:
-            return NodeRef(int(x["node"]))
-        if "value" in x:
-            return Foreign(f"a node that is not in G (value {x['value']:.6g})")
-        return Foreign(str(x.get("object", "?")))
-    return x
+        return [decode(v, depth + 1) for v in x]
+    if not isinstance(x, dict):
+        return x
+    if "dict" in x:
+        pairs = x["dict"]
+        if not (isinstance(pairs, list) and all(isinstance(p, list) and len(p) == 2 for p in pairs)):
+            return Foreign(shown(x))
+        out: dict[Any, Any] = {}
+        for k, v in pairs:
+            key = decode(k, depth + 3)
+            try:
+                out[key] = decode(v, depth + 3)
+            except TypeError:  # an unhashable key (a list): shown, not used
+                out[Foreign(shown(key))] = decode(v, depth + 3)
+        return out
+    node = x.get("node")
+    if isinstance(node, int) and not isinstance(node, bool):
+        return NodeRef(node)
+    if "value" in x:
+        return Foreign(f"a node that is not in G (value {shown(x['value'])})")
+    what = x.get("object", "?")
+    return Foreign(what if isinstance(what, str) else shown(what))
 
 
 def graph_request(graph: Graph) -> dict[str, Any]:
@@ -252,6 +276,8 @@ def raised(error: dict[str, Any], case: Case) -> Failure:
             "template).",
             mistake="missing-function",
         )
+    if kind == "import":
+        return Failure(case.name, f"{error.get('message')}.", mistake="import", traceback=tb)
     if kind == "engine":
         return Failure(
             case.name,
@@ -314,6 +340,9 @@ def load_failure(answer: dict[str, Any] | Stop, path: str) -> Failure | None:
     filename = path.replace("\\", "/").rsplit("/", 1)[-1]
     if isinstance(answer, Stop):
         return stopped(answer, Case(f"loading {filename}", {}, lambda a: None))
+    misfit = answers.problem("load", answer, {})
+    if misfit:
+        return answers.failure(f"loading {filename}", misfit)
     if answer.get("ok"):
         return None
     error = answer.get("error", {})
@@ -331,14 +360,41 @@ def load_failure(answer: dict[str, Any] | Stop, path: str) -> Failure | None:
     return failure
 
 
+def exercise_imports(exercise: str) -> Imports | None:
+    """The allow-list of an exercise's imports (its judge module's ``IMPORTS``), or None for none."""
+    from lessons.exercises import judges  # the judges import this module: found when a check starts
+
+    try:
+        module = judges.module(exercise)
+    except ValueError:
+        return None
+    found = getattr(module, "IMPORTS", None)
+    return found if isinstance(found, Imports) else None
+
+
+def import_failure(imports: Imports | None, source: str, filename: str) -> Failure | None:
+    """The failure of a solution that imports a module its exercise does not allow (read before it runs)."""
+    refused = imports.refused(source) if imports is not None else None
+    if imports is None or refused is None:
+        return None
+    module, line = refused
+    name = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    return Failure(f"loading {name}", f"{imports.message(module)} (line {line} of {name}).", mistake="import")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # A whole check.
 
 
 def judge_case(case: Case, answer: dict[str, Any] | Stop) -> Failure | None:
-    """The failure of one case, or None if the answer is right."""
+    """The failure of one case, or None if the answer is right; an answer that does not fit its exercise's
+    schema (:mod:`lessons.exercises.answers`) is that case's failure, never judged."""
     if isinstance(answer, Stop):
-        return stopped(answer, case)
+        hook = case.extra.get("stopped")
+        return stopped(answer, case) if hook is None else hook(case, stopped(answer, case), answer)
+    misfit = answers.problem(case.exercise, answer, case.request)
+    if misfit:
+        return answers.failure(case.name, misfit)
     if not answer.get("ok"):
         failure = raised(answer.get("error", {}), case)
         refine = (
@@ -349,12 +405,27 @@ def judge_case(case: Case, answer: dict[str, Any] | Stop) -> Failure | None:
         case.judge(answer)
     except Fail as e:
         e.failure.case = case.name
+        e.failure.actual = _as_reported(e.failure.actual)
         return e.failure
     return None
 
 
+def _as_reported(x: Any) -> Any:
+    """A failure's actual value as the report keeps it (JSON): a number a float holds, text, or None."""
+    if x is None or isinstance(x, str):
+        return x
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        try:
+            float(x)
+        except OverflowError:
+            return shown(x)
+        return x
+    return shown(x)
+
+
 Question = tuple[str, dict[str, Any]]
-"""What the judge asks the student's side: ``("load", {"source", "filename"})`` or ``("case", request)``."""
+"""What the judge asks the student's side: ``("load", {"source", "filename", "imports"})`` (``imports``: the
+exercise's allow-list, :meth:`Imports.request`) or ``("case", request)``."""
 
 
 def judging(
@@ -383,8 +454,12 @@ def judging(
     """
     start = time.monotonic()
     results: list[CaseResult] = []
-    loaded = yield ("load", {"source": source, "filename": filename})
-    first = load_failure(loaded, filename)
+    imports = exercise_imports(exercise)
+    question: dict[str, Any] = {"source": source, "filename": filename}
+    if imports is not None:
+        question["imports"] = imports.request()
+    loaded = yield ("load", question)
+    first = import_failure(imports, source, filename) or load_failure(loaded, filename)
     for case in cases:
         if first is not None and first.case.startswith("loading"):  # every case fails, at no cost
             failure: Failure | None = Failure(case.name, f"not run: {first.headline}", mistake=first.mistake)
@@ -449,7 +524,7 @@ def judge_solution(
         try:
             op, request = next(loop)
             while True:
-                answer = runner.load() if op == "load" else runner.run(request)
+                answer = runner.load(request) if op == "load" else runner.run(request)
                 error = answer.get("error") if isinstance(answer, dict) else None
                 if op == "load" and isinstance(error, dict) and error.get("kind") == "isolation":
                     raise IsolationError(str(error.get("message", "the solution cannot be isolated")))

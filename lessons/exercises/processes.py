@@ -34,8 +34,16 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+def _sysconf(name: str, default: int) -> int:
+    try:
+        return int(os.sysconf(name))
+    except (AttributeError, ValueError, OSError):  # not POSIX, or a name this system lacks (a browser)
+        return default
+
+
+_TICK = _sysconf("SC_CLK_TCK", 100)
+_PAGE = _sysconf("SC_PAGE_SIZE", 4096)
 
 
 def _prctl(option: int, value: int) -> bool:

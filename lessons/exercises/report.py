@@ -19,7 +19,7 @@ from typing import Any
 
 from viz.render import write_atomic
 
-__all__ = ["Failure", "CaseResult", "Report", "BOOK", "WIDTH"]
+__all__ = ["Failure", "CaseResult", "Report", "BOOK", "WIDTH", "PLACES"]
 
 WIDTH = 80
 
@@ -163,6 +163,15 @@ class CaseResult:
     mistake: str = ""
 
 
+PLACES: dict[str, dict[str, str]] = {
+    "terminal": {"seed": "; --seed N draws others"},
+    "python": {"seed": "; check(..., seed=N) draws others"},
+    "page": {"seed": ""},
+}
+"""Where a report is read, and what it names there: the command line's flags, Python's arguments, or the
+page's own controls (the page has no command line)."""
+
+
 @dataclass
 class Report:
     """The answer of a check: every case with its points, and the first failure diagnosed.
@@ -242,10 +251,22 @@ class Report:
     def _points(self) -> str:
         return f"{self.score:g} of {self.max_score:g} points"
 
-    def text(self) -> str:
-        """The report for a terminal, 80 columns wide: each case, the score, the first failure diagnosed."""
+    def text(self, place: str = "terminal") -> str:
+        """The report, 80 columns wide: each case, the score, the first failure diagnosed.
+
+        Args:
+            place: where it is read, so that it names what the reader has there (:data:`PLACES`):
+                ``"terminal"`` (``micrograph exercise check``: ``--seed``, the drawing's file), ``"python"``
+                (``exercises.check``: ``seed=``, ``report.save_svg``) or ``"page"`` (the site: the drawing
+                below the report, no command line).
+
+        Raises:
+            ValueError: an unknown place.
+        """
+        if place not in PLACES:
+            raise ValueError(f"place must be one of {', '.join(PLACES)}, got {place!r}")
         lines = [f"exercise {self.exercise}: {self.title}"]
-        lines += _wrap(f"seed {self.seed} (the random cases; --seed N draws others)", "  ")
+        lines += _wrap(f"seed {self.seed} (the random cases{PLACES[place]['seed']})", "  ")
         for c in self.cases:
             mark = f" [{c.mistake}]" if c.mistake else ""
             lines += _wrap(f"{'PASS' if c.passed else 'FAIL'}  {c.name}{mark}", "  ")
@@ -259,14 +280,14 @@ class Report:
         else:
             lines.append("No check ran: the solution could not be loaded.")
         lines.append("")
-        lines += self._failure_lines(f)
+        lines += self._failure_lines(f, place)
         return "\n".join(lines + self._output_lines() + self._record_lines())
 
     def _record_lines(self) -> list[str]:
         """One line, unwrapped (it names a file): why the verdict was not recorded."""
         return ["", f"Your verdict was not recorded: {self.record_note}"] if self.record_note else []
 
-    def _failure_lines(self, f: Failure) -> list[str]:
+    def _failure_lines(self, f: Failure, place: str) -> list[str]:
         lines = _wrap(f"FAILED first on: {f.case}", "")
         lines += _wrap(f.headline, "  ")
         for d in f.details:
@@ -278,7 +299,9 @@ class Report:
             lines += _wrap(f"Hint: {f.hint}", "  ")
         if f.book:
             lines += _wrap(f.book_text(), "  ")
-        if self.svg_path:
+        if f.svg and place == "page":
+            lines += _wrap("Drawing of the failure: below.", "  ")
+        elif self.svg_path:
             lines += _wrap(f"Drawing of the failure: {self.svg_path}", "  ")
         elif f.svg and f.drawing_note:
             lines += _wrap(f"(Drawing not written: {f.drawing_note}; report.save_svg(path) writes it)", "  ")
@@ -311,14 +334,14 @@ class Report:
         return self.svg_path
 
     def __str__(self) -> str:
-        return self.text()
+        return self.text("python")
 
     def __repr__(self) -> str:
-        return self.text()
+        return self.text("python")
 
     def _repr_html_(self) -> str:
         """The report in Jupyter: the text, and the drawing of the failure inline."""
-        parts = [f"<pre style='white-space: pre-wrap'>{html.escape(self.text())}</pre>"]
+        parts = [f"<pre style='white-space: pre-wrap'>{html.escape(self.text('python'))}</pre>"]
         if self.failure is not None and self.failure.svg:
             parts.append(f"<div class='micrograph-failure'>{self.failure.svg}</div>")
         return "\n".join(parts)

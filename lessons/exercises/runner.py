@@ -32,7 +32,6 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import importlib.util
 import json
@@ -45,159 +44,18 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lessons.exercises.jsonfile import nesting
+from lessons.exercises.limits import MAX_ANSWER, MAX_NESTING, IsolationError, Limits, Output, Stop
 from lessons.exercises.processes import Tree, protect_judge, sleeping
 from lessons.exercises.sandbox import Sandbox, fresh_uid
 
-__all__ = [
-    "Limits",
-    "Stop",
-    "IsolationError",
-    "Runner",
-    "Output",
-    "stop_on_signals",
-    "TIME_LIMIT",
-    "BUDGET",
-    "WAIT_LIMIT",
-    "WALL_LIMIT",
-    "MEMORY_LIMIT",
-    "MAX_ANSWER",
-]
-
-TIME_LIMIT = 2.0
-"""CPU seconds one case may use unless the case sets its own (a correct solution needs a small fraction)."""
-
-BUDGET = 15.0
-"""Seconds of CPU time and waiting that the whole check may spend running the solution, its start-ups
-included: the worst solution's check costs this much, plus the judge's own work."""
-
-WAIT_LIMIT = 2.0
-"""Seconds one case may spend waiting (sleeping, reading) instead of computing."""
-
-WALL_LIMIT = 90.0
-"""Wall-clock seconds the whole check may take, however busy the machine."""
-
-MEMORY_LIMIT = 1 << 30
-"""Bytes of resident memory the solution's processes may use together (1 GiB)."""
-
-MAX_ANSWER = 64 << 20
-"""Bytes one answer may have (a grad_table of a million entries fits)."""
+__all__ = ["Runner", "stop_on_signals"]
 
 _POLL = 0.02
 _TREE_POLL = 0.1
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The limits of one check.
-
-    Attributes:
-        cpu: CPU seconds per case for a case that sets none (> 0).
-        wall: wall-clock seconds for the whole check (> 0).
-        memory: bytes of resident memory (>= 64 MiB).
-        budget: seconds of CPU time and waiting for the whole check (> 0); :data:`BUDGET` by default.
-        wait: seconds one case may wait instead of computing (> 0).
-        case_wall: wall-clock seconds per case, a last bound; by default ten times ``cpu``, at least 10 s.
-
-    Raises:
-        ValueError: a limit that is not a finite positive number, or is out of range.
-    """
-
-    cpu: float = TIME_LIMIT
-    wall: float = WALL_LIMIT
-    memory: int = MEMORY_LIMIT
-    budget: float = BUDGET
-    wait: float = WAIT_LIMIT
-    case_wall: float = 0.0
-
-    def __post_init__(self) -> None:
-        for name, value, top in (
-            ("cpu", self.cpu, 3600.0),
-            ("wall", self.wall, 86400.0),
-            ("budget", self.budget, 86400.0),
-            ("wait", self.wait, 3600.0),
-        ):
-            if isinstance(value, bool) or not (isinstance(value, (int, float)) and 0 < value <= top):
-                raise ValueError(
-                    f"the {name} time limit must be a number of seconds in (0, {top:g}], got {value!r}"
-                )
-        if not (isinstance(self.memory, int) and 64 << 20 <= self.memory <= 1 << 40):
-            raise ValueError(
-                f"the memory limit must be between 64 MiB and 1 TiB in bytes, got {self.memory!r}"
-            )
-        if not self.case_wall:
-            object.__setattr__(self, "case_wall", max(10.0, 10 * self.cpu))
-
-
-class IsolationError(Exception):
-    """The solution cannot be run apart from the judge: the check refuses to grade it (never as root)."""
-
-
-@dataclass(frozen=True)
-class Stop:
-    """Why a case got no answer.
-
-    Attributes:
-        kind: ``cpu`` (its CPU limit), ``wait`` (it waited), ``wall`` (the check's wall clock), ``budget``
-            (the check's time budget was spent before it), ``stopped`` (the check was stopped by a signal),
-            ``memory``, ``crash``, ``protocol``, ``large``, ``isolation`` (the solution could not be run apart
-            from the judge). detail: a sentence for the report. seconds: the CPU (or wall) seconds used.
-    """
-
-    kind: str
-    detail: str
-    seconds: float = 0.0
-
-
-@dataclass
-class Output:
-    """What the solution printed, capped: the first and the last lines, and how many were cut."""
-
-    head: list[str] = field(default_factory=list)
-    tail: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=20))
-    lines: int = 0
-    size: int = 0
-    _partial: bytes = b""
-
-    KEEP = 20
-    WIDTH = 200
-
-    def feed(self, data: bytes) -> None:
-        self.size += len(data)
-        *complete, self._partial = (self._partial + data).split(b"\n")
-        if len(self._partial) > 4 * self.WIDTH:
-            complete.append(self._partial)
-            self._partial = b""
-        for raw in complete:
-            self._add(raw)
-
-    def _add(self, raw: bytes) -> None:
-        line = raw.decode("utf-8", errors="replace")
-        if len(line) > self.WIDTH:
-            line = line[: self.WIDTH] + "…"
-        self.lines += 1
-        if len(self.head) < self.KEEP:
-            self.head.append(line)
-        else:
-            self.tail.append(line)
-
-    def close(self) -> None:
-        if self._partial:
-            self._add(self._partial)
-            self._partial = b""
-
-    @property
-    def cut(self) -> int:
-        """How many lines are in neither the head nor the tail."""
-        return self.lines - len(self.head) - len(self.tail)
-
-    def text(self) -> str:
-        """The kept lines, with a line saying how many were cut between them."""
-        middle = [f"... {self.cut:,} more line(s) not shown ..."] if self.cut else []
-        return "\n".join([*self.head, *middle, *self.tail])
 
 
 def _numpy_path() -> str | None:
@@ -372,6 +230,11 @@ class _Child:
             return None
         line, _, rest = bytes(self.buffer).partition(b"\n")
         self.buffer = bytearray(rest)
+        if nesting(line.decode("utf-8", errors="replace")) > MAX_NESTING:
+            return Stop(
+                "protocol",
+                f"the process running the solution sent an answer nested more than {MAX_NESTING} levels deep",
+            )
         try:
             answer = json.loads(line)
         except (ValueError, RecursionError):
@@ -488,6 +351,11 @@ class Runner:
         limits: the check's :class:`Limits`.
 
     Use as a context manager, or call :meth:`close`: nothing the solution started outlives it.
+
+    Creating a Runner makes the calling process (the judge: the command, or a Python session that calls
+    ``exercises.check``) not dumpable and a child subreaper for the rest of its life (Linux): no process of
+    its user can then trace it or open its descriptors, and orphans of the processes it starts are
+    re-parented to it, which reaps those it kills.
     """
 
     def __init__(self, exercise: str, source: str, filename: str, limits: Limits) -> None:
@@ -500,6 +368,7 @@ class Runner:
         self.child: _Child | None = None
         self.loaded: dict[str, Any] | Stop | None = None
         self.counter = 0
+        self.question: dict[str, Any] = {"source": source, "filename": filename}
         self.spent = 0.0
         self.interrupted = ""
         protect_judge()
@@ -541,8 +410,15 @@ class Runner:
         """Seconds of the budget not spent yet."""
         return max(0.0, self.limits.budget - self.spent)
 
-    def load(self) -> dict[str, Any] | Stop:
-        """Start a child and load the solution in it: its answer (``ok``, or the error), or a Stop."""
+    def load(self, question: dict[str, Any] | None = None) -> dict[str, Any] | Stop:
+        """Start a child and load the solution in it: its answer (``ok``, or the error), or a Stop.
+
+        Args:
+            question: the judge's load question (the source, its file name, the exercise's allow-list of
+                imports ...), kept for the reloads after a stopped case; by default the source and its name.
+        """
+        if question is not None:
+            self.question = dict(question)
         if self.child is not None:
             self.child.kill()
             self.child = None
@@ -551,7 +427,7 @@ class Runner:
             return refused
         self.child = _Child(self.exercise, self.limits, self.output, self.sandbox, self.token)
         answer = self._exchange(
-            {"op": "load", "source": self.source, "filename": self.filename},
+            {**self.question, "op": "load"},
             cpu=min(self.remaining, max(self.limits.cpu, 5.0)),
             wait=max(self.limits.wait, 10.0),
         )
@@ -574,8 +450,8 @@ class Runner:
 
         Args:
             request: the case as plain data; its key ``cpu``, if any, is the case's CPU seconds and is not
-                sent. cpu: the case's CPU seconds (0: the limits' ``cpu``); the case gets at most what is left
-                of the budget.
+                sent. cpu: the case's CPU seconds (0: the limits' ``cpu``); the case gets at most the limits'
+                ``cpu`` and what is left of the budget.
         """
         request = dict(request)
         cpu = float(request.pop("cpu", 0.0) or cpu)
@@ -594,7 +470,9 @@ class Runner:
             if refused is not None:
                 return refused
         return self._exchange(
-            {"op": "case", **request}, cpu=min(cpu or self.limits.cpu, self.remaining), wait=self.limits.wait
+            {"op": "case", **request},
+            cpu=min(cpu or self.limits.cpu, self.limits.cpu, self.remaining),
+            wait=self.limits.wait,
         )
 
     def _exchange(self, message: dict[str, Any], *, cpu: float, wait: float) -> dict[str, Any] | Stop:

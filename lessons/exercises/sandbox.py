@@ -58,9 +58,12 @@ COPIED = (
     "micrograph/memory.py",
     "lessons/exercises/tools.py",
     "lessons/exercises/child.py",
+    "lessons/exercises/given.py",
+    "lessons/exercises/calls.py",
 )
-"""Files copied as they are (the child itself, and modules without any algorithm: the operation table, what
-a node is besides its operation, micrograd's names for a node's fields, the errors)."""
+"""Files copied as they are (the child itself, what it gives the solution and its calls, and modules without
+any algorithm: the operation table, what a node is besides its operation, micrograd's names for a node's
+fields, the errors)."""
 
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 """The machine's shared temporary directories, swept of the solution's files when it ran as its own user."""

@@ -1,6 +1,6 @@
-"""The templates ``micrograph exercise start NAME`` writes: the signature, the book's pseudo-code as comments,
-and TODOs. Each starts with the marker line ``# micrograph exercise: NAME``, which tells ``check`` what the
-file is.
+"""The templates ``micrograph exercise start NAME`` writes (and the page's editor shows, in the page's words):
+the signature, the book's pseudo-code as comments, and TODOs. Each starts with the marker line ``# micrograph
+exercise: NAME``, which tells ``check`` what the file is.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from micrograph.pseudocode import ALGORITHMS
 
-__all__ = ["TEMPLATES", "LESSONS"]
+__all__ = ["TEMPLATES", "LESSONS", "PLACES", "template"]
 
 LESSONS: dict[str, int] = {
     "derivatives": 2,
@@ -31,8 +31,8 @@ rules of micrograph's operation table do: some derivatives are simplest written 
 
 The book (section 6.5.3, Algorithm 6.2): "Each ∂u(i)/∂u(j) is a function of the parents u(j) of u(i)".
 
-Lesson @LESSON@ steps through it first:  python -m lessons @LESSON@
-Check with:  micrograph exercise check derivatives.py
+@SEE@
+@CHECK@
 """
 import math
 
@@ -88,10 +88,10 @@ Algorithm 6.1 sets the inputs first: for i = 1, ..., n_i do u(i) <- x_i.
 A node is a micrograph Value: node.inputs is the tuple of its parents Pa(u) in argument order (a * a has
 the same parent twice); node.op is None for a leaf (an input or a constant).
 
-The checker's graphs include a chain 10,000 nodes deep: Python allows about 1,000 nested calls.
+The checker's graphs include a chain 2,000 nodes deep: Python allows about 1,000 nested calls.
 
-Lesson @LESSON@ steps through it first:  python -m lessons @LESSON@
-Check with:  micrograph exercise check topo.py
+@SEE@
+@CHECK@
 """
 
 
@@ -117,8 +117,8 @@ G.nodes[i].op.f is f(i) on numbers: G.nodes[i].op.f(2.0, 3.0) for a two-argument
 Return the whole list u (the checker reads every u(i)), and leave the nodes as they are: do not
 assign node.data (the graph is shared with whoever called you).
 
-Lesson @LESSON@ steps through it first:  python -m lessons @LESSON@
-Check with:  micrograph exercise check forward.py
+@SEE@
+@CHECK@
 """
 
 
@@ -148,8 +148,8 @@ tools.local_derivative(C, k) is du(C)/d(argument k of C) at the stored values: t
 rule, counted (the checker compares the count with the number of edges).
 Leave the nodes as they are (do not assign node.grad: that is micrograd's backward(), not the book's).
 
-Lesson @LESSON@ steps through it first:  python -m lessons @LESSON@
-Check with:  micrograph exercise check backprop.py
+@SEE@
+@CHECK@
 """
 from lessons.exercises import tools
 
@@ -183,8 +183,8 @@ argument is C itself (tanh's rule reuses the node's output). op.bprop returns a 
 local derivative is exactly 0). Everything here is a Value node: add the terms with +, never read .data,
 so that B can be evaluated again for new inputs and differentiated again. Leave G's nodes as they are.
 
-Lesson @LESSON@ steps through it first:  python -m lessons @LESSON@
-Check with:  micrograph exercise check build_grad.py
+@SEE@
+@CHECK@
 """
 
 
@@ -212,8 +212,8 @@ index 0 of W, b, a is unused):
     net.f_prime(k, a, h)   f'(a) for layer k's activation at a (whose activation is h)
 Return (grad_W, grad_b): dicts {k: ...} with grad_W[k] shaped like W[k], grad_b[k] like b[k].
 
-Lesson @LESSON@ steps through it first:  python -m lessons @LESSON@
-Check with:  micrograph exercise check mlp_backward.py
+@SEE@
+@CHECK@
 """
 
 
@@ -242,8 +242,8 @@ tools.local_derivative(u, k, args, out). Read no .data of a node that is not a l
 Both tools count: the checker compares your counts with the closed forms for figure 6.9's chain
 (d local derivatives, d(d + 1)/2 recomputations) and for a ladder whose paths double at every level.
 
-Lesson @LESSON@ steps through it first:  python -m lessons @LESSON@
-Check with:  micrograph exercise check naive.py
+@SEE@
+@CHECK@
 """
 from lessons.exercises import tools
 
@@ -264,8 +264,35 @@ def _quote(text: str) -> str:
     return text
 
 
-TEMPLATES: dict[str, str] = {
-    name: _quote(text).replace("@LESSON@", str(LESSONS[name]))
+PLACES: dict[str, tuple[str, str]] = {
+    "terminal": (
+        "Lesson {lesson} steps through it first:  python -m lessons {lesson}",
+        "Check with:  micrograph exercise check {name}.py",
+    ),
+    "page": (
+        "Lesson {lesson} steps through it first: choose it in the Lessons tab.",
+        "Check with the Check button above this editor.",
+    ),
+}
+"""Where a template is read, and its two lines that name what the student has there: the command line, or
+the page's own controls."""
+
+
+def template(name: str, place: str = "terminal") -> str:
+    """The template of exercise ``name`` as read at ``place`` (a key of :data:`PLACES`).
+
+    Raises:
+        KeyError: an unknown exercise or place.
+    """
+    see, check = PLACES[place]
+    lesson = LESSONS[name]
+    return (
+        _SOURCES[name].replace("@SEE@", see.format(lesson=lesson)).replace("@CHECK@", check.format(name=name))
+    )
+
+
+_SOURCES: dict[str, str] = {
+    name: _quote(text)
     for name, text in [
         ("derivatives", _DERIVATIVES),
         ("topo", _TOPO),
@@ -276,4 +303,6 @@ TEMPLATES: dict[str, str] = {
         ("naive", _NAIVE),
     ]
 }
-"""{exercise name: the template's text}."""
+
+TEMPLATES: dict[str, str] = {name: template(name) for name in _SOURCES}
+"""{exercise name: the template's text, as ``micrograph exercise start NAME`` writes it}."""

@@ -1,9 +1,12 @@
-// micrograph's site: the lessons and the exercises, with micrograph running in Pyodide on this page.
-// Every text, number and picture comes from micrograph's Python (lessons/web.py); this file moves between
-// steps, lays drawings out with Graphviz compiled to WebAssembly, and drives exercise checks: the judge runs
-// here, the student's code in a Web Worker (worker.js) that is terminated when a case runs out of time.
-import { EditorView, basicSetup, python, vizInstance } from "./vendor.js";
-import { loadPyodide } from "./pyodide/pyodide.mjs";
+// micrograph's site: the lessons, the exercises and the explorer, with micrograph's Python running in this
+// page's Web Workers. Every text, number and picture comes from micrograph's Python (lessons/web.py), which
+// runs in python.js's worker with Graphviz beside it; this file keeps only the page: it asks that worker by
+// message (Python, below), shows its answers (a plot is drawn here, by charts.js), and drives exercise
+// checks: the judge runs in python.js, the student's code in another worker (worker.js, no answer key),
+// terminated when a case runs out of time, and this file relays each question and answer between the two.
+// While Python works the page stays live: the controls that would queue more work are disabled, the status
+// says "Working…" with the seconds spent, and Stop terminates the Python worker and starts a fresh one.
+import { EditorView, basicSetup, indentWithTab, keymap, python as pythonMode } from "./vendor.js";
 import { drawChart } from "./charts.js";
 
 const $ = (id) => document.getElementById(id);
@@ -12,51 +15,187 @@ const say = (text) => { $("status").textContent = text; };
 const lastLine = (error) => String(error && error.message ? error.message : error).trim().split("\n").pop()
   .replace(/^(?:[A-Za-z_][\w]*\.)*(?:ExprError|DomainError|ValueError): /, "");
 
-let web = null;
 let catalogue = null;
-let view = null;
+let address = { lesson: null, expr: "", at: "", step: null, exercise: null, explore: null, explore_at: "", predict: false, notes: [] };
+let lesson = null;  // the lesson shown: { number, expr, at }, as it was started; null when none is
+let shown = 0;      // the number of the step shown
 let editor = null;
 let spare = null;
-let checking = false;
+let readyText = "";
 let caseSeconds = 4;     // a case's seconds of the page's clock when it sets none (manifest.json says)
 let slower = 2;          // a case's own CPU limit times this, in the page
 let budgetSeconds = 30;  // the whole check's seconds spent in cases, after which the rest are not run
 let wallSeconds = 90;
 window.micrographTimes = {};
 
+// --- the page's Python: a Web Worker (python.js), asked by message --------------------------------------
+class Python {
+  constructor() {
+    this.worker = new Worker("python.js", { type: "module" });
+    this.next = 1;
+    this.pending = new Map();  // id -> { resolve, reject } of each request not answered yet
+    this.ready = new Promise((resolve, reject) => { this.onReady = resolve; this.onFailed = reject; });
+    this.ready.catch(() => {});  // a worker that cannot start is reported by each request and by boot
+    this.worker.onmessage = (e) => {
+      const m = e.data;
+      if (m.ready) { this.onReady(m.times); return; }
+      if (m.failed) { this.onFailed(new Error(m.failed)); return; }
+      const waiting = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      if (!waiting) return;
+      if ("error" in m) waiting.reject(new Error(m.error)); else waiting.resolve(m.result);
+    };
+    this.worker.onerror = (e) => {  // python.js or a file it imports could not load or run
+      e.preventDefault();
+      this.end(new Error("the page's Python stopped: " + (e.message || "its worker could not load")));
+    };
+  }
+  // lessons.web's answer to `op` (python.js's OPS) with `args`: a promise of its text, or of its error
+  call(op, ...args) {
+    return new Promise((resolve, reject) => {
+      const id = this.next++;
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, op, args });
+    });
+  }
+  // Every request not answered yet fails with `error`; the worker is terminated.
+  end(error) {
+    this.worker.terminate();
+    this.onFailed(error);
+    for (const waiting of this.pending.values()) waiting.reject(error);
+    this.pending.clear();
+  }
+}
+let python = null;
+
+// --- work: while Python works, a busy page that can stop it ---------------------------------------------
+const WORK_CONTROLS = ["lesson", "start", "next", "back", "goto", "go", "answer", "x-draw", "check"];
+const BUSY_AFTER_MS = 200;  // work shorter than this (a step) shows no status nor Stop (style.css: nor greys)
+let phase = "loading";      // "loading", "ready", "working" (Python at work), "restarting" (after a Stop)
+let work = null;            // the work under way: { what, t0, shown, halt, stop, focus }
+
+class Stopped extends Error {}
+
+function controls() {
+  const off = phase !== "ready";
+  const noLesson = lesson === null;
+  for (const id of WORK_CONTROLS) {
+    $(id).disabled = off || (noLesson && ["next", "back", "goto", "go"].includes(id));
+  }
+}
+
+function tick() {
+  $("elapsed").textContent = work ? `${Math.floor((performance.now() - work.t0) / 1000)} s` : "";
+}
+
+function showBusy() {
+  if (!work || work.shown) return;
+  work.shown = true;
+  say(`Working… ${work.what}`);
+  tick();
+  $("stop").hidden = false;
+  document.body.dataset.busy = "true";
+}
+
+// Run `job(halt)` as the page's one piece of work on Python: `halt` is a promise that fails when Stop is
+// pressed (race a wait on anything but Python against it). Returns what the job returns; throws Stopped.
+async function working(what, job) {
+  if (phase !== "ready") throw new Error("the page is busy");
+  phase = "working";
+  let stopWork;
+  work = { what, t0: performance.now(), shown: false, halt: new Promise((_, reject) => { stopWork = reject; }) };
+  work.halt.catch(() => {});
+  work.stop = stopWork;
+  // the control that asked (a button, the lesson list) is disabled with the others, which takes its focus:
+  // it gets it back when the work is over, so that Enter on Next steps on
+  work.focus = WORK_CONTROLS.includes(document.activeElement && document.activeElement.id) ? document.activeElement : null;
+  controls();
+  const timers = [setTimeout(showBusy, BUSY_AFTER_MS), setInterval(tick, 250)];
+  const mine = work;
+  try {
+    return await job(work.halt);
+  } finally {
+    clearTimeout(timers[0]);
+    clearInterval(timers[1]);
+    if (work === mine) {  // not stopped: the page is ready again, as it was
+      work = null;
+      phase = "ready";
+      say(readyText);
+      finishBusy(mine);
+    }
+  }
+}
+
+function finishBusy(done) {
+  $("stop").hidden = true;
+  $("elapsed").textContent = "";
+  delete document.body.dataset.busy;
+  controls();
+  if (done.focus && !done.focus.disabled && (document.activeElement === document.body || !document.activeElement)) {
+    done.focus.focus();
+  }
+}
+
+// Stop: the Python worker is terminated (its work cannot be interrupted otherwise) and a fresh one started;
+// the work's own caller says what was not done, this says how long it ran and when the page is ready again.
+async function stop() {
+  if (phase !== "working") return;
+  const stopped = work;
+  work = null;
+  phase = "restarting";
+  const seconds = ((performance.now() - stopped.t0) / 1000).toFixed(1);
+  const error = new Stopped(`stopped after ${seconds} s`);
+  python.end(error);
+  stopped.stop(error);
+  say(`Stopped after ${seconds} s (${stopped.what}). Starting Python again…`);
+  finishBusy(stopped);
+  python = new Python();
+  try {
+    await python.ready;
+  } catch (e) {
+    say("micrograph could not start again: " + lastLine(e) + " Reload the page.");
+    return;
+  }
+  phase = "ready";
+  say(`Stopped after ${seconds} s (${stopped.what}); Python started again and the page is ready.`);
+  controls();
+}
+$("stop").onclick = () => { stop(); };
+
 // --- start-up ------------------------------------------------------------------------------------------
 async function boot() {
   const t0 = performance.now();
+  const since = (clock) => clock - (performance.timeOrigin + t0);  // a worker's time, from this script's start
   say("Loading Python…"); // loading.js may have said, after a slow start, that this script had not loaded
-  // The Web Worker for the first exercise check starts its Python beside the page's: measured on this
-  // machine, the page becomes interactive about 0.8 s later (4.6 s, not 3.7 s) and a check made at once
-  // answers in 0.7 s, not 2.2 s (benchmarks/site.py), which keeps both budgets (10 s and 3 s) wider.
+  // The page's Python and the Web Worker for the first exercise check start their Pythons side by side:
+  // a check made at once answers in 0.7 s, not 2.2 s (benchmarks/site.py), which keeps its budget of 3 s.
+  python = new Python();
   spare = new SolutionWorker();
   const manifest = await (await fetch("manifest.json")).json();
   caseSeconds = manifest.case_seconds;
   slower = manifest.slower;
   budgetSeconds = manifest.budget_seconds;
   wallSeconds = manifest.wall_seconds;
-  const [py, viz] = await Promise.all([
-    loadPyodide({ indexURL: new URL("pyodide/", location.href).href }),
-    vizInstance(),
+  const [times, listed, asked] = await Promise.all([
+    python.ready, python.call("catalogue"), python.call("readAddress", location.search),
   ]);
-  window.micrographTimes.python = performance.now() - t0; // Pyodide and Graphviz loaded
-  for (const name of [manifest.micrograph, ...manifest.wheels]) {
-    const data = await (await fetch("wheels/" + name)).arrayBuffer();
-    py.unpackArchive(data, "zip", { extractDir: "/mg" });
-  }
-  py.runPython("import sys; sys.path.insert(0, '/mg')");
-  web = py.pyimport("lessons.web");
-  window.micrographTimes.imported = performance.now() - t0; // micrograph's modules imported
-  web.setup((source) => viz.renderString(source, { format: "svg", engine: "dot" }));
-  catalogue = JSON.parse(web.catalogue());
+  window.micrographTimes.python = since(times.python);  // Pyodide and Graphviz loaded, in the worker
+  window.micrographTimes.imported = since(times.imported);  // micrograph's modules imported
+  catalogue = JSON.parse(listed);
+  address = JSON.parse(asked);  // a link's parts, checked; notes for the rest
+  readyText = `Ready: micrograph ${manifest.version} in Python ${manifest.python} (Pyodide ${manifest.pyodide}).`;
   setUpLessons();
   setUpExercises();
   setUpExplorer();
+  phase = "ready";
+  controls();
   await startLesson();
+  if (address.step !== null && lesson !== null) await move("goto", address.step);
+  if (address.exercise !== null) { $("exercise").value = address.exercise; loadDraft(); showTab("exercises"); }
+  if (address.notes.length) $("lesson-note").textContent = [$("lesson-note").textContent, ...address.notes].filter(Boolean).join(" ");
+  if (address.explore !== null) { showTab("explorer"); await drawExplorer(); }
   window.micrographTimes.interactive = performance.now() - t0;
-  say(`Ready: micrograph ${manifest.version} in Python ${manifest.python} (Pyodide ${manifest.pyodide}).`);
+  if (phase === "ready") say(readyText);
   document.body.dataset.ready = "true";
 }
 
@@ -77,14 +216,14 @@ function setUpLessons() {
   }
   $("lesson").onchange = () => { fillExample(); startLesson(); };
   $("lesson-form").onsubmit = (e) => { e.preventDefault(); startLesson(); };
+  $("predict").onsubmit = answer;
   $("next").onclick = () => move("next");
   $("back").onclick = () => move("back");
   $("go").onclick = () => move("goto", Number($("goto").value));
-  for (const id of ["lesson", "expr", "at", "start", "next", "back", "goto", "go"]) $(id).disabled = false;
-  const params = new URLSearchParams(location.search);
-  if (params.has("lesson")) $("lesson").value = params.get("lesson");
+  for (const id of ["lesson", "expr", "at"]) $(id).disabled = false;
+  if (address.lesson !== null) $("lesson").value = String(address.lesson);
   fillExample();
-  if (params.has("expr")) { $("expr").value = params.get("expr"); $("at").value = params.get("at") || ""; }
+  if (address.expr) { $("expr").value = address.expr; $("at").value = address.at; }
 }
 
 function fillExample() {
@@ -96,75 +235,151 @@ function fillExample() {
 }
 
 async function startLesson() {
+  if (phase !== "ready") return;
+  const asked = { number: $("lesson").value | 0, expr: $("expr").value, at: $("at").value };
   $("lesson-note").textContent = "";
-  if (view) { view.destroy(); view = null; }
+  lesson = null;  // the worker drops the lesson it had before it starts this one
+  let json;
   try {
-    view = web.LessonView($("lesson").value | 0, $("expr").value, $("at").value);
-  } catch (error) {
-    $("lesson-note").textContent = lastLine(error);
+    json = await working(`starting lesson ${asked.number}`, () => python.call("lesson", asked, columns()));
+  } catch (error) {  // the page stays usable: the failed lesson's controls reset, the boxes enabled
+    $("lesson-note").textContent = error instanceof Stopped
+      ? `Stopped: lesson ${asked.number} was not started.` : lastLine(error);
     $("lesson-text").textContent = "";
-    $("lesson-picture").innerHTML = "";
+    showSvg($("lesson-picture"), "");
+    $("where").textContent = "";
+    $("predict").hidden = true;
+    controls();
     return;
   }
-  const url = new URL(location.href);
-  url.searchParams.set("lesson", $("lesson").value);
-  if (!$("expr").disabled) { url.searchParams.set("expr", $("expr").value); url.searchParams.set("at", $("at").value); }
-  else { url.searchParams.delete("expr"); url.searchParams.delete("at"); }
+  lesson = asked;
+  const url = new URL(location.href);  // what was started, whatever the boxes hold by now
+  url.searchParams.set("lesson", String(asked.number));
+  if (catalogue.lessons.find((l) => l.number === asked.number).expr) {
+    url.searchParams.set("expr", asked.expr);
+    url.searchParams.set("at", asked.at);
+  } else { url.searchParams.delete("expr"); url.searchParams.delete("at"); }
   history.replaceState(null, "", url);
-  show(view.move("here", 0));
+  show(json);
+  controls();
 }
 
-function move(how, k = 0) {
-  if (!view) return;
+async function move(how, k = 0) {
+  if (!lesson || phase !== "ready") return;
   try {
-    show(view.move(how, k));
+    const what = { next: "the next step", back: "the step before", goto: `step ${k}`, here: "the step again" }[how];
+    show(await working(`lesson ${lesson.number}, ${what}`, () => python.call("move", lesson, shown, how, k, columns())));
   } catch (error) {
-    $("lesson-note").textContent = lastLine(error);
+    $("lesson-note").textContent = error instanceof Stopped ? "Stopped: the step was not shown." : lastLine(error);
   }
 }
+
+// The step's text is wrapped by Python to the columns its box holds now: measured, not a fixed width.
+function columns() {
+  const box = $("lesson-text");
+  const probe = document.createElement("span");
+  probe.textContent = "0".repeat(50);
+  probe.style.visibility = "hidden";
+  probe.style.position = "absolute";
+  box.appendChild(probe);
+  const glyph = probe.getBoundingClientRect().width / 50;
+  box.removeChild(probe);
+  const style = getComputedStyle(box);
+  const inner = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return glyph > 0 ? Math.max(40, Math.min(200, Math.floor(inner / glyph))) : 0;
+}
+
+let rewrap = null;
+function wrapAgain() {  // a turned phone or a resized window: the same step, wrapped again once Python is free
+  clearTimeout(rewrap);
+  rewrap = setTimeout(() => { if (phase === "ready") { if (lesson) move("here"); } else wrapAgain(); }, 150);
+}
+window.addEventListener("resize", wrapAgain);
 
 function show(json) {
   const s = JSON.parse(json);
   $("lesson-text").textContent = s.text;
-  $("lesson-picture").innerHTML = s.svg;
+  showSvg($("lesson-picture"), s.svg);
   $("lesson-picture").classList.toggle("wide", Boolean(s.chart)); // a plot takes the row under the text
   if (s.chart) drawChart(s.chart, $("lesson-picture"));
   $("lesson-note").textContent = s.note || s.picture_note;
   $("where").textContent = `Step ${s.index} of ${s.count}` + (s.at_end ? " (the last)" : "");
+  shown = s.index;
   $("goto").max = s.count;
   $("goto").value = s.index;
   $("lesson-text").dataset.index = s.index;
+  $("lesson-text").dataset.columns = s.width;  // the columns Python wrapped the text to (the box's, measured)
+  $("predict").hidden = !s.question;  // predict, then see: the step's question and the Answer box
+  $("question").textContent = s.question ? "Predict: " + s.question : "";
+  $("prediction").value = "";
+  $("verdict").textContent = "";
 }
 
-// --- the explorer: viz.explore's own self-contained page, made in Python here and shown in a frame ----------
+// A drawing's SVG into `box`: inline, as Graphviz wrote it, up to INLINE_CHARS (a lesson's own drawings are
+// 40 kB at most); a larger one (0.4 MB for lesson 2 on a product of 201 factors: its parsing, layout and
+// painting held the page's thread for 100 ms and more, at once and again at each repaint) in a sandboxed
+// frame of its own (no scripts, an origin of its own), which the browser may lay out and paint in a process
+// of its own, off this page's thread. The frame is as wide as the drawing or the box, and as tall as that
+// width makes the drawing.
+const INLINE_CHARS = 100_000;
+function showSvg(box, svg) {
+  if (svg.length <= INLINE_CHARS) { box.innerHTML = svg; return; }
+  const size = /<svg[^>]*?\swidth="([\d.]+)pt"[^>]*?\sheight="([\d.]+)pt"/.exec(svg.slice(0, 2000));
+  const [width, height] = size ? [Number(size[1]) * 4 / 3, Number(size[2]) * 4 / 3] : [800, 600];  // pt -> CSS px
+  const frame = document.createElement("iframe");
+  frame.className = "drawing";
+  frame.title = box.getAttribute("aria-label") || "Drawing";
+  frame.setAttribute("sandbox", "");  // no scripts, no forms, an origin of its own
+  frame.style.width = `min(100%, ${Math.ceil(width)}px)`;
+  frame.style.aspectRatio = `${width} / ${height}`;
+  frame.srcdoc = "<!doctype html><meta charset=\"utf-8\">" +
+    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">" +
+    "<style>html, body { margin: 0; } svg { display: block; width: 100%; height: auto; }</style>" + svg;
+  box.replaceChildren(frame);
+}
+
+async function answer(event) {
+  event.preventDefault();
+  if (!lesson || phase !== "ready") return;
+  try {
+    $("verdict").textContent = await working("checking your answer",
+      () => python.call("answer", lesson, shown, $("prediction").value));
+  } catch (error) {
+    $("verdict").textContent = error instanceof Stopped ? "Stopped: the answer was not checked." : lastLine(error);
+  }
+}
+
+// --- the explorer: viz.explore's own self-contained page, made in Python and shown in a frame ---------------
 function setUpExplorer() {
-  const params = new URLSearchParams(location.search);
-  if (params.has("explore")) {
-    $("x-expr").value = params.get("explore");
-    $("x-at").value = params.get("explore_at") || "";
-    $("x-predict").checked = params.get("predict") === "1";
+  if (address.explore !== null) {
+    $("x-expr").value = address.explore;
+    $("x-at").value = address.explore_at;
+    $("x-predict").checked = address.predict;
   }
   $("explorer-form").onsubmit = (e) => { e.preventDefault(); drawExplorer(); };
-  for (const id of ["x-expr", "x-at", "x-predict", "x-draw"]) $(id).disabled = false;
-  if (params.has("explore")) { showTab("explorer"); drawExplorer(); }
+  for (const id of ["x-expr", "x-at", "x-predict"]) $(id).disabled = false;
 }
 
-function drawExplorer() {
+async function drawExplorer() {
+  if (phase !== "ready") return;
   $("explorer-note").textContent = "";
   const t0 = performance.now();
+  const expr = $("x-expr").value, at = $("x-at").value, predict = $("x-predict").checked;
   let html;
   try {
-    html = web.explorer_html($("x-expr").value, $("x-at").value, $("x-predict").checked);
+    html = await working("drawing G and B", () => python.call("explorer", expr, at, predict));
   } catch (error) {
-    $("explorer-note").textContent = lastLine(error);
+    $("explorer-note").textContent = error instanceof Stopped ? "Stopped: G and B were not drawn." : lastLine(error);
     return;
   }
+  // The frame is sandboxed (scripts only: an origin of its own), so the browser may run it in a process of
+  // its own: its page's layout of a graph of hundreds of nodes then holds that process, not this page's.
   $("explorer-frame").srcdoc = html;
   window.micrographTimes.explorer = performance.now() - t0;
   const url = new URL(location.href);  // the expression and its values in the address: a link shares the graph
-  url.searchParams.set("explore", $("x-expr").value);
-  url.searchParams.set("explore_at", $("x-at").value);
-  if ($("x-predict").checked) url.searchParams.set("predict", "1"); else url.searchParams.delete("predict");
+  url.searchParams.set("explore", expr);
+  url.searchParams.set("explore_at", at);
+  if (predict) url.searchParams.set("predict", "1"); else url.searchParams.delete("predict");
   history.replaceState(null, "", url);
 }
 
@@ -177,8 +392,12 @@ function setUpExercises() {
   for (const e of catalogue.exercises) $("exercise").add(new Option(`${e.name}: ${e.title} (${e.book})`, e.name));
   editor = new EditorView({
     doc: "",
-    extensions: [basicSetup, python(), EditorView.updateListener.of((u) => {
-      if (u.docChanged) localStorage.setItem(draftKey($("exercise").value), u.state.doc.toString());
+    // Tab indents; Escape then Tab leaves the editor (CodeMirror's convention, so no keyboard trap)
+    extensions: [basicSetup, keymap.of([indentWithTab]), pythonMode(), EditorView.updateListener.of((u) => {
+      if (u.docChanged) {
+        localStorage.setItem(draftKey($("exercise").value), u.state.doc.toString());
+        noteNumpy(u.state.doc.toString());
+      }
     })],
     parent: $("editor"),
   });
@@ -186,18 +405,26 @@ function setUpExercises() {
   $("exercise").onchange = () => loadDraft();
   $("template").onclick = () => { localStorage.removeItem(draftKey($("exercise").value)); loadDraft(); };
   $("check").onclick = () => check();
-  for (const id of ["exercise", "check", "template"]) $(id).disabled = false;
+  for (const id of ["exercise", "template"]) $(id).disabled = false;
   loadDraft();
   showProgress();
+}
+
+// numpy is not in this page's Python: say so before Check, as soon as the solution names it.
+function noteNumpy(text) {
+  const uses = /^\s*(import\s+numpy\b|from\s+numpy\b)/m.test(text);
+  $("numpy-note").hidden = !uses;
+  $("numpy-note").textContent = uses ? catalogue.numpy_note : "";
 }
 
 function loadDraft() {
   const e = catalogue.exercises.find((x) => x.name === $("exercise").value);
   const text = localStorage.getItem(draftKey(e.name)) ?? e.template;
   editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: text } });
+  noteNumpy(text);
   $("report").textContent = "";
   $("report").className = "";
-  $("failure").innerHTML = "";
+  showSvg($("failure"), "");
 }
 
 function showProgress() {
@@ -205,7 +432,7 @@ function showProgress() {
   $("progress").replaceChildren(...catalogue.exercises.map((e) => {
     const li = document.createElement("li");
     const p = done[e.name];
-    li.textContent = e.name + (p ? ` ${p.score}/${p.max_score}` : "");
+    li.textContent = e.name + (p ? ` ${p.score}/${p.max_score}` : "") + (p && !p.passed && p.passed_earlier ? " (passed earlier)" : "");
     li.className = p ? (p.passed ? "passed" : "tried") : "";
     return li;
   }));
@@ -216,6 +443,7 @@ class SolutionWorker {
   constructor() {
     this.worker = new Worker("worker.js", { type: "module" });
     this.waiting = null;
+    this.timer = null;
     this.ready = new Promise((resolve) => { this.onReady = resolve; });
     this.worker.onmessage = (e) => {
       if (e.data.ready) { this.onReady(); return; }
@@ -229,99 +457,102 @@ class SolutionWorker {
   }
   post(message, seconds) {
     return new Promise((resolve) => {
-      const timer = seconds ? setTimeout(() => {
+      this.timer = seconds ? setTimeout(() => {
         this.waiting = null;
         this.terminate();
         resolve({ stop: { kind: "cpu", detail: `the case ran longer than ${seconds.toFixed(1)} s of the page's clock`, seconds } });
       }, seconds * 1000) : null;
-      this.waiting = (data) => { if (timer) clearTimeout(timer); resolve(data); };
+      this.waiting = (data) => { clearTimeout(this.timer); resolve(data); };
       this.worker.postMessage(message);
     });
   }
   async start(exercise) { await this.ready; return this.post({ exercise }, 0); }
   ask(request, seconds) { return this.post({ request }, seconds); }
-  terminate() { this.worker.terminate(); }
+  terminate() { clearTimeout(this.timer); this.worker.terminate(); }
 }
 
-async function freshWorker(exercise) {
+function takeWorker() {
   const w = spare || new SolutionWorker();
   spare = null;
-  await w.start(exercise);
   return w;
 }
 
 async function check() {
-  if (checking) return;
-  checking = true;
-  $("check").disabled = true;
+  if (phase !== "ready") return;
   const t0 = performance.now();
   const name = $("exercise").value;
+  const source = editor.state.doc.toString();
   $("check-status").textContent = "Checking…";
   $("report").textContent = "";
   $("report").className = "";
-  $("failure").innerHTML = "";
-  let session = null;
+  showSvg($("failure"), "");
   let worker = null;
   try {
-    session = web.ExerciseCheck(name, editor.state.doc.toString(), 0);
-    const asked = performance.now();
-    worker = await freshWorker(name);
-    window.micrographTimes.checkWorkerWait = performance.now() - asked;  // a worker still starting Python
-    let question = session.first();
-    const deadline = t0 + wallSeconds * 1000;
-    let spent = 0;  // seconds the cases took, charged to the budget as the command line charges CPU time
-    while (question) {
-      if (performance.now() > deadline) {  // the whole check's limit, on this page's clock
-        question = session.send(JSON.stringify({ stop: { kind: "wall", detail: `the whole check's time limit (${wallSeconds} s) was reached before this case` } }), "");
-        continue;
-      }
-      const left = budgetSeconds - spent;
-      if (left <= 0.01) {
-        question = session.send(JSON.stringify({ stop: { kind: "budget", detail: `not run: the check's time budget (${budgetSeconds} s of the page's clock) was spent` } }), "");
-        continue;
-      }
-      if (worker === null) {  // the last worker was stopped: a new one, with the solution loaded again
-        worker = await freshWorker(name);
-        const loaded = await worker.ask(session.reload());
-        if (loaded.stop || !JSON.parse(loaded.answer).ok) {
-          worker.terminate(); worker = null;
-          question = session.send(JSON.stringify({ stop: { kind: "crash", detail: "the solution could not be loaded again" } }), "");
+    const r = await working(`checking ${name}`, async (halt) => {
+      const until = (promise) => Promise.race([promise, halt]);  // a wait on the student's worker, stoppable
+      let question = await python.call("checkStart", name, source);
+      const asked = performance.now();
+      worker = takeWorker();
+      await until(worker.start(name));
+      window.micrographTimes.checkWorkerWait = performance.now() - asked;  // a worker still starting Python
+      const deadline = t0 + wallSeconds * 1000;
+      let spent = 0;  // seconds the cases and the restarts took, charged to the budget as the command line does
+      const judge = (reply) => python.call("checkSend", JSON.stringify(reply), "");
+      while (question) {
+        if (performance.now() > deadline) {  // the whole check's limit, on this page's clock
+          question = await judge({ stop: { kind: "wall", detail: `the whole check's time limit (${wallSeconds} s) was reached before this case` } });
           continue;
         }
+        const left = budgetSeconds - spent;
+        if (left <= 0.01) {
+          question = await judge({ stop: { kind: "budget", detail: `not run: the check's time budget (${budgetSeconds} s of the page's clock) was spent` } });
+          continue;
+        }
+        if (worker === null) {  // the last worker was stopped: a new one, with the solution loaded again
+          const restarted = performance.now();  // charged to the budget, as the command line charges start-ups
+          worker = takeWorker();
+          await until(worker.start(name));
+          const loaded = await until(worker.ask(await python.call("checkReload")));
+          spent += (performance.now() - restarted) / 1000;
+          if (loaded.stop || !JSON.parse(loaded.answer).ok) {
+            worker.terminate(); worker = null;
+            question = await judge({ stop: { kind: "crash", detail: "the solution could not be loaded again" } });
+            continue;
+          }
+        }
+        const own = JSON.parse(question).cpu;  // the case's CPU limit on the command line, if it sets one
+        const seconds = Math.min(own ? own * slower : caseSeconds, left);
+        const started = performance.now();
+        const reply = await until(worker.ask(question, seconds));
+        spent += (performance.now() - started) / 1000;
+        if (reply.stop && reply.stop.kind === "cpu" && seconds === left && seconds < (own ? own * slower : caseSeconds)) {
+          reply.stop = { kind: "budget", detail: `the check's time budget (${budgetSeconds} s of the page's clock) was spent during this case`, seconds };
+        }
+        if (reply.stop) {
+          worker.terminate(); worker = null;
+          question = await judge({ stop: reply.stop });
+        } else {
+          question = await python.call("checkSend", reply.answer, reply.printed);
+        }
       }
-      const own = JSON.parse(question).cpu;  // the case's CPU limit on the command line, if it sets one
-      const seconds = Math.min(own ? own * slower : caseSeconds, left);
-      const started = performance.now();
-      const reply = await worker.ask(question, seconds);
-      spent += (performance.now() - started) / 1000;
-      if (reply.stop && reply.stop.kind === "cpu" && seconds === left && seconds < (own ? own * slower : caseSeconds)) {
-        reply.stop = { kind: "budget", detail: `the check's time budget (${budgetSeconds} s of the page's clock) was spent during this case`, seconds };
-      }
-      if (reply.stop) {
-        worker.terminate(); worker = null;
-        question = session.send(JSON.stringify({ stop: reply.stop }), "");
-      } else {
-        question = session.send(reply.answer, reply.printed);
-      }
-    }
-    const r = JSON.parse(session.result());
+      return JSON.parse(await python.call("checkResult"));
+    });
     $("report").textContent = r.text;
     $("report").className = r.passed ? "passed" : "failed";
-    $("failure").innerHTML = r.svg;
+    showSvg($("failure"), r.svg);
     const done = progress();
-    done[name] = { passed: r.passed || Boolean(done[name] && done[name].passed), score: r.score, max_score: r.max_score };
+    const before = done[name] || {};
+    done[name] = { passed: r.passed, passed_earlier: r.passed || Boolean(before.passed || before.passed_earlier), score: r.score, max_score: r.max_score };
     localStorage.setItem(PROGRESS, JSON.stringify(done));
     showProgress();
     window.micrographTimes.check = performance.now() - t0;
-    $("check-status").textContent = (r.passed ? "PASS" : "FAIL") + ` (${((performance.now() - t0) / 1000).toFixed(1)} s)`;
+    $("check-status").textContent = (r.passed ? "PASS" : "FAIL") + ` (${r.seconds.toFixed(1)} s, as the report says)`;
   } catch (error) {
-    $("check-status").textContent = "The check could not run: " + lastLine(error);
+    $("check-status").textContent = error instanceof Stopped
+      ? "Stopped: the check did not finish, and nothing was scored." : "The check could not run: " + lastLine(error);
   } finally {
     if (worker) worker.terminate();
-    if (session) session.destroy();
     spare = spare || new SolutionWorker();
-    checking = false;
-    $("check").disabled = false;
   }
 }
 

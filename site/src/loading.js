@@ -1,5 +1,5 @@
 // Says on the page when its scripts cannot load, instead of "Loading Python…" for ever. A module script runs
-// only once every file of its module graph (app.js, vendor.js, charts.js, pyodide/pyodide.mjs) is fetched and
+// only once every file of its module graph (app.js, vendor.js, charts.js) is fetched and
 // linked: a file that is missing fires "error" at app.js's <script>, an import that names nothing (or a
 // syntax error) fires "error" at the window, and none of app.js runs, so it cannot say so itself. This plain
 // script runs before the module script and listens, and after WAIT_SECONDS says that app.js has not started.

@@ -30,8 +30,15 @@ def module(exercise: str) -> ModuleType:
 
 
 def cases(exercise: str, seed: int = 0) -> Iterator[Case]:
-    """The cases of an exercise for a seed, built one at a time."""
-    return module(exercise).cases(seed)  # type: ignore[no-any-return]
+    """The cases of an exercise for a seed, built one at a time, each named with its exercise (whose schema
+    its answer must fit). Raises ValueError for an unknown exercise."""
+    return _named(exercise, module(exercise).cases(seed))
+
+
+def _named(exercise: str, built: Iterator[Case]) -> Iterator[Case]:
+    for case in built:
+        case.exercise = exercise
+        yield case
 
 
 def outline(exercise: str, seed: int = 0) -> list[tuple[str, float]]:

@@ -16,8 +16,9 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from lessons.exercises.cases import graph_cases
+from lessons.exercises.cases import graph_cases, growth_chains
 from lessons.exercises.drawing import Mark
+from lessons.exercises.imports import HARMLESS, Imports
 from lessons.exercises.judge import (
     Case,
     Fail,
@@ -33,12 +34,13 @@ from lessons.exercises.judge import (
     shown,
 )
 from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.judges.scaling import GROWTH_HINT, Tally, growth_case, paths_stop
 from lessons.exercises.report import Failure
 from micrograph import backprop
 from micrograph.backprop import BackpropStep
 from micrograph.graph import Graph
 
-__all__ = ["cases", "MISTAKES", "algorithm_6_2", "diagnose_entry"]
+__all__ = ["cases", "MISTAKES", "IMPORTS", "algorithm_6_2", "diagnose_entry"]
 
 _LOOP = "for j = n − 1 down to 1: in Python, range(n - 2, -1, -1) over 0-based positions."
 _REPEATED = (
@@ -134,9 +136,26 @@ MISTAKES: dict[str, Mistake] = {
             "edges",
             words="local derivatives not from tools",
         ),
+        Mistake(
+            "paths",
+            "compute each grad_table entry once, from u(n) down, from the consumers' entries already in "
+            "grad_table: one local derivative per edge.",
+            "recompute",
+            words="every path from z walked (no table)",
+        ),
+        Mistake("growth", GROWTH_HINT, "edges", words="time grows faster than the graph"),
     ]
 }
 """The mistakes this exercise recognises: {code: the hint and the book's sentence}."""
+
+IMPORTS = Imports("Algorithm 6.2 in Python, with math and the counted tools", frozenset({"math", *HARMLESS}))
+"""The modules a solution may import (and micrograph's nodes and tools, which the import guard allows)."""
+
+_PATHS = "the naive chain rule: work grows with the number of paths (figure 6.9)."
+_NEEDS = (
+    "Algorithm 6.2 evaluates one local derivative per edge ({edges} here) and reads each consumer's gradient "
+    "from grad_table, where it was stored once."
+)
 
 
 def algorithm_6_2(graph: Graph) -> tuple[list[float], dict[int, BackpropStep]]:
@@ -420,18 +439,30 @@ def _key_error(case: Case, failure_: Failure, error: dict[str, Any]) -> Failure:
     return failure_
 
 
+def _part(graph: Graph) -> tuple[dict[str, Any], Any]:
+    """A graph's request and the judge of the solution's answer (Algorithm 6.2's grad_table the key)."""
+    expected, steps = algorithm_6_2(graph)
+    return graph_request(graph), _judge(graph, expected, steps)
+
+
 def cases(seed: int) -> Iterator[Case]:
-    """The graph cases (:func:`~lessons.exercises.cases.graph_cases`), each with Algorithm 6.2's answer."""
+    """The graph cases (:func:`~lessons.exercises.cases.graph_cases`), each with Algorithm 6.2's answer,
+    then the growth case on :func:`~lessons.exercises.cases.growth_chains`."""
+    tally = Tally()
     for spec in graph_cases(seed=seed):
         z, _ = spec.build()
         graph = Graph(z)
-        expected, steps = algorithm_6_2(graph)
+        request, judge = _part(graph)
+        counted, hooks = tally.add(judge, paths_stop(spec, graph, MISTAKES["paths"], _PATHS, _NEEDS))
         yield Case(
             spec.name,
-            graph_request(graph),
-            _judge(graph, expected, steps),
+            request,
+            counted,
             graph=graph,
             what="backprop(G)",
             book="reverse",
-            extra={"key_error": _key_error},
+            extra={"key_error": _key_error, **hooks},
+            cpu=spec.cpu,
         )
+    parts = [_part(Graph(spec.build()[0])) for spec in growth_chains()]
+    yield growth_case(parts, tally, MISTAKES["growth"], "grad_table", "backprop(G)")

@@ -6,8 +6,10 @@ built, its operation and its parents (G's nodes by position). The judge rebuilds
 evaluates it itself, so the numbers it compares are computed here, from the structure the solution built:
 B's values against Algorithm 6.2's grad_table, B evaluated again at moved inputs (Algorithm 6.1), B
 differentiated again (section 6.5.10), and B's size against the B that :func:`micrograph.grad` builds. A
-build_grad without its memo builds the same gradient again and again: B holds repeated nodes (and the
-call count is over G''s size).
+build_grad without its memo builds the same gradient again and again, once per path: the runner counts the
+calls of ``op.bprop`` (Algorithm 6.6 makes one per node and consumer) and the calls each function of the
+solution's file makes to itself, through any helper, and B holds repeated nodes unless the solution merges
+them.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.5-6.5.6, Algorithms 6.5, 6.6.
 """
@@ -19,9 +21,11 @@ from typing import Any
 
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
+from lessons.exercises.imports import HARMLESS, Imports
 from lessons.exercises.judge import Case, Fail, close, draw, graph_request, mutation_text, node_name, shown
 from lessons.exercises.judges.backprop import algorithm_6_2, diagnose_entry
 from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.judges.scaling import Tally, paths_stop
 from micrograph import grad
 from micrograph.engine import Value, as_value
 from micrograph.errors import DomainError
@@ -29,7 +33,7 @@ from micrograph.graph import Graph
 from micrograph.ops import op_by_name, pow_const
 from micrograph.order import topological_order
 
-__all__ = ["cases", "MISTAKES"]
+__all__ = ["cases", "MISTAKES", "IMPORTS"]
 
 _MEMO = "begin with: if V in grad_table: return grad_table[V]."
 MISTAKES: dict[str, Mistake] = {
@@ -64,9 +68,21 @@ MISTAKES: dict[str, Mistake] = {
             words="node.data passed to op.bprop",
         ),
         Mistake("not-differentiable", "", "again", words="a B whose derivative is wrong"),
+        Mistake("paths", _MEMO, "recompute", words="every path walked again (no memo)"),
     ]
 }
 """The mistakes this exercise recognises (and those of Algorithm 6.2's sums, :mod:`.backprop`)."""
+
+IMPORTS = Imports(
+    "Algorithm 6.6 in Python, with micrograph's nodes and operations", frozenset({"math", *HARMLESS})
+)
+"""The modules a solution may import (and micrograph's nodes, which the import guard allows)."""
+
+_PATHS = "every path walked: work grows with the number of paths (figure 6.9)."
+_NEEDS = (
+    "Algorithm 6.6 builds the gradient of each of the {nodes} nodes once, keeping it in grad_table, and "
+    "calls op.bprop once per node and consumer."
+)
 
 _MEMO_DETAIL = (
     "Algorithm 6.6 first returns grad_table[V] when V is already in it (section 6.5.6); without that, "
@@ -155,17 +171,42 @@ def _check_results(
 
 
 def _check_memo(
-    answer: dict[str, Any], G: Graph, n_prime: int, T: list[Value], built: list[Value], reference: list[Value]
+    answer: dict[str, Any],
+    G: Graph,
+    members: list[int],
+    T: list[Value],
+    built: list[Value],
+    reference: list[Value],
 ) -> None:
-    calls = int(answer.get("calls") or 0)
+    """build_grad's memo, judged from the calls the runner counted and from B's repeated nodes."""
+    inside = set(members)
+    pairs = sum(len({p for p in G.parents[i] if p in inside}) for i in members)  # (node, consumer) in G'
+    n_prime = len(members)
+    calls, bprops = int(answer.get("calls") or 0), int(answer.get("bprop") or 0)
+    function = str(answer.get("recursive") or "build_grad")[:60]
     repeats, ref_repeats = _signature_count(built), _signature_count(reference)
-    if repeats > ref_repeats or calls > max(1, n_prime) + G.num_edges + len(T):
+    seen = []
+    if bprops > pairs:
+        seen.append(
+            f"op.bprop was called {bprops:,} times for the {pairs:,} pairs of a node and its consumer in G', "
+            "where Algorithm 6.6 calls it once per pair"
+        )
+    if calls > n_prime + pairs + len(T):
+        seen.append(
+            f"{function}() was called {calls:,} times while it was already running (a recursion), for "
+            f"{pairs:,} pairs of a node and its consumer in G'"
+        )
+    if repeats > ref_repeats:
+        seen.append(
+            f"B has {len(built):,} nodes, {repeats:,} of them the same operation on the same nodes as "
+            f"another, where Algorithm 6.6 builds {len(reference):,}"
+        )
+    if seen:
         raise _fail(
             "no-memo",
-            f"build_grad was called {calls:,} times and built {len(built):,} nodes of B, "
-            f"{repeats:,} of them again (the same operation on the same nodes), where Algorithm 6.6 builds "
-            f"{len(reference):,} nodes for this G' of {n_prime} nodes: gradients already in grad_table were "
-            "built again.",
+            f"build_grad built gradients already in grad_table again, on this G' of {n_prime} nodes: "
+            + "; ".join(seen)
+            + ".",
             details=[_MEMO_DETAIL],
         )
 
@@ -230,7 +271,17 @@ def _again(spec: GraphCase, G: Graph, T: list[Value], mine: list[Value]) -> None
                 actual=value,
                 **picture,
             )
-        second, want2 = grad(r, V), grad(kr, kV)
+        want2 = grad(kr, kV)
+        try:
+            second = grad(r, V)
+        except DomainError as e:  # a node of B whose derivative does not exist at G's values (sqrt at 0)
+            raise _fail(
+                "not-differentiable",
+                f"your B for dz/d{V.label or name} cannot be differentiated again at G's values, where the "
+                f"second derivative is {shown(want2.data)}: {e}",
+                node=name,
+                expected=want2.data,
+            ) from None
         if not close(second.data, want2.data):
             raise _fail(
                 "not-differentiable",
@@ -242,7 +293,7 @@ def _again(spec: GraphCase, G: Graph, T: list[Value], mine: list[Value]) -> None
             )
 
 
-def _judge(spec: GraphCase, G: Graph, T: list[Value], n_prime: int) -> Any:
+def _judge(spec: GraphCase, G: Graph, T: list[Value], members: list[int]) -> Any:
     expected, steps = algorithm_6_2(Graph(spec.build()[0]))
     reference = _reference_B(spec)[0]
 
@@ -269,7 +320,7 @@ def _judge(spec: GraphCase, G: Graph, T: list[Value], n_prime: int) -> Any:
             ref = entries.get(j)
             if isinstance(ref, list) and not close(resolve(ref).data, expected[j]):
                 raise diagnose_entry(G, j, resolve(ref).data, expected, steps, what="build_grad", calls=None)
-        _check_memo(answer, G, n_prime, T, built, reference)
+        _check_memo(answer, G, members, T, built, reference)
         _again(spec, G, T, [resolve(r) for r in results])
 
     return judge
@@ -277,20 +328,22 @@ def _judge(spec: GraphCase, G: Graph, T: list[Value], n_prime: int) -> Any:
 
 def cases(seed: int) -> Iterator[Case]:
     """The graph cases but the deep chain, driven as Algorithm 6.5 drives build_grad."""
+    tally = Tally()
     for spec in graph_cases(deep=False, seed=seed):
         z, T = spec.build()
         G = Graph(z)
-        G_prime = G.prune(T)
-        request = {
-            **graph_request(G),
-            "members": [G.index[v] for v in G_prime.nodes],
-            "targets": [G.index[V] for V in T],
-        }
+        members = [G.index[v] for v in G.prune(T).nodes]
+        request = {**graph_request(G), "members": members, "targets": [G.index[V] for V in T]}
+        judge, hooks = tally.add(
+            _judge(spec, G, T, members), paths_stop(spec, G, MISTAKES["paths"], _PATHS, _NEEDS)
+        )
         yield Case(
             spec.name,
             request,
-            _judge(spec, G, T, len(G_prime.nodes)),
+            judge,
             graph=G,
             what="build_grad(V, G, G', grad_table)",
             book="symbolic",
+            extra=hooks,
+            cpu=spec.cpu,
         )

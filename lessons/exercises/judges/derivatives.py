@@ -16,13 +16,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from lessons.exercises.drawing import Mark
+from lessons.exercises.imports import Imports
 from lessons.exercises.judge import Case, Fail, close, decode, differ, draw, shown
 from lessons.exercises.judges.mistakes import Mistake, failure
 from micrograph.engine import Value
 from micrograph.graph import Graph
 from micrograph.ops import OPS
 
-__all__ = ["cases", "MISTAKES", "DERIVATIVE_RULES", "POINTS"]
+__all__ = ["cases", "MISTAKES", "IMPORTS", "DERIVATIVE_RULES", "POINTS"]
 
 DERIVATIVE_RULES: list[tuple[str, str, int]] = [
     ("tanh_dx", "tanh", 0),
@@ -138,6 +139,9 @@ MISTAKES: dict[str, Mistake] = {
 }
 """The mistakes this exercise recognises."""
 
+IMPORTS = Imports("the local derivatives with math", frozenset({"math", "__future__", "typing"}))
+"""The modules a solution may import."""
+
 _CANDIDATES: dict[str, list[tuple[str, Callable[[float, float, float], float]]]] = {
     "tanh_dx": [("tanh-input", lambda x, y, out: 1 - x * x)],
     "sigmoid_dx": [("sigmoid-input", lambda x, y, out: x * (1 - x))],
@@ -231,4 +235,5 @@ def cases(seed: int) -> Iterator[Case]:
             _judge(fname, opname, k, points),
             what=f"{fname}(...)",
             book="local",
+            cpu=1.0,
         )

@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from lessons.exercises.cases import Case as GraphCase
-from lessons.exercises.cases import graph_cases
+from lessons.exercises.cases import graph_cases, growth_chains
 from lessons.exercises.drawing import Mark
+from lessons.exercises.imports import HARMLESS, Imports
 from lessons.exercises.judge import (
     Case,
     Fail,
@@ -28,11 +29,12 @@ from lessons.exercises.judge import (
     shown,
 )
 from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.judges.scaling import GROWTH_HINT, Tally, growth_case, paths_stop
 from micrograph.errors import DomainError
 from micrograph.forward import evaluate
 from micrograph.graph import Graph
 
-__all__ = ["cases", "MISTAKES"]
+__all__ = ["cases", "MISTAKES", "IMPORTS"]
 
 _RANGE = (
     "the loop runs for i = n_i + 1, ..., n: in Python, range(n_inputs, n), which starts at the first "
@@ -83,9 +85,26 @@ MISTAKES: dict[str, Mistake] = {
             "inputs",
             words="read a value before it was set",
         ),
+        Mistake(
+            "paths",
+            "compute u[i] once for each i, in order, from the values of its parents already in u; never "
+            "evaluate a parent again.",
+            "recompute",
+            words="every path evaluated again",
+        ),
+        Mistake("growth", GROWTH_HINT, words="time grows faster than the graph"),
     ]
 }
 """The mistakes this exercise recognises."""
+
+IMPORTS = Imports("Algorithm 6.1 in Python, with math or numpy", frozenset({"math", "numpy", *HARMLESS}))
+"""The modules a solution may import (and micrograph's nodes, which the import guard allows)."""
+
+_PATHS = "every value recomputed along every path: work grows with the number of paths (figure 6.9)."
+_NEEDS = (
+    "Algorithm 6.1 computes each of the {nodes} nodes once, in order, from its parents' values already in "
+    "u ({edges} reads of u)."
+)
 
 
 def _new_inputs(spec: GraphCase) -> tuple[Graph, list[float], list[float]]:
@@ -223,18 +242,29 @@ def _judge(graph: Graph, x: list[float], expected: list[float], stale: list[floa
     return judge
 
 
+def _part(spec: GraphCase) -> tuple[Graph, dict[str, Any], Any]:
+    """A case's G, its request (G and new inputs) and the judge of the solution's answer."""
+    graph, x, expected = _new_inputs(spec)
+    stale = [v.data for v in graph.nodes]
+    return graph, {**graph_request(graph), "x": x}, _judge(graph, x, expected, stale)
+
+
 def cases(seed: int) -> Iterator[Case]:
-    """The graph cases with inputs moved by 10 %; the answer key is Algorithm 6.1 at those inputs."""
+    """The graph cases with inputs moved by 10 %; the answer key is Algorithm 6.1 at those inputs. Then the
+    growth case on :func:`~lessons.exercises.cases.growth_chains`."""
+    tally = Tally()
     for spec in graph_cases(seed=seed):
-        graph, x, expected = _new_inputs(spec)
-        request = {**graph_request(graph), "x": x}
-        stale = [v.data for v in graph.nodes]
+        graph, request, judge = _part(spec)
+        counted, hooks = tally.add(judge, paths_stop(spec, graph, MISTAKES["paths"], _PATHS, _NEEDS))
         yield Case(
             spec.name,
             request,
-            _judge(graph, x, expected, stale),
+            counted,
             graph=graph,
             what="forward(G, x)",
             book="order",
-            extra={"exception": _none_read},
+            extra={"exception": _none_read, **hooks},
+            cpu=spec.cpu,
         )
+    parts = [_part(spec)[1:] for spec in growth_chains()]
+    yield growth_case(parts, tally, MISTAKES["growth"], "values", "forward(G, x)")

@@ -49,6 +49,10 @@ GENERAL: dict[str, str] = {
     "exception": "raised an exception",
     "syntax": "a syntax error",
     "load": "an error when the file was imported",
+    "not-run": "not run: the check's time was spent",
+    "answer": "an answer that does not fit its form",
+    "import": "a module the exercise does not allow",
+    "isolation": "the check could not isolate the code",
 }
 """The failures the judge names for every exercise: {code: what it is, in words}. An exercise's own row of
 the same code (backprop's ``missing-entry``) comes first."""

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from lessons.exercises.drawing import Mark
+from lessons.exercises.imports import HARMLESS, Imports
 from lessons.exercises.judge import Case, Fail, close, decode, differ, draw, shown
 from lessons.exercises.judges.mistakes import Mistake, failure
 from micrograph import backprop, nn
@@ -22,7 +23,7 @@ from micrograph.engine import Value
 from micrograph.graph import Graph
 from micrograph.ops import op_by_name
 
-__all__ = ["cases", "MISTAKES", "NETS", "mlp_example"]
+__all__ = ["cases", "MISTAKES", "IMPORTS", "NETS", "mlp_example"]
 
 MISTAKES: dict[str, Mistake] = {
     m.code: m
@@ -59,6 +60,9 @@ MISTAKES: dict[str, Mistake] = {
     ]
 }
 """The mistakes this exercise recognises."""
+
+IMPORTS = Imports("Algorithm 6.4 in Python, with math or numpy", frozenset({"math", "numpy", *HARMLESS}))
+"""The modules a solution may import."""
 
 NETS: list[tuple[str, int, list[int], str, float, int]] = [
     ("MLP(3, [2, 1]), tanh, λ = 0.01", 3, [2, 1], "tanh", 0.01, 1),
@@ -284,4 +288,6 @@ def cases(seed: int) -> Iterator[Case]:
         net, model, fwd = mlp_example(nin, nouts, act, lam, s)
         key = nn.backward_mlp(model, net["x"], net["y"], loss="mse", l2=lam)
         request = {k: net[k] for k in ("l", "W", "b", "a", "h", "g", "lam", "activations")}
-        yield Case(title, request, _judge(net, model, fwd, key), what="backward_mlp(net)", book="mlp_loop")
+        yield Case(
+            title, request, _judge(net, model, fwd, key), what="backward_mlp(net)", book="mlp_loop", cpu=1.0
+        )

@@ -12,8 +12,10 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from lessons.exercises.cases import graph_cases
+from lessons.exercises.cases import Case as GraphCase
+from lessons.exercises.cases import graph_cases, growth_chains
 from lessons.exercises.drawing import Mark
+from lessons.exercises.imports import HARMLESS, Imports
 from lessons.exercises.judge import (
     Case,
     Fail,
@@ -26,10 +28,11 @@ from lessons.exercises.judge import (
     shown,
 )
 from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.judges.scaling import GROWTH_HINT, Tally, growth_case, paths_stop
 from micrograph.engine import Value
 from micrograph.graph import Graph
 
-__all__ = ["cases", "MISTAKES"]
+__all__ = ["cases", "MISTAKES", "IMPORTS"]
 
 MISTAKES: dict[str, Mistake] = {
     m.code: m
@@ -66,9 +69,26 @@ MISTAKES: dict[str, Mistake] = {
             "inputs",
             words="the leaves not listed first",
         ),
+        Mistake(
+            "paths",
+            "keep a set of the nodes already visited and skip them: each node is expanded once, whatever "
+            "the number of paths that reach it.",
+            "recompute",
+            words="every path expanded (no visited set)",
+        ),
+        Mistake("growth", GROWTH_HINT, words="time grows faster than the graph"),
     ]
 }
 """The mistakes this exercise recognises."""
+
+IMPORTS = Imports("the order u(1)..u(n) in Python", frozenset({"math", *HARMLESS}))
+"""The modules a solution may import (and micrograph's nodes, which the import guard allows)."""
+
+_PATHS = "every path followed: work grows with the number of paths (figure 6.9)."
+_NEEDS = (
+    "A search that remembers the nodes it has visited expands each of the {nodes} nodes once and follows "
+    "each of the {edges} edges once."
+)
 
 
 def _fail(code: str, headline: str, **kw: Any) -> Fail:
@@ -167,27 +187,39 @@ def _judge(graph: Graph, ids: dict[int, Value], rid_to_pos: dict[int, int]) -> A
     return judge
 
 
+def _part(spec: GraphCase, rng: random.Random) -> tuple[Graph, dict[str, Any], Any, dict[int, int]]:
+    """A case's G, its request (the records shuffled, with shuffled ids), the judge of the solution's answer,
+    and {id: position in G}."""
+    z, _ = spec.build()
+    graph = Graph(z)
+    rids = rng.sample(range(10 * len(graph.nodes) + 10), len(graph.nodes))
+    records = graph_request(graph)["records"]
+    for record, rid in zip(records, rids):
+        record[0] = rid
+        record[3] = [rids[p] for p in record[3]]
+    rng.shuffle(records)
+    ids = {rid: graph.nodes[j] for j, rid in enumerate(rids)}
+    positions = {rid: j for j, rid in enumerate(rids)}
+    return graph, {"records": records, "z": rids[-1]}, _judge(graph, ids, positions), positions
+
+
 def cases(seed: int) -> Iterator[Case]:
-    """The graph cases, sent shuffled; the answer key is the engine's order."""
+    """The graph cases, sent shuffled; the answer key is the engine's order. Then the growth case on
+    :func:`~lessons.exercises.cases.growth_chains`."""
+    tally = Tally()
     for number, spec in enumerate(graph_cases(seed=seed)):
-        z, _ = spec.build()
-        graph = Graph(z)
-        rng = random.Random(seed * 7919 + number)
-        rids = rng.sample(range(10 * len(graph.nodes) + 10), len(graph.nodes))
-        records = graph_request(graph)["records"]
-        for record, rid in zip(records, rids):
-            record[0] = rid
-            record[3] = [rids[p] for p in record[3]]
-        rng.shuffle(records)
-        ids = {rid: graph.nodes[j] for j, rid in enumerate(rids)}
-        request = {"records": records, "z": rids[-1]}
-        positions = {rid: j for j, rid in enumerate(rids)}
+        graph, request, judge, positions = _part(spec, random.Random(seed * 7919 + number))
+        counted, hooks = tally.add(judge, paths_stop(spec, graph, MISTAKES["paths"], _PATHS, _NEEDS))
         yield Case(
             spec.name,
             request,
-            _judge(graph, ids, positions),
+            counted,
             graph=graph,
             what="topological_order(z)",
             book="order",
-            extra={"ref_to_pos": positions},
+            extra={"ref_to_pos": positions, **hooks},
+            cpu=spec.cpu,
         )
+    rng = random.Random(seed * 7919 - 1)
+    parts = [_part(spec, rng)[1:3] for spec in growth_chains()]
+    yield growth_case(parts, tally, MISTAKES["growth"], "order", "topological_order(z)")

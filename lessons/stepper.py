@@ -1,202 +1,27 @@
-"""The lesson machinery: a :class:`Step` (text, the code it runs, the live objects it leaves) and the
-:class:`Stepper` a student moves through in a REPL (``next``, ``back``, ``goto``, ``restart``).
+"""The stepper a student moves through a lesson with, in a REPL: ``next``, ``back``, ``goto``, ``restart``.
 
-A lesson is a module with ``NUMBER``, ``TITLE``, ``SECTION`` (the book's section and algorithm), ``SUMMARY``
-(one line) and a generator function ``steps(l)`` that yields :class:`Step` objects. The generator reads
-the live objects that the previous steps left on ``l`` (a namespace), so a step can depend on what came
-before: lesson 2 yields one step per iteration of Algorithm 6.2's loop, as many as the graph has nodes.
+A :class:`Stepper` runs a lesson's steps (:mod:`lessons.step`) one at a time on its live objects, on the
+lesson's own example or on the student's expression (``expr=``, ``at=``), and shows the current step
+(:mod:`lessons.showing`). Going back replays the lesson from its start up to the step asked for (the steps
+mutate live objects, such as a node's value, so a replay is the simple way to be exact). Expensive results
+that do not depend on the student (training a network) are kept in ``l.memo`` across replays.
 
-Each step's ``run(l)`` is ordinary Python, type-checked and linted like the rest of micrograph. The code a
-student sees is that function's own source (:attr:`Step.code`): what is shown is what runs, and it can be
-typed again in the REPL, where ``l`` is the stepper. The text is a function of the live objects, so every
-number a lesson prints is computed at that moment, never typed in.
-
-Going back replays the lesson from its start up to the step asked for (the steps mutate live objects, such
-as a node's value, so a replay is the simple way to be exact). Expensive results that do not depend on the
-student (training a network) are kept in ``l.memo`` across replays.
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
 
 from __future__ import annotations
 
-import html
-import inspect
-import io
-import shutil
-import textwrap
-import tokenize
 import types
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from lessons.showing import picture_svg, show_html, show_text
+from lessons.step import LessonModule, Live, Note, Question, Step
 from micrograph import Graph, Value
 from micrograph.expr import bind, build, variables
-from viz.words import table as table  # the lessons' tables, in the words every view shares
 
-__all__ = ["LessonModule", "Live", "Note", "Ours", "Question", "Step", "Stepper", "figure_svg", "picture_svg"]
-
-WIDTH = 100
-
-
-class Note(str):
-    """A message from the stepper (past the last step, before the first): shows as plain text in a REPL."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-class Ours(str):
-    """A step's line in micrograph's own words (a summary, a formula, an equation number), not a quotation."""
-
-
-class Live(types.SimpleNamespace):
-    """The live objects a lesson's steps leave behind (``l.graph``, ``l.grad_table``, ``l.z`` ...)."""
-
-
-LessonModule = types.ModuleType
-
-
-@dataclass(frozen=True)
-class Question:
-    """A question a step asks before the step that answers it (predict, then see).
-
-    Attributes:
-        text: the question, e.g. "What will grad_table[u3] be?".
-        expected: the true answer, computed by the engine (the answer key), never by the lesson's own loop.
-        where: which step shows the answer, e.g. "step 5".
-    """
-
-    text: str
-    expected: float
-    where: str = "the next step"
-
-    def check(self, value: float) -> str:
-        """Whether ``value`` is right, within 0.1% (or 0.0005 near zero), with the true value."""
-        right = abs(value - self.expected) <= max(5e-4, 1e-3 * abs(self.expected))
-        from viz.words import fmt
-
-        if right:
-            return f"Right: {fmt(self.expected)} (you said {value:g}). {self.where.capitalize()} shows why."
-        return (
-            f"Not quite: the answer is {fmt(self.expected)}; you said {value:g}. "
-            f"{self.where.capitalize()} shows how it is computed."
-        )
-
-
-@dataclass(frozen=True)
-class Step:
-    """One step of a lesson: what the student reads, the code that runs, and what it leaves behind.
-
-    Attributes:
-        title: a short title.
-        line: the book's pseudo-code line or equation this step is about (shown verbatim).
-        run: ``run(l)`` does the step's work on the live namespace ``l`` (sets ``l.z``, ``l.graph`` ...).
-        text: ``text(l)`` -> the explanation, written after ``run`` so its numbers are the live ones.
-        values: ``values(l)`` -> a small plain-text table of "the values now", or None.
-        figure: ``figure(l)`` -> a ``graphviz.Digraph`` (a diagram) or a ``viz.charts.Chart`` (a plot) for
-            this step, or None for no picture.
-        params: values bound into ``run`` (shown as assignments before its code), e.g. ``{"j": 4}``.
-        question: ``question(l)`` -> a :class:`Question` to predict before moving on, or None.
-            ``line`` is shown as "Book:" when it is the book's own words, as "micrograph:" when it is
-            :class:`Ours` (micrograph's summary or formula): only the book is labelled the book.
-        ran: comment lines shown after ``run``'s code: what the engine's own code did in this step (the
-            lines of build_grad a call ran), where ``run`` only looks at its record.
-    """
-
-    title: str
-    line: str
-    run: Callable[..., None]
-    text: Callable[[Any], str]
-    values: Callable[[Any], str] | None = None
-    figure: Callable[[Any], Any] | None = None
-    params: Mapping[str, Any] = field(default_factory=dict)
-    question: Callable[[Any], Question | None] | None = None
-    ran: str = ""
-
-    @property
-    def quoted(self) -> bool:
-        """True when ``line`` is the book's own words; False when it is :class:`Ours` (micrograph's)."""
-        return not isinstance(self.line, Ours)
-
-    @property
-    def source(self) -> str:
-        """Who wrote ``line``: ``"Book"`` (the book's words) or ``"micrograph"`` (micrograph's words)."""
-        return "Book" if self.quoted else "micrograph"
-
-    @property
-    def code(self) -> str:
-        """The source of ``run`` without its ``def`` line and docstring, after the bound parameters.
-
-        Lines are at most :data:`CODE_WIDTH` columns where they can be: a trailing comment that makes a
-        line longer goes on its own line(s) above the code it explains (:func:`fit_code`).
-        """
-        code = fit_code(_body(self.run, self.params))
-        return f"{code}\n{self.ran}" if self.ran else code
-
-
-PRE_STYLE = "white-space: pre-wrap; word-break: normal; overflow-wrap: normal"
-"""The style of a step's preformatted blocks in Jupyter: a line too long for the output area wraps at a
-space, never inside a word (JupyterLab's own style for output ``pre`` breaks anywhere: "n / etwork")."""
-
-CODE_WIDTH = 76
-"""Columns of a line of shown code: indented by four in the terminal, it fits an 80-column screen."""
-
-
-def fit_code(code: str, width: int = CODE_WIDTH) -> str:
-    """``code`` with every comment that makes a line longer than ``width`` moved onto lines of its own.
-
-    A trailing comment goes above its line, at the line's indentation, wrapped to ``width``; a long
-    comment line is wrapped. Code itself is never changed or cut: the result runs as the original does.
-    Comments are found with :mod:`tokenize`, so a ``#`` inside a string is not one.
-
-    Args:
-        code: Python source.
-        width: the longest line wanted, in columns.
-
-    Returns:
-        The source, with the same statements in the same order.
-    """
-    lines = code.split("\n")
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(code + "\n").readline))
-    except (tokenize.TokenError, SyntaxError):
-        return code
-    comments = {t.start[0] - 1: t.start[1] for t in tokens if t.type == tokenize.COMMENT}
-    out: list[str] = []
-    for k, line in enumerate(lines):
-        column = comments.get(k)
-        if len(line) <= width or column is None:
-            out.append(line)
-            continue
-        before = line[:column].rstrip()
-        indent = line[: len(line) - len(line.lstrip())]
-        text = line[column:].lstrip("#").strip()
-        wrapped = textwrap.wrap(text, width=max(20, width - len(indent) - 2), break_on_hyphens=False)
-        out += [f"{indent}# {w}" for w in wrapped or [""]]
-        if before.strip():
-            out.append(before)
-    return "\n".join(out)
-
-
-def _body(fn: Callable[..., Any], params: Mapping[str, Any]) -> str:
-    try:
-        src = textwrap.dedent(inspect.getsource(fn))
-    except (OSError, TypeError):
-        return ""
-    lines = src.splitlines()
-    # Drop decorators and the signature (which may span lines), up to the line ending with ':'.
-    k = 0
-    while k < len(lines) and not lines[k].rstrip().endswith(":"):
-        k += 1
-    body = textwrap.dedent("\n".join(lines[k + 1 :]))
-    if body.lstrip().startswith(('"""', "'''")):
-        quote = body.lstrip()[:3]
-        start = body.index(quote)
-        end = body.find(quote, start + 3)
-        body = body[end + 3 :].lstrip("\n")
-    shown = [f"{name} = {value!r}" for name, value in params.items()]
-    return "\n".join([*shown, body.rstrip()]).strip("\n")
+__all__ = ["Stepper"]
 
 
 def _expression(
@@ -466,87 +291,19 @@ class Stepper:
     def __repr__(self) -> str:
         return self.show()
 
-    def show(self, *, width: int | None = None, keys: str | None = None) -> str:
+    def show(self, *, width: int | None = None, keys: str | None = None, place: str = "terminal") -> str:
         """The current step as plain text: title, the book's line, the text, the code, the values now.
 
         Args:
             width: wrap the text to this many columns (default: the terminal's width, at most 100).
             keys: the last line, the keys that move on (default: the REPL's ``l.next()  l.back() ...``).
+            place: ``"terminal"`` or ``"page"``, for how a question is answered there.
         """
-        if width is None:
-            width = min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns - 1)
-        width = max(width, 40)
-        step = self.step
-        head = textwrap.fill(f"Lesson {self.number}: {self.title} ({self.section})", width=width)
-        out = [head, textwrap.fill(f"Step {self.index}: {step.title}", width=width), ""]
-        if step.line:
-            lead = f"  {step.source}:  "
-            pad = " " * len(lead)
-            for i, ln in enumerate(step.line.splitlines()):
-                indent = ln[: len(ln) - len(ln.lstrip())]
-                wrapped = textwrap.wrap(
-                    ln.strip(), width=max(20, width - len(lead) - len(indent)), break_on_hyphens=False
-                ) or [""]
-                out += [(lead if i == 0 and k == 0 else pad) + indent + w for k, w in enumerate(wrapped)]
-            out.append("")
-        for para in self.text.split("\n\n"):
-            out.append(
-                textwrap.fill(" ".join(para.split()), width=width) if not para.startswith("  ") else para
-            )
-            out.append("")
-        if step.code:
-            out.append("  Code that ran:")
-            out += ["    " + ln for ln in step.code.splitlines()]
-            out.append("")
-        vals = self.values()
-        if vals:
-            out.append("  Values now:")
-            out += ["    " + ln for ln in vals.splitlines()]
-            out.append("")
-        q = self.question
-        if q is not None:
-            how = (
-                "answer with l.answer(number), then l.next() shows it"
-                if keys is None
-                else "you are asked next"
-            )
-            out.append(textwrap.fill(f"Predict: {q.text} ({how})", width=width))
-            out.append("")
-        if keys is None:
-            names = self.objects()
-            if names:
-                out.append(textwrap.fill("Live objects: " + ", ".join("l." + n for n in names), width=width))
-            keys = "l.next()  l.back()  l.goto(k)  l.restart()  l.svg('step.svg')"
-        if keys:
-            out.append(keys)
-        return "\n".join(out)
+        return show_text(self, width=width, keys=keys, place=place)
 
     def _repr_html_(self) -> str:
         """The current step as HTML, with the step's picture inlined as SVG (for Jupyter)."""
-        step = self.step
-        e = html.escape
-        parts = [
-            f"<h3>Lesson {self.number}: {e(self.title)} <small>({e(self.section)})</small></h3>",
-            f"<h4>Step {self.index}: {e(step.title)}</h4>",
-        ]
-        if step.line:
-            who = step.source
-            parts.append(f"<p><small>{e(who)}:</small></p>")
-            parts.append(f"<pre class='{who.lower()}' style='{PRE_STYLE}'>{e(step.line)}</pre>")
-        parts += [f"<p>{e(p)}</p>" for p in self.text.split("\n\n")]
-        if step.code:
-            parts.append(f"<pre style='{PRE_STYLE}'>{e(step.code)}</pre>")
-        vals = self.values()
-        if vals:
-            parts.append(f"<pre style='{PRE_STYLE}'>{e(vals)}</pre>")
-        try:
-            svg = self.svg_text()
-        except (ValueError, RuntimeError) as problem:  # too large to draw (GraphTooLarge), or no Graphviz
-            svg = ""
-            parts.append(f"<p><i>{e(str(problem))}</i></p>")
-        if svg:
-            parts.append(f"<div>{svg[svg.find('<svg') :]}</div>")
-        return "\n".join(parts)
+        return show_html(self)
 
     def svg_text(self) -> str:
         """The current step's picture as SVG source ('' when the step has none)."""
@@ -567,34 +324,3 @@ class Stepper:
         import viz
 
         return viz.save(fig, Path(path), overwrite=overwrite)
-
-
-def picture_svg(picture: Any) -> str:
-    """A step's picture as SVG source: a drawing laid out by Graphviz (or the layout a browser page sets),
-    a ``viz.charts.Chart`` or a matplotlib Figure drawn by matplotlib; '' for None.
-
-    Raises:
-        ValueError: a drawing too large to lay out readably (``viz.GraphTooLarge``).
-        RuntimeError: Graphviz is missing or failed.
-    """
-    if picture is None:
-        return ""
-    if hasattr(picture, "pipe"):
-        from viz.render import pipe_svg
-
-        return pipe_svg(picture)
-    from viz.charts import Chart
-    from viz.plots import close
-
-    fig = picture.figure() if isinstance(picture, Chart) else picture  # a Chart is drawn by matplotlib
-    try:
-        return figure_svg(fig)
-    finally:
-        close(fig)
-
-
-def figure_svg(fig: Any) -> str:
-    """A matplotlib Figure as SVG source, cropped to what is drawn (the figure stays open)."""
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    return buf.getvalue()

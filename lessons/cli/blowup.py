@@ -1,0 +1,89 @@
+"""``micrograph blowup``: the naive chain rule's operations against back-propagation's, counted and plotted.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, figure 6.9, eqs. 6.50-6.53.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from lessons.cli.common import integer, output_file, path
+
+__all__ = ["add", "run", "SUFFIXES"]
+
+SUFFIXES = (".png", ".svg", ".pdf")
+"""The plots ``blowup --out`` writes."""
+
+
+def add(sub: Any) -> None:
+    """Declare ``blowup`` and its arguments."""
+    b = sub.add_parser(
+        "blowup",
+        help="count the naive chain rule against back-propagation, and plot it",
+        description="Figure 6.9 and equations 6.50-6.53: the operations the naive chain rule "
+        "needs against back-propagation, for the chain z = f(f(...f(w))) and the ladder where "
+        "each level uses the previous one twice (2^depth paths).",
+    )
+    b.add_argument(
+        "--family",
+        choices=["chain", "ladder", "both"],
+        default="both",
+        help="which family of graphs (default: both)",
+    )
+    b.add_argument("--max-depth", type=integer(1, 60), default=20, help="the deepest graph (default 20)")
+    b.add_argument(
+        "--budget",
+        type=integer(1, 10**12),
+        default=2_000_000,
+        help="stop the naive rule after this many operations per depth; deeper points use the "
+        "closed form (default 2000000)",
+    )
+    b.add_argument("--out", type=path, help="the plot to write: .png, .svg or .pdf")
+    b.add_argument("--force", action="store_true", help="overwrite an existing file")
+    b.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal only)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Count, print the table and write the plot; 0, or a UserError for an output refused.
+
+    The plot is created exclusively unless --force: a file made while the counts run is not replaced.
+    """
+    from tqdm import tqdm
+
+    from micrograph import families
+
+    fams = list(families.FAMILIES) if args.family == "both" else [args.family]
+    out = output_file(args.out, args.force, SUFFIXES) if args.out is not None else None
+    rows: dict[str, list[dict[str, Any]]] = {}
+    with tqdm(
+        total=len(fams) + (out is not None),
+        desc="blowup",
+        unit="stage",
+        file=sys.stderr,
+        disable=args.quiet or not sys.stderr.isatty(),
+    ) as bar:
+        for fam in fams:
+            bar.set_postfix_str(f"counting {fam} (naive chain rule vs back-propagation)")
+            rows[fam] = families.blowup_rows(fam, args.max_depth, max_operations=args.budget)
+            bar.update()
+        if out is not None:
+            bar.set_postfix_str("plotting")
+            import viz
+
+            fig = viz.plot_blowup(
+                args.max_depth, None, families=tuple(fams), max_operations=args.budget, rows=rows
+            )
+            viz.save(fig, out, overwrite=args.force)
+            bar.update()
+    for fam in fams:
+        print(
+            f"{fam}: depth, paths w->z, naive chain rule operations (eq. 6.53), back-propagation (eq. 6.52)"
+        )
+        for r in rows[fam]:
+            mark = "" if r["naive_complete"] else "  (closed form: the naive run was stopped by the budget)"
+            print(f"  {r['depth']:>3}  {r['paths']:>12}  {r['naive_ops']:>16}  {r['backprop_ops']:>6}{mark}")
+    if out is not None:
+        print(f"wrote {out}")
+    return 0

@@ -1,0 +1,89 @@
+"""``micrograph render EXPRESSION``: an expression's node table, and its graph G (or G and B) drawn.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, figure 6.10.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from lessons.cli.common import MAX_NODES, PROG, at_option, bindings, integer, leaves, output_file, path
+
+__all__ = ["add", "run", "SUFFIXES"]
+
+SUFFIXES = (".svg", ".png", ".pdf", ".dot", ".tex", ".gif", ".mp4")
+"""The files ``render --out`` writes."""
+
+
+def add(sub: Any) -> None:
+    """Declare ``render`` and its arguments."""
+    r = sub.add_parser(
+        "render",
+        help="draw an expression's graph G, or G and B side by side (figure 6.10)",
+        description="Parse an expression over named variables (numbers, names, + - * / ** and "
+        "unary -, exp log tanh sigmoid relu sin cos sqrt; nothing else, never "
+        "eval), print its "
+        "node table, and draw it. With --wrt, draw G and the backward subgraph B side by side "
+        "(figure 6.10).",
+        epilog='example: micrograph render "tanh(tanh(tanh(w)))" --at w=0.5 --wrt w --out fig_6_10.svg',
+    )
+    r.takes_expression = True
+    r.add_argument("expression", help='e.g. "tanh(tanh(tanh(w)))" or "x*y + exp(x)"')
+    at_option(r)
+    r.add_argument(
+        "--wrt",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="differentiate with respect to this variable (repeatable): draws B beside G",
+    )
+    r.add_argument(
+        "--out",
+        type=path,
+        help="the file to write: .svg, .png, .pdf, .dot, .tex (TikZ, for LaTeX), "
+        ".gif or .mp4 (Algorithms 6.1 and 6.2 animated, for slides)",
+    )
+    r.add_argument("--force", action="store_true", help="overwrite an existing file")
+    r.add_argument(
+        "--max-nodes",
+        type=integer(1, MAX_NODES),
+        default=300,
+        help="refuse to draw bigger graphs (default 300)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the node table and write the drawing; 0, or a UserError for an output refused."""
+    from micrograph.expr import build
+
+    env, wrt = bindings(args.expression, args.at, args.wrt)
+    out = output_file(args.out, args.force, SUFFIXES) if args.out is not None else None
+    z = build(args.expression, env)  # a DomainError (log(0), 1/0 ...) stops here, before anything is written
+    by_name = leaves(z)
+
+    import viz
+
+    if wrt:
+        dot = viz.draw_side_by_side(z, [by_name[n] for n in wrt], max_nodes=args.max_nodes)
+    else:
+        dot = viz.draw(z, max_nodes=args.max_nodes, title=args.expression)
+    z.backward()  # Algorithm 6.2: the table below shows each node's gradient dz/du
+    print(viz.text(z))
+    for n in wrt:
+        print(
+            f"dz/d{n} = {by_name[n].grad:.6g}   (Algorithm 6.2; the node of B that grad() built "
+            "holds the same)"
+        )
+    if out is None:
+        print(f"{PROG}: nothing written (give --out FILE.svg to draw it)", file=sys.stderr)
+        return 0
+    if out.suffix.lower() == ".tex":  # TikZ from Graphviz's layout: a LaTeX document for pdflatex
+        written = viz.write_atomic(out, viz.to_tikz(dot).encode("utf-8"), overwrite=args.force)
+    elif out.suffix.lower() in (".gif", ".mp4"):  # Algorithms 6.1 and 6.2 on G, one frame per step
+        written = viz.animate(z, out, overwrite=args.force, max_nodes=args.max_nodes)
+    else:
+        written = viz.render(dot, out, overwrite=args.force)  # nothing replaced without --force (nor g.dot)
+    print(f"wrote {written}")
+    return 0

@@ -1,0 +1,51 @@
+"""``micrograph site``: build the static site of the lessons and exercises, and serve it.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from lessons.cli.common import UserError, integer, path
+
+__all__ = ["add", "run"]
+
+
+def add(sub: Any) -> None:
+    """Declare ``site`` and its arguments."""
+    si = sub.add_parser(
+        "site",
+        help="build a static site of the lessons and exercises that runs in the browser (needs npm)",
+        description="Build a static site of the lessons and exercises that runs entirely in the browser "
+        "(Pyodide, micrograph's wheel, Graphviz in WebAssembly, CodeMirror): every file in --out, no network "
+        "when it runs. Building needs a checkout of micrograph, npm and PyPI.",
+        epilog="example: micrograph site --out site-out && micrograph site --out site-out --serve",
+    )
+    si.add_argument("--out", default="site-out", type=path, help="the site's directory (default: site-out)")
+    si.add_argument("--force", action="store_true", help="replace a site built earlier in --out")
+    si.add_argument("--serve", action="store_true", help="serve --out on localhost (built first if missing)")
+    si.add_argument("--port", type=integer(0, 65535), default=8000, help="--serve's port (default 8000)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the site (unless --serve finds one already), then serve it with --serve; 0, or a UserError
+    for a site that cannot be built or served (an earlier site without --force: FileExistsError)."""
+    from lessons import site
+
+    out = Path(args.out)
+    try:
+        if not (args.serve and (out / site.MARKER).is_file() and not args.force):
+            size = site.build_site(out, force=args.force, log=lambda s: print(s, file=sys.stderr))
+            print(f"wrote {out}: {size / (1 << 20):.1f} MiB (budget {site.BUDGET >> 20} MiB)")
+        if args.serve:
+            try:
+                site.serve(out, args.port)
+            except KeyboardInterrupt:
+                pass
+    except site.SiteError as e:
+        raise UserError(str(e)) from None
+    return 0

@@ -1,0 +1,78 @@
+"""``micrograph steps EXPRESSION``: the step-through page of Algorithms 6.1 and 6.2 (or 6.5 and 6.6).
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithms 6.1, 6.2, 6.5, 6.6.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from lessons.cli.common import MAX_NODES, UserError, at_option, bindings, integer, leaves, output_file, path
+from micrograph import pseudocode
+
+__all__ = ["add", "run"]
+
+
+def add(sub: Any) -> None:
+    """Declare ``steps`` and its arguments."""
+    st = sub.add_parser(
+        "steps",
+        help="write the step-through page of Algorithms 6.1 and 6.2 (or 6.5 and 6.6) for an expression",
+        description="Write one self-contained HTML page that steps through Algorithm 6.1 (forward) and "
+        "Algorithm 6.2 (back-propagation) on the graph of EXPRESSION, frame by frame; with --algorithm 6.6, "
+        "through Algorithm 6.5 and each call of build_grad (Algorithm 6.6) instead.",
+        epilog='examples: micrograph steps "x*y + exp(x)" --at x=1 --at y=2 --out page.html; '
+        'micrograph steps "tanh(tanh(tanh(w)))" --at w=0.5 --algorithm 6.6 --out alg66.html',
+    )
+    st.takes_expression = True
+    st.add_argument("expression", help='e.g. "tanh(tanh(tanh(w)))" or "x*y + exp(x)"')
+    at_option(st)
+    st.add_argument(
+        "--algorithm",
+        choices=list(pseudocode.STEP_PAGES),
+        default="6.2",
+        help="6.2 (default): Algorithm 6.1 (forward) then 6.2 (symbol-to-number back-propagation), node by "
+        "node; 6.6: Algorithm 6.5 (G pruned to G', grad_table[z] = 1) then one frame per call of "
+        "build_grad (Algorithm 6.6, symbol-to-symbol), G and B side by side with the nodes each call adds "
+        "to B highlighted; all: both, one page",
+    )
+    st.add_argument(
+        "--wrt",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="with --algorithm 6.6 or all: a variable of T, the targets of Algorithm 6.5 (repeatable; "
+        "default: every variable)",
+    )
+    st.add_argument("--out", required=True, type=path, help="the page to write (.html)")
+    st.add_argument("--force", action="store_true", help="overwrite an existing file")
+    st.add_argument(
+        "--max-nodes",
+        type=integer(1, MAX_NODES),
+        default=80,
+        help="refuse bigger graphs: G, or G and B together for 6.6 (default 80)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the page; 0, or a UserError (--wrt without Algorithm 6.5, no variable, the output refused)."""
+    from micrograph.expr import build
+
+    env, wrt_names = bindings(args.expression, args.at, args.wrt)  # an unknown --wrt name is an error here
+    if wrt_names and args.algorithm == "6.2":
+        raise UserError("--wrt chooses T for Algorithm 6.5: give it with --algorithm 6.6 or --algorithm all")
+    out = output_file(args.out, args.force, (".html",))
+    z = build(args.expression, env)  # a DomainError stops here, before anything is written
+    by_name = leaves(z)
+    wrt = [by_name[n] for n in wrt_names] or None
+    if args.algorithm != "6.2" and wrt is None and not by_name:
+        raise UserError(f"{args.expression!r} has no variables: Algorithm 6.5 needs one to differentiate by")
+    import viz
+
+    written = viz.steps(
+        z, out, algorithm=args.algorithm, wrt=wrt, overwrite=args.force, max_nodes=args.max_nodes
+    )
+    shown = pseudocode.named(pseudocode.STEP_PAGES[args.algorithm])
+    print(f"wrote {written}: {shown} step by step on z = {args.expression}")
+    return 0

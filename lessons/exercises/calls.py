@@ -1,0 +1,285 @@
+"""The calls, one per exercise: the student's module loaded, its function called on a case, the answer
+made plain data, on the solution's side of the wall.
+
+Each call takes the case's request (the graph as records, the inputs), builds what the exercise gives
+(:mod:`lessons.exercises.given`), calls the student's function, and returns the result with what the harness
+observed: the tools' counts, the first change to the graph, the calls a build_grad made, each call's CPU time
+in a growth case. It runs in the child interpreter (:mod:`lessons.exercises.child`) and in the page's Web
+Worker: standard library only at import.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+"""
+
+from __future__ import annotations
+
+import json
+import linecache
+import sys
+import types
+from typing import Any
+
+from lessons.exercises.given import (
+    Plain,
+    SubGraph,
+    build_nodes,
+    graph_of,
+    mutation,
+    records_of_B,
+    snapshot,
+)
+
+__all__ = ["Solution", "Missing", "CALLS", "growth", "TOOLS"]
+
+TOOLS = "lessons.exercises.tools"
+
+
+def _builtins(imports: dict[str, Any]) -> dict[str, Any]:
+    """The builtins of the solution's module, whose ``__import__`` refuses the modules the exercise does not
+    allow (``imports``: the judge's allow-list, :meth:`lessons.exercises.imports.Imports.request`).
+
+    Only the solution's own import statements go through it: the modules it imports (numpy, the engine)
+    import theirs with the interpreter's own builtins."""
+    import builtins
+
+    modules = tuple(imports.get("modules", ()))
+    own = tuple(imports.get("own", ()))
+    message = str(imports.get("message", "{module} is not allowed here"))
+    real = builtins.__import__
+
+    def __import__(
+        name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
+    ) -> Any:
+        if (
+            level == 0
+            and isinstance(name, str)
+            and name.split(".")[0] not in own
+            and not any(name == m or name.startswith(m + ".") for m in modules)
+        ):
+            refused = ImportError(message.replace("{module}", name), name=name)
+            refused.refused = True  # type: ignore[attr-defined]  # the allow-list's, for the report
+            raise refused
+        return real(name, globals, locals, fromlist, level)
+
+    namespace = dict(vars(builtins))
+    namespace["__import__"] = __import__
+    return namespace
+
+
+class Solution:
+    """The student's module, loaded from its source text (its imports checked against ``imports``, the
+    exercise's allow-list, when the judge sends one)."""
+
+    def __init__(
+        self, source: str, filename: str, exercise: str, imports: dict[str, Any] | None = None
+    ) -> None:
+        self.exercise = exercise
+        self.filename = filename
+        self.module = types.ModuleType(f"micrograph_exercise_{exercise}")
+        self.module.__file__ = filename
+        if imports is not None:
+            self.module.__dict__["__builtins__"] = _builtins(imports)
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        code = compile(source, filename, "exec", dont_inherit=True)
+        sys.modules[self.module.__name__] = self.module
+        exec(code, self.module.__dict__)
+
+    def function(self, name: str) -> Any:
+        fn = self.module.__dict__.get(name)
+        if not callable(fn):
+            raise Missing(name)
+        return fn
+
+
+class Missing(Exception):
+    pass
+
+
+def _timed(fn: Any, *args: Any) -> tuple[Any, float]:
+    """``fn(*args)`` and the CPU seconds of that call alone: the harness's own measurement, as the tools'
+    counts are, so a growth case can fit how the time grows with the graph.
+
+    The clock is the calling thread's CPU time: once the CPU limit is set, the kernel counts the process's
+    CPU time in scheduler ticks (4 ms on many machines), too coarse for a call of a few milliseconds. Where
+    there is no thread clock (a browser's Python), the process's stands in."""
+    import time
+
+    clock = time.process_time
+    try:
+        time.thread_time()
+        clock = time.thread_time
+    except (AttributeError, OSError):
+        pass
+    start = clock()
+    result = fn(*args)
+    return result, clock() - start
+
+
+def _call_derivatives(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+    fn = sol.function(request["function"])
+    results = [plain(fn(*args, out)) for args, out in request["points"]]
+    return {"result": results}
+
+
+def _call_topo(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+    fn = sol.function("topological_order")
+    made = build_nodes(request["records"])
+    refs = {id(v): rid for rid, v in made.items()}
+    plain.refs = refs
+    nodes = list(made.values())
+    before = snapshot(nodes)
+    order, seconds = _timed(fn, made[request["z"]])
+    changed = mutation(nodes, before)
+    if changed:
+        changed[0] = list(made)[changed[0]]
+    return {"result": plain(order), "mutation": changed, "seconds": seconds}
+
+
+def _call_forward(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+    fn = sol.function("forward")
+    G, _ = graph_of(request)
+    plain.refs = {id(v): i for i, v in enumerate(G.nodes)}
+    before = snapshot(G.nodes)
+    u, seconds = _timed(fn, G, list(request["x"]))
+    return {"result": plain(u), "mutation": mutation(G.nodes, before), "seconds": seconds}
+
+
+def _call_backprop(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+    fn = sol.function("backprop")
+    tools = sys.modules[TOOLS]
+    G, _ = graph_of(request)
+    plain.refs = {id(v): i for i, v in enumerate(G.nodes)}
+    before = snapshot(G.nodes)
+    tools.reset_counts()
+    table, seconds = _timed(fn, G)
+    counts = tools.counts()
+    calls = [[plain.refs.get(id(node), -1), k] for node, k in tools.calls()[:400]]
+    return {
+        "result": plain(table),
+        "mutation": mutation(G.nodes, before),
+        "counts": counts,
+        "calls": calls,
+        "seconds": seconds,
+    }
+
+
+def _call_naive(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+    fn = sol.function("naive_grad")
+    tools = sys.modules[TOOLS]
+    G, _ = graph_of(request)
+    plain.refs = {id(v): i for i, v in enumerate(G.nodes)}
+    before = snapshot(G.nodes)
+    tools.reset_counts()
+    result = fn(G.output, G.nodes[request["w"]])
+    counts = tools.counts()  # the counts are the tools' own, never what the solution says of itself
+    value = getattr(result, "value", result)
+    return {"result": plain(value), "mutation": mutation(G.nodes, before), "counts": counts}
+
+
+class _Recursion:
+    """``sys.setprofile``'s callback: for each function of the solution's file, how many of its calls were
+    made while it was already running, so a recursion is counted whatever helper it goes through."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.depth: dict[Any, int] = {}
+        self.again: dict[Any, int] = {}
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        if event not in ("call", "return") or frame.f_code.co_filename != self.filename:
+            return
+        code = frame.f_code
+        depth = self.depth.get(code, 0)
+        if event == "return":
+            self.depth[code] = max(depth - 1, 0)  # a frame that started before the count returns too
+            return
+        if depth:
+            self.again[code] = self.again.get(code, 0) + 1
+        self.depth[code] = depth + 1
+
+    def most(self) -> tuple[int, str]:
+        """The largest count and its function's name ((0, "") when nothing recursed)."""
+        if not self.again:
+            return 0, ""
+        code = max(self.again, key=self.again.__getitem__)
+        return self.again[code], code.co_name
+
+
+def _call_build_grad(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+    from micrograph import engine, ops
+
+    fn = sol.function("build_grad")
+    G, _ = graph_of(request)
+    G_prime = SubGraph(G, request["members"])
+    T = [G.nodes[j] for j in request["targets"]]
+    before = snapshot(G.nodes)
+    seed = engine.as_value(1.0)
+    grad_table: dict[Any, Any] = {G.output: seed}
+    recursion = _Recursion(sol.filename)
+    bprop, bprops = ops.Op.bprop, [0]
+
+    def counted(self: Any, *args: Any, **kw: Any) -> Any:  # Algorithm 6.6 calls it once per consumer of V
+        bprops[0] += 1
+        return bprop(self, *args, **kw)
+
+    ops.Op.bprop = counted  # type: ignore[method-assign]
+    sys.setprofile(recursion)
+    try:
+        results = [fn(V, G, G_prime, grad_table) for V in T]
+    finally:
+        sys.setprofile(None)
+        ops.Op.bprop = bprop  # type: ignore[method-assign]
+    entries = {G.index[v]: r for v, r in grad_table.items() if v in G.index}
+    B = records_of_B(G, [*results, *entries.values()])
+    calls, function = recursion.most()
+    return {
+        "result": [B["ref"](r) for r in results],
+        "entries": [[j, B["ref"](r)] for j, r in sorted(entries.items())],
+        "B": B["records"],
+        "seed_kept": grad_table.get(G.output) is seed,
+        "calls": calls,
+        "recursive": function,
+        "bprop": bprops[0],
+        "mutation": mutation(G.nodes, before),
+    }
+
+
+def _call_mlp(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+    from micrograph.ops import OPS
+
+    fn = sol.function("backward_mlp")
+    acts = [None if a is None else OPS[a] for a in request["activations"]]
+
+    def f_prime(k: int, a: float, h: float) -> float:
+        op = acts[k]
+        return 1.0 if op is None else float(op.local_derivative(0, (float(a),), float(h)))
+
+    net = types.SimpleNamespace(
+        **{k: request[k] for k in ("l", "W", "b", "a", "h", "g", "lam")}, f_prime=f_prime
+    )
+    before = json.dumps([net.W, net.b, net.a, net.h, net.g])
+    result = fn(net)
+    changed = json.dumps([net.W, net.b, net.a, net.h, net.g], default=repr) != before
+    return {"result": plain(result), "mutation": [0, "net", None, None] if changed else []}
+
+
+CALLS = {
+    "derivatives": _call_derivatives,
+    "topo": _call_topo,
+    "forward": _call_forward,
+    "backprop": _call_backprop,
+    "naive": _call_naive,
+    "build_grad": _call_build_grad,
+    "mlp_backward": _call_mlp,
+}
+
+
+def growth(call: Any, solution: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+    """A growth case: the solution called on each graph of ``request["growth"]`` in turn, each call timed
+    alone (the garbage of the graph before collected first, outside the timing)."""
+    import gc
+
+    answers = []
+    for one in request["growth"]:
+        gc.collect()
+        answers.append(call(solution, one, plain))
+    return {"growth": answers}

@@ -1,0 +1,219 @@
+"""How a solution's work grows: with the number of paths (figure 6.9), and with the size of the graph.
+
+Right numbers computed the wrong way show in the work, so two cases measure it:
+
+* the big ladder, 2^40 paths on 121 nodes: a method that follows every path from z, however it caches its
+  local derivatives, is stopped there, while the book's algorithms take a millisecond.
+  :func:`paths_stop` turns that stop, after every smaller case passed, into its diagnosis (mistake
+  ``paths``);
+* the growth case (:func:`growth_case`): the solution called on chains 400 to 3,200 deep in one request,
+  the CPU time of each call measured around the call alone in the solution's process. The exponent of the
+  time against the size, fitted on log-log axes by least squares, is about 1 for the book's algorithms; a
+  membership test on a list inside the loop makes it 2 (mistake ``growth``). Only a time large enough to
+  measure (:data:`SIGNIFICANT`) fails the case, so a fast solution never fails on noise. A solution stopped
+  there after every smaller case passed is told both what it may be: a time that grows faster than the
+  graph, or a loop that never ends on a long chain.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.2-6.5.3, figure 6.9.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+from lessons.exercises.cases import GROWTH
+from lessons.exercises.cases import Case as GraphCase
+from lessons.exercises.judge import Case, Fail
+from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.report import Failure
+from lessons.exercises.runner import Stop
+from micrograph.graph import Graph
+from micrograph.naive import naive_cost
+
+__all__ = ["Tally", "paths_stop", "growth_case", "exponent", "SIGNIFICANT", "EXPONENT", "GROWTH_HINT"]
+
+SIGNIFICANT = 0.15
+"""CPU seconds of the largest chain's call below which the growth case passes whatever the exponent: the
+book's algorithms need a tenth of this or less there (1 to 12 ms measured), a membership test on a list 0.5
+to 1 s, so noise never fails a solution whose time grows with the size."""
+
+EXPONENT = 1.5
+"""The exponent of time against size above which the growth case fails (1 for the book's algorithms, 2 for
+a membership test on a list inside the loop)."""
+
+GROWTH_HINT = (
+    "a membership test on a list (`v in order`), list.index, list.remove and list.pop(0) or insert(0) each "
+    "take time proportional to the list's length, so inside the loop they make the whole n²: test "
+    "membership in a set, find positions in a dict {node: position} built once, and append at the end."
+)
+"""The hint of the ``growth`` mistake, the same in every exercise that has a growth case."""
+
+Judge = Callable[[dict[str, Any]], None]
+
+
+Make = Callable[[Case, Stop], Failure]
+
+
+class Tally:
+    """How many of a check's cases have passed so far, as their judges saw them (judged in order)."""
+
+    def __init__(self) -> None:
+        self.made = 0
+        self.passed = 0
+
+    def add(self, judge: Judge, stopped: Make | None = None) -> tuple[Judge, dict[str, Any]]:
+        """The next case's judge, counted when it passes, and its hooks for :class:`Case`'s ``extra``.
+
+        Args:
+            judge: the case's judge.
+            stopped: makes the failure of the case when the runner stopped it for its CPU time after every
+                earlier case passed (else the runner's own failure stands); None for no such hook.
+        """
+        before = self.made
+        self.made += 1
+
+        def counted(answer: dict[str, Any]) -> None:
+            judge(answer)
+            self.passed += 1
+
+        if stopped is None:
+            return counted, {}
+        make = stopped
+
+        def hook(case: Case, failure_: Failure, stop: Stop) -> Failure:
+            if stop.kind not in ("cpu", "wall") or self.passed < before:
+                return failure_
+            diagnosed = make(case, stop)
+            diagnosed.case = case.name
+            return diagnosed
+
+        return counted, {"stopped": hook}
+
+
+def _count(paths: int) -> str:
+    """A number of paths as a report writes it: ``2^40 = 1,099,511,627,776``."""
+    power = paths.bit_length() - 1
+    return f"2^{power} = {paths:,}" if paths > 1 and paths == 1 << power else f"{paths:,}"
+
+
+def paths_stop(spec: GraphCase, graph: Graph, mistake: Mistake, headline: str, needs: str) -> Make | None:
+    """The diagnosis of a solution stopped on the case whose paths no solution can follow one by one (None
+    for another case), for :meth:`Tally.add`.
+
+    Args:
+        spec: the graph case; only one with ``paths`` set gets a diagnosis.
+        graph: its G (w is its first leaf).
+        mistake: the exercise's ``paths`` row. headline: the diagnosis.
+        needs: what the book's algorithm does instead, with ``{nodes}`` and ``{edges}`` for the counts.
+    """
+    if not spec.paths:
+        return None
+    paths = naive_cost(graph.output, graph.nodes[0])["paths"]
+    nodes, edges = len(graph.nodes), graph.num_edges
+
+    def make(case: Case, stop: Stop) -> Failure:
+        return failure(
+            mistake,
+            headline,
+            details=[
+                f"This graph has {nodes:,} nodes, {edges:,} edges and {_count(paths)} paths from w to z; "
+                f"{stop.detail}, after every smaller graph had passed.",
+                needs.format(nodes=f"{nodes:,}", edges=f"{edges:,}")
+                + f" Work done once per path is done {_count(paths)} times here.",
+            ],
+        )
+
+    return make
+
+
+def exponent(sizes: list[int], seconds: list[float]) -> float:
+    """The exponent k of seconds ≈ c·size^k, fitted by least squares on log-log axes."""
+    xs = [math.log(n) for n in sizes]
+    ys = [math.log(max(t, 1e-6)) for t in seconds]  # a call too fast to measure counts as a microsecond
+    return statistics.linear_regression(xs, ys).slope
+
+
+def growth_case(
+    parts: list[tuple[dict[str, Any], Judge]],
+    tally: Tally,
+    mistake: Mistake,
+    right: str,
+    what: str,
+) -> Case:
+    """The growth case: the solution on the chains of :data:`~lessons.exercises.cases.GROWTH`, one request.
+
+    Args:
+        parts: for each chain, its request and the judge of its answer, as the exercise's other cases have.
+        tally: the check's :class:`Tally`. mistake: the exercise's ``growth`` row.
+        right: what was right when only the time is wrong ("order", "values", "grad_table").
+        what: how the call reads in the report.
+    """
+    sizes = list(GROWTH)
+    span = f"chains {sizes[0]:,} to {sizes[-1]:,} deep"
+
+    def judge(answer: dict[str, Any]) -> None:
+        answers = answer.get("growth")
+        if not isinstance(answers, list) or len(answers) != len(parts):
+            raise Fail(
+                Failure("", "the solution's answer to the growth case could not be read.", mistake="protocol")
+            )
+        seconds = []
+        for n, (_, one), got in zip(sizes, parts, answers):
+            if not isinstance(got, dict):
+                raise Fail(
+                    Failure(
+                        "", "the solution's answer to the growth case could not be read.", mistake="protocol"
+                    )
+                )
+            try:
+                one(got)
+            except Fail as e:
+                e.failure.details = [f"On the chain {n:,} deep.", *e.failure.details]
+                raise
+            t = got.get("seconds")
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
+                raise Fail(
+                    Failure("", "the time of the solution's call was not measured.", mistake="protocol")
+                )
+            seconds.append(float(t))
+        k = exponent(sizes, seconds)
+        if max(seconds) > SIGNIFICANT and k > EXPONENT:
+            times = ", ".join(f"{n:,} deep {t:.3g} s" for n, t in zip(sizes, seconds))
+            raise Fail(
+                failure(
+                    mistake,
+                    f"right {right}; its time grows as n^{k:.1f}, where the book's algorithm takes time "
+                    "proportional to the graph's size.",
+                    details=[
+                        f"The CPU time of {what} on {span}: {times}. Each doubling of n multiplied it by "
+                        f"about {2**k:.1f}; proportional to n it doubles.",
+                    ],
+                )
+            )
+
+    def make(case: Case, stop: Stop) -> Failure:  # a loop that never ends looks the same: both are named
+        return Failure(
+            "",
+            f"right {right} on every smaller graph, but the solution was stopped on {span}: {stop.detail}.",
+            details=[
+                "Either its time grows faster than the graph's size, or a loop never ends on a long chain. "
+                f"A membership test on a list inside the loop makes the time grow as n²: {sizes[-1]:,} nodes "
+                f"then take {sizes[-1] ** 2 // 2:,} comparisons."
+            ],
+            mistake="timeout",
+            hint=mistake.hint,
+        )
+
+    counted, hooks = tally.add(judge, make)
+    return Case(
+        f"time against size: {span}",
+        {"growth": [request for request, _ in parts]},
+        counted,
+        what=what,
+        book=mistake.book or "order",
+        extra=hooks,
+        cpu=3.0,
+    )

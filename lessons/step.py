@@ -1,0 +1,184 @@
+"""A lesson's step: its text, the book's line, the code it runs and the live objects it leaves.
+
+A lesson is a module with ``NUMBER``, ``TITLE``, ``SECTION`` (the book's section and algorithm), ``SUMMARY``
+(one line) and a generator function ``steps(l)`` that yields :class:`Step` objects. The generator reads
+the live objects that the previous steps left on ``l`` (a namespace, :class:`Live`), so a step can depend on
+what came before: lesson 2 yields one step per iteration of Algorithm 6.2's loop, as many as the graph has
+nodes. :class:`~lessons.stepper.Stepper` moves a student through them.
+
+Each step's ``run(l)`` is ordinary Python, type-checked and linted like the rest of micrograph. The code a
+student sees is that function's own source (:attr:`Step.code`): what is shown is what runs, and it can be
+typed again in the REPL, where ``l`` is the stepper. The text is a function of the live objects, so every
+number a lesson prints is computed at that moment, never typed in.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import textwrap
+import tokenize
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CODE_WIDTH", "LessonModule", "Live", "Note", "Ours", "Question", "Step", "fit_code"]
+
+
+class Note(str):
+    """A message from the stepper (past the last step, before the first): shows as plain text in a REPL."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+class Ours(str):
+    """A step's line in micrograph's own words (a summary, a formula, an equation number), not a quotation."""
+
+
+class Live(types.SimpleNamespace):
+    """The live objects a lesson's steps leave behind (``l.graph``, ``l.grad_table``, ``l.z`` ...)."""
+
+
+LessonModule = types.ModuleType
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question a step asks before the step that answers it (predict, then see).
+
+    Attributes:
+        text: the question, e.g. "What will grad_table[u3] be?".
+        expected: the true answer, computed by the engine (the answer key), never by the lesson's own loop.
+        where: which step shows the answer, e.g. "step 5".
+    """
+
+    text: str
+    expected: float
+    where: str = "the next step"
+
+    def check(self, value: float) -> str:
+        """Whether ``value`` is right, within 0.1% (or 0.0005 near zero), with the true value."""
+        right = abs(value - self.expected) <= max(5e-4, 1e-3 * abs(self.expected))
+        from viz.words import fmt
+
+        if right:
+            return f"Right: {fmt(self.expected)} (you said {value:g}). {self.where.capitalize()} shows why."
+        return (
+            f"Not quite: the answer is {fmt(self.expected)}; you said {value:g}. "
+            f"{self.where.capitalize()} shows how it is computed."
+        )
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a lesson: what the student reads, the code that runs, and what it leaves behind.
+
+    Attributes:
+        title: a short title.
+        line: the book's pseudo-code line or equation this step is about (shown verbatim).
+        run: ``run(l)`` does the step's work on the live namespace ``l`` (sets ``l.z``, ``l.graph`` ...).
+        text: ``text(l)`` -> the explanation, written after ``run`` so its numbers are the live ones.
+        values: ``values(l)`` -> a small plain-text table of "the values now", or None.
+        figure: ``figure(l)`` -> a ``graphviz.Digraph`` (a diagram) or a ``viz.charts.Chart`` (a plot) for
+            this step, or None for no picture.
+        params: values bound into ``run`` (shown as assignments before its code), e.g. ``{"j": 4}``.
+        question: ``question(l)`` -> a :class:`Question` to predict before moving on, or None.
+            ``line`` is shown as "Book:" when it is the book's own words, as "micrograph:" when it is
+            :class:`Ours` (micrograph's summary or formula): only the book is labelled the book.
+        ran: comment lines shown after ``run``'s code: what the engine's own code did in this step (the
+            lines of build_grad a call ran), where ``run`` only looks at its record.
+    """
+
+    title: str
+    line: str
+    run: Callable[..., None]
+    text: Callable[[Any], str]
+    values: Callable[[Any], str] | None = None
+    figure: Callable[[Any], Any] | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    question: Callable[[Any], Question | None] | None = None
+    ran: str = ""
+
+    @property
+    def quoted(self) -> bool:
+        """True when ``line`` is the book's own words; False when it is :class:`Ours` (micrograph's)."""
+        return not isinstance(self.line, Ours)
+
+    @property
+    def source(self) -> str:
+        """Who wrote ``line``: ``"Book"`` (the book's words) or ``"micrograph"`` (micrograph's words)."""
+        return "Book" if self.quoted else "micrograph"
+
+    @property
+    def code(self) -> str:
+        """The source of ``run`` without its ``def`` line and docstring, after the bound parameters.
+
+        Lines are at most :data:`CODE_WIDTH` columns where they can be: a trailing comment that makes a
+        line longer goes on its own line(s) above the code it explains (:func:`fit_code`).
+        """
+        code = fit_code(_body(self.run, self.params))
+        return f"{code}\n{self.ran}" if self.ran else code
+
+
+CODE_WIDTH = 76
+"""Columns of a line of shown code: indented by four in the terminal, it fits an 80-column screen."""
+
+
+def fit_code(code: str, width: int = CODE_WIDTH) -> str:
+    """``code`` with every comment that makes a line longer than ``width`` moved onto lines of its own.
+
+    A trailing comment goes above its line, at the line's indentation, wrapped to ``width``; a long
+    comment line is wrapped. Code itself is never changed or cut: the result runs as the original does.
+    Comments are found with :mod:`tokenize`, so a ``#`` inside a string is not one.
+
+    Args:
+        code: Python source.
+        width: the longest line wanted, in columns.
+
+    Returns:
+        The source, with the same statements in the same order.
+    """
+    lines = code.split("\n")
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code + "\n").readline))
+    except (tokenize.TokenError, SyntaxError):
+        return code
+    comments = {t.start[0] - 1: t.start[1] for t in tokens if t.type == tokenize.COMMENT}
+    out: list[str] = []
+    for k, line in enumerate(lines):
+        column = comments.get(k)
+        if len(line) <= width or column is None:
+            out.append(line)
+            continue
+        before = line[:column].rstrip()
+        indent = line[: len(line) - len(line.lstrip())]
+        text = line[column:].lstrip("#").strip()
+        wrapped = textwrap.wrap(text, width=max(20, width - len(indent) - 2), break_on_hyphens=False)
+        out += [f"{indent}# {w}" for w in wrapped or [""]]
+        if before.strip():
+            out.append(before)
+    return "\n".join(out)
+
+
+def _body(fn: Callable[..., Any], params: Mapping[str, Any]) -> str:
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return ""
+    lines = src.splitlines()
+    # Drop decorators and the signature (which may span lines), up to the line ending with ':'.
+    k = 0
+    while k < len(lines) and not lines[k].rstrip().endswith(":"):
+        k += 1
+    body = textwrap.dedent("\n".join(lines[k + 1 :]))
+    if body.lstrip().startswith(('"""', "'''")):
+        quote = body.lstrip()[:3]
+        start = body.index(quote)
+        end = body.find(quote, start + 3)
+        body = body[end + 3 :].lstrip("\n")
+    shown = [f"{name} = {value!r}" for name, value in params.items()]
+    return "\n".join([*shown, body.rstrip()]).strip("\n")

@@ -1,0 +1,109 @@
+"""Algorithm 6.4: the gradients of the cost J on every W(k) and b(k), layer by layer from the last.
+
+:func:`backward_mlp` is the book's specialised back-propagation for a chain of fully-connected layers, on
+the floats that Algorithm 6.3 (:func:`micrograph.mlp_forward.forward_mlp`) kept. It writes no derivative
+of its own: f'(a) is the activation's rule in the operation table, and the gradients of the loss and of
+the regularizer are Algorithm 6.2 run on their own small graphs.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from micrograph.engine import Value
+from micrograph.graph import Graph
+from micrograph.losses import LOSSES
+from micrograph.mlp import ACTIVATIONS, MLP
+from micrograph.mlp_forward import _penalised, _penalty, forward_mlp
+
+__all__ = ["backward_mlp"]
+
+
+def backward_mlp(
+    model: MLP,
+    x: Sequence[float],
+    y: Any,
+    *,
+    loss: str = "cross_entropy",
+    l2: float = 0.0,
+    l1: float = 0.0,
+    decay_biases: bool = False,
+) -> dict[Value, float]:
+    """Algorithm 6.4: the gradients of J on every W(k) and b(k), layer by layer from k = l down to 1.
+
+    Runs Algorithm 6.3 (:func:`forward_mlp`) and then, on floats from the stored a(k) and h(k):
+
+        g <- grad_{y_hat} J = grad_{y_hat} L(y_hat, y)
+        for k = l, l-1, ..., 1:
+            g <- grad_{a(k)} J = g * f'(a(k))                   (element-wise)
+            grad_{b(k)} J = g + lambda grad_{b(k)} Omega(theta)
+            grad_{W(k)} J = g h(k-1)^T + lambda grad_{W(k)} Omega(theta)
+            g <- grad_{h(k-1)} J = W(k)^T g
+
+    This is the book's specialised back-propagation for a chain of fully-connected layers; it equals the
+    generic Algorithm 6.2 on the graph of J (``Graph(J).backprop()``) to rounding. f'(a) comes from the
+    engine's operation table (the activation op's derivative rule); grad_{y_hat} L is Algorithm 6.2 run on
+    the small graph of L alone (leaves holding y_hat's numbers), and lambda grad Omega likewise on the
+    graph of lambda Omega alone (leaves holding the parameters' numbers: 2 lambda_2 w + lambda_1 sign(w)),
+    so no derivative is defined twice.
+
+    Args:
+        model, x, y, loss, l2, l1, decay_biases: as :func:`forward_mlp`.
+
+    Returns:
+        {parameter: dJ/dparameter} for every parameter of the model (floats).
+
+    Raises:
+        ValueError: as :func:`forward_mlp`.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.4.
+    """
+    fwd = forward_mlp(model, x, y, loss=loss, l2=l2, l1=l1, decay_biases=decay_biases)
+    spec = LOSSES[loss]
+    target = spec.check_target(y, model.nouts[-1], "backward_mlp(model, x, y)")
+    # g <- grad_{y_hat} J: Algorithm 6.2 on L(y_hat, y) with y_hat as leaves
+    y_leaves = [Value(v.data) for v in fwd.y_hat]
+    table = Graph(spec.fn(y_leaves, target)).backprop()
+    g = [table.get(v, 0.0) for v in y_leaves]
+    # lambda grad Omega, by Algorithm 6.2 on the regularizer (the table's rules, as for g)
+    omega = _regularizer_gradient(model, float(l2), float(l1), decay_biases)
+    grads: dict[Value, float] = {}
+    for k in range(len(model.layers), 0, -1):  # k = l, l-1, ..., 1
+        layer = model.layers[k - 1]
+        op = ACTIVATIONS[layer.neurons[0].activation]
+        a_k = [v.data for v in fwd.a[k]]
+        h_k = [v.data for v in fwd.h[k]]
+        h_prev = [v.data for v in fwd.h[k - 1]]
+        # g <- g * f'(a(k)), f' from the operation table's rule (x, out) -> df/dx
+        if op is not None:
+            g = [gi * op.local_derivative(0, (ai,), hi) for gi, ai, hi in zip(g, a_k, h_k, strict=True)]
+        for m, neuron in enumerate(layer.neurons):
+            # grad_b(k) = g + lambda grad_b Omega
+            grads[neuron.b] = g[m] + omega.get(neuron.b, 0.0)
+            # grad_W(k) = g h(k-1)^T + lambda grad_W Omega: row m, column i
+            for i, w in enumerate(neuron.w):
+                grads[w] = g[m] * h_prev[i] + omega.get(w, 0.0)
+        # g <- W(k)^T g
+        g = [
+            sum(neuron.w[i].data * g[m] for m, neuron in enumerate(layer.neurons)) for i in range(len(h_prev))
+        ]
+    return grads
+
+
+def _regularizer_gradient(model: MLP, lam_l2: float, lam_l1: float, decay_biases: bool) -> dict[Value, float]:
+    """{p: d(lambda Omega)/dp} for each penalised parameter p, by Algorithm 6.2 on lambda Omega.
+
+    lambda Omega is built on leaves holding the parameters' values, as the loss is built on leaves holding
+    y_hat, so the derivative is the operation table's rules (mul's, for w * w and w * sign(w)): 2 lambda_2 w
+    + lambda_1 sign(w), never written out here.
+    """
+    params = _penalised(model, decay_biases) if (lam_l2 or lam_l1) else []
+    leaves = [Value(p.data) for p in params]
+    term = _penalty(leaves, lam_l2, lam_l1)
+    if term is None:
+        return {}
+    table = Graph(term).backprop()
+    return {p: table.get(leaf, 0.0) for p, leaf in zip(params, leaves, strict=True)}

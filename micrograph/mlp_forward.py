@@ -1,0 +1,164 @@
+"""Algorithm 6.3: forward propagation through an MLP to the cost J = L(y_hat, y) + lambda Omega(theta).
+
+:func:`forward_mlp` runs the book's loop over the layers of a :class:`micrograph.mlp.MLP`, keeping a(k)
+and h(k) for Algorithm 6.4 (:mod:`micrograph.mlp_backward`); the cost's regularizer lambda Omega(theta)
+(L2 and L1 penalties over the weights, the biases too if asked) is built here, and training
+(:mod:`micrograph.train`) builds its cost with the same functions and checks.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.3; section 7.1
+(the penalties).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from micrograph.engine import Value
+from micrograph.losses import LossSpec, l1, l2, loss_spec
+from micrograph.mlp import MLP, weights
+
+__all__ = ["MLPForward", "forward_mlp", "model_loss_spec"]
+
+
+def model_loss_spec(loss: Any, model: MLP, where: str) -> LossSpec:
+    """The loss named ``loss`` for ``model``, an :class:`MLP` (see :func:`micrograph.losses.loss_spec`).
+
+    Raises:
+        TypeError: if model is not an MLP. ValueError: as :func:`~micrograph.losses.loss_spec`.
+    """
+    if not isinstance(model, MLP):
+        raise TypeError(f"{where}: model must be an MLP, got {type(model).__name__}")
+    return loss_spec(loss, model.nouts[-1], where)
+
+
+def _check_lambda(value: Any, name: str, where: str) -> float:
+    if (
+        not isinstance(value, numbers.Real)
+        or isinstance(value, bool)
+        or not (math.isfinite(value) and float(value) >= 0)
+    ):
+        raise ValueError(f"{where}: {name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def _check_features(x: Any, nin: int, where: str) -> list[float]:
+    if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
+        raise ValueError(f"{where}: an example must be a sequence of {nin} numbers, got {x!r}")
+    row = list(x)
+    if len(row) != nin:
+        raise ValueError(f"{where}: the model takes {nin} features per example, got {len(row)}: {row!r}")
+    out = []
+    for v in row:
+        if not isinstance(v, numbers.Real) or isinstance(v, bool) or not math.isfinite(v):
+            raise ValueError(f"{where}: features must be finite numbers, got {v!r} in {row!r}")
+        out.append(float(v))
+    return out
+
+
+def _penalised(model: MLP, decay_biases: bool) -> list[Value]:
+    return model.parameters() if decay_biases else weights(model)
+
+
+def _regularizer(model: MLP, lam_l2: float, lam_l1: float, decay_biases: bool) -> Value | None:
+    """lambda Omega(theta) = lambda_2 sum w^2 + lambda_1 sum |w| over the penalised parameters, or None."""
+    params = _penalised(model, decay_biases) if (lam_l2 or lam_l1) else []
+    return _penalty(params, lam_l2, lam_l1)
+
+
+def _penalty(params: list[Value], lam_l2: float, lam_l1: float) -> Value | None:
+    """lambda_2 l2(params) + lambda_1 l1(params), the terms whose lambda is not 0; None if both are."""
+    term: Value | None = None
+    if lam_l2:
+        term = lam_l2 * l2(params)
+    if lam_l1:
+        t1 = lam_l1 * l1(params)
+        term = t1 if term is None else term + t1
+    return term
+
+
+@dataclass
+class MLPForward:
+    """What Algorithm 6.3 computes and keeps for Algorithm 6.4.
+
+    Attributes:
+        a: a[k] for k = 1..l, the pre-activations a(k) = b(k) + W(k) h(k-1) (lists of Values; a[0] is []).
+        h: h[k] for k = 0..l: h(0) = x (leaves labelled x1..), h(k) = f(a(k)) (lists of Values).
+        y_hat: h(l), the network's output (a list of Values).
+        loss: L(y_hat, y), a Value.
+        penalty: lambda Omega(theta), a Value, or None without a regularizer.
+        J: the cost J = L(y_hat, y) + lambda Omega(theta), a Value.
+    """
+
+    a: list[list[Value]]
+    h: list[list[Value]]
+    y_hat: list[Value]
+    loss: Value
+    penalty: Value | None
+    J: Value
+
+
+def forward_mlp(
+    model: MLP,
+    x: Sequence[float],
+    y: Any,
+    *,
+    loss: str = "cross_entropy",
+    l2: float = 0.0,
+    l1: float = 0.0,
+    decay_biases: bool = False,
+) -> MLPForward:
+    """Algorithm 6.3: forward propagation through the MLP to the cost J, keeping a(k) and h(k).
+
+        h(0) = x
+        for k = 1, ..., l:
+            a(k) = b(k) + W(k) h(k-1)
+            h(k) = f(a(k))
+        y_hat = h(l)
+        J = L(y_hat, y) + lambda Omega(theta)
+
+    The nodes are those ``model(x)`` builds (micrograd's graph), labelled with the book's names.
+
+    Args:
+        model: the MLP (its last layer is linear, so f is the identity there).
+        x: one example, nin numbers.
+        y: its target: a class index (cross_entropy, mse with several outputs), 0/1 (binary_cross_entropy),
+            0/1 or -1/+1 (hinge), or nout numbers (mse).
+        loss: ``"cross_entropy"``, ``"mse"``, ``"hinge"`` or ``"binary_cross_entropy"``.
+        l2: lambda for the L2 penalty sum w^2 (>= 0). l1: lambda for the L1 penalty sum |w| (>= 0).
+        decay_biases: penalise the biases too (default False: weights only, as the book's section 7.1).
+
+    Returns:
+        An :class:`MLPForward`.
+
+    Raises:
+        ValueError: wrong feature count, a target out of range, an unknown loss, a negative lambda.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.3.
+    """
+    where = "forward_mlp(model, x, y)"
+    spec = model_loss_spec(loss, model, where)
+    lam2, lam1 = _check_lambda(l2, "l2", where), _check_lambda(l1, "l1", where)
+    xs = _check_features(x, model.nin, where)
+    target = spec.check_target(y, model.nouts[-1], where)
+    h: list[list[Value]] = [[Value(v, label=f"x{j + 1}") for j, v in enumerate(xs)]]  # h(0) = x
+    a: list[list[Value]] = [[]]
+    for k, layer in enumerate(model.layers, start=1):
+        a_k = [n.preactivation(h[k - 1]) for n in layer.neurons]  # a(k) = b(k) + W(k) h(k-1)
+        h_k = [n.activate(a_km) for n, a_km in zip(layer.neurons, a_k, strict=True)]  # h(k) = f(a(k))
+        for m, (a_km, h_km) in enumerate(zip(a_k, h_k, strict=True)):
+            a_km.label = f"a{k}[{m}]"
+            if h_km is not a_km:
+                h_km.label = f"h{k}[{m}]"
+        a.append(a_k)
+        h.append(h_k)
+    y_hat = h[-1]  # y_hat = h(l)
+    L = spec.fn(y_hat, target)
+    L.label = "L"
+    penalty = _regularizer(model, lam2, lam1, decay_biases)
+    J = L if penalty is None else L + penalty  # J = L(y_hat, y) + lambda Omega(theta)
+    J.label = "J"
+    return MLPForward(a=a, h=h, y_hat=y_hat, loss=L, penalty=penalty, J=J)

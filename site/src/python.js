@@ -1,0 +1,93 @@
+// The page's Python in a Web Worker of its own: Pyodide with micrograph's files (lessons/web.py), and Graphviz
+// compiled to WebAssembly to lay the drawings out, both off the page's thread, so that a large expression's
+// minutes of work never freeze the page and the page's Stop button can end it (it terminates this worker and
+// starts another). The page (app.js) asks by message, { id, op, args }, and gets { id, result } or
+// { id, error }: every result is the text lessons.web returns (JSON, SVG or HTML), which the page shows.
+// This worker holds the judge of an exercise check (lessons.web.ExerciseCheck); the student's code runs in
+// another worker (worker.js), which holds no answer key, and the page relays the questions between the two.
+import { loadPyodide } from "./pyodide/pyodide.mjs";
+import { vizInstance } from "./graphviz.js";
+
+const now = () => performance.timeOrigin + performance.now(); // the page's clock and this one agree on it
+
+let web = null;
+let view = null;     // the lesson being stepped, a lessons.web.LessonView
+let viewKey = null;  // which lesson, expression and values it was started on
+let session = null;  // the exercise check being judged, a lessons.web.ExerciseCheck
+
+const booting = (async () => {
+  const manifest = fetch("manifest.json").then((r) => r.json());
+  const wheels = manifest.then((m) => Promise.all([m.micrograph, ...m.wheels].map(  // fetched meanwhile
+    (name) => fetch("wheels/" + name).then((r) => r.arrayBuffer()))));
+  const [py, viz] = await Promise.all([
+    loadPyodide({ indexURL: new URL("pyodide/", self.location.href).href }),
+    vizInstance(),
+  ]);
+  const python = now(); // Pyodide and Graphviz loaded
+  for (const data of await wheels) py.unpackArchive(data, "zip", { extractDir: "/mg" });
+  py.runPython("import sys; sys.path.insert(0, '/mg')");
+  web = py.pyimport("lessons.web");
+  web.setup((source) => viz.renderString(source, { format: "svg", engine: "dot" }));
+  return { python, imported: now() };
+})();
+
+// The lesson a step belongs to: the page names it with every request, so that after a Stop (a new worker,
+// which holds no lesson) the next step starts it again, at the step the page shows, before moving.
+function lessonAt(lesson, shown) {
+  const key = JSON.stringify([lesson.number, lesson.expr, lesson.at]);
+  if (key !== viewKey || view === null) {
+    startLesson(lesson);
+    if (shown > 1) view.move("goto", shown, 0);
+  }
+  return view;
+}
+
+function startLesson(lesson) {
+  if (view) view.destroy();
+  view = null;
+  viewKey = null;
+  view = web.LessonView(lesson.number, lesson.expr, lesson.at);
+  viewKey = JSON.stringify([lesson.number, lesson.expr, lesson.at]);
+  return view;
+}
+
+function endCheck() {
+  if (session) session.destroy();
+  session = null;
+}
+
+const OPS = {
+  catalogue: () => web.catalogue(),
+  readAddress: (query) => web.read_address(query),
+  lesson: (lesson, width) => startLesson(lesson).move("here", 0, width),
+  move: (lesson, shown, how, k, width) => lessonAt(lesson, shown).move(how, k, width),
+  answer: (lesson, shown, text) => lessonAt(lesson, shown).answer(text),
+  explorer: (expr, at, predict) => web.explorer_html(expr, at, predict),
+  checkStart: (name, source) => {
+    endCheck();
+    session = web.ExerciseCheck(name, source, 0);
+    return session.first();
+  },
+  checkSend: (answer, printed) => session.send(answer, printed),
+  checkReload: () => session.reload(),
+  checkResult: () => {
+    const result = session.result();
+    endCheck();
+    return result;
+  },
+};
+
+booting.then(
+  (times) => self.postMessage({ ready: true, times }),
+  (error) => self.postMessage({ failed: String(error && error.message ? error.message : error) }),
+);
+
+self.onmessage = async (event) => {
+  const { id, op, args } = event.data;
+  try {
+    await booting;
+    self.postMessage({ id, result: OPS[op](...args) });
+  } catch (error) {  // a Python exception: its message, whose last line the page shows
+    self.postMessage({ id, error: String(error && error.message ? error.message : error) });
+  }
+};

@@ -1,0 +1,128 @@
+// micrograph's explorer: the page side of viz.explore. The Python side puts d3-zoom (vendored from npm) and
+// the generated program forward_backward(x, u) (Algorithms 6.1 and 6.2 as straight-line JavaScript,
+// written by micrograph.compile_javascript from the operation table) in front of these modules, joined
+// into one script (viz.explore_page.explorer_script). This module lays the page out, gives each part its
+// place and joins them through one object, p:
+//   words.js     numbers as Python formats them, Python's templates filled, elements
+//   model.js     p.m: the inputs, the program's slots, the frame shown, where an algorithm stops
+//   panes.js     the drawings of G and B, panned and zoomed; the toolbar
+//   boxes.js     the numbers written into the boxes in view; hovering a node
+//   stepping.js  the frames of Algorithms 6.1 and 6.2, their pseudo-code and sentence; the keys
+//   sum.js       the clicked node's grad_table entry as the book's sum
+//   predict.js   predict mode: the student types each grad_table entry
+import { boxes } from "./boxes.js";
+import { model } from "./model.js";
+import { panes } from "./panes.js";
+import { predicting } from "./predict.js";
+import { stepping } from "./stepping.js";
+import { sums } from "./sum.js";
+import { fmt, make, say } from "./words.js";
+
+// The inputs: a slider and a number box per variable, dz/dw for the targets, the status line.
+function inputs(p) {
+  var m = p.m, W = p.W, D = m.D;
+  var panel = make("div", "mg-inputs");
+  p.spec.inputs.forEach(function (inp, j) {
+    if (!inp.variable) { return; }
+    var who = inp.name + (inp.label ? " (" + inp.label + ")" : "");
+    var row = make("div", "mg-input");
+    row.appendChild(make("span", "mg-name", who));
+    var s = document.createElement("input");
+    s.type = "range"; s.min = inp.min; s.max = inp.max; s.step = inp.step; s.value = inp.value;
+    s.className = "mg-slider"; s.setAttribute("data-input", inp.name);
+    s.setAttribute("aria-label", say(W.value_of, { name: who }));
+    var b = document.createElement("input");
+    b.type = "number"; b.step = "any"; b.value = fmt(inp.value, D); b.className = "mg-box";
+    b.setAttribute("data-input", inp.name);
+    b.setAttribute("aria-label", say(W.value_of, { name: who }));
+    s.addEventListener("input", function () { m.x[j] = parseFloat(s.value); b.value = fmt(m.x[j], D); p.changed(); });
+    b.addEventListener("input", function () {
+      var v = parseFloat(b.value);
+      if (isFinite(v)) { m.x[j] = v; s.value = String(v); p.changed(); }
+    });
+    row.appendChild(s); row.appendChild(b);
+    panel.appendChild(row);
+  });
+  var grads = make("div", "mg-dzdw");
+  p.outs = p.spec.wrt.map(function (w) {
+    var item = make("span", "mg-dzdw-item");
+    item.appendChild(make("span", null, w.text));
+    var o = make("output", "mg-grad-of");
+    item.appendChild(o); grads.appendChild(item);
+    return o;
+  });
+  panel.appendChild(grads);
+  p.status = make("div", "mg-status");
+  p.status.setAttribute("role", "status");
+  panel.appendChild(p.status);
+  return panel;
+}
+
+export function mount(el, spec, evaluate, d3, keys) {
+  var m = model(spec, evaluate);
+  var p = { m: m, W: spec.words, spec: spec, el: el, d3: d3, ready: false };
+  el.textContent = "";
+  el.classList.add("mg-explorer");
+  el.appendChild(make("div", "mg-title", spec.heading));
+  el.appendChild(inputs(p));
+  var nav = make("div", "mg-nav");
+  el.appendChild(nav);
+  var tools = make("div", "mg-tools");
+  tools.setAttribute("role", "toolbar");
+  el.appendChild(tools);
+  var main = make("div", "mg-main");
+  var graphs = make("div", "mg-graphs");
+  var side = make("div", "mg-side");
+  main.appendChild(graphs); main.appendChild(side);
+  el.appendChild(main);
+  if (spec.note) { el.appendChild(make("p", "mg-note", spec.note)); }
+
+  panes(p, tools, graphs);
+  boxes(p);
+  stepping(p, nav, side, keys);
+  if (m.predict) {
+    var ask = make("div", "mg-predict");
+    side.appendChild(ask);
+    predicting(p, ask);
+  }
+  var sum = make("div", "mg-sum");
+  side.appendChild(sum);
+  sums(p, sum);
+
+  p.select = function (i) { m.selected = i; p.draw(); p.showSum(); };
+  function update() {  // the program run at the current inputs, and everything that shows its numbers
+    var t0 = performance.now();
+    m.compute();
+    p.status.textContent = m.status();
+    p.status.classList.toggle("mg-error", !m.ok());
+    p.draw();
+    p.explainFrame();
+    p.showSum();
+    el.setAttribute("data-update-ms", (performance.now() - t0).toFixed(3));
+  }
+  p.changed = function () {
+    if (m.predict) { p.restartPredict(); }
+    update();
+  };
+
+  p.showFrame();
+  p.show("both");
+  p.ready = true;
+  update();
+  if (window.ResizeObserver) {  // a pane that gets its size late (a widget, a rotated phone) is fitted then
+    new ResizeObserver(function () { p.firstViews(); }).observe(graphs);
+  }
+  return p.unkey;
+}
+
+export function page(evaluate, d3) {
+  var spec = JSON.parse(document.getElementById("micrograph-spec").textContent);
+  mount(document.getElementById("micrograph-explorer"), spec, evaluate, d3, document);
+}
+
+export function widget(widgetModel, el, evaluate, d3) {  // anywidget's model: the spec, synced from Python
+  el.tabIndex = 0;
+  return mount(el, JSON.parse(widgetModel.get("spec")), evaluate, d3, el);
+}
+
+export { fmt };
