@@ -27,7 +27,6 @@ from micrograph.templates import expression_template
 
 __all__ = [
     "FUNCTION", "FUSE", "PREFIX", "Dialect", "PYTHON", "JAVASCRIPT", "Node", "Emitter", "Positions",
-    "python_literal",
 ]  # fmt: skip
 
 FUNCTION = "forward_backward"
@@ -39,24 +38,6 @@ FUSE = 12
 
 PREFIX = {"f": "u", "g": "grad_u", "p": "s"}
 """The Python identifier of a value (``f``), a gradient (``g``) and a partial sum (``p``): u5, grad_u5, s5."""
-
-
-def python_literal(x: float) -> str:
-    """A float as Python source: ``repr`` for a finite number, a namespace name for inf and nan."""
-    if math.isfinite(x):
-        return f"({x!r})" if x < 0.0 or (x == 0.0 and math.copysign(1.0, x) < 0.0) else repr(x)
-    if math.isnan(x):
-        return "NAN"
-    return "INF" if x > 0.0 else "(-INF)"
-
-
-def _js_literal(x: float) -> str:
-    """A float as JavaScript source (``repr`` is valid JavaScript for a finite float)."""
-    if math.isfinite(x):
-        return f"({x!r})" if x < 0.0 or (x == 0.0 and math.copysign(1.0, x) < 0.0) else repr(x)
-    if math.isnan(x):
-        return "NaN"
-    return "Infinity" if x > 0.0 else "(-Infinity)"
 
 
 def _python_name(key: str) -> str:
@@ -77,7 +58,8 @@ class Dialect:
         language: its name, for messages.
         template: the :class:`~micrograph.ops.Op` attribute holding the language's expression template of
             an operation (``"code"`` or ``"js"``), ``{0}``, ``{1}`` standing for the arguments.
-        literal: a float as a literal of the language.
+        nan: how the language (or the generated code's namespace) names nan.
+        infinity: how it names +inf.
         name: the identifier of a field (``"f4"``: the value of u(5); ``"g4"``: its grad_table entry).
         end: what ends a statement.
         comment: what starts a comment.
@@ -85,15 +67,25 @@ class Dialect:
 
     language: str
     template: str
-    literal: Callable[[float], str]
+    nan: str
+    infinity: str
     name: Callable[[str], str]
     end: str
     comment: str
 
+    def literal(self, x: float) -> str:
+        """A float as a literal of the language: ``repr`` for a finite float (valid Python and JavaScript),
+        parenthesized when negative (-0.0 too), the language's names for nan and the infinities."""
+        if math.isfinite(x):
+            return f"({x!r})" if x < 0.0 or (x == 0.0 and math.copysign(1.0, x) < 0.0) else repr(x)
+        if math.isnan(x):
+            return self.nan
+        return self.infinity if x > 0.0 else f"(-{self.infinity})"
 
-PYTHON = Dialect("Python", "code", python_literal, _python_name, "", "#")
+
+PYTHON = Dialect("Python", "code", "NAN", "INF", _python_name, "", "#")
 """The compiler's Python dialect (:func:`micrograph.compile.compile_graph`)."""
-JAVASCRIPT = Dialect("JavaScript", "js", _js_literal, _javascript_name, ";", "//")
+JAVASCRIPT = Dialect("JavaScript", "js", "NaN", "Infinity", _javascript_name, ";", "//")
 """The compiler's JavaScript dialect (:mod:`micrograph.compile_javascript`, for the explorer page)."""
 
 Node = tuple[int, Op | None, Sequence[int], float]

@@ -39,7 +39,7 @@ from functools import lru_cache
 from typing import Any
 
 from micrograph.backprop import sweep
-from micrograph.compile_emitter import FUNCTION, FUSE, PREFIX, PYTHON, Emitter, Positions, python_literal
+from micrograph.compile_emitter import FUNCTION, FUSE, PREFIX, PYTHON, Emitter, Positions
 from micrograph.engine import Value
 from micrograph.graph import ConsumerEdge as Edge
 from micrograph.graph import Graph
@@ -303,7 +303,7 @@ class Writer:
 
     def _leaf_comment(self, j: int) -> str:
         v = self.g.nodes[j]
-        what = f"constant {python_literal(v.data)}" if v.is_constant else "variable"
+        what = f"constant {PYTHON.literal(v.data)}" if v.is_constant else "variable"
         return f"u({j + 1}) <- x_{j + 1}, an input ({what})"
 
     def _header(self, parts: int) -> list[str]:

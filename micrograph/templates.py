@@ -81,6 +81,16 @@ def derivative_source(op: Op, k: int) -> tuple[str, dict[str, Callable[..., floa
     return Source.text_of(op.derivs[k](*args)), functions
 
 
+def _written(symbol: str, reflected: bool) -> Callable[[Source, Any], Source]:
+    """The operator ``symbol`` on a placeholder: ``(a symbol b)``, the operands swapped when ``reflected``."""
+
+    def method(self: Source, other: Any) -> Source:
+        a, b = Source.text_of(self), Source.text_of(other)
+        return Source(f"({b} {symbol} {a})" if reflected else f"({a} {symbol} {b})", self.functions)
+
+    return method
+
+
 class Source:
     """A placeholder for a float in a derivative rule: arithmetic on it writes Python source text.
 
@@ -109,39 +119,11 @@ class Source:
             return repr(float(x)) if x >= 0 else f"({float(x)!r})"
         raise TypeError(f"a derivative rule produced {x!r}, which cannot be written as source")
 
-    def _binary(self, symbol: str, other: Any, reflected: bool = False) -> Source:
-        a, b = Source.text_of(self), Source.text_of(other)
-        return Source(f"({b} {symbol} {a})" if reflected else f"({a} {symbol} {b})", self.functions)
-
-    def __add__(self, o: Any) -> Source:
-        return self._binary("+", o)
-
-    def __radd__(self, o: Any) -> Source:
-        return self._binary("+", o, True)
-
-    def __sub__(self, o: Any) -> Source:
-        return self._binary("-", o)
-
-    def __rsub__(self, o: Any) -> Source:
-        return self._binary("-", o, True)
-
-    def __mul__(self, o: Any) -> Source:
-        return self._binary("*", o)
-
-    def __rmul__(self, o: Any) -> Source:
-        return self._binary("*", o, True)
-
-    def __truediv__(self, o: Any) -> Source:
-        return self._binary("/", o)
-
-    def __rtruediv__(self, o: Any) -> Source:
-        return self._binary("/", o, True)
-
-    def __pow__(self, o: Any) -> Source:
-        return self._binary("**", o)
-
-    def __rpow__(self, o: Any) -> Source:
-        return self._binary("**", o, True)
+    __add__, __radd__ = _written("+", False), _written("+", True)
+    __sub__, __rsub__ = _written("-", False), _written("-", True)
+    __mul__, __rmul__ = _written("*", False), _written("*", True)
+    __truediv__, __rtruediv__ = _written("/", False), _written("/", True)
+    __pow__, __rpow__ = _written("**", False), _written("**", True)
 
     def __neg__(self) -> Source:
         return Source(f"(-{self.text})", self.functions)
