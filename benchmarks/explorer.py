@@ -110,7 +110,7 @@ def slider_ms(nodes: int = 400, moves: int = 40) -> dict[str, float] | None:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(path.resolve().as_uri())
         page.wait_for_selector("g[data-node]")
-        name = f"u{g.index[x] + 1}"
+        name = g.name(x)
         lo, hi = (float(page.eval_on_selector(f'input.mg-slider[data-input="{name}"]', f"s => s.{a}"))
                   for a in ("min", "max"))  # fmt: skip
         page.evaluate(MOVE_SCRIPT, [name, lo, hi, 10])  # warm-up: the first moves compile code, cache boxes

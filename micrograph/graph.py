@@ -25,7 +25,17 @@ from micrograph.memory import paused_gc
 from micrograph.ops import Op
 from micrograph.order import topological_order
 
-__all__ = ["Graph", "SubGraph", "as_values", "get_operation", "get_consumers", "get_inputs"]
+__all__ = ["Graph", "SubGraph", "as_values", "get_operation", "get_consumers", "get_inputs", "node_name"]
+
+def node_name(i: int) -> str:
+    """The book's name of the node u(i), counted from 1: ``node_name(1)`` is ``"u1"``.
+
+    Every name u1..un that micrograph writes (drawings, messages, the explorer, the exercises) is this one.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 (u(1)..u(n)).
+    """
+    return f"u{i}"
+
 
 Inputs = Union[Mapping[Value, Any], Sequence[Any]]
 """What Algorithm 6.1 takes: ``{leaf: number}`` or a sequence of numbers in ``Graph.leaves`` order."""
@@ -126,7 +136,7 @@ class Graph:
         Raises:
             ValueError: if the node is not in the graph.
         """
-        return f"u{self._position(node) + 1}"
+        return node_name(self._position(node) + 1)
 
     def _position(self, node: Any) -> int:
         try:

@@ -109,7 +109,7 @@ def test_embedded_explorer_responds_to_its_slider(browser: Any) -> None:
     frame = page.frame_locator("iframe#explorer")
     frame.locator("g[data-node]").first.wait_for()
     z, w = chain(3)
-    name = f"u{Graph(z).index[w] + 1}"
+    name = Graph(z).name(w)
     before = frame.locator("output.mg-grad-of").first.inner_text()
     assert before == fmt(Graph(z).backprop()[w])  # figure 6.10 at w = 0.5
     slider = frame.locator(f'input.mg-slider[data-input="{name}"]')

@@ -108,7 +108,7 @@ def test_slider_moves_give_the_engines_numbers(browser: Any, tmp_path: Path) -> 
     path = viz.explore(z, wrt=[x, y]).save(tmp_path / "z.html")
     page, events = open_page(browser, path)
     g = Graph(z)
-    name_x = f"u{g.index[x] + 1}"
+    name_x = g.name(x)
     for target in (-1.3, 0.4, 2.2):
         at = move_slider(page, name_x, target)
         assert abs(at - target) < 0.02
@@ -137,7 +137,7 @@ def test_every_frame_says_what_the_engines_frames_say(browser: Any, tmp_path: Pa
     path = viz.explore(z).save(tmp_path / "z.html")
     page, _ = open_page(browser, path)
     g = Graph(z)
-    at = move_slider(page, f"u{g.index[x] + 1}", -0.7)
+    at = move_slider(page, g.name(x), -0.7)
     saved = x.data
     x.data = at
     try:
@@ -194,7 +194,7 @@ def test_outside_the_domain_is_said_never_nan(browser: Any, tmp_path: Path) -> N
     path = viz.explore(z).save(tmp_path / "z.html")
     page, _ = open_page(browser, path)
     g = Graph(z)
-    move_slider(page, f"u{g.index[x] + 1}", -1.0)
+    move_slider(page, g.name(x), -1.0)
     seen = shown(page)
     log_node = next(i for i, v in enumerate(g.nodes) if v.op is not None and v.op.name == "log")
     assert "outside the domain of log (x > 0)" in seen["status"]
@@ -204,7 +204,7 @@ def test_outside_the_domain_is_said_never_nan(browser: Any, tmp_path: Path) -> N
     body = page.inner_text("body")
     assert "nan" not in body.lower() and "infinity" not in body.lower()
     assert page.eval_on_selector(f"g[data-node='{log_node}']", "g => g.classList.contains('mg-outside')")
-    move_slider(page, f"u{g.index[x] + 1}", 3.0)  # back inside: numbers again
+    move_slider(page, g.name(x), 3.0)  # back inside: numbers again
     _, _, table = expected(
         z, x, float(page.eval_on_selector(f'input.mg-slider[data-input="u{g.index[x] + 1}"]', "s => s.value"))
     )
@@ -270,7 +270,7 @@ def test_three_hundred_nodes_stay_fluid(browser: Any, tmp_path: Path) -> None:
     build = time.perf_counter() - start
     path = explorer.save(tmp_path / "big.html")
     page, events = open_page(browser, path)
-    name = f"u{g.index[x] + 1}"
+    name = g.name(x)
     lo, hi = (float(page.eval_on_selector(f'input.mg-slider[data-input="{name}"]', f"s => s.{a}"))
               for a in ("min", "max"))  # fmt: skip
     inside, wall = [], []

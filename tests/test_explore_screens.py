@@ -222,7 +222,7 @@ def test_every_control_has_an_accessible_name(browser: Any, pages: Any) -> None:
         assert page.get_by_role("button", name=name, exact=True).count() == 1, name
     g = Graph(z)
     for v in g.variables:
-        who = f"u{g.index[v] + 1} ({v.label})"
+        who = f"{g.name(v)} ({v.label})"
         assert page.get_by_role("slider", name=f"value of {who}").count() == 1
         assert page.get_by_role("spinbutton", name=f"value of {who}").count() == 1
     unnamed = page.evaluate(
@@ -300,7 +300,7 @@ def test_a_domain_message_shows_the_value_as_the_page_does(browser: Any, tmp_pat
     page.evaluate(
         """name => { const s = document.querySelector(`input.mg-slider[data-input="${name}"]`);
         s.value = "-1"; s.dispatchEvent(new Event("input", {bubbles: true})); }""",
-        f"u{g.index[x] + 1}",
+        g.name(x),
     )
     status = page.text_content(".mg-status")
     assert "log(-1.000) is outside the domain of log (x > 0)" in status and "((" not in status

@@ -14,6 +14,7 @@ import pytest
 
 import viz
 from micrograph import Graph, Value
+from micrograph.graph import node_name
 from viz import style
 from viz.render import pipe_svg
 
@@ -245,7 +246,7 @@ def test_side_by_side_clusters_cross_edges_and_captions():
     assert 'label="forward graph G"' in src and 'label="backward subgraph B"' in src
     assert cl["cluster_G"] == ["u1", "u2", "u3", "u4"]
     b_names = cl["cluster_B"]
-    assert b_names == [f"u{k}" for k in range(5, 5 + len(b_names))]
+    assert b_names == [node_name(k) for k in range(5, 5 + len(b_names))]
     found = nodes(src)
     # gradient nodes are captioned with what they are
     captions = [found[n][0] for n in b_names if "∂z/∂" in found[n][0]]
@@ -349,15 +350,15 @@ if dag_cases is not None:
         z, xs = case.build_values()
         g = Graph(z)
         src = viz.draw(z).source
-        assert list(nodes(src)) == [f"u{i}" for i in range(1, len(g) + 1)]
+        assert list(nodes(src)) == [g.name(v) for v in g.nodes]
         es = edges(src)
         assert len(es) == g.num_edges
         # every edge is Pa(u(i)) -> u(i), in argument order, numbered iff the op is not commutative
         expected = []
-        for i, v in enumerate(g.nodes):
+        for v in g.nodes:
             numbered = v.op is not None and v.op.arity == 2 and not v.op.commutative
             for k, p in enumerate(v.inputs):
-                expected.append((g.name(p), f"u{i + 1}", f"label={k + 1}" if numbered else ""))
+                expected.append((g.name(p), g.name(v), f"label={k + 1}" if numbered else ""))
         assert [(t, h, (re.search(r"label=\d", a) or [""])[0]) for t, h, a in es] == expected
         z2, _ = case.build_values()
         assert viz.draw(z2).source == src

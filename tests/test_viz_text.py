@@ -24,7 +24,7 @@ def test_one_line_per_node_in_graph_order():
     assert lines[1].split() == ["u(i)", "label", "computes", "data", "grad"]  # lessons 1 and 2's headings
     assert set(lines[2]) <= {"-", " "}
     body = lines[3:]
-    assert [line.split()[0] for line in body] == [f"u{i}" for i in range(1, len(g) + 1)]
+    assert [line.split()[0] for line in body] == [g.name(v) for v in g.nodes]
     assert body[0].split() == ["u1", "a", "input", "2.000", fmt(a.grad)]
     assert "u1 × u2" in body[2] and "-6.000" in body[2]
     assert "tanh(u4)" in body[4] and body[4].endswith("output z")

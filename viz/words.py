@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from micrograph.engine import Value
-from micrograph.graph import Graph
+from micrograph.graph import Graph, node_name
 from micrograph.meta import NodeMeta
 from viz import style
 
@@ -160,11 +160,11 @@ def node_names(graph: Graph, extra: Iterable[Value] = ()) -> dict[Value, str]:
             for v in _backward_order(nodes, built_by):
                 if v not in names:
                     count += 1
-                    names[v] = f"u{count}"
+                    names[v] = node_name(count)
         for v in nodes:
             if v not in names:
                 count += 1
-                names[v] = f"u{count}"
+                names[v] = node_name(count)
     return names
 
 
