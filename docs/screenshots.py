@@ -14,7 +14,6 @@ The picture is written beside its target and moved into place, so an interrupted
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -43,6 +42,8 @@ def shoot(site_dir: Path, out: Path) -> str:
     from playwright.sync_api import sync_playwright
     from site_browser import OfflinePages, served
 
+    from viz.files import write_atomic
+
     with served(site_dir) as url, sync_playwright() as p:
         browser = launch_chromium(p)
         pages = OfflinePages(browser, url)
@@ -53,14 +54,7 @@ def shoot(site_dir: Path, out: Path) -> str:
         page.wait_for_function(f"document.getElementById('lesson-text').dataset.index === '{STEP}'")
         page.locator("#lesson-picture svg").wait_for()
         where = str(page.locator("#where").text_content())
-        fd, tmp = tempfile.mkstemp(suffix=".png", dir=out.parent)
-        os.close(fd)
-        try:
-            page.screenshot(path=tmp)
-            os.replace(tmp, out)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        write_atomic(out, page.screenshot())
         context.close()
         browser.close()
     if pages.blocked or pages.errors:

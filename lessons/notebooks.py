@@ -143,6 +143,8 @@ def _cells(p: Page) -> list[Any]:
     """A step's Markdown cell (title, the book's line, the text, the prediction) and its code cell."""
     from nbformat import v4
 
+    from viz.render import svg_element
+
     step = p.step
     head = f"## Step {p.index}: {step.title}\n\n{_quote(step)}\n"
     text = "\n\n".join(" ".join(q.split()) if not q.startswith("  ") else f"```\n{q}\n```"
@@ -153,7 +155,7 @@ def _cells(p: Page) -> list[Any]:
     if step.figure is not None:
         code.append("step.figure(l)")
         if p.svg:
-            svg = p.svg[p.svg.find("<svg") :]
+            svg = svg_element(p.svg)
             outputs.append(v4.new_output("display_data", data={"image/svg+xml": svg}))
     cell = v4.new_code_cell("\n".join(c for c in code if c))
     cell.outputs = outputs
@@ -180,7 +182,7 @@ def write_notebooks(
     """
     import nbformat
 
-    from viz.render import write_atomic
+    from viz.files import write_atomic
 
     d = Path(out)
     paths = [d / f"lesson{n}.ipynb" for n in lessons.LESSONS]

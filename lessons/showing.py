@@ -117,7 +117,9 @@ def show_html(stepper: Stepper) -> str:
         svg = ""
         parts.append(f"<p><i>{e(str(problem))}</i></p>")
     if svg:
-        parts.append(f"<div>{svg[svg.find('<svg') :]}</div>")
+        from viz.render import svg_element
+
+        parts.append(f"<div>{svg_element(svg)}</div>")
     return "\n".join(parts)
 
 

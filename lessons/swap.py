@@ -72,7 +72,7 @@ def mark(building: Path, files: list[Path]) -> None:
     Raises:
         OSError: the marker cannot be written (its ``filename`` names it).
     """
-    from viz.render import write_atomic
+    from viz.files import write_atomic
 
     listed = "".join(f"{Path(f).relative_to(building).as_posix()}\n" for f in files)
     with _naming(building / MARKER):

@@ -36,7 +36,7 @@ from micrograph.engine import Value
 from micrograph.expr import bind, build, parse_binding
 from viz.charts import Chart
 from viz.explore import explore
-from viz.render import set_layout
+from viz.render import set_layout, svg_element
 
 __all__ = ["setup", "catalogue", "parse_at", "explorer_html", "LessonView", "ExerciseCheck"]
 
@@ -264,8 +264,7 @@ class LessonView:
             svg = picture_svg(figure)
         except (ValueError, RuntimeError) as e:  # too large to draw readably, or Graphviz failed
             return "", None, str(e)
-        start = svg.find("<svg")
-        return (svg[start:] if start >= 0 else svg), None, ""
+        return svg_element(svg), None, ""
 
 
 class ExerciseCheck:

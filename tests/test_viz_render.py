@@ -120,7 +120,7 @@ def test_graphviz_failure_leaves_no_file(tmp_path, monkeypatch):
 
 def test_write_atomic_refuses_missing_directory(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        vr.write_atomic(tmp_path / "nope" / "g.svg", b"x")
+        viz.write_atomic(tmp_path / "nope" / "g.svg", b"x")
 
 
 @pytest.mark.parametrize("how", ["which", "PATH"])

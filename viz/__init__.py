@@ -33,7 +33,8 @@ from viz import charts
 from viz.animate import animate
 from viz.dot import GraphTooLarge, draw, draw_side_by_side
 from viz.explore import explore
-from viz.render import GraphvizMissing, pipe_svg, render, write_atomic
+from viz.files import write_atomic
+from viz.render import GraphvizMissing, pipe_svg, render
 from viz.steps import steps
 from viz.text import text
 from viz.tikz import to_tikz

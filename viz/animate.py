@@ -22,8 +22,9 @@ from typing import Any
 from micrograph.engine import Value
 from micrograph.graph import Graph
 from viz.dot import check_size, digraph
+from viz.files import write_atomic
 from viz.frames import frames
-from viz.render import TIMEOUT_SECONDS, GraphvizFailed, GraphvizMissing, write_atomic
+from viz.render import TIMEOUT_SECONDS, GraphvizFailed, GraphvizMissing
 
 __all__ = ["animate"]
 

@@ -9,7 +9,6 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, 
 
 from __future__ import annotations
 
-import re
 import sys
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
@@ -17,12 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 from micrograph.engine import Value
 from micrograph.graph import Graph
 from viz.dot import digraph, draw_backward
-from viz.render import pipe_svg
+from viz.render import pipe_svg, svg_element
 
 __all__ = ["layout", "BOX_WIDTH"]
 
 _SVG_NS = "http://www.w3.org/2000/svg"
-_PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
 BOX_WIDTH = 118
 """Each box's least width in points: room for ``grad -1.234e-100`` when the page writes it in."""
 
@@ -39,7 +37,7 @@ def _annotated_svg(svg: str, marks: dict[str, tuple[str, int]], rows: int) -> st
     """
     ET.register_namespace("", _SVG_NS)
     ET.register_namespace("xlink", "http://www.w3.org/1999/xlink")
-    root = ET.fromstring(_PROLOG.sub("", svg, count=1))
+    root = ET.fromstring(svg_element(svg))
     ns = {"s": _SVG_NS}
     drawing = root.find("s:g", ns)
     background = drawing.find("s:polygon", ns) if drawing is not None else None

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from viz import style
+from viz.files import write_atomic
 from viz.page import html_page
-from viz.render import write_atomic
 
 __all__ = ["Explorer", "page_html", "explorer_script", "EXPLORER_MODULES"]
 

@@ -30,7 +30,7 @@ from matplotlib.ticker import MaxNLocator
 
 from viz import charts, style
 from viz.charts import Cells, Chart, Contour, Line, Panel, Points, Regions, Rule
-from viz.render import write_atomic
+from viz.files import write_atomic
 
 __all__ = [
     "figure",

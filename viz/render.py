@@ -1,8 +1,7 @@
 """Writing drawings to files: SVG, PNG, PDF or DOT source, atomically, with a clear message without Graphviz.
 
-Every file micrograph's visualizer writes goes through :func:`write_atomic`: the bytes go to a temporary
-file in the destination's directory, which is then renamed over the destination (``os.replace``), so an
-interrupted render leaves either the old file or the new one, never half an SVG.
+Every file is written by :func:`viz.files.write_atomic`, so an interrupted render leaves either the old file
+or the new one, never half an SVG. :func:`svg_element` is the one place an SVG loses its XML prolog.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 (drawing graphs).
 """
@@ -10,17 +9,18 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 (
 from __future__ import annotations
 
 import os
+import re
 import shutil
-import stat
 import subprocess
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import graphviz
 
+from viz.files import write_atomic
+
 __all__ = [
-    "render", "write_atomic", "pipe_svg", "GraphvizMissing", "GraphvizFailed", "FORMATS", "INSTALL_HINT",
+    "render", "pipe_svg", "svg_element", "GraphvizMissing", "GraphvizFailed", "FORMATS", "INSTALL_HINT",
     "dot_available", "set_layout",
 ]  # fmt: skip
 
@@ -63,76 +63,6 @@ class GraphvizFailed(RuntimeError):
 def dot_available() -> bool:
     """True if Graphviz's ``dot`` program is on PATH."""
     return shutil.which("dot") is not None
-
-
-def _kept_mode(dest: Path) -> int:
-    """The permission bits a file written to ``dest`` gets: those of the regular file it replaces (read
-    without following a symlink; set-id and sticky bits dropped), else 0644."""
-    try:
-        st = os.lstat(dest)
-    except OSError:
-        return 0o644
-    return stat.S_IMODE(st.st_mode) & 0o777 if stat.S_ISREG(st.st_mode) else 0o644
-
-
-def write_atomic(
-    path: str | os.PathLike[str], data: bytes, *, overwrite: bool = True, mode: int | None = None
-) -> Path:
-    """Write ``data`` to ``path`` atomically: a temporary file in the same directory, then a rename.
-
-    Args:
-        path: the destination; its directory must exist.
-        data: the bytes to write.
-        overwrite: if False and ``path`` exists, raise instead of replacing it (checked again at the rename,
-            where the filesystem allows it, so a file created meanwhile is not clobbered).
-        mode: the file's permissions, set before it gets its name (0o600: never readable by others, even
-            for a moment); None keeps those of the regular file it replaces, else 0644.
-
-    Returns:
-        The destination as a Path.
-
-    A symbolic link at ``path`` is replaced by the file, never written through: nothing outside the
-    destination's directory is touched. A regular file at ``path`` keeps its permission bits (a private
-    0600 file stays private); a new file gets 0644.
-
-    Raises:
-        FileExistsError: ``path`` exists and ``overwrite`` is False.
-        FileNotFoundError: the directory does not exist.
-        IsADirectoryError: ``path`` is a directory.
-        OSError: the file cannot be written (a read-only directory, a name too long ...), naming ``path``.
-    """
-    dest = Path(path)
-    if not overwrite and (dest.exists() or dest.is_symlink()):
-        raise FileExistsError(f"{dest} exists; pass overwrite=True to replace it")
-    if dest.is_dir() and not dest.is_symlink():
-        raise IsADirectoryError(f"{dest} is a directory; give a file name such as {dest / 'graph.svg'}")
-    directory = dest.parent
-    if not directory.is_dir():
-        raise FileNotFoundError(f"cannot write {dest}: the directory {directory} does not exist")
-    mode = _kept_mode(dest) if mode is None else mode
-    try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{dest.name}.", suffix=".tmp")
-    except OSError as e:  # read-only, a name too long, a file system that refuses: name the destination
-        raise type(e)(e.errno, e.strerror, str(dest)) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        if overwrite:
-            os.replace(tmp, dest)
-        else:
-            try:
-                os.link(tmp, dest)  # fails if dest appeared meanwhile: never clobbers
-            except FileExistsError:
-                raise FileExistsError(f"{dest} exists; pass overwrite=True to replace it") from None
-            except OSError:  # a filesystem without hard links
-                os.replace(tmp, dest)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return dest
 
 
 def render(
@@ -214,6 +144,15 @@ def set_layout(layout: Callable[[str], str] | None) -> None:
     ``dot`` program.
     """
     _LAYOUT[:] = [] if layout is None else [layout]
+
+
+_PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
+
+
+def svg_element(svg: str) -> str:
+    """An SVG document as the ``<svg>`` element alone, ready to inline in HTML or a notebook: the XML
+    prolog, DOCTYPE and comments before it removed (a text without ``<svg`` is returned as it is)."""
+    return _PROLOG.sub("", svg, count=1)
 
 
 def pipe_svg(dot: graphviz.Digraph) -> str:

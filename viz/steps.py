@@ -22,9 +22,10 @@ from micrograph.engine import Value
 from micrograph.graph import Graph
 from viz import style
 from viz.dot import check_size, digraph, draw_side_by_side
+from viz.files import write_atomic
 from viz.frames import Frame, frames
 from viz.page import html_page
-from viz.render import pipe_svg, write_atomic
+from viz.render import pipe_svg, svg_element
 from viz.symbolic_frames import SymbolicFrame, SymbolicSteps, call_node_name, symbolic_frames
 from viz.words import clean, fmt, node_names, node_rows
 
@@ -62,13 +63,10 @@ _SCRIPT = """
 })();
 """
 
-_SVG_PROLOG = re.compile(r"^.*?(?=<svg)", re.S)
-
 
 def _inline_svg(svg: str, prefix: str) -> str:
     """Graphviz's SVG ready to inline: no XML prolog or DOCTYPE, ids made unique per frame."""
-    svg = _SVG_PROLOG.sub("", svg, count=1)
-    return re.sub(r'\bid="', f'id="{prefix}', svg)
+    return re.sub(r'\bid="', f'id="{prefix}', svg_element(svg))
 
 
 def _code_html(algorithm: pseudocode.Algorithm, current: Sequence[int]) -> str:

@@ -7,7 +7,7 @@ exits with status 2 and one line on stderr that says what is wrong, never a trac
 :class:`UserError` (or an error of the engine's or the drawing's), and :func:`user_message` words it.
 
 Output files are never checked and then written: they are created exclusively (a temporary file linked into
-place, :func:`viz.render.write_atomic` with ``overwrite=False``), so a file that appears while a command runs
+place, :func:`viz.files.write_atomic` with ``overwrite=False``), so a file that appears while a command runs
 is not replaced; ``--force`` replaces, keeping the replaced file's permissions, and a symbolic link is
 replaced by the file, never written through. The early checks (:func:`output_file`, :func:`output_dir`)
 only save the work of a command whose output would be refused at the end.
