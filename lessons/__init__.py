@@ -16,6 +16,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 
 from __future__ import annotations
 
+import builtins
 import importlib
 from collections.abc import Mapping
 from types import ModuleType
@@ -50,9 +51,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'lessons' has no attribute {name!r}")
 
 
-_list = list
-
-
 def load(n: int) -> ModuleType:
     """The module of lesson ``n``.
 
@@ -66,7 +64,7 @@ def load(n: int) -> ModuleType:
     return importlib.import_module(LESSONS[n])
 
 
-class Listing(_list):  # type: ignore[type-arg]
+class Listing(builtins.list):  # type: ignore[type-arg]
     """The lesson list: a list of lines that shows itself as the numbered list in a REPL."""
 
     def __repr__(self) -> str:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CODE_WIDTH", "LessonModule", "Live", "Note", "Ours", "Question", "Step", "fit_code"]
+__all__ = ["CODE_WIDTH", "Live", "Note", "Ours", "Question", "Step", "fit_code"]
 
 
 class Note(str):
@@ -41,9 +41,6 @@ class Ours(str):
 
 class Live(types.SimpleNamespace):
     """The live objects a lesson's steps leave behind (``l.graph``, ``l.grad_table``, ``l.z`` ...)."""
-
-
-LessonModule = types.ModuleType
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lessons.showing import picture_svg, show_html, show_text
-from lessons.step import LessonModule, Live, Note, Question, Step
+from lessons.step import Live, Note, Question, Step
 from micrograph import Graph, Value
 from micrograph.expr import bind, build, variables
 
@@ -25,7 +25,7 @@ __all__ = ["Stepper"]
 
 
 def _expression(
-    module: LessonModule, expr: str | None, at: Mapping[str, float] | None
+    module: types.ModuleType, expr: str | None, at: Mapping[str, float] | None
 ) -> tuple[str | None, dict[str, float]]:
     """The expression and values a lesson runs on: the student's, checked, or the lesson's default.
 
@@ -92,7 +92,7 @@ class Stepper:
 
     def __init__(
         self,
-        module: LessonModule,
+        module: types.ModuleType,
         *,
         memo: dict[str, Any] | None = None,
         expr: str | None = None,

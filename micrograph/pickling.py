@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["reduce_node", "deepcopy_node"]
 
-_new = object.__new__
-
 
 def reduce_node(node: Value) -> tuple[Any, tuple[Any, ...]]:
     """Pickle a node with its whole graph as a flat list in topological order (no recursion).
@@ -61,7 +59,7 @@ def deepcopy_node(node: Value, memo: dict[int, Any]) -> Value:
     for v in topological_order((node,)):
         if id(v) in memo:
             continue
-        new = _new(type(v))
+        new = object.__new__(type(v))
         new.data, new.grad, new.op = v.data, v.grad, v.op
         new._a = None if v._a is None else memo[id(v._a)]
         new._b = None if v._b is None else memo[id(v._b)]
@@ -74,7 +72,7 @@ def deepcopy_node(node: Value, memo: dict[int, Any]) -> Value:
 
 def _leaf(cls: type[Value], data: float, grad: float, label: str, meta: NodeMeta | None) -> Value:
     """A leaf again, from its pickled fields (an implicit constant gets the one shared record back)."""
-    v = _new(cls)
+    v = object.__new__(cls)
     v.data, v.grad, v.op, v._a, v._b, v._info = data, grad, None, None, None, None
     v.meta = CONSTANT if meta is not None and meta.constant and meta.call is None and not label else meta
     v.label = label
@@ -89,7 +87,7 @@ def _rebuild(cls: type[Value], records: list[Any]) -> Value:
             nodes.append(record)
             continue
         op, a, b, data, grad, label, meta = record
-        v = _new(cls)
+        v = object.__new__(cls)
         v.data, v.grad, v.op, v._info = data, grad, op, None
         v.meta = meta
         v.label = label
