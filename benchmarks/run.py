@@ -73,8 +73,8 @@ pull form with consumer lists behind Value.backward): the figure the memory targ
 
 COMPILE_BEFORE_US = 73.0
 """compile_graph's cost per operation on the chain before (7 s for a 1e5 chain), which the target divides:
-one statement per node of G and of B (built by Algorithm 6.6). Measured again beside the fused generator,
-in one run of the chain worker on the project machine: 53.7 us before, 11.1 us after."""
+one statement per node of G and of B (built by Algorithm 6.6); docs/performance.md gives it measured
+again beside the fused generator."""
 
 
 def targets(f: dict[str, Any]) -> str:

@@ -37,9 +37,9 @@ __all__ = ["COMPILED", "backward", "push_to_parents"]
 
 COMPILED = True
 """Whether :func:`backward` runs its pushes as the loop compiled from the table's rules
-(:func:`micrograph.compile_push.push_loop`) rather than its plain loop: on micrograd's demo graph (65,818
-nodes) the compiled pushes take 6.4 ms against about 100, and the whole call 23 ms against 119. The
-results are the same bit for bit; set it False to step through the plain loop (in a debugger, say)."""
+(:func:`micrograph.compile_push.push_loop`) rather than its plain loop, which is many times slower
+(docs/performance.md, part 3, gives the times). The results are the same bit for bit; set it False to
+step through the plain loop (in a debugger, say)."""
 
 
 def backward(z: Value, gradient: float = 1.0) -> None:
