@@ -8,6 +8,7 @@
 * A test that takes an argument named ``catalogue_case`` runs once per catalogue case, with the case's
   name as its id.
 * Each test's report of its call is kept on it (``item.rep_call``), for fixtures that outlive a test.
+* The built site's fixtures (tests/site_page.py): the site built once a run, served and opened once a module.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ for _path in (_ROOT, _TESTS):
         sys.path.insert(0, _path)
 
 from catalogue import CATALOGUE  # noqa: E402
+from site_page import page, shared_page, site_dir, url  # noqa: E402, F401  (the built site's fixtures)
 
 settings.register_profile("default", max_examples=30, deadline=None)
 settings.register_profile("ci", max_examples=30, deadline=None, derandomize=True, print_blob=True)

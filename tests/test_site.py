@@ -4,7 +4,8 @@ The site is built by the module's fixture (``npm ci`` from the committed lockfil
 request that leaves localhost is blocked, so the page must hold every file it needs. A lesson stepped in the
 page shows the same text, step for step, as ``python -m lessons``; an exercise checked in the page (the
 student's code in a Web Worker, the judge in the page's Python) gets the same report as
-``micrograph exercise check``. The times measured are printed (``-s`` shows them), never asserted.
+``micrograph exercise check`` (tests/test_site_exercises.py). The times measured are printed (``-s`` shows
+them), never asserted.
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from exercise_solutions import CORRECT, mutant
-from site_browser import READY_MS, OfflinePages, served
+from site_browser import READY_MS, OfflinePages
+from site_page import expect
 
 import lessons
 from lessons import site
@@ -30,102 +30,6 @@ from micrograph.nn import MLP, History
 from viz import charts
 
 ROOT = Path(__file__).resolve().parent.parent
-WRONG_BACKPROP = mutant(
-    CORRECT["backprop"],
-    ("            for C in G.get_consumers(v)", "            for C in G.get_consumers(v)[:1]"),
-)  # only the first consumer's term: a mistake the judge recognises
-
-
-@pytest.fixture(scope="module")
-def site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site, built by ``micrograph site`` (it needs npm and PyPI: in CI, without them the test fails)."""
-    out = tmp_path_factory.mktemp("site") / "site"
-    try:
-        size = site.build_site(out, log=lambda s: None)
-    except site.SiteError as e:
-        message = f"the site could not be built: {e}"
-        if os.environ.get("CI"):
-            pytest.fail(message + " (CI needs npm and the npm registry)")
-        pytest.skip(message)
-    print(f"\nsite size: {size / (1 << 20):.1f} MiB")
-    return out
-
-
-@pytest.fixture(scope="module")
-def url(site_dir: Path) -> Iterator[str]:
-    with served(site_dir) as address:
-        yield address
-
-
-class SharedPage:
-    """The site's page, loaded once for the module (loading boots Python in the page: the slow part), and
-    brought back before each test to the state it loads in; loaded again after a test failed in it."""
-
-    def __init__(self, browser: Any, url: str) -> None:
-        self.pages = OfflinePages(browser, url)
-        self.context: Any = None
-        self.page: Any = None
-        self.failed = True  # nothing loaded yet
-
-    def open(self) -> None:
-        if self.context is not None:
-            self.context.close()
-        self.context, self.page, seconds = self.pages.open()
-        self.failed = False
-        print(f"\ntime to interactive: {seconds:.1f} s (page's own measure "
-              f"{self.page.evaluate('window.micrographTimes.interactive') / 1000:.1f} s)")  # fmt: skip
-
-    def reset(self) -> None:
-        """The state the page loads in: lesson 1 on its example in the Lessons tab, the explorer's form at its
-        defaults with nothing drawn, the first exercise on its template, nothing stored, the address bare."""
-        p = self.page
-        p.set_viewport_size({"width": 1280, "height": 800})
-        p.evaluate(RESET)
-        p.get_by_label("Lesson", exact=True).select_option("1")  # the lesson form refilled and started
-        p.wait_for_function("document.getElementById('lesson-text').textContent.startsWith('Lesson 1:')")
-
-    def close(self) -> None:
-        if self.context is not None:
-            self.context.close()
-
-
-RESET = """() => {
-  const $ = (id) => document.getElementById(id);
-  localStorage.clear();
-  history.replaceState(null, "", location.pathname);
-  $("tab-lessons").click();
-  for (const id of ["x-expr", "x-at"]) $(id).value = $(id).defaultValue;
-  $("x-predict").checked = false;
-  $("explorer-note").textContent = "";
-  $("explorer-frame").removeAttribute("srcdoc");
-  $("exercise").selectedIndex = 0;
-  $("exercise").dispatchEvent(new Event("change"));
-  $("check-status").textContent = "";
-}"""
-"""What a test may have changed outside the lesson form, put back as the page loads it (app.js)."""
-
-
-@pytest.fixture(scope="module")
-def shared_page(browser: Any, url: str) -> Iterator[SharedPage]:
-    shared = SharedPage(browser, url)
-    yield shared
-    shared.close()
-
-
-@pytest.fixture
-def page(shared_page: SharedPage, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """The site's page, ready, with every request off localhost blocked (and recorded): none may be made,
-    and no script error may happen, during the test."""
-    if shared_page.failed:
-        shared_page.open()
-    shared_page.reset()
-    pages = shared_page.pages
-    blocked, errors = len(pages.blocked), len(pages.errors)
-    yield shared_page.page
-    report = getattr(request.node, "rep_call", None)
-    shared_page.failed = report is None or report.failed
-    assert pages.blocked[blocked:] == [], f"the page asked for files off localhost: {pages.blocked[blocked:]}"
-    assert pages.errors[errors:] == [], pages.errors[errors:]
 
 
 @pytest.mark.slow
@@ -171,13 +75,6 @@ def _python_lesson_steps(n: int, width: int, *, page: bool = False) -> list[str]
                 blocks[k] = stepper.show(width=width, keys="", place="page").rstrip("\n")
             stepper.next()
     return blocks
-
-
-def expect(locator: Any) -> Any:
-    """Playwright's assertions, which wait for the page: its answers come from Python in a Web Worker."""
-    from playwright.sync_api import expect as playwright_expect
-
-    return playwright_expect(locator)
 
 
 def _columns(page: Any) -> int:
@@ -279,62 +176,6 @@ def _same_text(page_text: str, python_text: str) -> bool:
         return False
     pairs = zip(_NUMBER.findall(page_text), _NUMBER.findall(python_text))
     return all(a == b or (abs(float(a)) < 1e-6 and abs(float(b)) < 1e-6) for a, b in pairs)
-
-
-def _check(page: Any, source: str) -> str:
-    page.get_by_role("button", name="Exercises").click()
-    page.get_by_label("Exercise", exact=True).select_option("backprop")
-    page.locator(".cm-content").click()
-    page.keyboard.press("Control+A")
-    page.keyboard.insert_text(source)
-    assert page.evaluate("localStorage.getItem('micrograph.draft.backprop')") == source  # the draft kept
-    page.get_by_role("button", name="Check").click()
-    page.wait_for_function(
-        "/PASS|FAIL|could not/.test(document.getElementById('check-status').textContent)", timeout=120_000
-    )
-    return str(page.locator("#report").text_content())
-
-
-def _without_time(text: str) -> str:
-    return re.sub(r"\(\d+\.\d s\)", "(T s)", text)
-
-
-@pytest.mark.slow
-def test_exercise_wrong_then_correct(page: Any, tmp_path: Path) -> None:
-    from lessons import exercises
-
-    wrong = tmp_path / "backprop.py"
-    wrong.write_text(WRONG_BACKPROP)
-    expected = exercises.check("backprop", wrong, record=False, drawing=None).text("page")
-    report = _check(page, WRONG_BACKPROP)
-    assert page.locator("#check-status").text_content().startswith("FAIL")
-    assert _without_time(report) == _without_time(expected)
-    assert "grad_table[u2 (x)] holds only the term(s) of its first consumer, u4" in report
-    assert page.locator("#failure svg").count() == 1  # the failure's drawing, laid out in the page
-
-    report = _check(page, CORRECT["backprop"])
-    assert page.locator("#check-status").text_content().startswith("PASS")
-    assert "All 14 checks passed" in report
-    times = page.evaluate("window.micrographTimes")
-    print(
-        f"\na correct backprop checked in {times['check'] / 1000:.2f} s, of which "
-        f"{times['checkWorkerWait'] / 1000:.2f} s waiting for its worker to start Python"
-    )
-    progress = json.loads(page.evaluate("localStorage.getItem('micrograph.progress')"))
-    assert progress["backprop"] == {"passed": True, "passed_earlier": True, "score": 14, "max_score": 14}
-    assert "passed" in (page.locator("#progress li", has_text="backprop").get_attribute("class") or "")
-
-
-@pytest.mark.slow
-def test_a_case_that_runs_forever_is_stopped_and_the_others_scored(page: Any) -> None:
-    looping = mutant(
-        CORRECT["backprop"],
-        ("    nodes = G.nodes", "    nodes = G.nodes\n    while len(nodes) > 3000:\n        pass"),
-    )
-    report = _check(page, looping)
-    assert "13 of 14 checks passed" in report
-    assert re.search(r"FAIL  time against size: chains 400 to 3,200 deep", report)
-    assert "ran longer than" in report
 
 
 @pytest.mark.slow
@@ -634,24 +475,3 @@ def test_any_address_leaves_a_usable_page(browser: Any, url: str) -> None:
     finally:
         context.close()
     assert pages.errors == [], pages.errors
-
-
-@pytest.mark.slow
-def test_a_solution_that_loops_everywhere_stops_within_the_page_s_budget(page: Any) -> None:
-    looping = "def backprop(G):\n    while True:\n        pass\n"
-    report = _check(page, looping)
-    assert "[not-run]" in report
-    assert "A busy loop" in " ".join(report.split())
-    assert "--seed" not in report and "save_svg" not in report  # the page's own words
-
-
-@pytest.mark.slow
-def test_numpy_is_said_to_be_missing_before_check(page: Any) -> None:
-    page.get_by_role("button", name="Exercises").click()
-    page.get_by_label("Exercise", exact=True).select_option("mlp_backward")
-    assert not page.locator("#numpy-note").is_visible()
-    page.locator(".cm-content").click()
-    page.keyboard.press("Control+End")
-    page.keyboard.insert_text("\nimport numpy\n")
-    assert page.locator("#numpy-note").is_visible()
-    assert "numpy is not available in this page" in page.locator("#numpy-note").text_content()

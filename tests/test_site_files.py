@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from site_browser import served
+from site_page import build_or_skip
 
 from lessons import cli, site
 from lessons.site_files import Missing, missing_files
@@ -105,21 +106,11 @@ def test_serve_refuses_a_site_that_lacks_a_file(tmp_path: Path) -> None:
     )
 
 
-def _build_or_skip(out: Path) -> None:
-    try:
-        site.build_site(out, log=lambda s: None)
-    except site.SiteError as e:
-        message = f"the site could not be built: {e}"
-        if os.environ.get("CI"):
-            pytest.fail(message + " (CI needs npm and the npm registry)")
-        pytest.skip(message)
-
-
 @pytest.mark.slow
 def test_a_relative_out_gets_every_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """esbuild runs in the npm cache: a relative --out once put vendor.js there, not in the site."""
     monkeypatch.chdir(tmp_path)
-    _build_or_skip(Path("site-out"))
+    build_or_skip(Path("site-out"))
     assert (tmp_path / "site-out" / "vendor.js").stat().st_size > 100_000
     assert missing_files(tmp_path / "site-out") == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site-out"]  # nothing left beside it
@@ -148,18 +139,11 @@ def test_a_build_that_lacks_a_file_exits_2_and_writes_nothing(
 # --- the page in chromium when its scripts cannot load ----------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("built") / "site"
-    _build_or_skip(out)
-    return out
-
-
 @pytest.fixture
-def broken(built: Path, tmp_path: Path) -> Path:
+def broken(site_dir: Path, tmp_path: Path) -> Path:
     """A copy of the built site, to break."""
     copy = tmp_path / "site"
-    shutil.copytree(built, copy)
+    shutil.copytree(site_dir, copy)
     return copy
 
 
@@ -207,8 +191,8 @@ def test_an_import_that_names_nothing_is_named_on_the_page(browser: Any, broken:
 
 
 @pytest.mark.slow
-def test_scripts_that_never_arrive_are_named_after_a_minute(browser: Any, built: Path) -> None:
-    with _status(browser, built, hold="vendor.js", wait_seconds=61) as status:
+def test_scripts_that_never_arrive_are_named_after_a_minute(browser: Any, site_dir: Path) -> None:
+    with _status(browser, site_dir, hold="vendor.js", wait_seconds=61) as status:
         assert status == (
             "micrograph could not load app.js and the files it imports in 60 s: reload the page (a slow "
             "connection takes longer; the page goes on loading meanwhile)."

@@ -14,7 +14,6 @@ the Python worker mid-work, starts a fresh one, and the page says so and works a
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -24,9 +23,9 @@ from typing import Any
 import pytest
 from exercise_solutions import CORRECT
 from site_browser import READY_MS, WATCH, OfflinePages, served
+from site_page import type_solution
 
 import lessons
-from lessons import site
 from lessons.site_files import Missing, missing_files
 from micrograph import Graph, Value
 from micrograph.expr import build
@@ -42,26 +41,6 @@ load."""
 BUSY_BUTTONS = ("x-draw", "check", "start", "next", "back", "go", "lesson")
 """The controls that would queue work (Draw G and B, Check, Start lesson, Next, Back, Go, the lesson list),
 some in a tab not shown: by their ids."""
-
-
-@pytest.fixture(scope="module")
-def site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site, built by ``micrograph site`` (it needs npm and PyPI: in CI, without them the test fails)."""
-    out = tmp_path_factory.mktemp("site") / "site"
-    try:
-        site.build_site(out, log=lambda s: None)
-    except site.SiteError as e:
-        message = f"the site could not be built: {e}"
-        if os.environ.get("CI"):
-            pytest.fail(message + " (CI needs npm and the npm registry)")
-        pytest.skip(message)
-    return out
-
-
-@pytest.fixture(scope="module")
-def url(site_dir: Path) -> Iterator[str]:
-    with served(site_dir) as address:
-        yield address
 
 
 @pytest.fixture
@@ -229,21 +208,13 @@ def _workers(page: Any, settled: Any, seconds: float = 10) -> list[str]:
     return names
 
 
-def _type_solution(page: Any, source: str) -> None:
-    page.get_by_role("button", name="Exercises").click()
-    page.get_by_label("Exercise", exact=True).select_option("backprop")
-    page.locator(".cm-content").click()
-    page.keyboard.press("Control+A")
-    page.keyboard.insert_text(source)
-
-
 @pytest.mark.slow
 def test_stop_mid_check_ends_both_workers_and_scores_nothing(page: Any) -> None:
     looping = CORRECT["backprop"].replace(
         "    nodes = G.nodes\n", "    nodes = G.nodes\n    while nodes:  # every case loops\n        pass\n"
     )
     assert looping != CORRECT["backprop"]
-    _type_solution(page, looping)
+    type_solution(page, looping)
     page.get_by_role("button", name="Check").click()
     _working(page, "checking backprop")
     page.wait_for_timeout(1500)  # into the cases: the judge and the student's worker both at work
@@ -265,7 +236,7 @@ def test_stop_mid_check_ends_both_workers_and_scores_nothing(page: Any) -> None:
         page.wait_for_timeout(100)
     assert [w.url for w in page.workers if w in at_work] == []
     assert _workers(page, lambda w: w == ["python.js", "worker.js"]) == ["python.js", "worker.js"]
-    _type_solution(page, CORRECT["backprop"])
+    type_solution(page, CORRECT["backprop"])
     page.get_by_role("button", name="Check").click()
     page.wait_for_function(
         "/PASS|FAIL|could not/.test(document.getElementById('check-status').textContent)", timeout=READY_MS

@@ -11,6 +11,8 @@ import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
+from hypothesis import given
+from strategies import DAG_SETTINGS, dag_cases
 
 import viz
 from micrograph import Graph, Value
@@ -335,40 +337,32 @@ def test_catalogue_draws():
 
 # --- random DAGs ---------------------------------------------------------------------------------------
 
-try:
-    from hypothesis import given
-    from strategies import DAG_SETTINGS, dag_cases
-except ImportError:  # pragma: no cover - hypothesis or the shared strategies are missing
-    dag_cases = None  # type: ignore[assignment]
 
-
-if dag_cases is not None:
-
-    @DAG_SETTINGS
-    @given(dag_cases())
-    def test_random_dags_drawn_completely_and_deterministically(case):
-        z, xs = case.build_values()
-        g = Graph(z)
-        src = viz.draw(z).source
-        assert list(nodes(src)) == [g.name(v) for v in g.nodes]
-        es = edges(src)
-        assert len(es) == g.num_edges
-        # every edge is Pa(u(i)) -> u(i), in argument order, numbered iff the op is not commutative
-        expected = []
-        for v in g.nodes:
-            numbered = v.op is not None and v.op.arity == 2 and not v.op.commutative
-            for k, p in enumerate(v.inputs):
-                expected.append((g.name(p), g.name(v), f"label={k + 1}" if numbered else ""))
-        assert [(t, h, (re.search(r"label=\d", a) or [""])[0]) for t, h, a in es] == expected
-        z2, _ = case.build_values()
-        assert viz.draw(z2).source == src
-        side = viz.draw_side_by_side(z, xs, max_nodes=10_000).source
-        cl = clusters(side)
-        assert cl["cluster_G"] == list(nodes(src))
-        in_g = set(cl["cluster_G"])
-        for t, h, attrs in edges(side):
-            assert ("style=dashed" in attrs) == (t in in_g and h not in in_g)
-        assert text_lines(z) == len(g) + 3  # title, headings, rule
+@DAG_SETTINGS
+@given(dag_cases())
+def test_random_dags_drawn_completely_and_deterministically(case):
+    z, xs = case.build_values()
+    g = Graph(z)
+    src = viz.draw(z).source
+    assert list(nodes(src)) == [g.name(v) for v in g.nodes]
+    es = edges(src)
+    assert len(es) == g.num_edges
+    # every edge is Pa(u(i)) -> u(i), in argument order, numbered iff the op is not commutative
+    expected = []
+    for v in g.nodes:
+        numbered = v.op is not None and v.op.arity == 2 and not v.op.commutative
+        for k, p in enumerate(v.inputs):
+            expected.append((g.name(p), g.name(v), f"label={k + 1}" if numbered else ""))
+    assert [(t, h, (re.search(r"label=\d", a) or [""])[0]) for t, h, a in es] == expected
+    z2, _ = case.build_values()
+    assert viz.draw(z2).source == src
+    side = viz.draw_side_by_side(z, xs, max_nodes=10_000).source
+    cl = clusters(side)
+    assert cl["cluster_G"] == list(nodes(src))
+    in_g = set(cl["cluster_G"])
+    for t, h, attrs in edges(side):
+        assert ("style=dashed" in attrs) == (t in in_g and h not in in_g)
+    assert text_lines(z) == len(g) + 3  # title, headings, rule
 
 
 def text_lines(z: Value) -> int:

@@ -13,6 +13,8 @@ import re
 import shutil
 
 import pytest
+from hypothesis import given
+from strategies import DAG_SETTINGS, dag_cases
 
 import viz
 from micrograph import Graph, Value
@@ -154,27 +156,18 @@ def test_domain_error_names_the_edge():
         frames(z)
 
 
-try:
-    from hypothesis import given
-    from strategies import DAG_SETTINGS, dag_cases
-except ImportError:  # pragma: no cover - hypothesis or the shared strategies are missing
-    dag_cases = None  # type: ignore[assignment]
-
-
-if dag_cases is not None:
-
-    @DAG_SETTINGS
-    @given(dag_cases())
-    def test_random_dags_frames_replay_algorithms_6_1_and_6_2(case):
-        z, _ = case.build_values()
-        g = Graph(z)
-        fs = frames(z)
-        f61 = [f for f in fs if f.algorithm == "6.1"]
-        assert f61[-1].values == [v.data for v in g.nodes]  # Algorithm 6.1 recomputes every node exactly
-        final = fs[-1].grads
-        expected = list(g.backprop().values())  # Algorithm 6.2's grad_table
-        assert final == pytest.approx(expected, rel=1e-12, abs=1e-12)
-        assert sum(len(f.terms) for f in fs) == g.num_edges  # one local derivative per edge
+@DAG_SETTINGS
+@given(dag_cases())
+def test_random_dags_frames_replay_algorithms_6_1_and_6_2(case):
+    z, _ = case.build_values()
+    g = Graph(z)
+    fs = frames(z)
+    f61 = [f for f in fs if f.algorithm == "6.1"]
+    assert f61[-1].values == [v.data for v in g.nodes]  # Algorithm 6.1 recomputes every node exactly
+    final = fs[-1].grads
+    expected = list(g.backprop().values())  # Algorithm 6.2's grad_table
+    assert final == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    assert sum(len(f.terms) for f in fs) == g.num_edges  # one local derivative per edge
 
 
 @needs_dot
@@ -225,7 +218,7 @@ def figure_6_10() -> tuple[Value, Value]:
 
 def random_cases() -> list[tuple[str, Value]]:
     """Random expressions (fixed seeds), some variables reused; then the book's chain and x*y + exp(x)."""
-    from test_lessons_text import random_expression
+    from lesson_cases import random_expression
 
     from micrograph.expr import build
 
