@@ -55,11 +55,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def run_micrograph(*argv: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """``python -m micrograph ARGV...`` in ``cwd``, importing this checkout; its output captured as text."""
+def run_micrograph(
+    *argv: str, cwd: Path | str = _ROOT, timeout: float = 300, stdin: str | None = ""
+) -> subprocess.CompletedProcess[str]:
+    """``python -m micrograph ARGV...`` in ``cwd``, importing this checkout; its output captured as text,
+    ``stdin`` its standard input (empty by default; None: this process's)."""
     env = dict(os.environ, PYTHONPATH=_ROOT)
     return subprocess.run([sys.executable, "-m", "micrograph", *argv], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)  # fmt: skip
+                          text=True, timeout=timeout, input=stdin)  # fmt: skip
 
 
 CHROMIUM = "/usr/bin/chromium"

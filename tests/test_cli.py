@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from conftest import run_micrograph
 
 from lessons.cli import build_parser, main
 
@@ -16,19 +14,6 @@ ROOT = Path(__file__).resolve().parents[1]
 SUBCOMMANDS = [
     "tour", "lesson", "render", "steps", "explore", "notebooks", "blowup", "train", "exercise", "site",
 ]  # fmt: skip
-
-
-def _run(*args: str, stdin: str | None = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "micrograph", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        input=stdin,
-        timeout=120,
-    )
 
 
 def _user_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
@@ -45,26 +30,26 @@ def _user_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
 
 
 def test_help_on_the_command_and_every_subcommand():
-    done = _run("--help")
+    done = run_micrograph("--help")
     assert done.returncode == 0
     for sub in SUBCOMMANDS:
         assert sub in done.stdout
     for sub in SUBCOMMANDS:
-        done = _run(sub, "--help")
+        done = run_micrograph(sub, "--help")
         assert done.returncode == 0, sub
         assert f"usage: micrograph {sub}" in done.stdout
 
 
 def test_no_arguments_prints_help():
-    done = _run()
+    done = run_micrograph()
     assert done.returncode == 0 and "tour" in done.stdout
 
 
 def test_bad_usage_is_one_line_and_status_2():
-    done = _run("render")
+    done = run_micrograph("render")
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "error:" in done.stderr
-    done = _run("frobnicate")
+    done = run_micrograph("frobnicate")
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
 
 
@@ -171,7 +156,7 @@ def test_graph_too_large_is_a_user_error(capsys):
 
 
 def test_user_errors_in_a_real_process_have_no_traceback():
-    done = _run("render", "__import__('os').system('echo hacked')", "--at", "w=1")
+    done = run_micrograph("render", "__import__('os').system('echo hacked')", "--at", "w=1")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr and "hacked" not in done.stdout
     assert done.stderr.startswith("micrograph: error: ")
@@ -217,7 +202,7 @@ def test_lesson_subcommand_lists_and_prints(capsys):
     assert "1. " in capsys.readouterr().out
     err = _user_error(capsys, ["lesson", "99"])
     assert "no lesson 99" in err
-    done = _run("lesson", "1", stdin="")
+    done = run_micrograph("lesson", "1", stdin="")
     assert done.returncode == 0 and "End of lesson 1" in done.stdout
 
 
@@ -230,7 +215,7 @@ def test_tour_refuses_to_overwrite_without_force(tmp_path, capsys):
 
 def test_progress_bars_stay_off_a_stderr_that_is_not_a_terminal(tmp_path):
     """Redirected to a file or a pipe, stderr gets the summary lines only, not tqdm's carriage returns."""
-    done = _run("tour", "--out", str(tmp_path / "t"), "--lessons", "1")
+    done = run_micrograph("tour", "--out", str(tmp_path / "t"), "--lessons", "1")
     assert done.returncode == 0, done.stderr
     assert "\r" not in done.stderr and "lesson/s" not in done.stderr and "tour:" not in done.stderr
 

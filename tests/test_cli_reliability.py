@@ -3,97 +3,45 @@ traceback; a numeric option out of range, a closed stdout, an option's value sta
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_run import main, refused
 
 import lessons
-from lessons import cli
 from micrograph import nn
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
-def _main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    status = cli.main(args)
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
-def _refused(args: list[str], capsys: pytest.CaptureFixture[str], says: str) -> str:
-    status, _, err = _main(args, capsys)
-    assert status == 2, err
-    assert err.startswith("micrograph: error: ") and err.count("\n") == 1 and says in err, err
-    return err
+def _shell(words: str) -> subprocess.CompletedProcess[str]:
+    """``python -m micrograph WORDS`` run by the shell, so that WORDS may close a stream (``>&-``)."""
+    command = f"{sys.executable} -m micrograph {words}"
+    return subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=ENV, timeout=120)
 
 
 @pytest.mark.parametrize("shell", ["--version >&-", "lesson >&-", "render 'w*2' --at w=1 >&-"])
 def test_a_closed_stdout_is_one_line_and_exit_2(shell: str) -> None:
-    done = subprocess.run(
-        ["sh", "-c", f"{sys.executable} -m micrograph {shell}"],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=120,
-    )
+    done = _shell(shell)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr == "micrograph: error: standard output is closed; nothing can be shown\n"
 
 
 def test_a_closed_stderr_still_runs() -> None:
-    done = subprocess.run(
-        ["sh", "-c", f"{sys.executable} -m micrograph --version 2>&-"],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=120,
-    )
+    done = _shell("--version 2>&-")
     assert done.returncode == 0 and done.stdout.startswith("micrograph ")
 
 
-NUMBERS = [
-    (["train", "iris", "--epochs", "1e21"], "--epochs"),
-    (["train", "iris", "--epochs", "1000000000000000000000"], "--epochs"),
-    (["train", "iris", "--epochs", "9" * 5000], "--epochs"),
-    (["train", "iris", "--hidden", "100000"], "--hidden"),
-    (["train", "iris", "--batch-size", "-3"], "--batch-size"),
-    (["train", "iris", "--seed", "-1"], "--seed"),
-    (["train", "iris", "--seed", "1" * 40], "--seed"),
-    (["train", "iris", "--lr", "1e400"], "--lr"),
-    (["train", "iris", "--lr", "-0.1"], "--lr"),
-    (["train", "iris", "--l2", "inf"], "--l2"),
-    (["train", "iris", "--lr", "١"], "--lr"),
-    (["blowup", "--budget", "1e300"], "--budget"),
-    (["blowup", "--budget", "1" + "0" * 30], "--budget"),
-    (["blowup", "--max-depth", "61"], "--max-depth"),
-    (["render", "w", "--at", "w=1", "--max-nodes", "1" + "0" * 30], "--max-nodes"),
-    (["steps", "w*2", "--at", "w=1", "--out", "p.html", "--max-nodes", "-1"], "--max-nodes"),
-    (["explore", "w*2", "--at", "w=1", "--out", "p.html", "--max-nodes", "0"], "--max-nodes"),
-]
-
-
-@pytest.mark.parametrize("args, says", NUMBERS, ids=[" ".join(a)[:50] for a, _ in NUMBERS])
-def test_every_numeric_option_is_range_checked(
-    args: list[str],
-    says: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    _refused(args, capsys, says)
-    assert list(tmp_path.iterdir()) == []
-
-
 def test_every_lesson_runs_on_a_variable_alone(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = _main(["lesson", "1", "--expr", "w", "--at", "w=1"], capsys)
+    status, out, err = main(["lesson", "1", "--expr", "w", "--at", "w=1"], capsys)
     assert status == 0 and "Traceback" not in err, err
     assert "n_i = 1" in out
-    _refused(["lesson", "1", "--expr", "3"], capsys, "no variable")
+    refused(["lesson", "1", "--expr", "3"], capsys, "no variable")
     for n in (1, 2, 6, 7):
         l = lessons.start(n, expr="w", at={"w": 1})  # noqa: E741 - the lessons' name for a stepper
         steps = 1
@@ -108,10 +56,10 @@ def test_an_output_name_starting_with_a_minus_is_written_as_given(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     name = "-o.svg" if command == "render" else "-o.html"
-    status, _, err = _main([command, "w*2", "--at", "w=1", "--out", name], capsys)
+    status, _, err = main([command, "w*2", "--at", "w=1", "--out", name], capsys)
     assert status == 0, err
     assert [p.name for p in tmp_path.iterdir()] == [name]
-    status, _, err = _main([command, "w*2", "--at", "w=1", "--out", "--force"], capsys)
+    status, _, err = main([command, "w*2", "--at", "w=1", "--out", "--force"], capsys)
     assert status == 2 and "--out" in err  # a forgotten value is not filled with the next option
 
 
@@ -128,14 +76,14 @@ def test_a_large_network_is_refused_before_it_is_allocated() -> None:
 
 
 def test_a_huge_exponent_is_shown_as_written(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = _main(["render", "w**1e308", "--at", "w=1"], capsys)
+    status, out, _ = main(["render", "w**1e308", "--at", "w=1"], capsys)
     assert status == 0 and "u1^1e+308" in out and "0000000000" not in out
-    status, out, _ = _main(["render", "w**3", "--at", "w=1"], capsys)
+    status, out, _ = main(["render", "w**3", "--at", "w=1"], capsys)
     assert status == 0 and "u1^3 " in out
 
 
 def test_a_variable_given_twice_to_wrt_is_one(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = _main(["render", "w*w", "--at", "w=3", "--wrt", "w", "--wrt", "w"], capsys)
+    status, out, _ = main(["render", "w*w", "--at", "w=3", "--wrt", "w", "--wrt", "w"], capsys)
     assert status == 0 and out.count("dz/dw = 6") == 1
 
 
@@ -149,17 +97,17 @@ def test_a_variable_given_twice_to_wrt_is_one(capsys: pytest.CaptureFixture[str]
         ["notebooks", "--out", ""],
     ],
 )
-def test_an_empty_output_name_is_refused(
+def test_an_empty_output_name_isrefused(
     args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    _refused(args, capsys, "empty")
+    refused(args, capsys, "empty")
     assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("digits", ["١٢", "１２", "½"])
 def test_a_value_is_read_in_the_digits_0_to_9_only(digits: str, capsys: pytest.CaptureFixture[str]) -> None:
-    _refused(["render", "w*2", "--at", f"w={digits}"], capsys, "not a number")
+    refused(["render", "w*2", "--at", f"w={digits}"], capsys, "not a number")
 
 
 def test_notebooks_without_nbformat_creates_nothing(
@@ -167,24 +115,32 @@ def test_notebooks_without_nbformat_creates_nothing(
 ) -> None:
     monkeypatch.setitem(sys.modules, "nbformat", None)  # import nbformat raises ImportError
     monkeypatch.chdir(tmp_path)
-    _refused(["notebooks", "--out", "nb"], capsys, "nbformat")
+    refused(["notebooks", "--out", "nb"], capsys, "nbformat")
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_full_disk_names_the_output_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    import errno
+FULL_DISK = {
+    "render": (
+        ["render", "w*2", "--at", "w=1", "--out", "{d}/z.tex"],
+        "cannot write {d}/z.tex: No space left",
+    ),
+    "tour": (["tour", "--out", "{d}/T", "--lessons", "1", "--quiet"], "{d}/T/"),
+}
+"""A command that writes a file, and what its error on a full disk says: the file, or the tour's folder."""
 
+
+@pytest.mark.parametrize("command", sorted(FULL_DISK))
+def test_a_full_disk_names_the_output_file(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     def full(fd: int) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(os, "fsync", full)
-    out = tmp_path / "z.tex"
-    _refused(
-        ["render", "w*2", "--at", "w=1", "--out", str(out)], capsys, f"cannot write {out}: No space left"
-    )
-    assert not out.exists()
+    args, names = FULL_DISK[command]
+    err = refused([a.format(d=tmp_path) for a in args], capsys, names.format(d=tmp_path))
+    assert "No space left on device" in err and ".building-" not in err
+    assert list(tmp_path.iterdir()) == []  # no file, no half-built tour
 
 
 def test_the_parser_is_built_without_importing_what_the_commands_use() -> None:

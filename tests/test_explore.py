@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_micrograph
 from hypothesis import given
 from strategies import DAG_SETTINGS, dag_cases
 
@@ -294,20 +292,8 @@ def test_widget_is_an_anywidget_with_the_generated_program() -> None:
     assert "application/vnd.jupyter.widget-view+json" in e._repr_mimebundle_()[0]
 
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "micrograph", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
-
-
 def test_cli_explore_writes_one_page_and_refuses_bad_input(tmp_path: Path) -> None:
-    done = _cli(
+    done = run_micrograph(
         "explore", "tanh(x*y + exp(x))", "--at", "x=1", "--at", "y=2", "--out", "z.html", cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr
@@ -315,7 +301,7 @@ def test_cli_explore_writes_one_page_and_refuses_bad_input(tmp_path: Path) -> No
     page = (tmp_path / "z.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "forward_backward" in page
     assert '"predict": false' in page
-    done = _cli("explore", "x*x", "--at", "x=3", "--predict", "--out", "p.html", cwd=tmp_path)
+    done = run_micrograph("explore", "x*x", "--at", "x=3", "--predict", "--out", "p.html", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert '"predict": true' in (tmp_path / "p.html").read_text(encoding="utf-8")
     (tmp_path / "p.html").unlink()
@@ -328,7 +314,7 @@ def test_cli_explore_writes_one_page_and_refuses_bad_input(tmp_path: Path) -> No
         (["explore", "x*x", "--at", "x=1", "--wrt", "q", "--out", "m.html"], "no variable 'q'"),
     ]
     for args, message in bad:
-        done = _cli(*args, cwd=tmp_path)
+        done = run_micrograph(*args, cwd=tmp_path)
         assert done.returncode == 2, (args, done.stderr)
         assert message in done.stderr.splitlines()[0], (args, done.stderr)
         assert "Traceback" not in done.stderr

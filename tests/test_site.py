@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_micrograph
 from site_browser import READY_MS, OfflinePages
 from site_page import expect
 
@@ -225,12 +226,6 @@ def test_explorer_of_a_typed_expression(page: Any) -> None:
     assert "predict=1" in page.url
 
 
-def _micrograph(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "micrograph", *args], capture_output=True, text=True,
-                          env=env, timeout=120, check=False)  # fmt: skip
-
-
 @pytest.mark.parametrize("case", ["file", "symlink", "others", "earlier"])
 def test_site_never_writes_over_what_is_not_its_own(tmp_path: Path, case: str) -> None:
     out = tmp_path / "out"
@@ -243,7 +238,7 @@ def test_site_never_writes_over_what_is_not_its_own(tmp_path: Path, case: str) -
         out.mkdir()
         (out / (site.MARKER if case == "earlier" else "notes.txt")).write_text("mine")
     before = sorted(p.name for p in tmp_path.rglob("*"))
-    done = _micrograph("site", "--out", str(out))
+    done = run_micrograph("site", "--out", str(out))
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and str(out) in done.stderr
     expected = {
@@ -255,7 +250,7 @@ def test_site_never_writes_over_what_is_not_its_own(tmp_path: Path, case: str) -
     assert expected in done.stderr
     assert sorted(p.name for p in tmp_path.rglob("*")) == before
     if case == "others":  # --force replaces only a site built earlier
-        assert _micrograph("site", "--out", str(out), "--force").returncode == 2
+        assert run_micrograph("site", "--out", str(out), "--force").returncode == 2
 
 
 def test_serve_needs_a_built_site(tmp_path: Path) -> None:
