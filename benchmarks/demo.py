@@ -25,8 +25,9 @@ from typing import Any
 
 from measure import ROOT, mean, run_worker, table
 
-ALPHA = 1e-4
-
+if str(ROOT / "tests") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tests"))
+from micrograd_programs import ALPHA, demo_step
 
 SIZES = [2, 16, 16, 1]
 
@@ -65,28 +66,6 @@ def _initial_parameters() -> list[float]:
     return params
 
 
-def _micrograd_style_step(
-    Value: Any, model: Any, X: list[list[float]], Y: list[float]
-) -> Callable[[int], float]:
-    """micrograd's demo step, verbatim but for the imports (``Value`` and ``model`` come from the engine)."""
-
-    def step(k: int) -> float:
-        inputs = [list(map(Value, xrow)) for xrow in X]
-        scores = list(map(model, inputs))
-        losses = [(1 + -yi * scorei).relu() for yi, scorei in zip(Y, scores)]
-        data_loss = sum(losses) * (1.0 / len(losses))
-        reg_loss = ALPHA * sum(p * p for p in model.parameters())
-        total_loss = data_loss + reg_loss
-        model.zero_grad()
-        total_loss.backward()
-        learning_rate = 1.0 - 0.9 * k / 100
-        for p in model.parameters():
-            p.data -= learning_rate * p.grad
-        return float(total_loss.data)
-
-    return step
-
-
 def demo_worker(variant: str, steps: int, protocol: str, n_points: int) -> dict[str, Any]:
     """Time micrograd's demo training step for one variant; returns step times, setup time, losses."""
     collect = protocol == "collect"
@@ -100,7 +79,7 @@ def demo_worker(variant: str, steps: int, protocol: str, n_points: int) -> dict[
         model = micrograd.nn.MLP(2, [16, 16, 1])
         for p, v in zip(model.parameters(), init):
             p.data = v
-        step = _micrograd_style_step(micrograd.engine.Value, model, X, Y)
+        step = demo_step(micrograd.engine.Value, model, X, Y)
     elif variant == "eager":
         from micrograph.engine import Value
         from micrograph.nn import MLP
@@ -108,7 +87,7 @@ def demo_worker(variant: str, steps: int, protocol: str, n_points: int) -> dict[
         model = MLP(2, [16, 16, 1])
         for p, v in zip(model.parameters(), init):
             p.data = v
-        step = _micrograd_style_step(Value, model, X, Y)
+        step = demo_step(Value, model, X, Y)
     elif variant == "replay":
         step, setup = _replay_step(X, Y, init)
     elif variant == "compiled":

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -140,3 +142,27 @@ def run(source: str, steps: int | None = None) -> tuple[list[str], dict]:
     with contextlib.suppress(_Stop):
         exec(compile(source, "<micrograd program>", "exec"), namespace)
     return printed, namespace
+
+
+ALPHA = 1e-4
+"""The demo's L2 weight."""
+
+
+def demo_step(Value: Any, model: Any, X: list[list[float]], Y: list[float]) -> Callable[[int], float]:
+    """micrograd's demo step, verbatim but for the imports (``Value`` and ``model`` come from the engine)."""
+
+    def step(k: int) -> float:
+        inputs = [list(map(Value, xrow)) for xrow in X]
+        scores = list(map(model, inputs))
+        losses = [(1 + -yi * scorei).relu() for yi, scorei in zip(Y, scores)]
+        data_loss = sum(losses) * (1.0 / len(losses))
+        reg_loss = ALPHA * sum(p * p for p in model.parameters())
+        total_loss = data_loss + reg_loss
+        model.zero_grad()
+        total_loss.backward()
+        learning_rate = 1.0 - 0.9 * k / 100
+        for p in model.parameters():
+            p.data -= learning_rate * p.grad
+        return float(total_loss.data)
+
+    return step

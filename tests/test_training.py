@@ -9,6 +9,7 @@ import math
 import random
 
 import pytest
+from micrograd_programs import demo_step
 
 from micrograph import Value, datasets, nn
 from micrograph import train as train_module
@@ -33,22 +34,8 @@ def test_iris_held_out_accuracy():
 
 def demo_loop(model: nn.MLP, X: list[list[float]], y: list[int], steps: int) -> list[float]:
     """micrograd's demo.ipynb training loop, written against micrograph (the loss of each step)."""
-    ys = [yi * 2 - 1 for yi in y]
-    out = []
-    for k in range(steps):
-        inputs = [list(map(Value, xrow)) for xrow in X]
-        scores = list(map(model, inputs))
-        losses = [(1 + -yi * scorei).relu() for yi, scorei in zip(ys, scores, strict=True)]
-        data_loss = sum(losses) * (1.0 / len(losses))
-        reg_loss = 1e-4 * sum(p * p for p in model.parameters())
-        total_loss = data_loss + reg_loss
-        model.zero_grad()
-        total_loss.backward()
-        learning_rate = 1.0 - 0.9 * k / 100
-        for p in model.parameters():
-            p.data -= learning_rate * p.grad
-        out.append(total_loss.data)
-    return out
+    step = demo_step(Value, model, X, [yi * 2 - 1 for yi in y])
+    return [step(k) for k in range(steps)]
 
 
 @pytest.mark.slow
