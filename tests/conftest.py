@@ -91,6 +91,25 @@ def launch_chromium(playwright: Any) -> Any:
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
 
 
+def open_watched(browser: Any, path: Path) -> tuple[Any, dict[str, list[str]]]:
+    """A page from disk opened in chromium, what it does recorded: ``dialogs`` (each dismissed: a script
+    that ran would open one), ``requests`` (every address it asked for) and ``errors`` (script errors and
+    errors written to the console)."""
+    opened = browser.new_page(viewport={"width": 1400, "height": 900})
+    events: dict[str, list[str]] = {"dialogs": [], "requests": [], "errors": []}
+
+    def on_dialog(d: Any) -> None:
+        events["dialogs"].append(d.message)
+        d.dismiss()
+
+    opened.on("dialog", on_dialog)
+    opened.on("request", lambda r: events["requests"].append(r.url))
+    opened.on("pageerror", lambda e: events["errors"].append(str(e)))
+    opened.on("console", lambda m: events["errors"].append(m.text) if m.type == "error" else None)
+    opened.goto(path.resolve().as_uri())
+    return opened, events
+
+
 @pytest.fixture(name="launch_chromium")
 def _launch_chromium_fixture() -> Callable[[Any], Any]:
     """:func:`launch_chromium`, for a test that starts Playwright itself."""

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
-from typing import Any
 
 import pytest
-from conftest import CHROMIUM
+from conftest import CHROMIUM, open_watched
 
 import viz
 from micrograph import Value
@@ -34,22 +32,6 @@ pytestmark = [
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 
-def open_page(browser, path: Path):
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    events: dict[str, list[str]] = {"dialogs": [], "requests": [], "errors": [], "console": []}
-
-    def on_dialog(d: Any) -> None:  # a script that ran would open one: record it and close it
-        events["dialogs"].append(d.message)
-        d.dismiss()
-
-    page.on("dialog", on_dialog)
-    page.on("request", lambda r: events["requests"].append(r.url))
-    page.on("pageerror", lambda e: events["errors"].append(str(e)))
-    page.on("console", lambda m: events["console"].append(m.text) if m.type == "error" else None)
-    page.goto(path.as_uri())
-    return page, events
-
-
 def visible_frame(page) -> tuple[str, str]:
     """(id, heading) of the frame on screen; exactly one is visible."""
     shown = page.locator("section.frame:visible")
@@ -62,7 +44,7 @@ def test_arrow_keys_and_buttons_change_the_frame(browser, tmp_path):
     z = w.tanh().tanh().tanh()
     z.label = "z"
     path = viz.steps(z, tmp_path / "steps.html")
-    page, events = open_page(browser, path)
+    page, events = open_watched(browser, path)
     total = page.locator("section.frame").count()
     assert total == (1 + 3 + 1) + (1 + 3 + 1)  # 6.1: 1 input, 3 nodes, return; 6.2: seed, j = 3..1, return
     first = visible_frame(page)
@@ -88,8 +70,8 @@ def test_arrow_keys_and_buttons_change_the_frame(browser, tmp_path):
     assert "0.5339" in page.locator("section.frame:visible table.gt").inner_text()
     page.screenshot(path=str(tmp_path / "step_backprop.png"))
     assert (tmp_path / "step2.png").stat().st_size > 10_000
-    assert events["requests"] == [path.as_uri()]  # nothing fetched but the page itself
-    assert events["errors"] == [] and events["console"] == [] and events["dialogs"] == []
+    assert events["requests"] == [path.resolve().as_uri()]  # nothing fetched but the page itself
+    assert events["errors"] == [] and events["dialogs"] == []
     page.close()
 
 
@@ -99,7 +81,7 @@ def test_script_label_is_text_and_runs_nothing(browser, tmp_path):
     c = Value(1.0, label='<img src=x onerror="alert(2)">')
     z = a * b + c
     path = viz.steps(z, tmp_path / "xss.html")
-    page, events = open_page(browser, path)
+    page, events = open_watched(browser, path)
     for _ in range(4):
         page.keyboard.press("ArrowRight")
     text = page.locator("body").inner_text()
@@ -109,14 +91,14 @@ def test_script_label_is_text_and_runs_nothing(browser, tmp_path):
     assert page.locator("script").count() == 1  # only the page's own
     assert page.locator("img").count() == 0
     assert events["dialogs"] == [] and events["errors"] == []
-    assert events["requests"] == [path.as_uri()]
+    assert events["requests"] == [path.resolve().as_uri()]
     page.close()
 
 
 def test_clicking_through_algorithm_6_6_on_figure_6_10(browser, tmp_path):
     z, _ = chain(3)  # figure 6.10's z = tanh(tanh(tanh(w))), labelled w, x, y, z
     path = viz.steps(z, tmp_path / "alg66.html", algorithm="6.6")
-    page, events = open_page(browser, path)
+    page, events = open_watched(browser, path)
     total = page.locator("section.frame").count()
     assert total == 1 + 3 + 1  # Algorithm 6.5's start, one frame per call of build_grad, the return
     first = visible_frame(page)
@@ -142,6 +124,6 @@ def test_clicking_through_algorithm_6_6_on_figure_6_10(browser, tmp_path):
     assert page.locator("#next").is_disabled()
     assert "0.5339" in page.locator("section.frame:visible table.gt").inner_text()  # dz/dw, as Algorithm 6.2
     assert (tmp_path / "call2.png").stat().st_size > 10_000
-    assert events["requests"] == [path.as_uri()]
-    assert events["errors"] == [] and events["console"] == [] and events["dialogs"] == []
+    assert events["requests"] == [path.resolve().as_uri()]
+    assert events["errors"] == [] and events["dialogs"] == []
     page.close()

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHROMIUM
+from conftest import CHROMIUM, open_watched
 
 import viz
 from micrograph import Graph, Value
@@ -38,18 +38,8 @@ pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 
 def open_page(browser: Any, path: Path) -> tuple[Any, dict[str, list[str]]]:
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    events: dict[str, list[str]] = {"dialogs": [], "requests": [], "errors": []}
-
-    def on_dialog(d: Any) -> None:
-        events["dialogs"].append(d.message)
-        d.dismiss()
-
-    page.on("dialog", on_dialog)
-    page.on("request", lambda r: events["requests"].append(r.url))
-    page.on("pageerror", lambda e: events["errors"].append(str(e)))
-    page.on("console", lambda m: events["errors"].append(m.text) if m.type == "error" else None)
-    page.goto(path.resolve().as_uri())
+    """The explorer page opened, watched (conftest.open_watched), once its drawing is there."""
+    page, events = open_watched(browser, path)
     page.wait_for_selector("g[data-node]")
     return page, events
 

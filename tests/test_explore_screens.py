@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -97,13 +98,23 @@ def _no_overflow(page: Any) -> None:
     assert cut == []
 
 
-@pytest.mark.parametrize("screen", list(SCREENS))
-@pytest.mark.parametrize("graph", list(GRAPHS))
-def test_first_view_is_legible_and_nothing_overflows(
-    browser: Any, pages: Any, graph: str, screen: str
-) -> None:
+EVERY_VIEW = pytest.mark.parametrize(("graph", "screen"), [(g, s) for s in SCREENS for g in GRAPHS])
+"""Each graph's page on each screen."""
+
+
+@pytest.fixture
+def view(browser: Any, pages: Any, graph: str, screen: str) -> Iterator[tuple[Value, Any]]:
+    """The graph's explorer page opened on the screen: ``(z, page)``; no script error may happen in it."""
     path, z = pages[graph]
     context, page, errors = _open(browser, path, screen)
+    yield z, page
+    assert errors == []
+    context.close()
+
+
+@EVERY_VIEW
+def test_first_view_is_legible_and_nothing_overflows(view: tuple[Value, Any], screen: str) -> None:
+    z, page = view
     for pane in (".mg-pane-g", ".mg-pane-b"):
         sizes = page.eval_on_selector(pane, _VISIBLE_TEXT)
         assert len(sizes) >= 3, pane  # whole boxes in view, not a thumbnail
@@ -121,8 +132,6 @@ def test_first_view_is_legible_and_nothing_overflows(
     out = page.locator(f".mg-pane-g g[data-node='{n - 1}']").bounding_box()
     pane_box = g_box
     assert pane_box["x"] <= out["x"] and out["x"] + out["width"] <= pane_box["x"] + pane_box["width"] + 1
-    assert errors == []
-    context.close()
 
 
 @pytest.mark.parametrize("screen", list(SCREENS))
@@ -257,14 +266,10 @@ def _terms_hold(page: Any) -> int:
     return len(terms)
 
 
-@pytest.mark.parametrize("screen", list(SCREENS))
-@pytest.mark.parametrize("graph", list(GRAPHS))
-def test_the_panels_arithmetic_holds_and_follows_the_step(
-    browser: Any, pages: Any, graph: str, screen: str
-) -> None:
-    path, z = pages[graph]
+@EVERY_VIEW
+def test_the_panels_arithmetic_holds_and_follows_the_step(view: tuple[Value, Any]) -> None:
+    z, page = view
     g = Graph(z)
-    context, page, errors = _open(browser, path, screen)
     busiest = max(range(len(g.nodes) - 1), key=lambda j: len(g.consumer_edges[j]))
     checked = 0
     chosen = sorted({0, busiest, len(g.nodes) - 2})
@@ -287,8 +292,6 @@ def test_the_panels_arithmetic_holds_and_follows_the_step(
     assert page.text_content(f".mg-pane-g g[data-node='{len(g.nodes) - 2}'] text.mg-grad") == "grad —"
     page.keyboard.press("ArrowRight")  # the next step fills it: the panel follows
     assert _terms_hold(page) >= 1
-    assert errors == []
-    context.close()
 
 
 def test_a_domain_message_shows_the_value_as_the_page_does(browser: Any, tmp_path: Path) -> None:
