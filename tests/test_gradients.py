@@ -149,28 +149,20 @@ def test_catalogue_is_inside_the_domains(catalogue_case: Case) -> None:
         assert catalogue_case.min_kink(point) > 1e-2, "too close to relu's kink for finite differences"
 
 
-def test_forward(catalogue_case: Case) -> None:
-    check_forward(catalogue_case)
+CHECKS = {
+    "forward": check_forward,
+    "backprop_three_ways": check_backprop,
+    "grad_equals_backprop": check_grad_against_backprop,
+    "B_reevaluated_at_new_point": check_B_reevaluated,
+    "second_and_third_derivatives": check_higher_order,
+    "hessian_vector_product": check_hvp,
+}
+"""What every catalogue case is checked for, each against its oracle."""
 
 
-def test_backprop_three_ways(catalogue_case: Case) -> None:
-    check_backprop(catalogue_case)
-
-
-def test_grad_equals_backprop(catalogue_case: Case) -> None:
-    check_grad_against_backprop(catalogue_case)
-
-
-def test_B_reevaluated_at_new_point(catalogue_case: Case) -> None:
-    check_B_reevaluated(catalogue_case)
-
-
-def test_second_and_third_derivatives(catalogue_case: Case) -> None:
-    check_higher_order(catalogue_case)
-
-
-def test_hessian_vector_product(catalogue_case: Case) -> None:
-    check_hvp(catalogue_case)
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_catalogue_case(catalogue_case: Case, check: str) -> None:
+    CHECKS[check](catalogue_case)
 
 
 def test_catalogue_covers_every_operation() -> None:
