@@ -69,37 +69,9 @@ class ValueNamespace:
     def var(name: str, x: float) -> Value:
         return Value(x, label=name)
 
-    @staticmethod
-    def exp(x: Value) -> Value:
-        return x.exp()
-
-    @staticmethod
-    def log(x: Value) -> Value:
-        return x.log()
-
-    @staticmethod
-    def tanh(x: Value) -> Value:
-        return x.tanh()
-
-    @staticmethod
-    def sigmoid(x: Value) -> Value:
-        return x.sigmoid()
-
-    @staticmethod
-    def relu(x: Value) -> Value:
-        return x.relu()
-
-    @staticmethod
-    def sin(x: Value) -> Value:
-        return x.sin()
-
-    @staticmethod
-    def cos(x: Value) -> Value:
-        return x.cos()
-
-    @staticmethod
-    def sqrt(x: Value) -> Value:
-        return x.sqrt()
+    # the methods, called as functions: ns.tanh(x) is Value.tanh(x), that is x.tanh() (and SAME_NAMES)
+    sigmoid = staticmethod(Value.sigmoid)
+    relu = staticmethod(Value.relu)
 
     # the derivative operations of the table, as operations of G in their own right
     tanh_grad = staticmethod(ops.TANH_GRAD)
@@ -115,13 +87,6 @@ class SympyNamespace:
     @staticmethod
     def var(name: str, x: float) -> sympy.Symbol:
         return sympy.Symbol(name, real=True)
-
-    exp = staticmethod(sympy.exp)
-    log = staticmethod(sympy.log)
-    tanh = staticmethod(sympy.tanh)
-    sin = staticmethod(sympy.sin)
-    cos = staticmethod(sympy.cos)
-    sqrt = staticmethod(sympy.sqrt)
 
     @staticmethod
     def sigmoid(x: Any) -> Any:
@@ -156,13 +121,6 @@ class FloatNamespace:
     def var(name: str, x: float) -> float:
         return float(x)
 
-    exp = staticmethod(math.exp)
-    log = staticmethod(math.log)
-    tanh = staticmethod(math.tanh)
-    sin = staticmethod(math.sin)
-    cos = staticmethod(math.cos)
-    sqrt = staticmethod(math.sqrt)
-
     @staticmethod
     def sigmoid(x: float) -> float:
         return 1.0 / (1.0 + math.exp(-x))
@@ -175,6 +133,14 @@ class FloatNamespace:
     tanh_grad2 = staticmethod(sympy.lambdify(_t, _TANH_GRAD2, "math"))
     sigmoid_grad = staticmethod(sympy.lambdify(_t, _SIGMOID_GRAD, "math"))
 
+
+SAME_NAMES = ("exp", "log", "tanh", "sin", "cos", "sqrt")
+"""The functions Value (as methods), sympy and math name alike: each namespace takes them as they are."""
+
+for _name in SAME_NAMES:
+    setattr(ValueNamespace, _name, staticmethod(getattr(Value, _name)))
+    setattr(SympyNamespace, _name, staticmethod(getattr(sympy, _name)))
+    setattr(FloatNamespace, _name, staticmethod(getattr(math, _name)))
 
 VALUES = ValueNamespace()
 SYMPY = SympyNamespace()
