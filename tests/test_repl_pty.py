@@ -29,6 +29,13 @@ def _spawn(*args: str) -> pexpect.spawn:
     return child
 
 
+def _ended(child: pexpect.spawn) -> None:
+    """The program ends, with exit status 0."""
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
 def test_python_m_lessons_steps_with_enter_back_and_quit():
     child = _spawn("-m", "lessons", "2")
     child.expect(r"Step 1: The forward pass has run")
@@ -47,9 +54,7 @@ def test_python_m_lessons_steps_with_enter_back_and_quit():
     child.sendline("what?")
     child.expect("Enter: next step")
     child.sendline("q")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
+    _ended(child)
 
 
 def test_enter_past_the_last_step_ends_the_lesson():
@@ -60,18 +65,14 @@ def test_enter_past_the_last_step_ends_the_lesson():
             break
     else:
         raise AssertionError("Enter never reached the end of the lesson")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
+    _ended(child)
 
 
 def test_ctrl_d_quits_cleanly():
     child = _spawn("-m", "lessons", "1")
     child.expect_exact("Enter: next step")
     child.sendeof()
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
+    _ended(child)
     assert "Traceback" not in (child.before or "")
 
 
@@ -97,9 +98,7 @@ def test_in_the_python_repl():
     child.expect("there is no step 99")
     child.expect_exact(">>> ")
     child.sendline("exit()")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
+    _ended(child)
 
 
 def test_without_a_terminal_every_step_is_printed():

@@ -99,13 +99,18 @@ def _big_graph_nodes() -> int:
     return len(Graph(build(BIG, {"x": Value(1.001, label="x")})).nodes)
 
 
-@pytest.mark.slow
-def test_the_explorer_of_201_factors_never_freezes_the_page(page: Any) -> None:
+def _draw(page: Any, expression: str, values: str) -> None:
+    """The Explorer tab asked to draw G and B of ``expression`` at ``values``."""
     page.get_by_role("button", name="Explorer").click()
     section = page.locator("#explorer")
-    section.get_by_label("Expression").fill(BIG)
-    section.get_by_label("Values").fill("x=1.001")
+    section.get_by_label("Expression").fill(expression)
+    section.get_by_label("Values").fill(values)
     page.get_by_role("button", name="Draw G and B").click()
+
+
+@pytest.mark.slow
+def test_the_explorer_of_201_factors_never_freezes_the_page(page: Any) -> None:
+    _draw(page, BIG, "x=1.001")
     _working(page, "drawing G and B")
     page.get_by_role("button", name="Lessons").click()  # the page answers meanwhile
     assert page.locator("#lessons").is_visible() and page.locator("#explorer").is_hidden()
@@ -156,11 +161,7 @@ def test_lesson_2_on_201_factors_never_freezes_the_page(page: Any) -> None:
 def test_stop_ends_the_work_and_the_page_works_again(page: Any) -> None:
     page.get_by_role("button", name="Next step").click()  # lesson 1 at step 2, before the Stop
     page.wait_for_function("document.getElementById('lesson-text').dataset.index === '2'")
-    page.get_by_role("button", name="Explorer").click()
-    section = page.locator("#explorer")
-    section.get_by_label("Expression").fill(BIG)
-    section.get_by_label("Values").fill("x=1.001")
-    page.get_by_role("button", name="Draw G and B").click()
+    _draw(page, BIG, "x=1.001")
     _working(page, "drawing G and B")
     page.get_by_role("button", name="Stop").click()
     assert page.locator("#explorer-note").text_content() == "Stopped: G and B were not drawn."
@@ -185,10 +186,7 @@ def test_stop_ends_the_work_and_the_page_works_again(page: Any) -> None:
     stepper.goto(3)
     assert _words(page.locator("#lesson-text").text_content()) == _words(stepper.show(keys=""))
     # and the explorer draws again
-    page.get_by_role("button", name="Explorer").click()
-    section.get_by_label("Expression").fill("tanh(w)")
-    section.get_by_label("Values").fill("w=0.5")
-    page.get_by_role("button", name="Draw G and B").click()
+    _draw(page, "tanh(w)", "w=0.5")
     frame = page.frame_locator("#explorer-frame")
     frame.locator("g[data-node]").first.wait_for(timeout=60_000)
     assert frame.locator("g[data-node]").count() == 2
