@@ -1,10 +1,11 @@
 """A lesson's step: its text, the book's line, the code it runs and the live objects it leaves.
 
 A lesson is a module with ``NUMBER``, ``TITLE``, ``SECTION`` (the book's section and algorithm), ``SUMMARY``
-(one line) and a generator function ``steps(l)`` that yields :class:`Step` objects. The generator reads
-the live objects that the previous steps left on ``l`` (a namespace, :class:`Live`), so a step can depend on
-what came before: lesson 2 yields one step per iteration of Algorithm 6.2's loop, as many as the graph has
-nodes. :class:`~lessons.stepper.Stepper` moves a student through them.
+(one line), ``EXERCISES`` where the student writes the lesson's algorithm (``micrograph exercise start
+NAME``; none: no such attribute), and a generator function ``steps(l)`` that yields :class:`Step` objects.
+The generator reads the live objects that the previous steps left on ``l`` (a namespace, :class:`Live`), so
+a step can depend on what came before: lesson 2 yields one step per iteration of Algorithm 6.2's loop, as
+many as the graph has nodes. :class:`~lessons.stepper.Stepper` moves a student through them.
 
 Each step's ``run(l)`` is ordinary Python, type-checked and linted like the rest of micrograph. The code a
 student sees is that function's own source (:attr:`Step.code`): what is shown is what runs, and it can be

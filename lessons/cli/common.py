@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, overload
 
 __all__ = [
     "PROG", "MAX_NODES", "UserError", "Parser", "Version", "integer", "real", "path", "output_file",
@@ -180,6 +180,36 @@ def leaves(z: Any) -> dict[str | None, Any]:
     from micrograph import Graph
 
     return {v.label: v for v in Graph(z).variables}
+
+
+@overload
+def expression_and_output(
+    expression: str, at: list[str], wrt: list[str], out: str, force: bool, suffixes: Sequence[str]
+) -> tuple[Any, list[Any], Path]: ...
+@overload
+def expression_and_output(
+    expression: str, at: list[str], wrt: list[str], out: str | None, force: bool, suffixes: Sequence[str]
+) -> tuple[Any, list[Any], Path | None]: ...
+def expression_and_output(
+    expression: str, at: list[str], wrt: list[str], out: str | None, force: bool, suffixes: Sequence[str]
+) -> tuple[Any, list[Any], Path | None]:
+    """The expression built at its --at values, its --wrt variables (in the order given, each once) and the
+    output file checked (None without --out), each mistake said in the order a user meets them: the
+    expression, a value or a --wrt name, the output file, a value outside an operation's domain; all before
+    anything is written.
+
+    Raises:
+        micrograph.expr.ExprError: as :func:`bindings` says.
+        UserError: as :func:`output_file` says.
+        micrograph.DomainError: the expression has no value at these values (log(0), 1/0 ...).
+    """
+    from micrograph.expr import build
+
+    env, names = bindings(expression, at, wrt)
+    checked = output_file(out, force, suffixes) if out is not None else None
+    z = build(expression, env)
+    by_name = leaves(z)
+    return z, [by_name[n] for n in names], checked
 
 
 # --- output files ---------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lessons.cli.common import MAX_NODES, at_option, bindings, integer, leaves, output_file, path
+from lessons.cli.common import MAX_NODES, at_option, expression_and_output, integer, path
 
 __all__ = ["add", "run"]
 
@@ -50,16 +50,10 @@ def add(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the page; 0, or a UserError for an output refused."""
-    from micrograph.expr import build
-
-    env, wrt_names = bindings(args.expression, args.at, args.wrt)
-    out = output_file(args.out, args.force, (".html",))
-    z = build(args.expression, env)  # a DomainError stops here, before anything is written
-    by_name = leaves(z)
+    z, wrt, out = expression_and_output(args.expression, args.at, args.wrt, args.out, args.force, (".html",))
     import viz
 
-    wrt = [by_name[n] for n in wrt_names] or None
-    explorer = viz.explore(z, wrt, max_nodes=args.max_nodes, predict=args.predict)
+    explorer = viz.explore(z, wrt or None, max_nodes=args.max_nodes, predict=args.predict)
     written = explorer.save(out, overwrite=args.force)
     print(
         f"wrote {written} ({explorer.spec['n']} nodes, {len(explorer.spec['frames'])} frames); "

@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Any
 
-from lessons.cli.common import MAX_NODES, PROG, at_option, bindings, integer, leaves, output_file, path
+from lessons.cli.common import MAX_NODES, PROG, at_option, expression_and_output, integer, path
 
 __all__ = ["add", "run", "SUFFIXES"]
 
@@ -56,25 +56,18 @@ def add(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the node table and write the drawing; 0, or a UserError for an output refused."""
-    from micrograph.expr import build
-
-    env, wrt = bindings(args.expression, args.at, args.wrt)
-    out = output_file(args.out, args.force, SUFFIXES) if args.out is not None else None
-    z = build(args.expression, env)  # a DomainError (log(0), 1/0 ...) stops here, before anything is written
-    by_name = leaves(z)
-
+    z, wrt, out = expression_and_output(args.expression, args.at, args.wrt, args.out, args.force, SUFFIXES)
     import viz
 
     if wrt:
-        dot = viz.draw_side_by_side(z, [by_name[n] for n in wrt], max_nodes=args.max_nodes)
+        dot = viz.draw_side_by_side(z, wrt, max_nodes=args.max_nodes)
     else:
         dot = viz.draw(z, max_nodes=args.max_nodes, title=args.expression)
     z.backward()  # Algorithm 6.2: the table below shows each node's gradient dz/du
     print(viz.text(z))
-    for n in wrt:
+    for v in wrt:
         print(
-            f"dz/d{n} = {by_name[n].grad:.6g}   (Algorithm 6.2; the node of B that grad() built "
-            "holds the same)"
+            f"dz/d{v.label} = {v.grad:.6g}   (Algorithm 6.2; the node of B that grad() built holds the same)"
         )
     if out is None:
         print(f"{PROG}: nothing written (give --out FILE.svg to draw it)", file=sys.stderr)

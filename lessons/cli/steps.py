@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lessons.cli.common import MAX_NODES, UserError, at_option, bindings, integer, leaves, output_file, path
+from lessons.cli.common import MAX_NODES, UserError, at_option, expression_and_output, integer, leaves, path
 from micrograph import pseudocode
 
 __all__ = ["add", "run"]
@@ -57,16 +57,13 @@ def add(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the page; 0, or a UserError (--wrt without Algorithm 6.5, no variable, the output refused)."""
-    from micrograph.expr import build
-
-    env, wrt_names = bindings(args.expression, args.at, args.wrt)  # an unknown --wrt name is an error here
-    if wrt_names and args.algorithm == "6.2":
+    if args.wrt and args.algorithm == "6.2":
         raise UserError("--wrt chooses T for Algorithm 6.5: give it with --algorithm 6.6 or --algorithm all")
-    out = output_file(args.out, args.force, (".html",))
-    z = build(args.expression, env)  # a DomainError stops here, before anything is written
-    by_name = leaves(z)
-    wrt = [by_name[n] for n in wrt_names] or None
-    if args.algorithm != "6.2" and wrt is None and not by_name:
+    z, chosen, out = expression_and_output(
+        args.expression, args.at, args.wrt, args.out, args.force, (".html",)
+    )
+    wrt = chosen or None
+    if args.algorithm != "6.2" and wrt is None and not leaves(z):
         raise UserError(f"{args.expression!r} has no variables: Algorithm 6.5 needs one to differentiate by")
     import viz
 
