@@ -27,6 +27,7 @@ from micrograph.order import topological_order
 
 __all__ = ["Graph", "SubGraph", "as_values", "get_operation", "get_consumers", "get_inputs", "node_name"]
 
+
 def node_name(i: int) -> str:
     """The book's name of the node u(i), counted from 1: ``node_name(1)`` is ``"u1"``.
 
