@@ -25,8 +25,6 @@ __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "new_inputs", 
 NUMBER = 1
 TITLE = "Forward propagation over u(1)..u(n)"
 SECTION = "section 6.5.3, Algorithm 6.1"
-EXERCISES = ("topo", "forward")
-"""The exercises where the student writes this lesson's algorithm (micrograph exercise start NAME)."""
 SUMMARY = (
     "A graph is an ordered node list; Algorithm 6.1 computes each u(i) from its parents Pa(u(i)), in order."
 )

@@ -23,8 +23,6 @@ __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 NUMBER = 2
 TITLE = "Back-propagation with the grad_table"
 SECTION = "section 6.5.3, Algorithm 6.2"
-EXERCISES = ("derivatives", "backprop")
-"""The exercises where the student writes this lesson's algorithm (micrograph exercise start NAME)."""
 SUMMARY = "Algorithm 6.2 fills grad_table from u(n) down to u(1); each entry sums over the node's consumers."
 
 EXPR = "tanh(x*y)*x"

@@ -27,8 +27,6 @@ __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 NUMBER = 3
 TITLE = "Repeated subexpressions: the naive chain rule against back-propagation"
 SECTION = "sections 6.5.2-6.5.3, figure 6.9, equations 6.50-6.53"
-EXERCISES = ("naive",)
-"""The exercises where the student writes this lesson's algorithm (micrograph exercise start NAME)."""
 SUMMARY = (
     "Summing over paths recomputes shared subexpressions: quadratic on a chain, exponential on a ladder."
 )

@@ -26,8 +26,6 @@ __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 NUMBER = 5
 TITLE = "The MLP: Algorithms 6.3 and 6.4, then training on Iris"
 SECTION = "section 6.5.4, Algorithms 6.3 and 6.4"
-EXERCISES = ("mlp_backward",)
-"""The exercises where the student writes this lesson's algorithm (micrograph exercise start NAME)."""
 SUMMARY = (
     "A network is a graph: Algorithm 6.4's layer-by-layer gradients equal Algorithm 6.2's; then we train."
 )

@@ -32,8 +32,6 @@ __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 NUMBER = 6
 TITLE = "Symbol-to-symbol derivatives: G and B side by side"
 SECTION = "sections 6.5.5-6.5.6, figure 6.10, Algorithms 6.5 and 6.6"
-EXERCISES = ("build_grad",)
-"""The exercises where the student writes this lesson's algorithm (micrograph exercise start NAME)."""
 SUMMARY = "grad(z, T) adds the derivatives to the graph as new nodes B: evaluate, draw, differentiate them."
 
 EXPR = "tanh(tanh(tanh(w)))"

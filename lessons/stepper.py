@@ -64,6 +64,14 @@ def _expression(
     return expr, values
 
 
+def exercises_of(lesson: int) -> tuple[str, ...]:
+    """The exercises where the student writes the algorithm lesson ``lesson`` steps through, in the book's
+    order: those whose module names this lesson (:attr:`lessons.exercises.exercise.Exercise.lesson`)."""
+    from lessons.exercises import EXERCISES  # the exercises' judges, loaded at a lesson's last step only
+
+    return tuple(e.name for e in EXERCISES.values() if e.lesson == lesson)
+
+
 def _exercise_note(names: tuple[str, ...]) -> str:
     """The closing paragraph of a lesson: the exercises where the student writes its algorithm."""
     if len(names) == 1:
@@ -273,8 +281,8 @@ class Stepper:
         """The current step's explanation, with the live numbers; the last step's ends by naming the
         exercise (``micrograph exercise start NAME``) where the student writes the lesson's algorithm."""
         text = self._texts[self._pos]
-        names = getattr(self._module, "EXERCISES", ())
-        if names and self.at_end:
+        names = exercises_of(self.number) if self.at_end else ()
+        if names:
             text += "\n\n" + _exercise_note(names)
         return text
 

@@ -286,8 +286,7 @@ class ExerciseCheck:
         e = EXERCISES[name]
         self.output = Output()
         self.loop: Generator[tuple[str, dict[str, Any]], dict[str, Any] | Stop, Report] = judging(
-            e.name,
-            f"{e.title} ({e.book})",
+            e,
             judges.cases(e.name, seed),
             source,
             self.FILENAME.format(name=name),

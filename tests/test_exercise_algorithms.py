@@ -345,12 +345,11 @@ def test_the_source_is_read_for_every_way_of_spelling_an_import() -> None:
 def test_every_exercise_has_its_allow_list() -> None:
     from lessons.exercises.imports import Imports
 
-    for name in exercises.EXERCISES:
-        allowed = judges.module(name).IMPORTS
-        assert isinstance(allowed, Imports) and "math" in allowed.modules
-    assert judges.module("derivatives").IMPORTS.modules == {"math", "__future__", "typing"}
-    assert "numpy" in judges.module("mlp_backward").IMPORTS.modules
-    assert "numpy" not in judges.module("backprop").IMPORTS.modules
+    for e in exercises.EXERCISES.values():
+        assert isinstance(e.imports, Imports) and "math" in e.imports.modules
+    assert exercises.EXERCISES["derivatives"].imports.modules == {"math", "__future__", "typing"}
+    assert "numpy" in exercises.EXERCISES["mlp_backward"].imports.modules
+    assert "numpy" not in exercises.EXERCISES["backprop"].imports.modules
 
 
 # --- time against size ----------------------------------------------------------------------------------

@@ -29,21 +29,12 @@ from hypothesis import strategies as st
 from lessons import exercises
 from lessons.exercises import given as harness
 from lessons.exercises import judges
-from lessons.exercises.judge import (
-    Case,
-    Foreign,
-    NodeRef,
-    close,
-    decode,
-    differ,
-    judge_case,
-    judging,
-    load_failure,
-    shown,
-)
+from lessons.exercises.failures import load_failure
+from lessons.exercises.judge import judge_case, judging
 from lessons.exercises.judges.derivatives import DERIVATIVE_RULES
 from lessons.exercises.limits import MAX_NESTING, Output
 from lessons.exercises.report import CaseResult, Failure, Report
+from lessons.exercises.verdict import Case, Foreign, NodeRef, close, decode, differ, shown
 from micrograph import backprop, grad
 from micrograph.forward import evaluate
 from micrograph.naive import naive_cost
@@ -81,7 +72,8 @@ def _mlp_answer(request: dict[str, Any]) -> Any:
 def right(case: Case) -> dict[str, Any]:
     """The right answer to a case as the child sends it (plain data made by the child's own converter)."""
     request, graph = case.request, case.graph
-    name = case.exercise
+    assert case.exercise is not None
+    name = case.exercise.name
     if name == "derivatives":
         opname, k = next((op, k) for f, op, k in DERIVATIVE_RULES if f == request["function"])
         derivative = OPS[opname].local_derivative
@@ -394,7 +386,7 @@ def test_a_forged_load_answer_fails_every_case_with_its_sentence() -> None:
 def test_one_unreadable_answer_fails_only_its_own_case() -> None:
     """The judge's loop with answers forged here: case 3's does not fit, the 11 others are right."""
     cases = [c for c in judges.cases("backprop", 0) if "growth" not in c.request]
-    loop = judging("backprop", "backprop", iter(cases), "", "backprop.py", seed=0, output=Output())
+    loop = judging(exercises.EXERCISES["backprop"], iter(cases), "", "backprop.py", seed=0, output=Output())
     question = next(loop)
     assert question[0] == "load"
     answer: dict[str, Any] = {"ok": True}

@@ -114,9 +114,13 @@ def test_every_mistake_has_a_phrase_in_words() -> None:
         assert len(set(phrases)) == len(phrases), name  # each phrase names one mistake
         for code in rows:
             assert judges.words(name, code) == rows[code].words
-    tree = ast.parse((ROOT / "lessons/exercises/judge.py").read_text(encoding="utf-8"))
+    trees = [
+        ast.parse((ROOT / "lessons/exercises" / f).read_text(encoding="utf-8"))
+        for f in ("judge.py", "failures.py")
+    ]
     given_codes = {
         kw.value.value
+        for tree in trees
         for node in ast.walk(tree)
         if isinstance(node, ast.Call)
         for kw in node.keywords

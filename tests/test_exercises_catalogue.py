@@ -422,7 +422,7 @@ def forward(G, x):
     Wrong(
         "the template's TODO left in place",
         "topo",
-        exercises.templates.TEMPLATES["topo"],
+        exercises.templates.template("topo"),
         "todo",
         "not written yet",
         "a * a",

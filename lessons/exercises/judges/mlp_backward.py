@@ -3,7 +3,7 @@
 The solution gets one example's forward pass (Algorithm 6.3) as plain numbers, indexed as the book does,
 and the activations' derivative ``net.f_prime``; the answer key is :func:`micrograph.nn.backward_mlp`. The
 networks have non-zero biases and several λ (zero among them), so a penalty on the biases, or none on the
-weights, changes the answer.
+weights, changes the answer. The exercise, template and all, is :data:`EXERCISE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.4.
 """
@@ -11,19 +11,23 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, 
 from __future__ import annotations
 
 import random
+import types
 from collections.abc import Iterator
 from typing import Any
 
+from lessons.exercises import answers
 from lessons.exercises.drawing import Mark
+from lessons.exercises.exercise import Exercise
 from lessons.exercises.imports import HARMLESS, Imports
-from lessons.exercises.judge import Case, Fail, close, decode, differ, draw, shown
 from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.schema import plain
+from lessons.exercises.verdict import Case, Fail, close, decode, differ, draw, shown
 from micrograph import backprop, nn
 from micrograph.engine import Value
 from micrograph.graph import Graph
 from micrograph.ops import op_by_name
 
-__all__ = ["cases", "MISTAKES", "IMPORTS", "NETS", "mlp_example"]
+__all__ = ["EXERCISE", "MISTAKES", "cases", "NETS", "mlp_example"]
 
 MISTAKES: dict[str, Mistake] = {
     m.code: m
@@ -60,9 +64,6 @@ MISTAKES: dict[str, Mistake] = {
     ]
 }
 """The mistakes this exercise recognises."""
-
-IMPORTS = Imports("Algorithm 6.4 in Python, with math or numpy", frozenset({"math", "numpy", *HARMLESS}))
-"""The modules a solution may import."""
 
 NETS: list[tuple[str, int, list[int], str, float, int]] = [
     ("MLP(3, [2, 1]), tanh, λ = 0.01", 3, [2, 1], "tanh", 0.01, 1),
@@ -291,3 +292,67 @@ def cases(seed: int) -> Iterator[Case]:
         yield Case(
             title, request, _judge(net, model, fwd, key), what="backward_mlp(net)", book="mlp_loop", cpu=1.0
         )
+
+
+def _reference() -> Any:
+    """micrograph's Algorithm 6.4 in the exercise's shape: ``backward_mlp(net)`` -> (grad_W, grad_b), for a
+    ``net`` that holds the model, one example (x, y) and λ (``net.model``, ``net.x``, ``net.y``,
+    ``net.lam``)."""
+
+    def backward_mlp(net: Any) -> tuple[dict[int, Any], dict[int, Any]]:
+        grads = nn.backward_mlp(net.model, net.x, net.y, loss="mse", l2=net.lam)  # Algorithm 6.4
+        layers = list(enumerate(net.model.layers, 1))
+        grad_W = {k: [[grads[w] for w in n.w] for n in layer.neurons] for k, layer in layers}
+        grad_b = {k: [grads[n.b] for n in layer.neurons] for k, layer in layers}
+        return grad_W, grad_b
+
+    return types.SimpleNamespace(backward_mlp=backward_mlp)
+
+
+TEMPLATE = '''\
+# micrograph exercise: mlp_backward
+"""Algorithm 6.4, the backward pass of an MLP on numbers, layer by layer.
+
+The book (section 6.5.4, Algorithm 6.4):
+
+@ALGORITHM_6_4@
+
+net holds one example's forward pass (Algorithm 6.3) as numbers, indexed as the book does (k = 1..l;
+index 0 of W, b, a is unused):
+    net.l            the number of layers
+    net.W[k][m][i]   the weight of layer k from unit i of h(k-1) to unit m of h(k)
+    net.b[k][m], net.a[k][m], net.h[k][m]   (net.h[0] is x)
+    net.g            grad_yhat J, one number per output
+    net.lam          lambda; Omega(theta) = the sum of the squares of the weights (not the biases)
+    net.f_prime(k, a, h)   f'(a) for layer k's activation at a (whose activation is h)
+Return (grad_W, grad_b): dicts {k: ...} with grad_W[k] shaped like W[k], grad_b[k] like b[k].
+
+@SEE@
+@CHECK@
+"""
+
+
+def backward_mlp(net):
+    """Return (grad_W, grad_b) for every layer k = 1..l."""
+    grad_W, grad_b = {}, {}
+    g = list(net.g)
+    # TODO: the loop over k from l down to 1, the four lines of the book.
+    raise NotImplementedError
+'''
+
+EXERCISE = Exercise(
+    name="mlp_backward",
+    title="the MLP, layer by layer",
+    book="Algorithm 6.4",
+    functions=("backward_mlp",),
+    lesson=5,
+    template=TEMPLATE,
+    cases=cases,
+    answer=answers.Schema({"result": plain, "mutation": answers.NET_MUTATION}),
+    imports=Imports("Algorithm 6.4 in Python, with math or numpy", frozenset({"math", "numpy", *HARMLESS})),
+    reference=_reference,
+    call="call_mlp",
+    writes="Algorithm 6.4",
+)
+"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import,
+micrograph's own Algorithm 6.4 as the reference."""
