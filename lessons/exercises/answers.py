@@ -48,8 +48,8 @@ from lessons.exercises.schema import (
 )
 from micrograph.ops import OPS
 
-__all__ = ["Schema", "LOAD", "ERROR", "KINDS", "GRAPH_MUTATION", "NET_MUTATION", "COUNTS", "CALL", "MAX_B",
-           "MAX_CALLS", "node_of_B", "b_records", "seconds", "failure", "problem"]  # fmt: skip
+__all__ = ["Schema", "LOAD", "ON_G", "ERROR", "KINDS", "GRAPH_MUTATION", "NET_MUTATION", "COUNTS", "CALL",
+           "MAX_B", "MAX_CALLS", "node_of_B", "b_records", "seconds", "failure", "problem"]  # fmt: skip
 
 MAX_B = 200_000
 """Nodes B may have (build_grad): the child's own bound."""
@@ -169,6 +169,9 @@ class Schema:
 
 LOAD = Schema({})
 """The answer to loading the solution: ``ok``, nothing more."""
+
+ON_G = Schema({"result": plain, "mutation": GRAPH_MUTATION}, {"seconds": seconds})
+"""An answer computed on G: the result as plain data, the first change to G, the call's CPU seconds."""
 
 
 def problem(schema: Schema | None, answer: Any, request: Mapping[str, Any]) -> str:

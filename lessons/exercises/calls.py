@@ -118,13 +118,12 @@ def _graph(request: dict[str, Any], plain: Plain) -> tuple[Any, list[tuple[Any, 
     return G, snapshot(G.nodes)
 
 
-def _counted(fn: Any, *args: Any) -> tuple[Any, float, dict[str, int]]:
-    """``fn(*args)``, its CPU seconds, and the counted tools' counts of that call alone: the tools' own,
-    never what the solution says of itself."""
+def _tools() -> Any:
+    """The counted tools, their counts reset for the call that follows: the tools' own counts, never what
+    the solution says of itself."""
     tools = sys.modules[TOOLS]
     tools.reset_counts()
-    result, seconds = _timed(fn, *args)
-    return result, seconds, tools.counts()
+    return tools
 
 
 def call_derivatives(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
@@ -161,8 +160,10 @@ def call_backprop(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[
     """backprop(G), Algorithm 6.2, with the local derivatives it evaluated, counted and in order."""
     fn = sol.function("backprop")
     G, before = _graph(request, plain)
-    table, seconds, counts = _counted(fn, G)
-    calls = [[plain.refs.get(id(node), -1), k] for node, k in sys.modules[TOOLS].calls()[:400]]
+    tools = _tools()
+    table, seconds = _timed(fn, G)
+    counts = tools.counts()
+    calls = [[plain.refs.get(id(node), -1), k] for node, k in tools.calls()[:400]]
     return {
         "result": plain(table),
         "mutation": mutation(G.nodes, before),
@@ -176,7 +177,9 @@ def call_naive(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str
     """naive_grad(z, w), equation 6.53, with the local derivatives and recomputations it made, counted."""
     fn = sol.function("naive_grad")
     G, before = _graph(request, plain)
-    result, _, counts = _counted(fn, G.output, G.nodes[request["w"]])
+    tools = _tools()
+    result = fn(G.output, G.nodes[request["w"]])
+    counts = tools.counts()
     value = getattr(result, "value", result)
     return {"result": plain(value), "mutation": mutation(G.nodes, before), "counts": counts}
 

@@ -423,27 +423,28 @@ class Child:
         _HIDDEN = _hidden(root)
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The answer to one request (plain data, JSON-serialisable), with the request's ``id``."""
+        """The answer to one request (plain data, JSON-serialisable), with the request's ``id``.
+
+        A load puts the guard in place from the exercise's entry (once), then loads the solution as the
+        check's own user."""
         if request["op"] == "load":
-            answer = self._load(request)
+            if self.call is None:
+                self.call = _call(request["exercise"])
+                _install(self.root, request["exercise"])
+            try:
+                _drop_privileges(request["source"], self.uid, self.numpy_path)
+            except IsolationError as e:
+                return {
+                    "ok": False,
+                    "error": {"kind": "isolation", "message": str(e)},
+                    "id": request.get("id"),
+                }
+            self.solution, answer = _load(request)
         elif self.solution is None:
             answer = {"ok": False, "error": {"kind": "not-loaded"}}
         else:
             answer = _answer(self.solution, request, self.call)
         answer["id"] = request.get("id")
-        return answer
-
-    def _load(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The guard from the exercise's entry (once), then the solution loaded as the check's own user."""
-        entry = request["exercise"]
-        if self.call is None:
-            self.call = _call(entry)
-            _install(self.root, entry)
-        try:
-            _drop_privileges(request["source"], self.uid, self.numpy_path)
-        except IsolationError as e:
-            return {"ok": False, "error": {"kind": "isolation", "message": str(e)}}
-        self.solution, answer = _load(request)
         return answer
 
 

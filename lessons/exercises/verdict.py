@@ -116,20 +116,21 @@ def shown(x: Any) -> str:
     return schema.brief(x)
 
 
-def differ(expected: float, actual: Any) -> str:
-    """When two numbers agree to 6 significant digits but are not equal: by how much, and the tolerance."""
+def differ(expected: float, actual: Any) -> list[str]:
+    """A failure's detail line for two numbers that agree to 6 significant digits but are not equal (by how
+    much, and the tolerance), else no line."""
     if isinstance(actual, bool) or not isinstance(actual, (int, float)):
-        return ""
+        return []
     try:
         a = float(actual)
     except OverflowError:  # an integer too large for a float agrees with no float
-        return ""
+        return []
     if f"{a:.6g}" == f"{expected:.6g}":
-        return (
+        return [
             "The two agree to 6 significant digits but differ by "
             f"{abs(a - expected):.3g}; numbers count as equal within {TOLERANCE}."
-        )
-    return ""
+        ]
+    return []
 
 
 def node_name(graph: Graph, j: int) -> str:

@@ -20,12 +20,12 @@ from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
 from lessons.exercises.drawing import Mark
 from lessons.exercises.exercise import Exercise
-from lessons.exercises.imports import HARMLESS, Imports
-from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.imports import Imports
+from lessons.exercises.judges.mistakes import Mistake, failure, table
 from lessons.exercises.judges.scaling import GROWTH_HINT, measured_cases
 from lessons.exercises.judges.sums import algorithm_6_2, terms_text, which
 from lessons.exercises.report import Failure
-from lessons.exercises.schema import list_of, plain
+from lessons.exercises.schema import list_of
 from lessons.exercises.verdict import (
     Case,
     Fail,
@@ -51,104 +51,100 @@ _REPEATED = (
     "node), not over the distinct consumers only."
 )
 
-MISTAKES: dict[str, Mistake] = {
-    m.code: m
-    for m in [
-        Mistake(
-            "seed", "grad_table[u(n)] ← 1 before the loop.", "loop", words="grad_table[u(n)] not started at 1"
-        ),
-        Mistake("forward-loop", _LOOP, "loop", words="the loop runs from u(1) upwards"),
-        Mistake(
-            "skip-u1",
-            "the loop runs down to j = 1 inclusive: in Python, down to position 0 "
-            "(range(..., -1, -1), not range(..., 0, -1)).",
-            "loop",
-            words="the loop stops before u(1)",
-        ),
-        Mistake(
-            "missing-entry",
-            "Algorithm 6.2 computes an entry for every node of G.",
-            "loop",
-            words="a node left without an entry",
-        ),
-        Mistake("repeated-argument", _REPEATED, "sum", words="one term for a parent used twice"),
-        Mistake(
-            "first-consumer",
-            "sum over every consumer: G.get_consumers(node) lists all of them, and each "
-            "contributes a term per edge.",
-            "sum",
-            words="the first consumer's terms only",
-        ),
-        Mistake(
-            "overwrite",
-            "add every consumer's term into the entry (+=, or sum()), do not assign each in turn.",
-            "sum",
-            words="terms overwritten, not added",
-        ),
-        Mistake(
-            "missing-term",
-            "sum over every edge out of u(j): every consumer, every argument position.",
-            "loop",
-            words="some edges' terms left out",
-        ),
-        Mistake(
-            "sign",
-            "the terms are added; a minus sign belongs in a local derivative (∂(a − b)/∂b = −1), "
-            "which tools.local_derivative already gives.",
-            "loop",
-            words="terms added with a wrong sign",
-        ),
-        Mistake("wrong-sum", "", "loop", words="a wrong sum"),
-        Mistake("mutation", "write grad_table[node], not node.grad.", "table", words="wrote node.grad"),
-        Mistake(
-            "not-a-table",
-            "return the grad_table, a dict {node: dz/dnode}.",
-            "",
-            words="did not return a grad_table",
-        ),
-        Mistake(
-            "keys",
-            "use the nodes as keys: grad_table[node] = ..., with node from G.nodes.",
-            "table",
-            words="grad_table's keys are not the nodes",
-        ),
-        Mistake(
-            "recompute",
-            "read each consumer's gradient from grad_table (computed once, from u(n) down) "
-            "instead of computing it again.",
-            "edges",
-            words="gradients recomputed along each path",
-        ),
-        Mistake(
-            "twice-per-edge",
-            "evaluate tools.local_derivative(C, k) once per edge and keep the number: "
-            "compute each term once.",
-            "edges",
-            words="each local derivative computed twice",
-        ),
-        Mistake(
-            "edges-skipped",
-            "evaluate the local derivative of every edge out of u(j), once.",
-            "edges",
-            words="local derivatives of edges skipped",
-        ),
-        Mistake(
-            "uncounted",
-            "evaluate each local derivative with tools.local_derivative(C, k): the check "
-            "counts the evaluations, Algorithm 6.2's cost (one per edge).",
-            "edges",
-            words="local derivatives not from tools",
-        ),
-        Mistake(
-            "paths",
-            "compute each grad_table entry once, from u(n) down, from the consumers' entries already in "
-            "grad_table: one local derivative per edge.",
-            "recompute",
-            words="every path from z walked (no table)",
-        ),
-        Mistake("growth", GROWTH_HINT, "edges", words="time grows faster than the graph"),
-    ]
-}
+MISTAKES: dict[str, Mistake] = table(
+    Mistake(
+        "seed", "grad_table[u(n)] ← 1 before the loop.", "loop", words="grad_table[u(n)] not started at 1"
+    ),
+    Mistake("forward-loop", _LOOP, "loop", words="the loop runs from u(1) upwards"),
+    Mistake(
+        "skip-u1",
+        "the loop runs down to j = 1 inclusive: in Python, down to position 0 "
+        "(range(..., -1, -1), not range(..., 0, -1)).",
+        "loop",
+        words="the loop stops before u(1)",
+    ),
+    Mistake(
+        "missing-entry",
+        "Algorithm 6.2 computes an entry for every node of G.",
+        "loop",
+        words="a node left without an entry",
+    ),
+    Mistake("repeated-argument", _REPEATED, "sum", words="one term for a parent used twice"),
+    Mistake(
+        "first-consumer",
+        "sum over every consumer: G.get_consumers(node) lists all of them, and each "
+        "contributes a term per edge.",
+        "sum",
+        words="the first consumer's terms only",
+    ),
+    Mistake(
+        "overwrite",
+        "add every consumer's term into the entry (+=, or sum()), do not assign each in turn.",
+        "sum",
+        words="terms overwritten, not added",
+    ),
+    Mistake(
+        "missing-term",
+        "sum over every edge out of u(j): every consumer, every argument position.",
+        "loop",
+        words="some edges' terms left out",
+    ),
+    Mistake(
+        "sign",
+        "the terms are added; a minus sign belongs in a local derivative (∂(a − b)/∂b = −1), "
+        "which tools.local_derivative already gives.",
+        "loop",
+        words="terms added with a wrong sign",
+    ),
+    Mistake("wrong-sum", "", "loop", words="a wrong sum"),
+    Mistake("mutation", "write grad_table[node], not node.grad.", "table", words="wrote node.grad"),
+    Mistake(
+        "not-a-table",
+        "return the grad_table, a dict {node: dz/dnode}.",
+        "",
+        words="did not return a grad_table",
+    ),
+    Mistake(
+        "keys",
+        "use the nodes as keys: grad_table[node] = ..., with node from G.nodes.",
+        "table",
+        words="grad_table's keys are not the nodes",
+    ),
+    Mistake(
+        "recompute",
+        "read each consumer's gradient from grad_table (computed once, from u(n) down) "
+        "instead of computing it again.",
+        "edges",
+        words="gradients recomputed along each path",
+    ),
+    Mistake(
+        "twice-per-edge",
+        "evaluate tools.local_derivative(C, k) once per edge and keep the number: compute each term once.",
+        "edges",
+        words="each local derivative computed twice",
+    ),
+    Mistake(
+        "edges-skipped",
+        "evaluate the local derivative of every edge out of u(j), once.",
+        "edges",
+        words="local derivatives of edges skipped",
+    ),
+    Mistake(
+        "uncounted",
+        "evaluate each local derivative with tools.local_derivative(C, k): the check "
+        "counts the evaluations, Algorithm 6.2's cost (one per edge).",
+        "edges",
+        words="local derivatives not from tools",
+    ),
+    Mistake(
+        "paths",
+        "compute each grad_table entry once, from u(n) down, from the consumers' entries already in "
+        "grad_table: one local derivative per edge.",
+        "recompute",
+        words="every path from z walked (no table)",
+    ),
+    Mistake("growth", GROWTH_HINT, "edges", words="time grows faster than the graph"),
+)
 """The mistakes this exercise recognises: {code: the hint and the book's sentence}."""
 
 _PATHS = "the naive chain rule: work grows with the number of paths (figure 6.9)."
@@ -395,16 +391,13 @@ EXERCISE = Exercise(
     cases=cases,
     answer=answers.Schema(
         {
-            "result": plain,
-            "mutation": answers.GRAPH_MUTATION,
+            **answers.ON_G.fields,
             "counts": answers.COUNTS,
             "calls": list_of(answers.CALL, lambda ctx: answers.MAX_CALLS),
         },
-        {"seconds": answers.seconds},
+        answers.ON_G.measured,
     ),
-    imports=Imports(
-        "Algorithm 6.2 in Python, with math and the counted tools", frozenset({"math", *HARMLESS})
-    ),
+    imports=Imports.python("Algorithm 6.2 in Python, with math and the counted tools"),
     reference=lambda: types.SimpleNamespace(backprop=lambda G: backprop(G)),  # Algorithm 6.2
     call="call_backprop",
     writes="Algorithm 6.2",

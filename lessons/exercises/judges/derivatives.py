@@ -20,7 +20,7 @@ from lessons.exercises.answers import Schema
 from lessons.exercises.drawing import Mark
 from lessons.exercises.exercise import Exercise
 from lessons.exercises.imports import Imports
-from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.judges.mistakes import Mistake, failure, table
 from lessons.exercises.schema import list_of, plain
 from lessons.exercises.verdict import Case, Fail, close, decode, differ, draw, shown
 from micrograph.engine import Value
@@ -61,86 +61,78 @@ _DRAW: dict[str, Callable[[random.Random], tuple[float, ...]]] = {
 }
 """Random points inside each domain, away from its edge."""
 
-MISTAKES: dict[str, Mistake] = {
-    m.code: m
-    for m in [
-        Mistake(
-            "tanh-input",
-            "the derivative of tanh is written with its output: tanh′(x) = 1 − tanh(x)² = 1 − out², "
-            "not 1 − x².",
-            "local",
-            words="tanh′ written with the input x",
-        ),
-        Mistake(
-            "sigmoid-input",
-            "σ′(x) = σ(x)(1 − σ(x)) = out·(1 − out): it is written with the output.",
-            "local",
-            words="σ′ written with the input x",
-        ),
-        Mistake(
-            "quotient-sign",
-            "d(x/y)/dy = −x/y² (the quotient rule's minus sign).",
-            "local",
-            words="d(x/y)/dy without its minus sign",
-        ),
-        Mistake(
-            "div-dy-as-dx",
-            "1/y is d(x/y)/dx; with respect to y the result is −x/y².",
-            "local",
-            words="d(x/y)/dy given as 1/y",
-        ),
-        Mistake(
-            "div-dy-no-x", "d(x/y)/dy = −x/y²: the x is missing.", "local", words="d(x/y)/dy without its x"
-        ),
-        Mistake(
-            "div-dx-as-dy",
-            "d(x/y)/dx = 1/y; −x/y² is the derivative in y.",
-            "local",
-            words="d(x/y)/dx given as −x/y²",
-        ),
-        Mistake(
-            "pow-dx-as-dy",
-            "out·log x is d(x^y)/dy; in x it is y·x^(y−1).",
-            "local",
-            words="d(x^y)/dx given as out·log x",
-        ),
-        Mistake(
-            "pow-exponent",
-            "d(x^y)/dx = y·x^(y−1): the exponent goes down by one.",
-            "local",
-            words="d(x^y)/dx with the wrong exponent",
-        ),
-        Mistake(
-            "pow-dy-power-rule",
-            "the power rule is for the base; for the exponent d(x^y)/dy = x^y·log x = out·log x.",
-            "local",
-            words="the power rule used for the exponent",
-        ),
-        Mistake(
-            "log-output",
-            "log′(x) = 1/x, with the input x, not the output.",
-            "local",
-            words="log′ written with the output",
-        ),
-        Mistake(
-            "sqrt-input",
-            "√′(x) = 1/(2√x) = 0.5/out: divide by the square root, not by x.",
-            "local",
-            words="√′ divided by x, not by √x",
-        ),
-        Mistake("sqrt-times", "√′(x) = 0.5/out, a division.", "local", words="√′ multiplied, not divided"),
-        Mistake(
-            "sign",
-            "the sign is wrong: check which way u moves when x_k grows.",
-            "local",
-            words="a derivative with the wrong sign",
-        ),
-        Mistake(
-            "not-a-number", "return a number (a float).", "local", words="a derivative that is not a number"
-        ),
-        Mistake("wrong-derivative", "", "local", words="a wrong local derivative"),
-    ]
-}
+MISTAKES: dict[str, Mistake] = table(
+    Mistake(
+        "tanh-input",
+        "the derivative of tanh is written with its output: tanh′(x) = 1 − tanh(x)² = 1 − out², not 1 − x².",
+        "local",
+        words="tanh′ written with the input x",
+    ),
+    Mistake(
+        "sigmoid-input",
+        "σ′(x) = σ(x)(1 − σ(x)) = out·(1 − out): it is written with the output.",
+        "local",
+        words="σ′ written with the input x",
+    ),
+    Mistake(
+        "quotient-sign",
+        "d(x/y)/dy = −x/y² (the quotient rule's minus sign).",
+        "local",
+        words="d(x/y)/dy without its minus sign",
+    ),
+    Mistake(
+        "div-dy-as-dx",
+        "1/y is d(x/y)/dx; with respect to y the result is −x/y².",
+        "local",
+        words="d(x/y)/dy given as 1/y",
+    ),
+    Mistake("div-dy-no-x", "d(x/y)/dy = −x/y²: the x is missing.", "local", words="d(x/y)/dy without its x"),
+    Mistake(
+        "div-dx-as-dy",
+        "d(x/y)/dx = 1/y; −x/y² is the derivative in y.",
+        "local",
+        words="d(x/y)/dx given as −x/y²",
+    ),
+    Mistake(
+        "pow-dx-as-dy",
+        "out·log x is d(x^y)/dy; in x it is y·x^(y−1).",
+        "local",
+        words="d(x^y)/dx given as out·log x",
+    ),
+    Mistake(
+        "pow-exponent",
+        "d(x^y)/dx = y·x^(y−1): the exponent goes down by one.",
+        "local",
+        words="d(x^y)/dx with the wrong exponent",
+    ),
+    Mistake(
+        "pow-dy-power-rule",
+        "the power rule is for the base; for the exponent d(x^y)/dy = x^y·log x = out·log x.",
+        "local",
+        words="the power rule used for the exponent",
+    ),
+    Mistake(
+        "log-output",
+        "log′(x) = 1/x, with the input x, not the output.",
+        "local",
+        words="log′ written with the output",
+    ),
+    Mistake(
+        "sqrt-input",
+        "√′(x) = 1/(2√x) = 0.5/out: divide by the square root, not by x.",
+        "local",
+        words="√′ divided by x, not by √x",
+    ),
+    Mistake("sqrt-times", "√′(x) = 0.5/out, a division.", "local", words="√′ multiplied, not divided"),
+    Mistake(
+        "sign",
+        "the sign is wrong: check which way u moves when x_k grows.",
+        "local",
+        words="a derivative with the wrong sign",
+    ),
+    Mistake("not-a-number", "return a number (a float).", "local", words="a derivative that is not a number"),
+    Mistake("wrong-derivative", "", "local", words="a wrong local derivative"),
+)
 """The mistakes this exercise recognises."""
 
 _CANDIDATES: dict[str, list[tuple[str, Callable[[float, float, float], float]]]] = {
@@ -198,7 +190,7 @@ def _judge(fname: str, opname: str, k: int, points: list[tuple[float, ...]]) -> 
                 failure(
                     MISTAKES[_mistake(fname, args, out, actual, expected)],
                     f"{call} returned {shown(actual)}; the derivative is {shown(expected)}.",
-                    details=details + ([differ(expected, actual)] if differ(expected, actual) else []),
+                    details=details + differ(expected, actual),
                     node="u",
                     expected=expected,
                     actual=actual if isinstance(actual, (int, float)) else shown(actual),

@@ -18,10 +18,9 @@ from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
 from lessons.exercises.drawing import Mark
 from lessons.exercises.exercise import Exercise
-from lessons.exercises.imports import HARMLESS, Imports
-from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.imports import Imports
+from lessons.exercises.judges.mistakes import Mistake, failure, table
 from lessons.exercises.judges.scaling import GROWTH_HINT, measured_cases
-from lessons.exercises.schema import plain
 from lessons.exercises.verdict import (
     Case,
     Fail,
@@ -44,61 +43,56 @@ _RANGE = (
     "the loop runs for i = n_i + 1, ..., n: in Python, range(n_inputs, n), which starts at the first "
     "operation."
 )
-MISTAKES: dict[str, Mistake] = {
-    m.code: m
-    for m in [
-        Mistake("mutation", "keep every value in u[i]; do not assign node.data.", words="assigned node.data"),
-        Mistake(
-            "not-a-list",
-            "return the list u of all n values (a list, or a numpy array converted with .tolist()).",
-            words="did not return the list u",
-        ),
-        Mistake(
-            "skip-u1",
-            "the inputs loop runs for i = 1, ..., n_i: in Python, range(n_inputs), from 0.",
-            "inputs",
-            words="the first input u(1) skipped",
-        ),
-        Mistake(
-            "inputs",
-            "set the inputs first: u[i] = x[i] for i < n_i.",
-            "inputs",
-            words="the inputs not set first",
-        ),
-        Mistake("skip-first", _RANGE, "order", words="the first operation node skipped"),
-        Mistake(
-            "not-computed", "compute every node after the inputs.", "order", words="a node never computed"
-        ),
-        Mistake(
-            "stale",
-            "A(i) is the values this pass computed: u[j] for each parent j, not parent.data.",
-            "parents",
-            words="read parent.data, not this pass's u[j]",
-        ),
-        Mistake(
-            "argument-order",
-            "Pa(u(i)) is ordered: pass the parents in argument order (node.inputs), never through a set.",
-            "parents",
-            words="the parents passed out of order",
-        ),
-        Mistake("wrong-value", "", "parents", words="a wrong value"),
-        Mistake(
-            "none-read",
-            "set the inputs first, from position 0 (u(1) is u[0]): for i in range(G.n_inputs): "
-            "u[i] = x[i]; then compute each node from its parents' values in u, in order.",
-            "inputs",
-            words="read a value before it was set",
-        ),
-        Mistake(
-            "paths",
-            "compute u[i] once for each i, in order, from the values of its parents already in u; never "
-            "evaluate a parent again.",
-            "recompute",
-            words="every path evaluated again",
-        ),
-        Mistake("growth", GROWTH_HINT, words="time grows faster than the graph"),
-    ]
-}
+MISTAKES: dict[str, Mistake] = table(
+    Mistake("mutation", "keep every value in u[i]; do not assign node.data.", words="assigned node.data"),
+    Mistake(
+        "not-a-list",
+        "return the list u of all n values (a list, or a numpy array converted with .tolist()).",
+        words="did not return the list u",
+    ),
+    Mistake(
+        "skip-u1",
+        "the inputs loop runs for i = 1, ..., n_i: in Python, range(n_inputs), from 0.",
+        "inputs",
+        words="the first input u(1) skipped",
+    ),
+    Mistake(
+        "inputs",
+        "set the inputs first: u[i] = x[i] for i < n_i.",
+        "inputs",
+        words="the inputs not set first",
+    ),
+    Mistake("skip-first", _RANGE, "order", words="the first operation node skipped"),
+    Mistake("not-computed", "compute every node after the inputs.", "order", words="a node never computed"),
+    Mistake(
+        "stale",
+        "A(i) is the values this pass computed: u[j] for each parent j, not parent.data.",
+        "parents",
+        words="read parent.data, not this pass's u[j]",
+    ),
+    Mistake(
+        "argument-order",
+        "Pa(u(i)) is ordered: pass the parents in argument order (node.inputs), never through a set.",
+        "parents",
+        words="the parents passed out of order",
+    ),
+    Mistake("wrong-value", "", "parents", words="a wrong value"),
+    Mistake(
+        "none-read",
+        "set the inputs first, from position 0 (u(1) is u[0]): for i in range(G.n_inputs): "
+        "u[i] = x[i]; then compute each node from its parents' values in u, in order.",
+        "inputs",
+        words="read a value before it was set",
+    ),
+    Mistake(
+        "paths",
+        "compute u[i] once for each i, in order, from the values of its parents already in u; never "
+        "evaluate a parent again.",
+        "recompute",
+        words="every path evaluated again",
+    ),
+    Mistake("growth", GROWTH_HINT, words="time grows faster than the graph"),
+)
 """The mistakes this exercise recognises."""
 
 _PATHS = "every value recomputed along every path: work grows with the number of paths (figure 6.9)."
@@ -166,9 +160,7 @@ def _wrong(
             if code == "skip-u1"
             else f"u[{i}] = {shown(a)}, but the input x[{i}] is {shown(x[i])}."
         )
-        raise _fail(
-            code, headline, details=[differ(e, a)] if differ(e, a) else [], **kw, **draw(graph, **picture)
-        )
+        raise _fail(code, headline, details=differ(e, a), **kw, **draw(graph, **picture))
     pa = list(graph.parents[i])
     picture["marks"] = [Mark(j, i, k, f"u{j + 1} = {shown(expected[j])}") for k, j in enumerate(pa)]
     formula = f"{v.op.name}({', '.join(f'u{j + 1}' for j in pa)})"
@@ -176,7 +168,7 @@ def _wrong(
         f"{name} = {formula} = {v.op.name}({', '.join(shown(expected[j]) for j in pa)}) = {shown(e)}; "
         f"yours is {shown(a)}."
     ]
-    details += [differ(e, a)] if differ(e, a) else []
+    details += differ(e, a)
     if a is None:
         code = "skip-first" if i == n_i else "not-computed"
         raise _fail(
@@ -298,10 +290,8 @@ EXERCISE = Exercise(
     lesson=1,
     template=TEMPLATE,
     cases=cases,
-    answer=answers.Schema(
-        {"result": plain, "mutation": answers.GRAPH_MUTATION}, {"seconds": answers.seconds}
-    ),
-    imports=Imports("Algorithm 6.1 in Python, with math or numpy", frozenset({"math", "numpy", *HARMLESS})),
+    answer=answers.ON_G,
+    imports=Imports.python("Algorithm 6.1 in Python, with math or numpy", "numpy"),
     reference=lambda: types.SimpleNamespace(forward=lambda G, x: evaluate(G, x)),  # Algorithm 6.1
     call="call_forward",
     writes="Algorithm 6.1",

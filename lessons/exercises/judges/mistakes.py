@@ -15,7 +15,7 @@ from typing import Any
 
 from lessons.exercises.report import Failure
 
-__all__ = ["Mistake", "failure", "GENERAL"]
+__all__ = ["Mistake", "table", "failure", "GENERAL"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,11 @@ class Mistake:
     hint: str = ""
     book: str = ""
     words: str = ""
+
+
+def table(*rows: Mistake) -> dict[str, Mistake]:
+    """An exercise's mistakes by code, in the order written: ``MISTAKES = table(Mistake(...), ...)``."""
+    return {m.code: m for m in rows}
 
 
 GENERAL: dict[str, str] = {

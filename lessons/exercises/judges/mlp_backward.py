@@ -18,8 +18,8 @@ from typing import Any
 from lessons.exercises import answers
 from lessons.exercises.drawing import Mark
 from lessons.exercises.exercise import Exercise
-from lessons.exercises.imports import HARMLESS, Imports
-from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.imports import Imports
+from lessons.exercises.judges.mistakes import Mistake, failure, table
 from lessons.exercises.schema import plain
 from lessons.exercises.verdict import Case, Fail, close, decode, differ, draw, shown
 from micrograph import backprop, nn
@@ -29,40 +29,35 @@ from micrograph.ops import op_by_name
 
 __all__ = ["EXERCISE", "MISTAKES", "cases", "NETS", "mlp_example"]
 
-MISTAKES: dict[str, Mistake] = {
-    m.code: m
-    for m in [
-        Mistake(
-            "mutation",
-            "build new lists for the gradients; g ← ... rebinds g, it does not write into net.g.",
-            words="changed the network",
-        ),
-        Mistake("shape", "", "mlp_w", words="gradients of the wrong shape"),
-        Mistake(
-            "transposed",
-            "∇W(k) J = g h(k−1)ᵀ: entry [m][i] = g[m] × h(k−1)[i].",
-            "mlp_w",
-            words="∇W transposed",
-        ),
-        Mistake(
-            "bias-decay",
-            "Ω(θ) here penalises the weights only: ∇b Ω = 0.",
-            "mlp_b",
-            words="the biases penalised too",
-        ),
-        Mistake(
-            "no-f-prime",
-            "multiply g by f′(a(k)) element-wise first.",
-            "mlp_f",
-            words="g not multiplied by f′(a(k))",
-        ),
-        Mistake("wrong-b", "", "mlp_b", words="a wrong bias gradient"),
-        Mistake(
-            "no-penalty", "add λ ∇W Ω = 2λ W(k) to g h(k−1)ᵀ.", "mlp_w", words="the weight penalty left out"
-        ),
-        Mistake("wrong-W", "", "mlp_w", words="a wrong weight gradient"),
-    ]
-}
+MISTAKES: dict[str, Mistake] = table(
+    Mistake(
+        "mutation",
+        "build new lists for the gradients; g ← ... rebinds g, it does not write into net.g.",
+        words="changed the network",
+    ),
+    Mistake("shape", "", "mlp_w", words="gradients of the wrong shape"),
+    Mistake(
+        "transposed",
+        "∇W(k) J = g h(k−1)ᵀ: entry [m][i] = g[m] × h(k−1)[i].",
+        "mlp_w",
+        words="∇W transposed",
+    ),
+    Mistake(
+        "bias-decay",
+        "Ω(θ) here penalises the weights only: ∇b Ω = 0.",
+        "mlp_b",
+        words="the biases penalised too",
+    ),
+    Mistake(
+        "no-f-prime",
+        "multiply g by f′(a(k)) element-wise first.",
+        "mlp_f",
+        words="g not multiplied by f′(a(k))",
+    ),
+    Mistake("wrong-b", "", "mlp_b", words="a wrong bias gradient"),
+    Mistake("no-penalty", "add λ ∇W Ω = 2λ W(k) to g h(k−1)ᵀ.", "mlp_w", words="the weight penalty left out"),
+    Mistake("wrong-W", "", "mlp_w", words="a wrong weight gradient"),
+)
 """The mistakes this exercise recognises."""
 
 NETS: list[tuple[str, int, list[int], str, float, int]] = [
@@ -142,17 +137,34 @@ def _shape_text(x: Any) -> str:
     )
 
 
-def _mlp_draw(
-    graph: Graph, param: Value, e: float, a: Any, what: str, marks: tuple[Mark, ...] = ()
-) -> dict[str, Any]:
-    return draw(
-        graph,
-        wrong=graph.index[param],
-        expected=shown(e),
-        actual=shown(a),
-        marks=marks,
-        grads=list(backprop(graph).values()),
-        title=f"Algorithm 6.4: {what} is the first wrong gradient (grad: the right values)",
+def _wrong(
+    graph: Graph, param: Value, code: str, e: float, a: Any, name: tuple[str, str, str], **kw: Any
+) -> Fail:
+    """The failure of a wrong gradient of ``param``, drawn on J's graph with the right gradients.
+
+    ``name``: the entry (``grad_b[2][0]``), where it is in the network (``layer 2, unit 0``) and the node
+    (``b(2)[0]``); ``kw``: the failure's hint and the drawing's marks."""
+    entry, place, node = name
+    marks = kw.pop("marks", ())
+    return Fail(
+        failure(
+            MISTAKES[code],
+            f"{entry} is wrong ({place}): expected {shown(e)}, yours {shown(a)}.",
+            node=node,
+            expected=e,
+            actual=a,
+            details=differ(e, a),
+            **kw,
+            **draw(
+                graph,
+                wrong=graph.index[param],
+                expected=shown(e),
+                actual=shown(a),
+                marks=marks,
+                grads=list(backprop(graph).values()),
+                title=f"Algorithm 6.4: {entry} is the first wrong gradient (grad: the right values)",
+            ),
+        )
     )
 
 
@@ -187,18 +199,8 @@ def _check_b(
         hint = (
             f"multiply g by f′(a({k})) element-wise first." if code == "no-f-prime" else MISTAKES[code].hint
         )
-        raise Fail(
-            failure(
-                MISTAKES[code],
-                f"grad_b[{k}][{m}] is wrong (layer {k}, unit {m}): expected {shown(e)}, yours {shown(a)}.",
-                hint=hint,
-                node=f"b({k})[{m}]",
-                expected=e,
-                actual=a,
-                details=[differ(e, a)] if differ(e, a) else [],
-                **_mlp_draw(graph, neuron.b, e, a, f"grad_b[{k}][{m}]", marks),
-            )
-        )
+        name = (f"grad_b[{k}][{m}]", f"layer {k}, unit {m}", f"b({k})[{m}]")
+        raise _wrong(graph, neuron.b, code, e, a, name, hint=hint, marks=marks)
 
 
 def _check_W(net: dict[str, Any], key: dict[Value, float], graph: Graph, k: int, Wk: Any, layer: Any) -> None:
@@ -210,19 +212,8 @@ def _check_W(net: dict[str, Any], key: dict[Value, float], graph: Graph, k: int,
                 continue
             code = "no-penalty" if lam and close(a, e - 2 * lam * w.data) else "wrong-W"
             hint = f"add λ ∇W Ω = 2λ W({k}) to g h({k - 1})ᵀ." if code == "no-penalty" else ""
-            raise Fail(
-                failure(
-                    MISTAKES[code],
-                    f"grad_W[{k}][{m}][{i}] is wrong (layer {k}, row {m}, column {i}): "
-                    f"expected {shown(e)}, yours {shown(a)}.",
-                    hint=hint,
-                    node=f"W({k})[{m}][{i}]",
-                    expected=e,
-                    actual=a,
-                    details=[differ(e, a)] if differ(e, a) else [],
-                    **_mlp_draw(graph, w, e, a, f"grad_W[{k}][{m}][{i}]"),
-                )
-            )
+            name = (f"grad_W[{k}][{m}][{i}]", f"layer {k}, row {m}, column {i}", f"W({k})[{m}][{i}]")
+            raise _wrong(graph, w, code, e, a, name, hint=hint)
 
 
 def _compare(
@@ -349,7 +340,7 @@ EXERCISE = Exercise(
     template=TEMPLATE,
     cases=cases,
     answer=answers.Schema({"result": plain, "mutation": answers.NET_MUTATION}),
-    imports=Imports("Algorithm 6.4 in Python, with math or numpy", frozenset({"math", "numpy", *HARMLESS})),
+    imports=Imports.python("Algorithm 6.4 in Python, with math or numpy", "numpy"),
     reference=_reference,
     call="call_mlp",
     writes="Algorithm 6.4",

@@ -17,8 +17,8 @@ from typing import Any
 from lessons.exercises import answers
 from lessons.exercises.cases import random_dag, random_seeds
 from lessons.exercises.exercise import Exercise
-from lessons.exercises.imports import HARMLESS, Imports
-from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.imports import Imports
+from lessons.exercises.judges.mistakes import Mistake, failure, table
 from lessons.exercises.schema import plain
 from lessons.exercises.verdict import Case, Fail, close, decode, differ, graph_request, mutation_text, shown
 from micrograph import backprop, naive_grad
@@ -33,35 +33,32 @@ _COUNT_HINT = (
     "for each argument k of u that depends on w: recompute u's arguments and u itself from the leaves, "
     "then evaluate du/dx_k once."
 )
-MISTAKES: dict[str, Mistake] = {
-    m.code: m
-    for m in [
-        Mistake(
-            "mutation",
-            "only read the nodes; recompute values with tools.evaluate.",
-            words="changed the graph",
-        ),
-        Mistake(
-            "wrong-value",
-            "sum the terms of every argument that depends on w.",
-            "sum",
-            words="a wrong derivative",
-        ),
-        Mistake(
-            "uncounted",
-            "use tools.local_derivative and tools.evaluate, which count.",
-            words="evaluations not from tools",
-        ),
-        Mistake(
-            "stored",
-            "equation 6.53 recomputes every subexpression from the leaves each time it needs it: "
-            "f′(f(f(w))) f′(f(w)) f′(w). Read no .data of a non-leaf; recompute it with tools.evaluate.",
-            "recompute",
-            words="values stored, not recomputed",
-        ),
-        Mistake("count", _COUNT_HINT, "recompute", words="the wrong number of evaluations"),
-    ]
-}
+MISTAKES: dict[str, Mistake] = table(
+    Mistake(
+        "mutation",
+        "only read the nodes; recompute values with tools.evaluate.",
+        words="changed the graph",
+    ),
+    Mistake(
+        "wrong-value",
+        "sum the terms of every argument that depends on w.",
+        "sum",
+        words="a wrong derivative",
+    ),
+    Mistake(
+        "uncounted",
+        "use tools.local_derivative and tools.evaluate, which count.",
+        words="evaluations not from tools",
+    ),
+    Mistake(
+        "stored",
+        "equation 6.53 recomputes every subexpression from the leaves each time it needs it: "
+        "f′(f(f(w))) f′(f(w)) f′(w). Read no .data of a non-leaf; recompute it with tools.evaluate.",
+        "recompute",
+        words="values stored, not recomputed",
+    ),
+    Mistake("count", _COUNT_HINT, "recompute", words="the wrong number of evaluations"),
+)
 """The mistakes this exercise recognises."""
 
 _VALUE_CASES: list[tuple[str, Callable[[], tuple[Value, Value]]]] = [
@@ -140,7 +137,7 @@ def _judge(graph: Graph, w: Value, family: str, d: int) -> Any:
                 failure(
                     MISTAKES["wrong-value"],
                     f"naive_grad(z, w) = {shown(value)}; dz/dw = {shown(want)}.",
-                    details=details + ([differ(want, value)] if differ(want, value) else []),
+                    details=details + differ(want, value),
                     book="sum" if shared else "recompute",
                     hint=MISTAKES["wrong-value"].hint if shared else "",
                     expected=want,
@@ -217,9 +214,7 @@ EXERCISE = Exercise(
     template=TEMPLATE,
     cases=cases,
     answer=answers.Schema({"result": plain, "mutation": answers.GRAPH_MUTATION, "counts": answers.COUNTS}),
-    imports=Imports(
-        "the naive chain rule in Python, with math and the counted tools", frozenset({"math", *HARMLESS})
-    ),
+    imports=Imports.python("the naive chain rule in Python, with math and the counted tools"),
     reference=lambda: types.SimpleNamespace(naive_grad=naive_grad),  # equation 6.53
     call="call_naive",
     writes="the naive chain rule of equation 6.53",

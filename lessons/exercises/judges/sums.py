@@ -52,7 +52,7 @@ def terms_text(j: int, terms: list[Any], e: float, actual: Any) -> list[str]:
             f"= {shown(t.grad_i)} × {shown(t.derivative)} = {shown(t.product)}"
         )
     lines.append(f"expected sum {shown(e)}; yours {'no entry' if actual is None else shown(actual)}.")
-    return lines + ([differ(e, actual)] if differ(e, actual) else [])
+    return lines + differ(e, actual)
 
 
 def which(
