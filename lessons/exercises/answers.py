@@ -63,7 +63,7 @@ MAX_CALLS = 400
 
 KINDS = ("exception", "recursion", "todo", "missing-entry", "missing-function", "engine", "syntax",
          "not-loaded", "import", "isolation")  # fmt: skip
-"""The kinds of error the child reports (:func:`lessons.exercises.judge.raised` reads each)."""
+"""The kinds of error the child reports (:func:`lessons.exercises.failures.raised` reads each)."""
 
 ERROR = fields(
     {"kind": one_of(*KINDS)},
