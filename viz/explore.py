@@ -113,9 +113,14 @@ WORDS = {
     "stops_62": "Algorithm 6.2 stops at j = {j}: ∂{ui}/∂{uj} = {rule} does not exist here ({op}: {domain}).",
     "not_computed_sum": "not computed: {why}",
     "not_filled": "grad_table[{name}] is not filled yet at step {k}: Algorithm 6.2 fills it at step {at}.",
-    "hint": "Click or tap a node to see its grad_table entry as the book's sum.",
+    "hint": "Click or tap a node, or Tab to it and press Enter, to see its grad_table entry as the book's "
+    "sum.",
     "step": "step {k} of {total}",
-    "help": "← → step (Home, End); drag a slider; drag or pinch the drawing to pan and zoom; click a node",
+    "help": (
+        "← → step (Home, End); drag a slider; drag the drawing to pan, Ctrl+wheel or pinch to zoom; click a "
+        "node, or Tab to it and press Enter; on a node ← goes to an input (a parent), → to a consumer, "
+        "↑ ↓ to the other inputs or consumers"
+    ),
     "algorithm_6_1": "Algorithm 6.1 (forward propagation)",
     "algorithm_6_2": "Algorithm 6.2 (back-propagation)",
     "box_data": "data {value}",

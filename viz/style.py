@@ -166,6 +166,7 @@ EXPLORER: dict[str, str] = {
     "right": VARIABLE["color"],
     "pane-g": CLUSTER_G["fillcolor"],
     "pane-b": CLUSTER_B["fillcolor"],
+    "focus": "#000000",  # the ring around the node that has the keyboard's focus
 }
 
 # A node box drawn by viz.dot.html_box when its style leaves a colour out.

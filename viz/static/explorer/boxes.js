@@ -5,7 +5,8 @@
 import { fmt } from "./words.js";
 
 // Reads p.m, p.W, p.spec, p.paneG, p.paneB, p.views, p.inView, p.size, p.visible, p.outs (the dz/dw
-// outputs) and p.select (a click on a node of G). Gives p.gNode, p.bNode, p.draw and p.moved.
+// outputs), p.select (a click on a node of G), p.focused and p.label (the focused node's accessible name,
+// focus.js). Gives p.gNode, p.bNode, p.draw and p.moved.
 export function boxes(p) {
   var m = p.m, W = p.W, spec = p.spec, n = m.n, nodes = m.nodes, D = m.D;
   var gNode = [], dataText = [], gradText = [], bNode = [], bText = [];
@@ -46,6 +47,7 @@ export function boxes(p) {
       g.classList.toggle("mg-current", cls.indexOf("c") >= 0);
       g.classList.toggle("mg-selected", cls.indexOf("s") >= 0);
     }
+    if (g === p.focused) { p.label(g); }
   }
   function draw() {
     var f = m.frames[m.k];
@@ -61,6 +63,7 @@ export function boxes(p) {
       if (vb && p.inView(vb, bNode[b])) {
         setText(t, boxData[0] + (open ? fmt(m.u[spec.b[b].slot], D) : W.box_unknown) + boxData[1]);
         bNode[b].mgStale = false;
+        if (bNode[b] === p.focused) { p.label(bNode[b]); }
       } else { bNode[b].mgStale = true; }
     });
     spec.wrt.forEach(function (w, idx) { p.outs[idx].textContent = open || m.gradShown(w.j) ? fmt(m.gradOf(w.j), D) : W.box_empty; });
