@@ -8,6 +8,8 @@
 // says "Working…" with the seconds spent, and Stop terminates the Python worker and starts a fresh one.
 import { EditorView, basicSetup, indentWithTab, keymap, python as pythonMode } from "./vendor.js";
 import { drawChart } from "./charts.js";
+import { fitExplorer, showExplorer, showSvg } from "./drawings.js";
+import { Python, SolutionWorker } from "./workers.js";
 
 const $ = (id) => document.getElementById(id);
 const say = (text) => { $("status").textContent = text; };
@@ -28,45 +30,7 @@ let budgetSeconds = 30;  // the whole check's seconds spent in cases, after whic
 let wallSeconds = 90;
 window.micrographTimes = {};
 
-// --- the page's Python: a Web Worker (python.js), asked by message --------------------------------------
-class Python {
-  constructor() {
-    this.worker = new Worker("python.js", { type: "module" });
-    this.next = 1;
-    this.pending = new Map();  // id -> { resolve, reject } of each request not answered yet
-    this.ready = new Promise((resolve, reject) => { this.onReady = resolve; this.onFailed = reject; });
-    this.ready.catch(() => {});  // a worker that cannot start is reported by each request and by boot
-    this.worker.onmessage = (e) => {
-      const m = e.data;
-      if (m.ready) { this.onReady(m.times); return; }
-      if (m.failed) { this.onFailed(new Error(m.failed)); return; }
-      const waiting = this.pending.get(m.id);
-      this.pending.delete(m.id);
-      if (!waiting) return;
-      if ("error" in m) waiting.reject(new Error(m.error)); else waiting.resolve(m.result);
-    };
-    this.worker.onerror = (e) => {  // python.js or a file it imports could not load or run
-      e.preventDefault();
-      this.end(new Error("the page's Python stopped: " + (e.message || "its worker could not load")));
-    };
-  }
-  // lessons.web's answer to `op` (python.js's OPS) with `args`: a promise of its text, or of its error
-  call(op, ...args) {
-    return new Promise((resolve, reject) => {
-      const id = this.next++;
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, op, args });
-    });
-  }
-  // Every request not answered yet fails with `error`; the worker is terminated.
-  end(error) {
-    this.worker.terminate();
-    this.onFailed(error);
-    for (const waiting of this.pending.values()) waiting.reject(error);
-    this.pending.clear();
-  }
-}
-let python = null;
+let python = null;  // the page's Python (workers.js), started by boot and again after a Stop
 
 // --- work: while Python works, a busy page that can stop it ---------------------------------------------
 const WORK_CONTROLS = ["lesson", "start", "next", "back", "goto", "go", "answer", "x-draw", "check"];
@@ -315,29 +279,6 @@ function show(json) {
   $("verdict").textContent = "";
 }
 
-// A drawing's SVG into `box`: inline, as Graphviz wrote it, up to INLINE_CHARS (a lesson's own drawings are
-// 40 kB at most); a larger one (0.4 MB for lesson 2 on a product of 201 factors: its parsing, layout and
-// painting held the page's thread for 100 ms and more, at once and again at each repaint) in a sandboxed
-// frame of its own (no scripts, an origin of its own), which the browser may lay out and paint in a process
-// of its own, off this page's thread. The frame is as wide as the drawing or the box, and as tall as that
-// width makes the drawing.
-const INLINE_CHARS = 100_000;
-function showSvg(box, svg) {
-  if (svg.length <= INLINE_CHARS) { box.innerHTML = svg; return; }
-  const size = /<svg[^>]*?\swidth="([\d.]+)pt"[^>]*?\sheight="([\d.]+)pt"/.exec(svg.slice(0, 2000));
-  const [width, height] = size ? [Number(size[1]) * 4 / 3, Number(size[2]) * 4 / 3] : [800, 600];  // pt -> CSS px
-  const frame = document.createElement("iframe");
-  frame.className = "drawing";
-  frame.title = box.getAttribute("aria-label") || "Drawing";
-  frame.setAttribute("sandbox", "");  // no scripts, no forms, an origin of its own
-  frame.style.width = `min(100%, ${Math.ceil(width)}px)`;
-  frame.style.aspectRatio = `${width} / ${height}`;
-  frame.srcdoc = "<!doctype html><meta charset=\"utf-8\">" +
-    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">" +
-    "<style>html, body { margin: 0; } svg { display: block; width: 100%; height: auto; }</style>" + svg;
-  box.replaceChildren(frame);
-}
-
 async function answer(event) {
   event.preventDefault();
   if (!lesson || phase !== "ready") return;
@@ -349,7 +290,7 @@ async function answer(event) {
   }
 }
 
-// --- the explorer: viz.explore's own self-contained page, made in Python and shown in a frame ---------------
+// --- the explorer: viz.explore's own self-contained page, made in Python, in a frame as tall as it ------------
 function setUpExplorer() {
   if (address.explore !== null) {
     $("x-expr").value = address.explore;
@@ -357,6 +298,7 @@ function setUpExplorer() {
     $("x-predict").checked = address.predict;
   }
   $("explorer-form").onsubmit = (e) => { e.preventDefault(); drawExplorer(); };
+  fitExplorer($("explorer-frame"));
   for (const id of ["x-expr", "x-at", "x-predict"]) $(id).disabled = false;
 }
 
@@ -374,7 +316,7 @@ async function drawExplorer() {
   }
   // The frame is sandboxed (scripts only: an origin of its own), so the browser may run it in a process of
   // its own: its page's layout of a graph of hundreds of nodes then holds that process, not this page's.
-  $("explorer-frame").srcdoc = html;
+  showExplorer($("explorer-frame"), html);
   window.micrographTimes.explorer = performance.now() - t0;
   const url = new URL(location.href);  // the expression and its values in the address: a link shares the graph
   url.searchParams.set("explore", expr);
@@ -436,39 +378,6 @@ function showProgress() {
     li.className = p ? (p.passed ? "passed" : "tried") : "";
     return li;
   }));
-}
-
-// The student's side: one Web Worker, booted ahead of time; used for one check, then thrown away.
-class SolutionWorker {
-  constructor() {
-    this.worker = new Worker("worker.js", { type: "module" });
-    this.waiting = null;
-    this.timer = null;
-    this.ready = new Promise((resolve) => { this.onReady = resolve; });
-    this.worker.onmessage = (e) => {
-      if (e.data.ready) { this.onReady(); return; }
-      const w = this.waiting; this.waiting = null;
-      if (w) w(e.data);
-    };
-    this.worker.onerror = (e) => {
-      const w = this.waiting; this.waiting = null;
-      if (w) w({ stop: { kind: "crash", detail: "the solution's interpreter stopped: " + (e.message || "an error") } });
-    };
-  }
-  post(message, seconds) {
-    return new Promise((resolve) => {
-      this.timer = seconds ? setTimeout(() => {
-        this.waiting = null;
-        this.terminate();
-        resolve({ stop: { kind: "cpu", detail: `the case ran longer than ${seconds.toFixed(1)} s of the page's clock`, seconds } });
-      }, seconds * 1000) : null;
-      this.waiting = (data) => { clearTimeout(this.timer); resolve(data); };
-      this.worker.postMessage(message);
-    });
-  }
-  async start(exercise) { await this.ready; return this.post({ exercise }, 0); }
-  ask(request, seconds) { return this.post({ request }, seconds); }
-  terminate() { clearTimeout(this.timer); this.worker.terminate(); }
 }
 
 function takeWorker() {
