@@ -50,9 +50,17 @@ def page(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any
         context.close()
 
 
+def _screen(page: Any, screen: str) -> None:
+    """The page at the size of ``screen``, once it has wrapped the lesson's text again for it (app.js does
+    so 150 ms after a resize, with Python: its controls are disabled meanwhile)."""
+    page.set_viewport_size(dict(zip(("width", "height"), SCREENS[screen])))
+    page.wait_for_timeout(400)
+    page.wait_for_function("() => !document.getElementById('start').disabled")
+
+
 def _explore(page: Any, screen: str) -> Any:
     """The explorer of SUM_35 drawn at the size of ``screen``: the frame's locator, once it fits its page."""
-    page.set_viewport_size(dict(zip(("width", "height"), SCREENS[screen])))
+    _screen(page, screen)
     page.evaluate("window.scrollTo(0, 0)")
     page.get_by_role("button", name="Explorer").click()
     section = page.locator("#explorer")
@@ -146,7 +154,7 @@ def _text_heights(page: Any, picture: Any) -> list[float]:
 
 @pytest.mark.parametrize("screen", list(SCREENS))
 def test_a_lessons_pictures_stay_legible(page: Any, screen: str) -> None:
-    page.set_viewport_size(dict(zip(("width", "height"), SCREENS[screen])))
+    _screen(page, screen)
     ladder = _lesson(page, 3, 4)
     heights = _text_heights(page, ladder)
     assert heights and min(heights) >= 9.0

@@ -21,6 +21,10 @@ export function showSvg(box, svg) {
   const size = /<svg[^>]*?\swidth="([\d.]+)pt"[^>]*?\sheight="([\d.]+)pt"/.exec(svg.slice(0, 2000));
   const [width, height] = size ? [Number(size[1]), Number(size[2])] : [600, 450];  // in points
   const fonts = Array.from(svg.matchAll(/font-size="([\d.]+)"/g), (m) => Number(m[1])).filter((f) => f > 0);
+  const node = svg.indexOf('class="node"');  // the first node's first text, in the graph's translated units
+  const text = node < 0 ? null : /<text[^>]*?\sx="([-\d.]+)"[^>]*?\sy="([-\d.]+)"/.exec(svg.slice(node, node + 4000));
+  const shift = /class="graph"[^>]*?translate\(([-\d.]+)[\s,]+([-\d.]+)\)/.exec(svg.slice(0, 4000));
+  const first = text ? [Number(text[1]) + (shift ? Number(shift[1]) : 0), Number(text[2]) + (shift ? Number(shift[2]) : 0)] : null;
   const frame = document.createElement("iframe");
   frame.className = "drawing";
   frame.title = box.getAttribute("aria-label") || "Drawing";
@@ -29,7 +33,7 @@ export function showSvg(box, svg) {
     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">" +
     "<style>html, body { margin: 0; overflow: hidden; } svg { display: block; width: 100%; height: auto; }</style>" + svg;
   box.replaceChildren(frame);
-  window.micrographPictures.show(box, { w: width, h: height, font: fonts.length ? Math.min(...fonts) : 10 });
+  window.micrographPictures.show(box, { w: width, h: height, font: fonts.length ? Math.min(...fonts) : 10, first });
 }
 
 // The explorer's page (HTML made by viz.explore in the page's Python) into the frame `frame`, marked to fit

@@ -24,8 +24,10 @@ export function wheelDelta(e) {
 }
 
 // Makes `drawing` pan and zoom inside `pane`. `drawing` is an <svg> (its children are moved into one <g>
-// whose transform attribute d3-zoom sets; the svg fills the pane) or an HTML element w x h CSS pixels
-// large at scale 1 (moved by a CSS transform; the pane takes the gestures). `w` and `h` are the drawing's
+// whose transform attribute d3-zoom sets; the svg fills the pane) or an HTML element whose content fills
+// it, such as a frame (sized w x h CSS pixels times the scale, and moved by a CSS transform: a frame laid
+// out at its size on screen is rastered at it, where a scaled one is rastered whole at scale 1, which took
+// seconds for a drawing of 6000 x 6000 points; the pane takes the gestures). `w` and `h` are the drawing's
 // size in its own units; `least` and `most` bound the scale. `moved(transform)` is called after each move.
 // Returns the pane's view z: { pane, svg (the element d3-zoom listens on), g (the element moved), w, h, k
 // (the scale now), zoom, sel, ready }.
@@ -38,15 +40,13 @@ export function zoomable(d3, pane, drawing, w, h, least, most, moved) {
     while (drawing.firstChild) { g.appendChild(drawing.firstChild); }
     drawing.appendChild(g);
     on = drawing;
-  } else {
-    g.style.transformOrigin = "0 0";
-    g.style.width = w + "px"; g.style.height = h + "px";
   }
   var z = { pane: pane, svg: on, g: g, w: w, h: h, k: 1, ready: false };
   z.zoom = d3.zoom().scaleExtent([least, most]).filter(gesture).wheelDelta(wheelDelta).on("zoom", function (ev) {
     var t = ev.transform;
-    if (svg) { g.setAttribute("transform", t.toString()); } else {
-      g.style.transform = "translate(" + t.x + "px, " + t.y + "px) scale(" + t.k + ")";
+    if (svg) { g.setAttribute("transform", t.toString()); } else {  // laid out at its size on screen
+      g.style.width = w * t.k + "px"; g.style.height = h * t.k + "px";
+      g.style.transform = "translate(" + t.x + "px, " + t.y + "px)";
     }
     z.k = t.k;
     pane.setAttribute("data-scale", t.k.toFixed(4));

@@ -10,8 +10,18 @@ import { button, make } from "./words.js";
 var TALLEST = 0.7;  // a pane's greatest height, as a share of the window's
 var FONT = 10;  // the smallest text's size, in points, of a drawing that names none (its text is paths)
 
-// The drawing's size and smallest text, in its own units (Graphviz's and matplotlib's: points), from an
-// inline <svg>; `given` (the same fields) for a drawing in a frame, whose document this page cannot read.
+// Where a Graphviz drawing's first node is (its first text), in the drawing's units: the first node of the
+// graph, u(1) in micrograph's drawings, where the drawing is read from; null in a drawing of another kind.
+function firstNode(drawing) {
+  var t = drawing.querySelector("g.node text"), graph = drawing.querySelector("g.graph");
+  if (!t) { return null; }
+  var shift = /translate\(\s*([-\d.]+)[\s,]+([-\d.]+)\s*\)/.exec(graph ? graph.getAttribute("transform") || "" : "");
+  return [parseFloat(t.getAttribute("x")) + (shift ? +shift[1] : 0), parseFloat(t.getAttribute("y")) + (shift ? +shift[2] : 0)];
+}
+
+// The drawing's size, smallest text and first node, in its own units (Graphviz's and matplotlib's:
+// points), from an inline <svg>; `given` (the same fields) for a drawing in a frame, whose document this
+// page cannot read.
 function measure(drawing, given) {
   if (given) { return given; }
   var box = (drawing.getAttribute("viewBox") || "").split(/[\s,]+/).map(Number);
@@ -21,11 +31,12 @@ function measure(drawing, given) {
     var f = parseFloat(t.getAttribute("font-size"));
     if (f > 0) { font = Math.min(font, f); }
   });
-  return { w: w, h: h, font: font < Infinity ? font : FONT };
+  return { w: w, h: h, font: font < Infinity ? font : FONT, first: firstNode(drawing) };
 }
 
 // The pictures of a page: `show(box, given)` lays out the drawing in `box` (an inline <svg>, or an <iframe>
-// of one with `given` = { w, h, font }); `showAll(root)` every element of class mg-picture under `root`.
+// of one with `given` = { w, h, font, first }); `showAll(root)` every element of class mg-picture under
+// `root`.
 // `W` is the page's words (viz.pictures.PICTURE_WORDS), `css` the pictures' style, put in the page here.
 export function pictures(d3, W, css) {
   var sheet = make("style", null, css);
@@ -42,7 +53,7 @@ export function pictures(d3, W, css) {
     var pane = make("div", "mg-picture-pane");
     box.insertBefore(pane, drawing);
     pane.appendChild(drawing);
-    pane.style.cssText = "position: relative; overflow: hidden; touch-action: pan-x pan-y; max-width: 100%;";
+    pane.style.cssText = "position: relative; overflow: hidden; touch-action: pan-x pan-y; max-width: 100%; box-sizing: border-box;";
     drawing.style.cssText = drawing.tagName.toLowerCase() === "svg" ? "display: block; width: 100%; height: 100%;"
       : "position: absolute; left: 0; top: 0; border: 0; pointer-events: none;";  // the pane takes the gestures
     var tools = make("div", "mg-picture-tools");
@@ -57,6 +68,10 @@ export function pictures(d3, W, css) {
     zoomIn.addEventListener("click", function () { z.sel.call(z.zoom.scaleBy, 1.25); });
     zoomOut.addEventListener("click", function () { z.sel.call(z.zoom.scaleBy, 0.8); });
     panKeys(d3, z);
+    function firstView() {  // at the first node, at the left and half-way down; else from the top left
+      var s = [pane.clientWidth, pane.clientHeight], f = m.first;
+      setCorner(d3, z, least, f ? f[0] - s[0] / (4 * least) : 0, f ? f[1] - s[1] / (2 * least) : 0);
+    }
     function layout() {
       var avail = box.clientWidth;
       if (avail === width || avail === 0) { return; }
@@ -71,7 +86,7 @@ export function pictures(d3, W, css) {
         pane.setAttribute("aria-label", W.picture);
         pane.style.width = "100%";
         pane.style.height = Math.ceil(Math.min(m.h * least, window.innerHeight * TALLEST)) + "px";
-        if (!was) { setCorner(d3, z, least, 0, 0); }  // from the top left: where a page is read from
+        if (!was) { firstView(); }
       } else {
         pane.removeAttribute("tabindex"); pane.removeAttribute("role"); pane.removeAttribute("aria-label");
         pane.style.width = m.w * k + "px";
