@@ -167,7 +167,8 @@ async function boot() {
   // a check made at once answers in 0.7 s, not 2.2 s (benchmarks/site.py), which keeps its budget of 3 s.
   python = new Python();
   spare = new SolutionWorker();
-  const [times, listed, asked] = await Promise.all([
+  const [manifest, times, listed, asked] = await Promise.all([
+    fetch("manifest.json").then((r) => r.json()),
     python.ready, python.call("catalogue"), python.call("readAddress", location.search),
   ]);
   window.micrographTimes.python = since(times.python);  // Pyodide and Graphviz loaded, in the worker
