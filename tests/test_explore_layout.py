@@ -11,11 +11,13 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.1 
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import re
 import shutil
 import xml.etree.ElementTree as ET
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from catalogue import CATALOGUE
@@ -32,6 +34,7 @@ from viz.words import node_names
 
 pytestmark = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
 
+ROOT = Path(__file__).resolve().parent.parent
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -172,3 +175,18 @@ def test_the_catalogues_graphs_have_no_far_edge(case) -> None:  # type: ignore[n
     B = _b_nodes(z, g)
     assert far_edges(g.nodes, g.index) == []
     assert far_edges(B, set(B)) == []
+
+
+def test_the_benchmarks_families_are_of_400_to_500_nodes_and_fan_out_as_named() -> None:
+    """benchmarks/layout.py times five families of 400-500 nodes in G; (a) and (b) feed 100 consumers."""
+    spec = importlib.util.spec_from_file_location("layout_families", ROOT / "benchmarks" / "layout.py")
+    assert spec is not None and spec.loader is not None
+    families = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(families)
+    fan_out = {}
+    for family in families.FAMILIES:
+        g = Graph(family.build())
+        assert 400 <= len(g.nodes) <= 502, family.key  # (a), the expression as reported, has 502
+        fan_out[family.key] = max(len({i for i, _ in edges}) for edges in g.consumer_edges)
+    assert [f.key for f in families.FAMILIES] == ["a", "b", "c", "d", "e"]
+    assert fan_out["a"] >= 100 and fan_out["b"] >= 100 and fan_out["c"] == fan_out["d"] == 1
