@@ -130,9 +130,10 @@ def titles(g: Group, nodes: Sequence[Value], level: str, names: Mapping[Value, s
             else f"input {_name('input', g, [nodes[g.members[0]]], level)}"
         ]
     if kind == "loss":
+        if len(g.tagged.get("loss", [])) > 1:  # by layers: every example's loss and their mean
+            return ["L: the loss of each example and their mean"]
         if g.of:
-            return [f"L: the mean loss over {g.of} examples" if level == "neurons"
-                    else "L: the loss of each example and their mean"]  # fmt: skip
+            return [f"L: the mean loss over {g.of} examples"]
         return [f"L: the loss{f' of example {g.example}' if g.examples > 1 else ''}"]
     if kind == "regularizer":
         return ["λΩ(θ): the regularizer"]

@@ -58,6 +58,11 @@ export function grouping(p, tools, main, keys, restart) {
     });
   }
 
+  // A node inside a box stands for the box where panes.js looks for a node (the first view is at the output's
+  // box, a step keeps its node's box in view); the box's classes are this module's, written after boxes.js's.
+  groups.forEach(function (d, k) { if (gBox[k]) { d.members.forEach(function (i) { p.gNode[i] = p.gNode[i] || gBox[k]; }); } });
+  bGroups.forEach(function (d, k) { if (bBox[k]) { d.members.forEach(function (b) { p.bNode[b] = p.bNode[b] || bBox[k]; }); } });
+
   // A node's value, its grad_table entry, a node of B's value: as boxes.js writes them (? before a step
   // computes it, — before Algorithm 6.2 fills it, ✗ where Algorithm 6.1 stops).
   function value(i) { return i === m.state.forward ? W.box_outside : m.known(i) ? fmt(m.u[i], D) : W.box_unknown; }
@@ -154,11 +159,13 @@ export function grouping(p, tools, main, keys, restart) {
     var f = m.frames[m.k];
     var current = f.node !== null ? level.group_of[f.node] : -1;
     var chosen = m.selected !== null ? level.group_of[m.selected] : -1;
+    var stopped = m.state.forward >= 0 ? level.group_of[m.state.forward] : -1;
     groups.forEach(function (d, k) {
       var g = gBox[k];
       if (!g) { return; }
       writeRows(gRows[k], d.rows, gNumber);
       g.classList.toggle("mg-current", k === current);
+      g.classList.toggle("mg-outside", k === stopped);
       g.classList.toggle("mg-selected", k === chosen);
       g.classList.toggle("mg-open", k === opened);
     });
