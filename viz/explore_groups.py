@@ -198,10 +198,11 @@ def _marked(
             if d["kind"] != "scalar"
         },
     )
+    twins = {d["b"]: d["title"] for d in groups if d["b"] >= 0}
     level["svg_b"] = _mark_groups(
         _annotated_svg(svgs[1], b_marks, 1),
         {
-            f"b{g + 1}": ("data-bgroup", g, "", len(d["rows"]))
+            f"b{g + 1}": ("data-bgroup", g, f"B: {twins.get(g, 'nodes of B')}", len(d["rows"]))
             for g, d in enumerate(level["b_groups"])
             if d["kind"] != "scalar"
         },
