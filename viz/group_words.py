@@ -106,7 +106,7 @@ def titles(g: Group, nodes: Sequence[Value], level: str, names: Mapping[Value, s
         h = g.tagged.get("h")
         f = nodes[h[0]].op.symbol if h and nodes[h[0]].op is not None else ""  # type: ignore[union-attr]
         lines = [f"layer {k}", f"a({k}) = b({k}) + W({k}) h({k - 1 if k else '?'})"]
-        lines.append(f"h({k}) = {f}(a({k}))" if f else f"ŷ = h({k}) = a({k})")
+        lines.append(f"h({k}) = {f}(a({k}))" if f else f"h({k}) = a({k}), f the identity")
         return lines
     if kind == "neuron":
         h = g.tagged.get("h")
@@ -116,7 +116,7 @@ def titles(g: Group, nodes: Sequence[Value], level: str, names: Mapping[Value, s
             f"neuron {m} of layer {k}{example}",
             f"a{k}[{m}] = b{k}[{m}] + W{k}[{m},:] h({k - 1 if k else '?'})",
         ]
-        lines.append(f"h{k}[{m}] = {f}(a{k}[{m}])" if f else f"ŷ[{m}] = h{k}[{m}] = a{k}[{m}]")
+        lines.append(f"h{k}[{m}] = {f}(a{k}[{m}])" if f else f"h{k}[{m}] = a{k}[{m}], f the identity")
         return lines
     if kind in ("weights", "biases"):
         what = "weights W" if kind == "weights" else "biases b"
