@@ -252,6 +252,8 @@ def draw(
             ``"neurons"``: one box per layer (per neuron) holding its a, h and their grad_table entries,
             one per W(k) and b(k), the inputs, the loss, the regularizer and J (:mod:`viz.groups`).
         expand: nodes whose layer or neuron is drawn as its scalars (a cluster), at level layers or neurons.
+            By groups, a box's row of grad_table entries none of which ``grad_table`` holds is left out
+            (``grad_table={}``: values only, for a graph not back-propagated yet).
 
     Returns:
         A ``graphviz.Digraph`` (no file is written; see :func:`viz.render`). In Jupyter it displays

@@ -166,7 +166,7 @@ WORDS = {
     "close": "Close",
     "too_many": (
         "{title} holds {n} scalars of G and {nb} nodes of B, more than max_nodes = {max} drawn at once: open "
-        "one of its neurons (By neurons), or explore again with a larger --max-nodes (max_nodes=)."
+        "one of its neurons (By neurons), or explore again with a larger max_nodes (--max-nodes)."
     ),
 }
 """Every sentence the explorer's page says that is not a frame's: templates whose ``{name}`` fields the

@@ -132,7 +132,8 @@ def grouped_digraph(
         nodes: G's nodes u(1)..u(n). parents: each node's parents' positions (``Graph.parents``).
         grouping: G's :class:`~viz.groups.Grouping`. names: every node's name (u1, ...). zname: z's name,
             for the rows ``∂z/∂a(1) = ``.
-        data, grads: per node position, the value and the grad_table entry to write (None: ``?``, ``—``).
+        data, grads: per node position, the value and the grad_table entry to write (None: ``?``; a row of
+            grad_table entries none of which is given is left out).
         expand: groups drawn as their scalars. width: each box's least width in points.
         title: a caption above the drawing. into: draw into this (sub)graph instead of a new one.
 
@@ -158,7 +159,8 @@ def grouped_digraph(
                 sub.attr(label=lines[0], **_CLUSTER)
                 scalars(sub, group.members)
         else:
-            rows = value_rows(group, nodes, grouping.level, zname)
+            rows = [r for r in value_rows(group, nodes, grouping.level, zname)  # no entries: no row
+                    if not r.grad or any(grads[i] is not None for i in r.nodes)]  # fmt: skip
             text = group_lines(lines, rows, lambda r, i: grads[i] if r.grad else data[i])
             dot.node(
                 f"g{g + 1}", html_box(text, group_attrs(group, output=last in group.members), width=width)
