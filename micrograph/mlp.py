@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterable, Sequence
 from operator import mul
 from typing import Any
 
-from micrograph.engine import NodeMeta, Value
+from micrograph.engine import Value
+from micrograph.meta import NodeMeta
 from micrograph.ops import RELU, SIGMOID, TANH, Op
 
 __all__ = [

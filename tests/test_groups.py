@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 import viz
 from micrograph import Graph, grad, nn
-from micrograph.engine import Value, topological_order
+from micrograph.engine import Value
+from micrograph.order import topological_order
 from viz.groups import LEVELS, group_backward, group_graph
 from viz.words import fmt, node_names
 

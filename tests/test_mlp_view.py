@@ -17,7 +17,7 @@ import pytest
 
 from lessons import cli
 from micrograph import Graph, nn
-from micrograph.engine import NodeMeta
+from micrograph.meta import NodeMeta
 from viz.explore import explorer_spec
 from viz.groups import group_graph
 

@@ -26,7 +26,8 @@ import graphviz
 import micrograph
 from micrograph.engine import Value
 from micrograph.errors import DomainError
-from micrograph.graph import Graph, topological_order
+from micrograph.graph import Graph
+from micrograph.order import topological_order
 from viz import style
 from viz.words import as_graph, clean, fmt, formula, kind, node_names
 

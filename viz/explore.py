@@ -2,8 +2,9 @@
 
 :func:`explore` builds G once and B once, lays both out once in Python with Graphviz (apart: two
 drawings, two ``dot`` runs at once), and hands the page everything else as data. The page then computes
-on its own: the numbers come from JavaScript that :func:`micrograph.compile.compile_javascript` generates
-from the operation table (the ``js`` template beside each operation's Python one), never from a formula
+on its own: the numbers come from JavaScript that
+:func:`micrograph.compile_javascript.compile_javascript` generates from the operation table (the ``js``
+template beside each operation's Python one), never from a formula
 written in JavaScript. The program holds
 
 * Algorithm 6.1 over G's nodes u(1)..u(n);
@@ -34,9 +35,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from micrograph.compile import compile_javascript
-from micrograph.engine import Value, as_values
-from micrograph.graph import Graph, topological_order
+from micrograph.compile_javascript import compile_javascript
+from micrograph.engine import Value
+from micrograph.graph import Graph, as_values
+from micrograph.order import topological_order
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from micrograph.symbolic import grad
 from viz.dot import DEFAULT_MAX_NODES, check_size
