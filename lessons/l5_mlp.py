@@ -85,7 +85,10 @@ def _forward_text(l: Any) -> str:
         f"-log of the probability of y = {l.y}), lambda Omega = "
         f"{fmt(fw.penalty.data if fw.penalty else 0.0)} "
         f"(lambda = {LAMBDA} times the sum of squared weights), J = {fmt(l.J.data)}. As a graph: "
-        f"{len(l.graph.nodes)} scalar nodes, {l.graph.num_edges} edges."
+        f"{len(l.graph.nodes)} scalar nodes, {l.graph.num_edges} edges: too many to read one by one, so "
+        "the picture draws them as the network is drawn, one box per layer with its a(k) and h(k) "
+        "(viz.draw(l.J, level='layers'); level='neurons' gives one box per neuron). The nodes know their "
+        "layer and neuron: Algorithm 6.3 built them."
     )
 
 
@@ -107,7 +110,9 @@ def _backward_text(l: Any) -> str:
         "layers, gives "
         f"{fmt(l.grad_table[w11])} and {fmt(l.grad_table[b2])}. Over all {len(l.grads_6_4)} parameters the "
         f"largest difference is {l.worst:.1e}: rounding. Algorithm 6.4 is Algorithm 6.2 specialised to a "
-        f"chain of layers."
+        "chain of layers. The picture shows the network by neurons, each box with its a, h and their "
+        "grad_table entries from Algorithm 6.2, and hidden unit h1[0] opened into its scalars "
+        "(viz.draw(l.J, level='neurons', grad_table=l.grad_table, expand=[l.fw.h[1][0]]))."
     )
 
 
@@ -213,11 +218,16 @@ def _values(l: Any) -> str:
 def _figure(l: Any) -> Any:
     if hasattr(l, "plot"):
         return l.plot
-    if hasattr(l, "fw"):  # the whole graph of J is too big to read: draw hidden unit h(1)[0] and its inputs
-        unit = l.fw.h[1][0]
-        table = getattr(l, "grad_table", None)
-        what = "dJ/du from Algorithm 6.2" if table is not None else "Algorithm 6.3"
-        return viz.draw(unit, grad_table=table, title=f"hidden unit h1[0] = tanh(b + W(1)[0] x): {what}")
+    if hasattr(l, "grad_table"):  # by neurons, hidden unit h1[0] opened into its scalars
+        return viz.draw(
+            l.J,
+            level="neurons",
+            grad_table=l.grad_table,
+            expand=[l.fw.h[1][0]],
+            title="J by neurons, hidden unit h1[0] opened: grad_table entries from Algorithm 6.2",
+        )
+    if hasattr(l, "fw"):  # the scalar graph of J is too big to read: by layers, as a network is drawn
+        return viz.draw(l.J, level="layers", grad_table={}, title="Algorithm 6.3: J = L + λΩ(θ), by layers")
     return None
 
 

@@ -264,6 +264,8 @@ def draw(
     grad_table: Mapping[Value, float] | None = None,
     title: str | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
+    level: str = "scalars",
+    expand: Iterable[Value] = (),
 ) -> graphviz.Digraph:
     """Draw the computational graph G of z (section 6.5.1): one record per node u(i), flowing left to right.
 
@@ -280,20 +282,31 @@ def draw(
         grad_table: {node: dz/dnode} to show as ``grad`` (e.g. ``Graph(z).backprop()``, Algorithm 6.2);
             nodes missing from it show ``—``. None shows each node's ``.grad``.
         title: a caption drawn above the graph (escaped; never interpreted as HTML).
-        max_nodes: the largest graph drawn (300 by default).
+        max_nodes: the largest graph drawn (300 by default); by layers or neurons, the most boxes.
+        level: ``"scalars"`` (every node), or for a network built by ``micrograph.nn``, ``"layers"`` or
+            ``"neurons"``: one box per layer (per neuron) holding its a, h and their grad_table entries,
+            one per W(k) and b(k), the inputs, the loss, the regularizer and J (:mod:`viz.groups`).
+        expand: nodes whose layer or neuron is drawn as its scalars (a cluster), at level layers or neurons.
+            By groups, a box's row of grad_table entries none of which ``grad_table`` holds is left out
+            (``grad_table={}``: values only, for a graph not back-propagated yet).
 
     Returns:
         A ``graphviz.Digraph`` (no file is written; see :func:`viz.render`). In Jupyter it displays
         inline as SVG.
 
     Raises:
-        GraphTooLarge: if G has more than ``max_nodes`` nodes (a ValueError).
+        GraphTooLarge: if G (or the drawing by groups) has more than ``max_nodes`` nodes (a ValueError).
         TypeError: if target is neither a Value nor a Graph.
+        ValueError: an unknown level, or a node of ``expand`` not in G.
 
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1, figure 6.8.
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1, figure 6.8; sections
+    6.5.4 and 6.5.7 (an MLP by layers).
     """
     graph = as_graph(target)
-    check_size(len(graph.nodes), max_nodes)
+    if level not in ("scalars", "layers", "neurons"):
+        raise ValueError(f"draw(level=...) must be 'scalars', 'layers' or 'neurons', got {level!r}")
+    if level == "scalars":
+        check_size(len(graph.nodes), max_nodes)
     grads: list[float | None] | None = None
     if grad_table is not None:
         if not isinstance(grad_table, Mapping):
@@ -302,6 +315,11 @@ def draw(
                 f"got {type(grad_table).__name__} {grad_table!r}"
             )
         grads = [grad_table.get(v) for v in graph.nodes]
+    if level != "scalars":
+        from viz.groups_dot import draw_grouped  # it draws its scalars with this module's boxes
+
+        grads = [v.grad for v in graph.nodes] if grads is None else grads
+        return draw_grouped(graph, level, grads=grads, expand=expand, title=title, max_nodes=max_nodes)
     return digraph(graph, grads=grads, highlight=highlight, title=title)
 
 
@@ -312,6 +330,8 @@ def draw_side_by_side(
     max_nodes: int = DEFAULT_MAX_NODES,
     gradients: Value | Sequence[Value] | None = None,
     highlight: Iterable[Value] = (),
+    level: str = "scalars",
+    expand: Iterable[Value] = (),
 ) -> graphviz.Digraph:
     """Figure 6.10: the forward graph G on the left, the backward subgraph B built by ``grad`` on the right.
 
@@ -340,14 +360,19 @@ def draw_side_by_side(
             list ``wrt``): B is drawn from these very nodes instead of a new ``grad`` call, so a picture
             shows the nodes an observer of Algorithm 6.6 reported (``grad(..., observe=...)``).
         highlight: nodes of B (or G) drawn highlighted, e.g. the nodes one call of build_grad added.
+        level: ``"scalars"``, or ``"layers"`` or ``"neurons"`` for a network built by ``micrograph.nn``: G
+            and B grouped the same way, one box per layer (neuron) (see :func:`draw`; ``highlight`` and
+            the faded nodes outside G' are then not drawn).
+        expand: at level layers or neurons, nodes of G whose group is drawn as its scalars, in G and in B.
 
     Returns:
         A ``graphviz.Digraph`` (no file written).
 
     Raises:
-        GraphTooLarge: if G, or G and B together, have more than ``max_nodes`` nodes.
+        GraphTooLarge: if G, or G and B together, have more than ``max_nodes`` nodes (boxes, by groups).
         TypeError, ValueError: as :func:`micrograph.grad` (z or a target not a Value; an empty T);
-            ValueError also if ``gradients`` are not one node per target.
+            ValueError also if ``gradients`` are not one node per target, for an unknown level, or a node
+            of ``expand`` not in G.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, figure 6.10,
     Algorithms 6.5 and 6.6.
@@ -355,8 +380,13 @@ def draw_side_by_side(
     if not isinstance(z, Value):
         raise TypeError(f"draw_side_by_side(z, wrt): z must be a Value, got {type(z).__name__} {z!r}")
     targets: list[Value] = [wrt] if isinstance(wrt, Value) else list(wrt)
+    if level not in ("scalars", "layers", "neurons"):
+        raise ValueError(
+            f"draw_side_by_side(level=...) must be 'scalars', 'layers' or 'neurons', got {level!r}"
+        )
     G = Graph(z)
-    check_size(len(G.nodes), max_nodes, "the forward graph G")
+    if level == "scalars":
+        check_size(len(G.nodes), max_nodes, "the forward graph G")
     G_prime = G.prune(targets)
     if gradients is None:
         result = micrograph.grad(z, targets)
@@ -369,11 +399,17 @@ def draw_side_by_side(
             )
     marked = set(highlight)
     B_nodes = [v for v in topological_order(result) if v not in G.index]
-    check_size(len(G.nodes) + len(B_nodes), max_nodes, "G and B together")
+    if level == "scalars":
+        check_size(len(G.nodes) + len(B_nodes), max_nodes, "G and B together")
     try:
         table: Mapping[Value, float] | None = G.backprop()
     except DomainError:  # a local derivative does not exist here: draw G without numbers for grad
         table = None
+    if level != "scalars":
+        from viz.groups_dot import side_by_side_grouped  # it draws its scalars with this module's boxes
+
+        grads = [table.get(v) if table is not None else None for v in G.nodes]
+        return side_by_side_grouped(G, B_nodes, grads, level, expand=expand, max_nodes=max_nodes)
 
     names = node_names(G, B_nodes)  # G's nodes u1..un, B's u(n+1).. in B's order
     n = len(G.nodes)

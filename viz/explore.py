@@ -42,9 +42,11 @@ from micrograph.order import topological_order
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from micrograph.symbolic import grad
 from viz.dot import DEFAULT_MAX_NODES, check_size
+from viz.explore_groups import mlp_views
 from viz.explore_layout import layout
 from viz.explore_page import Explorer
 from viz.frames import Frame, observe
+from viz.groups import LEVELS
 from viz.narration import HOLE, Holes, frame_text
 from viz.words import clean, count, fmt, formula, formula_numbers, node_names
 
@@ -157,6 +159,17 @@ WORDS = {
     "graph_g": "forward graph G",
     "graph_b": "backward subgraph B (the part that computes the targets' entries)",
     "value_of": "value of {name}",
+    "level_layers": "By layers",
+    "level_neurons": "By neurons",
+    "group_hint": "Click a box, or Tab to it and press Enter, to see its scalars; Escape closes them.",
+    "inside": "Inside {title}: its {n} scalars of G and its {nb} nodes of B",
+    "inside_g": "the scalars of {title} in G",
+    "inside_b": "the nodes of B of {title}",
+    "close": "Close",
+    "too_many": (
+        "{title} holds {n} scalars of G and {nb} nodes of B, more than max_nodes = {max} drawn at once: open "
+        "one of its neurons (By neurons), or explore again with a larger max_nodes (--max-nodes)."
+    ),
 }
 """Every sentence the explorer's page says that is not a frame's: templates whose ``{name}`` fields the
 page fills with names and numbers (formatted as :func:`viz.words.fmt`)."""
@@ -168,6 +181,7 @@ def explorer_spec(
     *,
     max_nodes: int = DEFAULT_MAX_NODES,
     predict: bool = False,
+    level: str = "scalars",
 ) -> tuple[dict[str, Any], str]:
     """Everything the explorer page needs: the data (a JSON-able dict) and the generated JavaScript.
 
@@ -181,14 +195,20 @@ def explorer_spec(
             sliders); None: every variable of G (its leaves that are not constants).
         max_nodes: the largest G (and the largest B) drawn.
         predict: hide the grad_table; the student types each entry (predict mode).
+        level: ``"scalars"`` (every node drawn), or for a network built by ``micrograph.nn``, the level it
+            is first shown at, ``"layers"`` or ``"neurons"`` (:mod:`viz.explore_groups`: both levels and
+            every group's scalars are laid out; ``max_nodes`` bounds each drawing's boxes; the sliders are
+            the inputs x; wrt defaults to the parameters).
 
     Returns:
         ``(spec, program)``: the page's data and the JavaScript source of ``forward_backward(x, u)``.
 
     Raises:
         TypeError: z is not a Value, or wrt holds something that is not a Value.
-        ValueError: wrt is empty or holds a node that is not in the graph of z.
-        GraphTooLarge: G has more than ``max_nodes`` nodes.
+        ValueError: wrt is empty or holds a node that is not in the graph of z; an unknown level; predict
+            with a level other than scalars.
+        GraphTooLarge: G has more than ``max_nodes`` nodes (by groups: a drawing more than ``max_nodes``
+            boxes, or G more than ``viz.explore_groups.MAX_SCALARS`` nodes).
         DomainError: an operation or a local derivative is undefined at the graph's current values.
         GraphvizMissing: Graphviz's ``dot`` program is not installed.
 
@@ -196,11 +216,23 @@ def explorer_spec(
     """
     if not isinstance(z, Value):
         raise TypeError(f"explore(z): z must be a Value, got {type(z).__name__} {z!r}")
+    if level not in ("scalars", *LEVELS):
+        raise ValueError(f"explore(level=...) must be one of {['scalars', *LEVELS]}, got {level!r}")
+    if predict and level != "scalars":
+        raise ValueError(
+            f"explore(predict=True) asks for every node's entry: draw level='scalars', not {level!r}"
+        )
     graph = Graph(z)
     nodes = graph.nodes
     n, n_i = len(nodes), graph.n_inputs
-    check_size(n, max_nodes)
-    targets = list(graph.variables) or [nodes[0]] if wrt is None else as_values(wrt, "explore(z, wrt)", "wrt")
+    grouped = level != "scalars"
+    if not grouped:
+        check_size(n, max_nodes)
+    parameters = [v for v in graph.variables if v.meta is not None and v.meta.role in ("weight", "bias")]
+    if wrt is not None:
+        targets = as_values(wrt, "explore(z, wrt)", "wrt")
+    else:
+        targets = (grouped and parameters) or list(graph.variables) or [nodes[0]]
     for k, w in enumerate(targets):
         if w not in graph.index:
             raise ValueError(f"explore(z, wrt): wrt[{k}] = {w!r} is not a node of the graph of z")
@@ -219,8 +251,17 @@ def explorer_spec(
     program = compile_javascript(
         graph, [*table, *(d for d in edge_derivative.values() if isinstance(d, Value))]
     )
-    svg_g, svg_b, note = layout(graph, B, names, max_nodes)
     spec = _spec(graph, names, fs, program, edge_derivative, table, targets, B)
+    if grouped:  # an MLP by layers or neurons: the drawings of both levels, every group's scalars
+        views = mlp_views(graph, B, names, program, table, level, max_nodes)
+        shown = views["levels"][level]
+        svg_g, svg_b, note = shown["svg_g"], shown["svg_b"], ""
+        spec.update({"mlp": views, "wrt": []})  # the dz/dw of every parameter: in the boxes, not listed
+        for inp in spec["inputs"]:  # the sliders: the inputs x (the parameters are the network's)
+            v = nodes[inp["j"]]
+            inp["variable"] = v.meta is not None and v.meta.role == "input"
+    else:
+        svg_g, svg_b, note = layout(graph, B, names, max_nodes)
     spec.update({"svg_g": svg_g, "svg_b": svg_b, "note": note, "predict": predict})
     return spec, program.source
 
@@ -298,6 +339,7 @@ def explore(
     *,
     max_nodes: int = DEFAULT_MAX_NODES,
     predict: bool = False,
+    level: str = "scalars",
 ) -> Explorer:
     """An explorer of the graph of z: a slider per input, G and B updating as you drag, the algorithms' steps.
 
@@ -316,6 +358,10 @@ def explore(
         predict: predict mode: the grad_table entries are hidden and the student types each one, in
             Algorithm 6.2's order from u(n) down; each is checked at once, and a wrong entry is told
             which term of its sum over consumers differs.
+        level: ``"scalars"``; or for a network built by ``micrograph.nn``, ``"layers"`` or ``"neurons"``:
+            G and B drawn one box per layer (per neuron) with its a, h and grad_table entries, a button to
+            switch level, and a group's scalars in G and in B shown when it is clicked (or focused with
+            Tab and opened with Enter); Escape closes them. See :func:`explorer_spec`.
 
     Returns:
         An :class:`Explorer`: displays as a widget in Jupyter; ``.save(path)`` writes the page.
@@ -325,8 +371,10 @@ def explore(
         GraphTooLarge: G has more than ``max_nodes`` nodes (the error :func:`viz.draw` raises).
         DomainError: a local derivative does not exist at the current values (B cannot be built there).
         GraphvizMissing: Graphviz's ``dot`` program is not installed.
+        ValueError: an unknown level, or predict with a level other than scalars.
 
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3, 6.5.6, figure 6.10.
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3, 6.5.6, figure 6.10;
+    sections 6.5.4 and 6.5.7 (an MLP by layers).
     """
-    spec, program = explorer_spec(z, wrt, max_nodes=max_nodes, predict=predict)
+    spec, program = explorer_spec(z, wrt, max_nodes=max_nodes, predict=predict, level=level)
     return Explorer(spec, program)

@@ -87,7 +87,7 @@ def far_edges(nodes: Sequence[Value], members: Collection[Value]) -> list[tuple[
 
 
 def _annotated_svg(svg: str, marks: dict[str, tuple[str, int]], rows: int,
-                   copies: dict[str, tuple[str, int, str]]) -> str:  # fmt: skip
+                   copies: dict[str, tuple[str, int, str]] | None = None) -> str:  # fmt: skip
     """Graphviz's SVG with each node group marked (``data-node`` for G, ``data-bnode`` for B) and the texts
     the page writes numbers into marked by class: the last two rows of a G box (``data``, ``grad``), the
     last row of a B box (``data``); each copy marked with the position of the node it copies and titled.
@@ -97,7 +97,8 @@ def _annotated_svg(svg: str, marks: dict[str, tuple[str, int]], rows: int,
         svg: Graphviz's SVG.
         marks: {node name in the DOT source: (attribute, position)}.
         rows: how many rows at the end of a box are numbers (2 in G, 1 in B).
-        copies: {a copy's name in the DOT source: (attribute, position of the node copied, title)}.
+        copies: {a copy's name in the DOT source: (attribute, position of the node copied, title)}; none
+            by default (a drawing without far edges, such as an MLP's groups).
     """
     ET.register_namespace("", _SVG_NS)
     ET.register_namespace("xlink", "http://www.w3.org/1999/xlink")
@@ -113,7 +114,7 @@ def _annotated_svg(svg: str, marks: dict[str, tuple[str, int]], rows: int,
             continue
         title = g.find("s:title", ns)
         name = title.text if title is not None and title.text else ""
-        copy = copies.get(name)
+        copy = (copies or {}).get(name)
         if copy is not None and title is not None:
             g.set(copy[0], str(copy[1]))
             title.text = copy[2]

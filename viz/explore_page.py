@@ -25,7 +25,7 @@ from viz.render import write_atomic
 
 __all__ = ["Explorer", "page_html", "explorer_script", "EXPLORER_MODULES"]
 
-EXPLORER_MODULES = ("words", "model", "panes", "boxes", "stepping", "sum", "predict", "explorer")
+EXPLORER_MODULES = ("words", "model", "panes", "boxes", "stepping", "sum", "predict", "groups", "explorer")
 """The explorer page's ES modules, ``static/explorer/NAME.js``, each after the modules it imports; the last
 (explorer.js) lays the page out and exports ``mount``, ``page``, ``widget`` and ``fmt``."""
 
