@@ -7,7 +7,9 @@ term left out, a term without its local derivative ... Each such way is a row of
 gives, as :class:`Wrong` recipes over the sum's terms. The checker (``lessons.exercises.judges.entry``)
 names a student's wrong entry by the first recipe whose number it is; the explorer's predict mode
 (:func:`viz.explore.explorer_spec`) ships the same recipes and words to its page, which evaluates them at
-the inputs the student chose and names a typed number the same way, with the same words.
+the inputs the student chose and names a typed number the same way, with the same words. A number that
+two different recipes give is said to be either mistake, by both, the first in this order named first.
+The catalogue lives in viz, below both: the explorer (viz) must not import the checker (lessons).
 
 A recipe says, for each term of the sum in Algorithm 6.2's order, what the mistake adds in its place
 (:data:`USES`): ``p`` the term itself, ``0`` nothing, ``g`` grad_table[u(i)] alone (no local derivative),
@@ -39,9 +41,9 @@ ENTRY_MISTAKES: dict[str, str] = {
     "no-grad-factor": "terms without their grad_table factor",
     "wrong-sum": "a wrong sum",
 }
-"""The mistakes of a grad_table entry, {code: what it is, in words}, in the order a wrong number is named:
-the first row whose recipe gives the number names it. ``seed`` is u(n)'s only row and ``wrong-sum`` the
-last of every other entry; both stand for any number."""
+"""The mistakes of a grad_table entry, {code: what it is, in words, at most 40 characters}, in the order a
+wrong number is named by (the first row whose recipe gives the number first). ``seed`` is u(n)'s only row
+and ``wrong-sum`` the last of every other entry; both stand for any number."""
 
 USES: dict[str, str] = {
     "0": "left out",
