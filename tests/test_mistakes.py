@@ -26,7 +26,7 @@ from lessons.exercises.judges.entry import ROWS, diagnose_entry
 from micrograph import Graph, Value, backprop
 from micrograph.backprop import BackpropStep, Term
 from viz.explore import explorer_spec
-from viz.mistakes import ENTRY_MISTAKES, SUBSET_TERMS, USES, Wrong, wrong_entries
+from viz.mistakes import ENTRY_MISTAKES, SUBSET_TERMS, USES, Wrong, distinct, wrong_entries
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
 
@@ -36,13 +36,20 @@ def page_close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-3 * abs(b) + 1e-12
 
 
+def uses_of(row: dict[str, Any], count: int) -> str | None:
+    """A row's recipe as predict.js spells it out: most terms' letter, the others by position."""
+    recipe = row["recipe"]
+    return None if recipe is None else "".join(recipe["at"].get(str(t), recipe["base"]) for t in range(count))
+
+
 def page_names(rows: list[dict[str, Any]], terms: list[Term], typed: float) -> list[str]:
     """The codes predict.js shows for a typed number: each code whose recipe gives it, in order; else the
     entry's last row (seed for u(n), wrong-sum for the others)."""
     names: list[str] = []
     for row in rows:
-        if row["uses"] is not None and row["code"] not in names:
-            if page_close(typed, Wrong(row["code"], row["uses"]).value(terms)):
+        uses = uses_of(row, len(terms))
+        if uses is not None and row["code"] not in names:
+            if page_close(typed, Wrong(row["code"], uses).value(terms)):
                 names.append(row["code"])
     return names or [rows[-1]["code"]]
 
@@ -81,10 +88,14 @@ def both_name_every_recipe(z: Value) -> set[str]:
         terms = list(steps[j].terms)
         assert [(t.i, t.k) for t in terms] == [(t["i"], t["k"]) for t in spec["consumers"][j]]
         rows = spec["wrong"][j]
-        assert rows[-1] == {"code": "wrong-sum", "uses": None}
-        assert len({r["uses"] for r in rows}) == len(rows)  # each recipe sent once
+        assert rows[-1] == {"code": "wrong-sum", "recipe": None}
+        sent = [uses_of(r, len(terms)) for r in rows]
+        assert [(r["code"], u) for r, u in zip(rows, sent)] == [
+            (w.code, w.uses) for w in distinct(wrong_entries([(t.i, t.k) for t in terms]))
+        ]
+        assert len(set(sent)) == len(rows)  # each recipe sent once
         for row in rows[:-1]:
-            typed = Wrong(row["code"], row["uses"]).value(terms)
+            typed = Wrong(row["code"], uses_of(row, len(terms))).value(terms)
             if page_close(typed, expected[j]):
                 continue  # the page takes it for the right entry
             shown = page_names(rows, terms, typed)
@@ -93,7 +104,7 @@ def both_name_every_recipe(z: Value) -> set[str]:
             if len(shown) == 1:
                 assert named == [row["code"]], (j, row, named)
             seen |= set(shown)
-    assert spec["wrong"][n - 1] == [{"code": "seed", "uses": None}]
+    assert spec["wrong"][n - 1] == [{"code": "seed", "recipe": None}]
     return seen
 
 
@@ -172,6 +183,13 @@ def test_the_recipes_follow_the_catalogues_order() -> None:
         ("wrong-sum", None),
     ]
     assert wrong_entries([], output=True) == [Wrong("seed", None)]
+    # as the page gets a row: most terms' letter, the others by position, not one letter per term
+    assert Wrong("no-grad-factor", "p" * 200 + "d").as_data() == {
+        "code": "no-grad-factor",
+        "recipe": {"base": "p", "at": {"200": "d"}},
+    }
+    assert Wrong("overwrite", "00p0").as_data()["recipe"] == {"base": "0", "at": {"2": "p"}}
+    assert Wrong("wrong-sum", None).as_data() == {"code": "wrong-sum", "recipe": None}
     many = wrong_entries([(i, 0) for i in range(SUBSET_TERMS + 1)])
     missing = [r.uses for r in many if r.code == "missing-term"]
     assert len(missing) == SUBSET_TERMS + 2 and missing[-1] == "0" * (SUBSET_TERMS + 1)

@@ -226,11 +226,11 @@ def explorer_spec(
 def _wrong_entries(graph: Graph) -> list[list[dict[str, Any]]]:
     """Predict mode's diagnoses: for every grad_table entry, the catalogue's wrong entries
     (:mod:`viz.mistakes`) as recipes over the terms of its sum (``spec["consumers"][j]``, the same order),
-    which the page evaluates at the current inputs; ``uses`` None stands for any number. Each recipe is sent
+    which the page evaluates at the current inputs (:meth:`viz.mistakes.Wrong.as_data`). Each recipe is sent
     once (:func:`viz.mistakes.distinct`), with the code the checker names it by."""
     edges, last = graph.consumer_edges, len(graph.nodes) - 1
     return [
-        [{"code": w.code, "uses": w.uses} for w in distinct(wrong_entries(edges[j], output=j == last))]
+        [w.as_data() for w in distinct(wrong_entries(edges[j], output=j == last))]
         for j in range(len(graph.nodes))
     ]
 

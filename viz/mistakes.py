@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from micrograph.backprop import Term
 
@@ -84,8 +85,26 @@ class Wrong:
             raise ValueError(f"{self.code!r} is a recipe for {len(self.uses)} terms, given {len(terms)}")
         total = 0.0
         for use, t in zip(self.uses, terms):
-            total += {"p": t.product, "0": 0.0, "g": t.grad_i, "d": t.derivative, "n": -t.product}[use]
+            if use == "p":
+                total += t.product
+            elif use == "n":
+                total += -t.product
+            elif use == "g":
+                total += t.grad_i
+            elif use == "d":
+                total += t.derivative
         return total
+
+    def as_data(self) -> dict[str, Any]:
+        """The row as the explorer's page gets it (JSON): ``code``, and ``recipe``, None for any number, or
+        ``{"base": letter, "at": {position: letter}}``: the letter of most terms and the others by position,
+        so a row that changes one term of an entry of n terms is not n letters long (the page's
+        ``usesOf`` spells it out again)."""
+        if self.uses is None:
+            return {"code": self.code, "recipe": None}
+        base = max("p0gdn", key=self.uses.count)
+        at = {str(t): use for t, use in enumerate(self.uses) if use != base}
+        return {"code": self.code, "recipe": {"base": base, "at": at}}
 
     def changed(self) -> list[int]:
         """The positions of the terms this mistake changes (every letter but ``p``)."""

@@ -6,6 +6,14 @@ import { button, fmt, make, say } from "./words.js";
 
 function close(a, b) { return Math.abs(a - b) <= 1e-3 * Math.abs(b) + 1e-12; }
 
+// A recipe's letters, one per term of the sum (viz.mistakes.Wrong.as_data: most terms' letter, the others
+// by position).
+function usesOf(recipe, count) {
+  var uses = "";
+  for (var t = 0; t < count; t++) { uses += recipe.at[t] || recipe.base; }
+  return uses;
+}
+
 // The entry a catalogued mistake gives at the current inputs (viz.mistakes.Wrong.value): the terms of the
 // sum in Algorithm 6.2's order, each replaced as its recipe's letter says, added one after another from 0.
 function wrongEntry(m, terms, uses) {
@@ -25,13 +33,13 @@ export function predicting(p, ask) {
   // The catalogue's mistakes whose entry is the typed number, one row per code in the catalogue's order;
   // when none is, the entry's last row, which stands for any number (seed for u(n), else wrong-sum).
   function diagnose(j, typed) {
-    var rows = spec.wrong[j], found = [], named = {};
+    var rows = spec.wrong[j], terms = spec.consumers[j], found = [], named = {};
     rows.forEach(function (row) {
-      if (row.uses !== null && !named[row.code] && close(typed, wrongEntry(m, spec.consumers[j], row.uses))) {
-        named[row.code] = true; found.push(row);
-      }
+      if (row.recipe === null || named[row.code]) { return; }
+      var uses = usesOf(row.recipe, terms.length);
+      if (close(typed, wrongEntry(m, terms, uses))) { named[row.code] = true; found.push({ code: row.code, uses: uses }); }
     });
-    return found.length ? found : [rows[rows.length - 1]];
+    return found.length ? found : [{ code: rows[rows.length - 1].code, uses: null }];
   }
 
   ask.appendChild(make("p", "mg-hint", W.predict_intro));
