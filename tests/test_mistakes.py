@@ -13,6 +13,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, 
 
 from __future__ import annotations
 
+import re
 import shutil
 from typing import Any
 
@@ -37,9 +38,13 @@ def page_close(a: float, b: float) -> bool:
 
 
 def uses_of(row: dict[str, Any], count: int) -> str | None:
-    """A row's recipe as predict.js spells it out: most terms' letter, the others by position."""
-    recipe = row["recipe"]
-    return None if recipe is None else "".join(recipe["at"].get(str(t), recipe["base"]) for t in range(count))
+    """A row's recipe as predict.js spells it out: each run written as its length and letter, repeated."""
+    sent = row["uses"]
+    if sent is None:
+        return None
+    uses = re.sub(r"(\d+)([pxgdn])", lambda run: run[2] * int(run[1]), sent)
+    assert len(uses) == count
+    return uses
 
 
 def page_names(rows: list[dict[str, Any]], terms: list[Term], typed: float) -> list[str]:
@@ -88,7 +93,7 @@ def both_name_every_recipe(z: Value) -> set[str]:
         terms = list(steps[j].terms)
         assert [(t.i, t.k) for t in terms] == [(t["i"], t["k"]) for t in spec["consumers"][j]]
         rows = spec["wrong"][j]
-        assert rows[-1] == {"code": "wrong-sum", "recipe": None}
+        assert rows[-1] == {"code": "wrong-sum", "uses": None}
         sent = [uses_of(r, len(terms)) for r in rows]
         assert [(r["code"], u) for r, u in zip(rows, sent)] == [
             (w.code, w.uses) for w in distinct(wrong_entries([(t.i, t.k) for t in terms]))
@@ -104,7 +109,7 @@ def both_name_every_recipe(z: Value) -> set[str]:
             if len(shown) == 1:
                 assert named == [row["code"]], (j, row, named)
             seen |= set(shown)
-    assert spec["wrong"][n - 1] == [{"code": "seed", "recipe": None}]
+    assert spec["wrong"][n - 1] == [{"code": "seed", "uses": None}]
     return seen
 
 
@@ -128,10 +133,10 @@ def test_a_wrong_entry_of_each_kind_is_named_alike_by_the_page_and_the_checker()
     terms = list(steps[j].terms)
     rows = spec["wrong"][j]
     kinds = {
-        "repeated-argument": "p0p",
-        "first-consumer": "pp0",
-        "overwrite": "00p",
-        "missing-term": "000",
+        "repeated-argument": "pxp",
+        "first-consumer": "ppx",
+        "overwrite": "xxp",
+        "missing-term": "xxx",
         "sign": "nnn",
         "no-local-derivative": "gpp",
         "no-grad-factor": "ppd",
@@ -158,41 +163,40 @@ def test_the_recipes_follow_the_catalogues_order() -> None:
     rows = wrong_entries([(4, 0), (4, 1), (5, 0)])  # u(j) twice into u5, once into u6
     codes = list(dict.fromkeys(r.code for r in rows))
     assert codes == [c for c in ENTRY_MISTAKES if c != "seed"]
-    assert [r.uses for r in rows if r.code == "repeated-argument"] == ["p0p"]
-    assert [r.uses for r in rows if r.code == "first-consumer"] == ["pp0"]
+    assert [r.uses for r in rows if r.code == "repeated-argument"] == ["pxp"]
+    assert [r.uses for r in rows if r.code == "first-consumer"] == ["ppx"]
     assert [r.uses for r in rows if r.code == "overwrite"] == [
-        "00p",
-        "0p0",
-        "p00",
+        "xxp",
+        "xpx",
+        "pxx",
     ]  # the last term kept first
     assert [r.uses for r in rows if r.code == "missing-term"] == [
-        "pp0",
-        "p0p",
-        "0pp",
-        "p00",
-        "0p0",
-        "00p",
-        "000",
+        "ppx",
+        "pxp",
+        "xpp",
+        "pxx",
+        "xpx",
+        "xxp",
+        "xxx",
     ]
     one = wrong_entries([(3, 0)])
     assert [(r.code, r.uses) for r in one] == [
-        ("missing-term", "0"),
+        ("missing-term", "x"),
         ("sign", "n"),
         ("no-local-derivative", "g"),
         ("no-grad-factor", "d"),
         ("wrong-sum", None),
     ]
     assert wrong_entries([], output=True) == [Wrong("seed", None)]
-    # as the page gets a row: most terms' letter, the others by position, not one letter per term
-    assert Wrong("no-grad-factor", "p" * 200 + "d").as_data() == {
-        "code": "no-grad-factor",
-        "recipe": {"base": "p", "at": {"200": "d"}},
-    }
-    assert Wrong("overwrite", "00p0").as_data()["recipe"] == {"base": "0", "at": {"2": "p"}}
-    assert Wrong("wrong-sum", None).as_data() == {"code": "wrong-sum", "recipe": None}
+    # as the page gets a row: a run of three or more letters as its length and letter
+    assert Wrong("no-grad-factor", "p" * 200 + "d").as_data() == {"code": "no-grad-factor", "uses": "200pd"}
+    assert Wrong("overwrite", "xxpx").as_data()["uses"] == "xxpx"
+    assert Wrong("missing-term", "xxxxxxx").as_data()["uses"] == "7x"
+    assert Wrong("missing-term", "pppxppppppppppp").as_data()["uses"] == "3px11p"
+    assert Wrong("wrong-sum", None).as_data() == {"code": "wrong-sum", "uses": None}
     many = wrong_entries([(i, 0) for i in range(SUBSET_TERMS + 1)])
     missing = [r.uses for r in many if r.code == "missing-term"]
-    assert len(missing) == SUBSET_TERMS + 2 and missing[-1] == "0" * (SUBSET_TERMS + 1)
+    assert len(missing) == SUBSET_TERMS + 2 and missing[-1] == "x" * (SUBSET_TERMS + 1)
     assert (
         len([r for r in wrong_entries([(i, 0) for i in range(SUBSET_TERMS)]) if r.code == "missing-term"])
         == 63

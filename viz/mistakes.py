@@ -12,9 +12,9 @@ two different recipes give is said to be either mistake, by both, the first in t
 The catalogue lives in viz, below both: the explorer (viz) must not import the checker (lessons).
 
 A recipe says, for each term of the sum in Algorithm 6.2's order, what the mistake adds in its place
-(:data:`USES`): ``p`` the term itself, ``0`` nothing, ``g`` grad_table[u(i)] alone (no local derivative),
-``d`` ∂u(i)/∂u(j) alone (no grad_table factor), ``n`` the term negated. The terms are added one after
-another from 0, as Algorithm 6.2 adds them, so ``"ppp"`` is the right entry to the last bit.
+(:data:`USES`): ``p`` the term itself, ``x`` nothing (left out), ``g`` grad_table[u(i)] alone (no local
+derivative), ``d`` ∂u(i)/∂u(j) alone (no grad_table factor), ``n`` the term negated. The terms are added
+one after another from 0, as Algorithm 6.2 adds them, so ``"ppp"`` is the right entry to the last bit.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2, and section
 6.5.6 ("we simply sum the gradients arriving from different paths").
@@ -47,7 +47,7 @@ wrong number is named by (the first row whose recipe gives the number first). ``
 and ``wrong-sum`` the last of every other entry; both stand for any number."""
 
 USES: dict[str, str] = {
-    "0": "left out",
+    "x": "left out",
     "g": "without its local derivative",
     "d": "without its factor grad_table[u(i)]",
     "n": "with its sign changed",
@@ -92,19 +92,17 @@ class Wrong:
             elif use == "g":
                 total += t.grad_i
             elif use == "d":
-                total += t.derivative
+                total += t.derivative  # and x, the term left out, adds nothing
         return total
 
     def as_data(self) -> dict[str, Any]:
-        """The row as the explorer's page gets it (JSON): ``code``, and ``recipe``, None for any number, or
-        ``{"base": letter, "at": {position: letter}}``: the letter of most terms and the others by position,
-        so a row that changes one term of an entry of n terms is not n letters long (the page's
-        ``usesOf`` spells it out again)."""
+        """The row as the explorer's page gets it (JSON): ``code``, and ``uses`` with each run of three or
+        more equal letters written as its length and the letter (``"200pd"`` is 200 ``p`` then ``d``), so a
+        row that changes one term of an entry of n terms is not n letters long; None for any number."""
         if self.uses is None:
-            return {"code": self.code, "recipe": None}
-        base = max("p0gdn", key=self.uses.count)
-        at = {str(t): use for t, use in enumerate(self.uses) if use != base}
-        return {"code": self.code, "recipe": {"base": base, "at": at}}
+            return {"code": self.code, "uses": None}
+        runs = ((use, len(list(same))) for use, same in itertools.groupby(self.uses))
+        return {"code": self.code, "uses": "".join(f"{k}{use}" if k > 2 else use * k for use, k in runs)}
 
     def changed(self) -> list[int]:
         """The positions of the terms this mistake changes (every letter but ``p``)."""
@@ -136,7 +134,7 @@ def wrong_entries(edges: Sequence[tuple[int, int]], *, output: bool = False) -> 
     everything = set(range(n))
 
     def keep(kept: set[int]) -> str:
-        return "".join("p" if t in kept else "0" for t in range(n))
+        return "".join("p" if t in kept else "x" for t in range(n))
 
     def one(t: int, use: str) -> str:
         return "p" * t + use + "p" * (n - t - 1)

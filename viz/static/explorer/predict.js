@@ -6,12 +6,9 @@ import { button, fmt, make, say } from "./words.js";
 
 function close(a, b) { return Math.abs(a - b) <= 1e-3 * Math.abs(b) + 1e-12; }
 
-// A recipe's letters, one per term of the sum (viz.mistakes.Wrong.as_data: most terms' letter, the others
-// by position).
-function usesOf(recipe, count) {
-  var uses = "";
-  for (var t = 0; t < count; t++) { uses += recipe.at[t] || recipe.base; }
-  return uses;
+// A recipe's letters, one per term of the sum, its runs spelt out (viz.mistakes.Wrong.as_data: "200pd").
+function usesOf(sent) {
+  return sent.replace(/(\d+)([pxgdn])/g, function (run, k, use) { return use.repeat(+k); });
 }
 
 // The entry a catalogued mistake gives at the current inputs (viz.mistakes.Wrong.value): the terms of the
@@ -35,8 +32,8 @@ export function predicting(p, ask) {
   function diagnose(j, typed) {
     var rows = spec.wrong[j], terms = spec.consumers[j], found = [], named = {};
     rows.forEach(function (row) {
-      if (row.recipe === null || named[row.code]) { return; }
-      var uses = usesOf(row.recipe, terms.length);
+      if (row.uses === null || named[row.code]) { return; }
+      var uses = usesOf(row.uses);
       if (close(typed, wrongEntry(m, terms, uses))) { named[row.code] = true; found.push({ code: row.code, uses: uses }); }
     });
     return found.length ? found : [{ code: rows[rows.length - 1].code, uses: null }];
