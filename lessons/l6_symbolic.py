@@ -23,7 +23,7 @@ from lessons.step import CODE_WIDTH, Ours, Question, Step
 from micrograph import Graph, Value, grad, pseudocode
 from micrograph.errors import DomainError
 from micrograph.expr import build
-from micrograph.graph import topological_order
+from micrograph.order import topological_order
 from viz.symbolic_frames import build_grad_call_rows, build_grad_call_text
 from viz.words import count, fmt, formula, node_names, table
 

@@ -21,7 +21,7 @@ from lessons.step import Ours, Step
 from micrograph import Graph, Value, grad, hessian_vector_product
 from micrograph.errors import DomainError
 from micrograph.expr import build
-from micrograph.graph import topological_order
+from micrograph.order import topological_order
 from viz.words import count, fmt, table
 
 __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]

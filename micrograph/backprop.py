@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from micrograph.errors import DomainError, _NotFinite
 from micrograph.memory import paused_gc
@@ -38,8 +37,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Term:
+class Term(NamedTuple):
     """One term of Algorithm 6.2's sum for grad_table[u(j)]: grad_table[u(i)] × du(i)/du(j).
 
     Attributes:
@@ -57,8 +55,7 @@ class Term:
     product: float
 
 
-@dataclass(frozen=True)
-class BackpropStep:
+class BackpropStep(NamedTuple):
     """One iteration j of Algorithm 6.2's loop: grad_table[u(j)] ← Σ_i grad_table[u(i)] ∂u(i)/∂u(j).
 
     Attributes:

@@ -19,9 +19,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from micrograph.engine import Value, as_values, to_float, topological_order
-from micrograph.errors import DomainError
-from micrograph.graph import Graph
+from micrograph.engine import Value
+from micrograph.errors import DomainError, to_float
+from micrograph.graph import Graph, as_values
+from micrograph.order import topological_order
 
 __all__ = ["JVP", "jvp", "jacobian_forward", "jacobian_reverse"]
 

@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 
-from micrograph.engine import NodeMeta, Value, as_value, as_values, sum_nodes
+from micrograph.engine import Value, as_value, sum_nodes
 from micrograph.errors import DomainError
-from micrograph.graph import Graph, SubGraph, get_consumers, get_inputs, get_operation
+from micrograph.graph import Graph, SubGraph, as_values, get_consumers, get_inputs, get_operation
 from micrograph.memory import paused_gc
+from micrograph.meta import NodeMeta
 
 __all__ = ["grad", "build_grad", "hessian_vector_product", "BuildGradCall", "BuildGradObserver"]
 
 
-@dataclass(frozen=True)
-class BuildGradCall:
+class BuildGradCall(NamedTuple):
     """One call of Algorithm 6.6, ``build_grad(V, G, G', grad_table)``, as it returned.
 
     Attributes:

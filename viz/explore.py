@@ -2,8 +2,9 @@
 
 :func:`explore` builds G once and B once, lays both out once in Python with Graphviz (apart: two
 drawings, two ``dot`` runs at once), and hands the page everything else as data. The page then computes
-on its own: the numbers come from JavaScript that :func:`micrograph.compile.compile_javascript` generates
-from the operation table (the ``js`` template beside each operation's Python one), never from a formula
+on its own: the numbers come from JavaScript that
+:func:`micrograph.compile_javascript.compile_javascript` generates from the operation table (the ``js``
+template beside each operation's Python one), never from a formula
 written in JavaScript. The program holds
 
 * Algorithm 6.1 over G's nodes u(1)..u(n);
@@ -34,9 +35,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from micrograph.compile import compile_javascript
-from micrograph.engine import Value, as_values
-from micrograph.graph import Graph, topological_order
+from micrograph.compile_javascript import compile_javascript
+from micrograph.engine import Value
+from micrograph.graph import Graph, as_values
+from micrograph.order import topological_order
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from micrograph.symbolic import grad
 from viz.dot import DEFAULT_MAX_NODES, check_size
@@ -322,7 +324,8 @@ def explore(
         z: the output u(n), a Value. Its graph is not changed.
         wrt: the targets T of the drawn B and of the dz/dw shown beside the sliders; None: every variable.
         max_nodes: the largest graph drawn (300 by default, as :func:`viz.draw`). Layout time grows with
-            it: G and B of about 400 nodes each take a few seconds of Graphviz (see docs/architecture.md).
+            it: G and B of about 500 nodes each take a few tenths of a second of Graphviz, an edge longer
+            than 8 ranks drawn from a copy of its source (see docs/architecture.md, "Layout").
         predict: predict mode: the grad_table entries are hidden and the student types each one, in
             Algorithm 6.2's order from u(n) down; each is checked at once, and a wrong entry is named with
             the mistake of the sum it is (:mod:`viz.mistakes`, the exercise checker's catalogue), its

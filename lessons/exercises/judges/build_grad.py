@@ -28,10 +28,11 @@ from lessons.exercises.judges.entry import diagnose_entry
 from lessons.exercises.judges.mistakes import Mistake, failure
 from lessons.exercises.judges.scaling import Tally, paths_stop
 from micrograph import grad
-from micrograph.engine import Value, as_value, topological_order
+from micrograph.engine import Value, as_value
 from micrograph.errors import DomainError
 from micrograph.graph import Graph
 from micrograph.ops import op_by_name, pow_const
+from micrograph.order import topological_order
 
 __all__ = ["cases", "MISTAKES", "IMPORTS"]
 
