@@ -47,6 +47,7 @@ from viz.explore_layout import layout
 from viz.explore_page import Explorer
 from viz.frames import Frame, observe
 from viz.groups import LEVELS
+from viz.mistakes import ENTRY_MISTAKES, USES, distinct, wrong_entries
 from viz.narration import HOLE, Holes, frame_text
 from viz.words import clean, count, fmt, formula, formula_numbers, node_names
 
@@ -136,14 +137,10 @@ WORDS = {
     "predict_reset": "The inputs changed: the entries start again from u(n).",
     "predict_nan": "Type a number.",
     "wrong": "Not grad_table[{name}]: you typed {typed}.",
-    "left_out": "Your number is the sum without the term through {ui}: {term}.",
-    "only_one": (
-        "Your number is the term through {ui} alone; the sum has {count}, one per edge out of {name}."
-    ),
-    "no_derivative": "The term through {ui} misses its local derivative: {term}.",
-    "no_grad": "The term through {ui} misses its factor grad_table[{ui}]: {term}.",
-    "sign": "The sign differs.",
-    "terms": "Its sum has {count}: which differs from yours?",
+    "mistake": "Mistake {code}: {words}.",
+    "also": "Or mistake {code}: {words}, which gives the same number.",
+    "terms": "Its sum has {count}:",
+    "term_use": "{use}: {term}",
     "zoom_in": "Zoom in",
     "zoom_out": "Zoom out",
     "fit": "Fit",
@@ -172,7 +169,8 @@ WORDS = {
     ),
 }
 """Every sentence the explorer's page says that is not a frame's: templates whose ``{name}`` fields the
-page fills with names and numbers (formatted as :func:`viz.words.fmt`)."""
+page fills with names and numbers (formatted as :func:`viz.words.fmt`). Predict mode names a wrong entry with
+the catalogue of :mod:`viz.mistakes` (``mistake``, ``also``: its code and words, the exercise checker's)."""
 
 
 def explorer_spec(
@@ -194,7 +192,8 @@ def explorer_spec(
         wrt: the nodes B is drawn for (the targets T of Algorithm 6.5, shown as dz/dw beside the
             sliders); None: every variable of G (its leaves that are not constants).
         max_nodes: the largest G (and the largest B) drawn.
-        predict: hide the grad_table; the student types each entry (predict mode).
+        predict: hide the grad_table; the student types each entry (predict mode), and the spec's
+            ``wrong`` gives each entry's catalogued mistakes (:mod:`viz.mistakes`) as recipes.
         level: ``"scalars"`` (every node drawn), or for a network built by ``micrograph.nn``, the level it
             is first shown at, ``"layers"`` or ``"neurons"`` (:mod:`viz.explore_groups`: both levels and
             every group's scalars are laid out; ``max_nodes`` bounds each drawing's boxes; the sliders are
@@ -263,7 +262,20 @@ def explorer_spec(
     else:
         svg_g, svg_b, note = layout(graph, B, names, max_nodes)
     spec.update({"svg_g": svg_g, "svg_b": svg_b, "note": note, "predict": predict})
+    spec["wrong"] = _wrong_entries(graph) if predict else []
     return spec, program.source
+
+
+def _wrong_entries(graph: Graph) -> list[list[dict[str, Any]]]:
+    """Predict mode's diagnoses: for every grad_table entry, the catalogue's wrong entries
+    (:mod:`viz.mistakes`) as recipes over the terms of its sum (``spec["consumers"][j]``, the same order),
+    which the page evaluates at the current inputs (:meth:`viz.mistakes.Wrong.as_data`). Each recipe is sent
+    once (:func:`viz.mistakes.distinct`), with the code the checker names it by."""
+    edges, last = graph.consumer_edges, len(graph.nodes) - 1
+    return [
+        [w.as_data() for w in distinct(wrong_entries(edges[j], output=j == last))]
+        for j in range(len(graph.nodes))
+    ]
 
 
 def _spec(graph: Graph, names: dict[Value, str], fs: list[Frame], program: Any,
@@ -326,6 +338,7 @@ def _spec(graph: Graph, names: dict[Value, str], fs: list[Frame], program: Any,
         "algorithm_6_1": list(ALGORITHM_6_1.lines),
         "algorithm_6_2": list(ALGORITHM_6_2.lines),
         "words": WORDS,
+        "mistakes": {"words": ENTRY_MISTAKES, "uses": USES},
         "hole": HOLE,
         "b_size": len(B),
         "digits": fmt(1.0).count("0") + 1,
@@ -356,8 +369,9 @@ def explore(
             it: G and B of about 500 nodes each take a few tenths of a second of Graphviz, an edge longer
             than 8 ranks drawn from a copy of its source (see docs/architecture.md, "Layout").
         predict: predict mode: the grad_table entries are hidden and the student types each one, in
-            Algorithm 6.2's order from u(n) down; each is checked at once, and a wrong entry is told
-            which term of its sum over consumers differs.
+            Algorithm 6.2's order from u(n) down; each is checked at once, and a wrong entry is named with
+            the mistake of the sum it is (:mod:`viz.mistakes`, the exercise checker's catalogue), its
+            terms marked.
         level: ``"scalars"``; or for a network built by ``micrograph.nn``, ``"layers"`` or ``"neurons"``:
             G and B drawn one box per layer (per neuron) with its a, h and grad_table entries, a button to
             switch level, and a group's scalars in G and in B shown when it is clicked (or focused with
