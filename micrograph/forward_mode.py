@@ -108,8 +108,9 @@ def jvp(outputs: Value | Sequence[Value], inputs: Value | Sequence[Value], v: fl
         tangent[x] = tangent.get(x, 0.0) + vk
     evaluations = 0
     for u in topological_order(outs):
+        # an input keeps its direction v; other leaves are constants: tangent 0
         if u in tangent or u.op is None:
-            continue  # an input keeps its direction v; any other leaf is a constant (tangent 0)
+            continue
         args = tuple(p.data for p in u.inputs)
         total = 0.0
         seen_any = False
@@ -118,7 +119,8 @@ def jvp(outputs: Value | Sequence[Value], inputs: Value | Sequence[Value], v: fl
             if tp is None:
                 continue
             try:
-                d = u.op.local_derivative(k, args, u.data)  # the table's rule, as Algorithm 6.2 calls it
+                # the table's rule, as Algorithm 6.2 calls it
+                d = u.op.local_derivative(k, args, u.data)
             except (ArithmeticError, ValueError) as e:
                 reason = f"its derivative in argument {k + 1}: {e}"
                 raise DomainError(u.op, list(args), reason=reason) from None

@@ -144,11 +144,14 @@ def forward_mlp(
     lam2, lam1 = _check_lambda(l2, "l2", where), _check_lambda(l1, "l1", where)
     xs = _check_features(x, model.nin, where)
     target = spec.check_target(y, model.nouts[-1], where)
-    h: list[list[Value]] = [[Value(v, label=f"x{j + 1}") for j, v in enumerate(xs)]]  # h(0) = x
+    x_leaves = [Value(v, label=f"x{j + 1}") for j, v in enumerate(xs)]
+    h: list[list[Value]] = [x_leaves]  # h(0) = x
     a: list[list[Value]] = [[]]
     for k, layer in enumerate(model.layers, start=1):
-        a_k = [n.preactivation(h[k - 1]) for n in layer.neurons]  # a(k) = b(k) + W(k) h(k-1)
-        h_k = [n.activate(a_km) for n, a_km in zip(layer.neurons, a_k, strict=True)]  # h(k) = f(a(k))
+        # a(k) = b(k) + W(k) h(k-1)
+        a_k = [n.preactivation(h[k - 1]) for n in layer.neurons]
+        # h(k) = f(a(k))
+        h_k = [n.activate(a) for n, a in zip(layer.neurons, a_k, strict=True)]
         for m, (a_km, h_km) in enumerate(zip(a_k, h_k, strict=True)):
             a_km.label = f"a{k}[{m}]"
             if h_km is not a_km:
@@ -159,6 +162,7 @@ def forward_mlp(
     L = spec.fn(y_hat, target)
     L.label = "L"
     penalty = _regularizer(model, lam2, lam1, decay_biases)
-    J = L if penalty is None else L + penalty  # J = L(y_hat, y) + lambda Omega(theta)
+    # J = L(y_hat, y) + lambda Omega(theta)
+    J = L if penalty is None else L + penalty
     J.label = "J"
     return MLPForward(a=a, h=h, y_hat=y_hat, loss=L, penalty=penalty, J=J)
