@@ -128,15 +128,21 @@ def jvp(outputs: Value | Sequence[Value], inputs: Value | Sequence[Value], v: fl
             total += d * tp
             seen_any = True
         if seen_any:
-            if not math.isfinite(total):  # as Value.backward refuses a gradient that is not finite
-                shown = ", ".join(repr(a) for a in args)
-                raise DomainError(
-                    u.op, list(args),
-                    message=f"jvp: the tangent of the node {u.op.name}({shown}) is not finite ({total!r}): "
-                    "the product of its local derivatives and the direction overflowed",
-                )  # fmt: skip
+            # refused, as Value.backward refuses a gradient that is not finite
+            if not math.isfinite(total):
+                raise _overflowed(u, args, total)
             tangent[u] = total
     return JVP(tuple(o.data for o in outs), tuple(tangent.get(o, 0.0) for o in outs), evaluations)
+
+
+def _overflowed(u: Value, args: tuple[float, ...], total: float) -> DomainError:
+    """The error for a tangent that is not finite: the node, its arguments and the tangent."""
+    shown = ", ".join(repr(a) for a in args)
+    return DomainError(
+        u.op, list(args),
+        message=f"jvp: the tangent of the node {u.op.name}({shown}) is not finite ({total!r}): "
+        "the product of its local derivatives and the direction overflowed",
+    )  # fmt: skip
 
 
 def jacobian_forward(outputs: Sequence[Value], inputs: Sequence[Value]) -> tuple[list[list[float]], int]:

@@ -213,7 +213,8 @@ def grad(
             else:  # z does not depend on V
                 grad_table[V] = as_value(0.0)
         _mark_backward(G, grad_table, targets, next(_calls))
-    result = [grad_table[V] for V in targets]  # return grad_table restricted to T
+    # return grad_table restricted to T
+    result = [grad_table[V] for V in targets]
     return result[0] if single else result
 
 
