@@ -20,6 +20,7 @@ __all__ = [
     "grad_call",
     "hessian_vector",
     "naive_sum",
+    "pulled_term",
     "stored",
 ]
 
@@ -58,6 +59,15 @@ def backprop_call(evaluations: int, caption: str = "") -> EngineLines:
         bound=(Bound("table, evaluations = run_algorithm_6_2(", "evaluations", (evaluations,)),),
         caption=caption,
     )
+
+
+def pulled_term(caption: str) -> EngineLines:
+    """Algorithm 6.2's term for one edge, on numbers: the rule's local derivative times grad_table[u(i)],
+    added to the sum; shown by a step that reads a run an earlier step made (``reported``)."""
+    return EngineLines(
+        "micrograph.backprop:run_algorithm_6_2", "d = rule(u[a], u[i])", "total += term", caption=caption,
+        reported=True,
+    )  # fmt: skip
 
 
 def stored(result: CountedGradient) -> EngineLines:

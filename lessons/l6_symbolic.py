@@ -19,7 +19,7 @@ from typing import Any
 
 import viz
 from lessons.engine_lines import Bound, EngineLines
-from lessons.engine_spans import backprop_call, forward_call, grad_call, graph_order
+from lessons.engine_spans import backprop_call, forward_call, grad_call, graph_order, pulled_term
 from lessons.step import Ours, Question, Step
 from micrograph import Graph, Value, grad, pseudocode
 from micrograph.errors import DomainError
@@ -384,7 +384,7 @@ def _engine_build(l: Any) -> list[EngineLines]:
                 Bound("total = None", "self.name", (C.op.name,)),
                 Bound("return total", "total", (term,), (_name(l, term),)),
             ),
-            caption=f"the last call's, for {_name(l, last.V)} in {_name(l, C)}",
+            caption=f"the last call's, V = {_name(l, last.V)}, C = {_name(l, C)}",
             reported=True,
         )
     ]
@@ -399,13 +399,7 @@ def _engine_reuse(l: Any) -> list[EngineLines]:
 
 def _engine_same(l: Any) -> list[EngineLines]:
     return [
-        EngineLines(
-            "micrograph.backprop:run_algorithm_6_2",
-            "d = rule(u[a], u[i])",
-            "total += term",
-            caption="on numbers: Algorithm 6.2's sum",
-            reported=True,
-        ),
+        pulled_term("on numbers: Algorithm 6.2's sum"),
         EngineLines(
             "micrograph.ops:Op.bprop",
             "d = self.local_derivative(k, inputs, out)",

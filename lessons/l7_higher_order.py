@@ -190,7 +190,7 @@ def _engine_derivatives(l: Any) -> list[EngineLines]:
     return [
         EngineLines(
             "micrograph.symbolic:grad",
-            "G = Graph(z)",
+            "with paused_gc():",
             "result = [grad_table[V] for V in targets]",
             (
                 Bound("G = Graph(z)", "len(G.nodes)", (l.sizes[2],)),

@@ -14,7 +14,7 @@ from typing import Any
 
 import viz
 from lessons.engine_lines import Bound, EngineLines
-from lessons.engine_spans import hessian_vector
+from lessons.engine_spans import hessian_vector, pulled_term
 from lessons.step import Ours, Step
 from micrograph import Value, grad, hessian_vector_product, jacobian_forward, jacobian_reverse, jvp
 from viz.words import fmt, table
@@ -198,13 +198,7 @@ def _engine_chain(l: Any) -> list[EngineLines]:
             caption="forward mode (step 1): a node's tangent from its arguments'",
             reported=True,
         ),
-        EngineLines(
-            "micrograph.backprop:run_algorithm_6_2",
-            "term = grad_table[i] * d",
-            "total += term",
-            caption="reverse mode (step 2): a node's gradient from its consumers'",
-            reported=True,
-        ),
+        pulled_term("reverse mode (step 2): a node's gradient from its consumers'"),
     ]
 
 
