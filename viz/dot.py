@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import graphviz
 
@@ -34,6 +34,7 @@ from viz.words import as_graph, clean, fmt, formula, kind, node_names
 __all__ = [
     "GraphTooLarge",
     "check_size",
+    "copy_name",
     "draw",
     "draw_side_by_side",
     "draw_backward",
@@ -99,13 +100,17 @@ def check_size(size: int, max_nodes: int, what: str = "the graph") -> None:
         raise GraphTooLarge(size, max_nodes, what)
 
 
+def _head(name: str, node: Value, caption: str | None = None) -> str:
+    """A box's first row: the name, with the caption or else the label before it."""
+    if caption:
+        return f"{clean(caption)} ({name})"
+    return name if not node.label else f"{clean(node.label)} ({name})"
+
+
 def _fields(name: str, node: Value, names: Mapping[Value, str], data: float | None, grad: float | None,
             *, show_grad: bool = True, caption: str | None = None) -> list[str]:  # fmt: skip
     """The rows of a node's box, as plain text: name (and label or caption), computation, data, grad."""
-    head = name if not node.label else f"{clean(node.label)} ({name})"
-    if caption:
-        head = f"{clean(caption)} ({name})"
-    fields = [head, clean(formula(node, names), 60), f"data {fmt(data)}"]
+    fields = [_head(name, node, caption), clean(formula(node, names), 60), f"data {fmt(data)}"]
     if show_grad:
         fields.append(f"grad {fmt(grad) if grad is not None else '—'}")
     return fields
@@ -124,11 +129,12 @@ def html_box(rows: Sequence[str], attrs: Mapping[str, str], *, width: int | None
     Args:
         rows: the lines of the box, top to bottom (plain text).
         attrs: a node style of :mod:`viz.style` (``fillcolor``, ``color``, ``fontcolor``, ``penwidth``,
-            ``style`` with ``dashed``).
+            ``style`` with ``dashed`` and/or ``rounded``).
         width: the box's least width in points (room for numbers a page writes in later), or None.
     """
     border = attrs.get("penwidth", "1")
-    dashed = ' STYLE="dashed"' if "dashed" in attrs.get("style", "") else ""
+    styles = [s for s in ("rounded", "dashed") if s in attrs.get("style", "")]
+    styled = f' STYLE="{",".join(styles)}"' if styles else ""
     font = attrs.get("fontcolor", style.BOX_DEFAULT["fontcolor"])
     wide = f' WIDTH="{width}"' if width else ""
     cells = "".join(
@@ -139,7 +145,7 @@ def html_box(rows: Sequence[str], attrs: Mapping[str, str], *, width: int | None
     return (
         f'<<TABLE BORDER="{border}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2" '
         f'BGCOLOR="{attrs.get("fillcolor", style.BOX_DEFAULT["fillcolor"])}" '
-        f'COLOR="{attrs.get("color", style.BOX_DEFAULT["color"])}"{dashed}>'
+        f'COLOR="{attrs.get("color", style.BOX_DEFAULT["color"])}"{styled}>'
         f"{cells}</TABLE>>"
     )
 
@@ -171,19 +177,45 @@ def _node(dot: graphviz.Digraph, name: str, rows: Sequence[str], attrs: Mapping[
     dot.node(name, html_box(rows, attrs, width=width))
 
 
-def _edges(dot: graphviz.Digraph, node: Value, names: Mapping[Value, str], *,
-           cross: Iterable[Value] = ()) -> None:  # fmt: skip
-    """The edges Pa(node) -> node, in argument order, numbered where the operation is not commutative."""
+def copy_name(source: str, consumer: str) -> str:
+    """The DOT name of the copy of node ``source`` drawn beside its consumer ``consumer`` (``u1~u37``)."""
+    return f"{source}~{consumer}"
+
+
+def _tail(dot: graphviz.Digraph, node: Value, k: int, names: Mapping[Value, str],
+          cut: Collection[tuple[Value, Value]], head: Callable[[Value], str]) -> str:  # fmt: skip
+    """The DOT node the edge of argument k of ``node`` starts from: the argument itself, or, for an edge
+    in ``cut``, a copy of it beside ``node`` (one row, the argument's first, in its colours with rounded
+    corners), added with the first edge that needs it."""
+    p = node.inputs[k]
+    if (p, node) not in cut:
+        return names[p]
+    tail = copy_name(names[p], names[node])
+    if p not in node.inputs[:k]:
+        attrs = _node_attrs(p)
+        attrs["style"] = attrs.get("style", "filled") + ",rounded"
+        _node(dot, tail, [head(p)], attrs)
+    return tail
+
+
+def _edges(dot: graphviz.Digraph, node: Value, names: Mapping[Value, str], *, cross: Iterable[Value] = (),
+           cut: Collection[tuple[Value, Value]] = ()) -> None:  # fmt: skip
+    """The edges Pa(node) -> node, in argument order, numbered where the operation is not commutative;
+    an edge (u(j), node) in ``cut`` starts at a copy of u(j)."""
     op = node.op
     numbered = op is not None and op.arity == 2 and not op.commutative
     cross_set = set(cross)
+
+    def first_row(v: Value) -> str:
+        return _head(names[v], v)
+
     for k, p in enumerate(node.inputs):
         attrs: dict[str, str] = {}
         if numbered:  # at the arrow head: a mid-edge label would double the ranks (and dot's time)
             attrs["headlabel"] = str(k + 1)
         if p in cross_set:
             attrs.update(style.CROSS_EDGE)
-        dot.edge(names[p], names[node], **attrs)
+        dot.edge(_tail(dot, node, k, names, cut, first_row), names[node], **attrs)
 
 
 def _new_digraph(name: str, title: str | None) -> graphviz.Digraph:
@@ -201,11 +233,14 @@ def digraph(
     highlight: Iterable[Value] = (),
     title: str | None = None,
     width: int | None = None,
+    cut: Collection[tuple[Value, Value]] = (),
 ) -> graphviz.Digraph:
     """The drawing of ``graph`` with the values ``data`` and gradients ``grads`` given per node (None: "?").
 
     The building block of :func:`draw` and :mod:`viz.steps` (which shows values as they are computed);
-    ``width`` is each box's least width in points (the explorer's page writes numbers of any length).
+    ``width`` is each box's least width in points (the explorer's page writes numbers of any length);
+    each edge (u(j), u(i)) in ``cut`` is drawn from a copy of u(j) beside u(i), named ``u(j)~u(i)`` in
+    the DOT source (the explorer's far edges, :func:`viz.explore_layout.far_edges`).
     """
     names = node_names(graph)
     nodes = graph.nodes
@@ -218,7 +253,7 @@ def digraph(
         _node(dot, names[v], _fields(names[v], v, names, data[i], grads[i]),
               _node_attrs(v, highlighted=v in marked, output=i == last), width)  # fmt: skip
     for v in nodes[graph.n_inputs :]:
-        _edges(dot, v, names)
+        _edges(dot, v, names, cut=cut)
     return dot
 
 
@@ -382,7 +417,12 @@ def _caption(v: Value, zname: str, names: Mapping[Value, str]) -> str | None:
 
 
 def draw_backward(
-    G: Graph, B_nodes: Sequence[Value], names: Mapping[Value, str], *, width: int | None = None
+    G: Graph,
+    B_nodes: Sequence[Value],
+    names: Mapping[Value, str],
+    *,
+    width: int | None = None,
+    cut: Collection[tuple[Value, Value]] = (),
 ) -> graphviz.Digraph:
     """The backward subgraph B alone, laid out apart from G (the explorer draws G and B as two pictures).
 
@@ -396,6 +436,8 @@ def draw_backward(
         B_nodes: B's nodes in B's topological order (no node of G).
         names: every node's name (:func:`viz.words.node_names` of G with ``B_nodes``).
         width: each box's least width in points, or None.
+        cut: edges (u(j), u(i)) of B drawn from a copy of u(j) beside u(i) (``u(j)~u(i)`` in the DOT
+            source), as :func:`digraph`'s.
 
     Returns:
         A ``graphviz.Digraph`` (no file written).
@@ -410,11 +452,16 @@ def draw_backward(
         _node(dot, names[v], _fields(names[v], v, names, v.data, None, show_grad=False,
                                      caption=_caption(v, zname, names)),
               _node_attrs(v), width)  # fmt: skip
+
+    def head(v: Value) -> str:
+        return _head(names[v], v, _caption(v, zname, names))
+
     for v in B_nodes:
         numbered = v.op is not None and v.op.arity == 2 and not v.op.commutative
         for k, p in enumerate(v.inputs):
             if p in B_set:
-                dot.edge(names[p], names[v], **({"headlabel": str(k + 1)} if numbered else {}))
+                tail = _tail(dot, v, k, names, cut, head)
+                dot.edge(tail, names[v], **({"headlabel": str(k + 1)} if numbered else {}))
     return dot
 
 

@@ -311,7 +311,8 @@ def explore(
         z: the output u(n), a Value. Its graph is not changed.
         wrt: the targets T of the drawn B and of the dz/dw shown beside the sliders; None: every variable.
         max_nodes: the largest graph drawn (300 by default, as :func:`viz.draw`). Layout time grows with
-            it: G and B of about 400 nodes each take a few seconds of Graphviz (see docs/architecture.md).
+            it: G and B of about 500 nodes each take a few tenths of a second of Graphviz, an edge longer
+            than 8 ranks drawn from a copy of its source (see docs/architecture.md, "Layout").
         predict: predict mode: the grad_table entries are hidden and the student types each one, in
             Algorithm 6.2's order from u(n) down; each is checked at once, and a wrong entry is told
             which term of its sum over consumers differs.

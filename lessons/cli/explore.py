@@ -40,8 +40,8 @@ def add(sub: Any) -> None:
         "--max-nodes",
         type=integer(1, MAX_NODES),
         default=300,
-        help="refuse to draw bigger graphs (default 300); raising it costs layout time: G and B of about 400 "
-        "nodes each take a few seconds of Graphviz",
+        help="refuse to draw bigger graphs (default 300); raising it costs layout time: G and B of about 500 "
+        "nodes each take a few tenths of a second of Graphviz",
     )
     xp.add_argument(
         "--predict", action="store_true", help="hide the grad_table: type each entry from u(n) down"
