@@ -211,7 +211,8 @@ class LessonView:
         """The current step as JSON: number, title, index, count, at_end, text, the picture (``svg``: a
         drawing's SVG, or ``chart``: a plot's :meth:`viz.charts.Chart.to_dict`, else "" and None),
         picture_note (why a drawing is missing: too large, or Graphviz failed), width (the columns the text is
-        wrapped to), note, question (the text of
+        wrapped to), code (the engine's lines the step ran, with their values, as in the text), note, question
+        (the text of
         the step's question to predict, answered with :meth:`answer`, or None)."""
         s = self.stepper
         wrap = min(max(int(width), 40), 200) if width else WIDTH
@@ -224,6 +225,7 @@ class LessonView:
                 "count": len(s),
                 "at_end": s.at_end,
                 "text": s.show(width=wrap, keys="", place="page"),
+                "code": s.code,
                 "width": wrap,
                 "svg": svg,
                 "chart": chart,

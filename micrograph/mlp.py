@@ -342,10 +342,11 @@ class MLP(Module):
         draw = _make_rng(seed, rng, "MLP()")
         sz = [nin, *widths]
         last = len(widths) - 1
-        self.layers = [
-            Layer(sz[i], sz[i + 1], activation=activation if i != last else "identity", init=init, rng=draw)
-            for i in range(len(widths))
-        ]
+        self.layers: list[Layer] = []
+        for i in range(len(widths)):  # layer k = i + 1: W(k) is sz[i + 1] x sz[i]
+            f = "identity" if i == last else activation  # a linear last layer
+            layer = Layer(sz[i], sz[i + 1], activation=f, init=init, rng=draw)
+            self.layers.append(layer)
         for k, layer in enumerate(self.layers, start=1):  # the book's names: W(k)[m, i], b(k)[m]
             for m, neuron in enumerate(layer.neurons):
                 for i, w in enumerate(neuron.w):

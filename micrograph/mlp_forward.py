@@ -147,7 +147,8 @@ def forward_mlp(
     lam2, lam1 = _check_lambda(l2, "l2", where), _check_lambda(l1, "l1", where)
     a, h, L = _example(model, x, y, spec, where)
     penalty = _regularizer(model, lam2, lam1, decay_biases)
-    J = L if penalty is None else tag(L + penalty, "cost")  # J = L(y_hat, y) + lambda Omega(theta)
+    # J = L(y_hat, y) + lambda Omega(theta)
+    J = L if penalty is None else tag(L + penalty, "cost")
     J.label = "J"
     return MLPForward(a=a, h=h, y_hat=h[-1], loss=L, penalty=penalty, J=J)
 
@@ -162,20 +163,24 @@ def _example(
     xs = _check_features(x, model.nin, where)
     target = spec.check_target(y, model.nouts[-1], where)
     names = [f"x{j + 1}" if row is None else f"X[{row},{j}]" for j in range(len(xs))]
-    h: list[list[Value]] = [
-        [tag(Value(v, label=names[j]), "input", 0, j) for j, v in enumerate(xs)]  # h(0) = x
-    ]
+    x_leaves = [Value(v, label=names[j]) for j, v in enumerate(xs)]
+    for j, x_j in enumerate(x_leaves):
+        tag(x_j, "input", 0, j)
+    h: list[list[Value]] = [x_leaves]  # h(0) = x
     a: list[list[Value]] = [[]]
     for k, layer in enumerate(model.layers, start=1):
-        a_k = [n.preactivation(h[k - 1]) for n in layer.neurons]  # a(k) = b(k) + W(k) h(k-1)
-        h_k = [n.activate(a_km) for n, a_km in zip(layer.neurons, a_k, strict=True)]  # h(k) = f(a(k))
+        # a(k) = b(k) + W(k) h(k-1)
+        a_k = [n.preactivation(h[k - 1]) for n in layer.neurons]
+        # h(k) = f(a(k))
+        h_k = [n.activate(a) for n, a in zip(layer.neurons, a_k, strict=True)]
         for m, (a_km, h_km) in enumerate(zip(a_k, h_k, strict=True)):
             a_km.label = f"a{k}[{m}]"
             if h_km is not a_km:
                 h_km.label = f"h{k}[{m}]"
         a.append(a_k)
         h.append(h_k)
-    L = tag(spec.fn(h[-1], target), "loss")  # L(y_hat, y), y_hat = h(l)
+    # L(y_hat, y), y_hat = h(l)
+    L = tag(spec.fn(h[-1], target), "loss")
     L.label = "L"
     return a, h, L
 

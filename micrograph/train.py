@@ -258,7 +258,8 @@ def accuracy(
     right = 0
     for x, y in zip(X, Y, strict=True):
         out = model(x)
-        right += spec.correct([out.data] if isinstance(out, Value) else [o.data for o in out], y)
+        outs = [out] if isinstance(out, Value) else out
+        right += spec.correct([o.data for o in outs], y)
     return right / len(X)
 
 
