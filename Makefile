@@ -1,4 +1,5 @@
-# micrograph: `make demo` runs the lesson tour (writes out/), `make test` builds the docs and runs the tests,
+# micrograph: `make demo` runs the lesson tour (writes out/), `make test` builds the docs and runs the tests
+# not marked slow (`make test-slow` the others),
 # `make docs` builds the documentation site (docs/_build/html), `make bench` measures.
 # Each creates a virtual environment in .venv and installs what is missing first. Other Pythons (3.10 to
 # 3.13, where installed) get their own environments from nox: `make pythons`, `make wheel`, `make citation`.
@@ -7,7 +8,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 OUT    ?= out
 
-.PHONY: demo test docs lint bench site serve-site graphviz testtools pythons wheel citation clean
+.PHONY: demo test test-slow docs lint bench site serve-site graphviz testtools pythons wheel citation clean
 
 # The main job installs micrograph and what it needs, nothing more; the tests add the dev extra.
 $(VENV)/.installed-main: setup.cfg pyproject.toml
@@ -58,8 +59,13 @@ docs: $(VENV)/.installed graphviz
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 	@echo "micrograph: the site is in docs/_build/html/index.html"
 
+# `make test` runs every test not marked slow (minutes); `make test-slow` the slow ones (chromium and the
+# site, the tour, the checker's limits); CI runs both.
 test: $(VENV)/.installed graphviz testtools docs
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not slow"
+
+test-slow: $(VENV)/.installed graphviz testtools docs
+	$(PY) -m pytest -q -m slow
 
 # The style gates: ruff's rules (complexity at most 15 included), ruff's format, mypy.
 lint: $(VENV)/.installed
@@ -71,7 +77,7 @@ lint: $(VENV)/.installed
 # environment nox has made (`make pythons` makes them; --install-only here creates any that are missing).
 bench: $(VENV)/.installed-bench
 	$(VENV)/bin/nox -s tests --install-only
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py --write docs/performance.md
 
 # The test suite on every supported Python installed here (nox: one session per version).
 pythons: $(VENV)/.installed graphviz testtools docs

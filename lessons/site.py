@@ -52,8 +52,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lessons.exercises.limits import BUDGET as CHECK_BUDGET
-from lessons.exercises.limits import TIME_LIMIT, WALL_LIMIT
 from lessons.site_files import missing_files
 
 __all__ = ["SiteError", "build_site", "serve", "server", "site_size", "MARKER", "BUDGET"]
@@ -65,20 +63,6 @@ MARKER = ".micrograph-site"
 
 BUDGET = 40 << 20
 """Bytes the built site may take (40 MiB)."""
-
-PAGE_SLOWER = 2.0
-"""How much more time a case may take in the page than on the command line: Python compiled to WebAssembly
-runs slower than CPython, and a browser gives no CPU time of a worker, only its clock."""
-
-CHECK_LIMITS = {
-    "case_seconds": TIME_LIMIT * PAGE_SLOWER,
-    "slower": PAGE_SLOWER,
-    "budget_seconds": CHECK_BUDGET * PAGE_SLOWER,
-    "wall_seconds": WALL_LIMIT,
-}
-"""The page's limits of a check, from ``micrograph exercise check``'s: a case's seconds (its own CPU limit,
-or the default, times :data:`PAGE_SLOWER`, of the page's clock), the budget of the whole check in the same
-clock, and the wall-clock limit of the whole check."""
 
 PYODIDE_FILES = (
     "pyodide.mjs",
@@ -286,7 +270,6 @@ def _stage(stage: Path, log: Callable[[str], None]) -> None:
         "python": lock.get("info", {}).get("python", "?"),
         "micrograph": ours,
         "wheels": others,
-        **CHECK_LIMITS,
     }
     (stage / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     (stage / MARKER).write_text(

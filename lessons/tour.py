@@ -113,7 +113,7 @@ def _run_lesson(n: int, out: Path, result: TourResult, bar: Any, notebook: bool)
                 drawing = (d / name).read_text(encoding="utf-8")
                 svg = drawing if run.pages is not None else ""
             image = name
-        run.entries.append(_Entry(l.index, l.step.title, l.step.line, l.step.quoted, l.text, l.step.code,
+        run.entries.append(_Entry(l.index, l.step.title, l.step.line, l.step.quoted, l.text, l.code,
                                   l.values(), image, drawing))  # fmt: skip
         if run.pages is not None:
             run.pages.append(page(l, svg))
@@ -144,7 +144,10 @@ def _lesson_page(l: Stepper, entries: list[_Entry]) -> str:
             parts.append(f"<p class='who'>{who}</p><pre class='{kind}'>{e(en.line)}</pre>")
         parts += [f"<p>{e(' '.join(p.split()))}</p>" for p in en.text.split("\n\n")]
         if en.code:
-            parts.append(f"<p class='muted'>Code that ran:</p><pre>{e(en.code)}</pre>")
+            parts.append(
+                "<p class='muted'>Code that ran (micrograph's own lines, with this step's values):</p>"
+                f"<pre class='engine'>{e(en.code)}</pre>"
+            )
         if en.values:
             parts.append(f"<p class='muted'>Values now:</p><pre>{e(en.values)}</pre>")
         if en.drawing:  # inline, so that its text can be kept legible (viz.pictures)

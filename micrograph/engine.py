@@ -1,4 +1,4 @@
-"""Value: the node u(i) of the book's computational graph, with micrograd's surface.
+"""Value: the node u(i) of the book's computational graph, and its operators, with micrograd's surface.
 
 A :class:`Value` holds a scalar ``data``, its gradient ``grad``, the operation ``op`` that produced it
 (None for a leaf, one of the first n_i nodes u(1)..u(n_i)), and its parents ``inputs``, Pa(u): an ordered
@@ -8,21 +8,25 @@ nodes from the operation table in :mod:`micrograph.ops`; nothing else stores how
 Nodes hold no reference cycles (a node refers only to its parents), so a graph is freed by reference
 counting the moment the last reference to its output goes, without the garbage collector.
 
+What a node does with its whole graph is written in modules of its own, below this one, which the class
+takes as its methods: back-propagation in the push form (``backward``, ``_backward``:
+:mod:`micrograph.push`), pickling and copying (:mod:`micrograph.pickling`), micrograd's lecture surface
+(:mod:`micrograph.lecture`).
+
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 (computational graphs).
 """
 
 from __future__ import annotations
 
 import copy
-import math
 import numbers
-import re
 import sys
-from collections.abc import Iterable, Sequence
-from typing import Any, Union
+from collections.abc import Sequence
+from typing import Any
 
-from micrograph.errors import DomainError
-from micrograph.memory import paused_gc
+from micrograph import lecture, pickling, push
+from micrograph.errors import DomainError, to_float
+from micrograph.meta import CONSTANT, NodeMeta
 from micrograph.ops import (
     ADD,
     COS,
@@ -41,50 +45,8 @@ from micrograph.ops import (
     pow_const,
 )
 
-__all__ = ["Value", "NodeMeta", "apply", "as_value", "as_values", "sum_nodes", "topological_order"]
+__all__ = ["Value", "apply", "as_value", "sum_nodes"]
 
-Number = Union[int, float]
-
-
-class NodeMeta:
-    """What a node is besides its operation: a constant, or part of a backward subgraph B.
-
-    Attributes:
-        constant: the node is a number wrapped implicitly (``x * 2`` wraps ``2``), not a user variable.
-        call: for nodes of B, the serial number of the :func:`~micrograph.grad` call that built them.
-        grad_of: for the nodes of B that are a gradient dz/du (a grad_table entry), the forward nodes u.
-        label: the node's label (``Value.label``), kept here for a node that has a NodeMeta.
-        z: for nodes of B, the output z of the graph G whose derivative built them.
-        targets: for nodes of B, the targets T of that call, in order. With ``z`` they let a view name
-            B's nodes after G's (u(n+1), ... in B's order, as figure 6.10 is drawn); both are nodes of G,
-            so a node of B refers back to G and never G to B (no reference cycle).
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, figure 6.10.
-    """
-
-    __slots__ = ("constant", "call", "grad_of", "label", "z", "targets")
-
-    def __init__(
-        self,
-        constant: bool = False,
-        call: int | None = None,
-        grad_of: tuple[Value, ...] = (),
-        label: str = "",
-        z: Value | None = None,
-        targets: tuple[Value, ...] = (),
-    ):
-        self.constant = constant
-        self.call = call
-        self.grad_of = grad_of
-        self.label = label
-        self.z = z
-        self.targets = targets
-
-    def __repr__(self) -> str:
-        return f"NodeMeta(constant={self.constant}, call={self.call}, grad_of={len(self.grad_of)} node(s))"
-
-
-_CONSTANT = NodeMeta(constant=True)
 _new = object.__new__
 
 
@@ -139,7 +101,7 @@ class Value:
         self, data: Any, _children: tuple[Value, ...] = (), _op: str = "", *, label: str = ""
     ) -> None:
         if type(data) is not float:
-            data = _to_float(data, "Value()")
+            data = to_float(data, "Value()")
         if not isinstance(label, str):
             raise TypeError(f"Value(label=...) must be a str, got {type(label).__name__} {label!r}")
         self.data = data
@@ -149,7 +111,7 @@ class Value:
         self._b = None
         self._info = label or None
         if _children or _op:
-            built = _by_hand(data, _children, _op)
+            built = lecture.by_hand(data, _children, _op)
             self.op, self._a, self._b = built.op, built._a, built._b
 
     # --- what a node is ------------------------------------------------------------------------
@@ -301,7 +263,7 @@ class Value:
         if isinstance(other, Value):
             return apply(POW, (self, other))
         if isinstance(other, numbers.Real):
-            return apply(pow_const(_to_float(other, "the exponent of x ** c")), (self,))
+            return apply(pow_const(to_float(other, "the exponent of x ** c")), (self,))
         return NotImplemented
 
     def __rpow__(self, other: Any) -> Value:
@@ -386,47 +348,6 @@ class Value:
         """cos(x), x in radians."""
         return apply(COS, (self,))
 
-    # --- pickling and copying: iterative, so a million-node graph works ---------------------------
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        """Pickle a node with its whole graph as a flat list in topological order (no recursion).
-
-        A leaf is pickled as itself, so leaves keep their identity across everything in one pickle (the
-        parameters of a model and the graphs built from them). An inner node is pickled with a copy of its
-        ancestors: two outputs pickled together share their leaves but not their inner nodes (pickle a
-        :class:`~micrograph.graph.Graph`, or the one output, to keep a graph whole). Operations are pickled
-        by name.
-        """
-        if self._a is None:
-            return _leaf, (self.data, self.grad, self.label, self.meta)
-        order = topological_order((self,))
-        position = {node: k for k, node in enumerate(order)}
-        records: list[Any] = []
-        for node in order:
-            if node._a is None:
-                records.append(node)  # a leaf: pickled as itself (memoized by pickle: one object)
-            else:
-                b = node._b
-                records.append(
-                    (node.op, position[node._a], -1 if b is None else position[b], node.data, node.grad,
-                     node.label, node.meta)
-                )  # fmt: skip
-        return _rebuild, (records,)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Value:
-        """A copy of the node and its whole graph, iteratively; nodes copied before (``memo``) are reused."""
-        for node in topological_order((self,)):
-            if id(node) in memo:
-                continue
-            new = _new(Value)
-            new.data, new.grad, new.op = node.data, node.grad, node.op
-            new._a = None if node._a is None else memo[id(node._a)]
-            new._b = None if node._b is None else memo[id(node._b)]
-            memo[id(node)] = new
-            info = node._info
-            shared = info is None or info.__class__ is str or info is _CONSTANT  # immutable, or shared by all
-            new._info = info if shared else copy.deepcopy(info, memo)
-        return memo[id(self)]  # type: ignore[no-any-return]
-
     def __copy__(self) -> Value:
         """A new node with the same value, operation and parents (the parents are shared, not copied)."""
         new = _new(Value)
@@ -439,349 +360,13 @@ class Value:
         """How an :class:`~micrograph.ops.Op` called on Values builds its node: :func:`apply`."""
         return apply(op, args)
 
-    # --- back-propagation ----------------------------------------------------------------------
-    def backward(self, gradient: float = 1.0) -> None:
-        """Back-propagate from this node: add dz/du into every ancestor u's ``.grad`` (micrograd's surface).
-
-        This is back-propagation in the push form that section 6.5.6 of the book describes in words: "we
-        begin by observing that the gradient with respect to z is given by dz/dz = 1. We can then compute
-        the gradient with respect to each parent of z in the graph by multiplying the current gradient by
-        the Jacobian of the operation that produced z. [...] For any node that may be reached by going
-        backwards from z through two or more paths, we simply sum the gradients arriving from different
-        paths at that node." Walking the nodes in reverse topological order, a node's gradient is complete
-        when it is reached, and it pushes grad × du/dx_k into each parent. It computes the sums of
-        Algorithm 6.2 (:meth:`Graph.backprop`, where each node *pulls* from its consumers) with the same
-        rules of the operation table, but needs no consumer index and no node positions. The terms of a sum
-        are added in the opposite order (last consumer first), so a gradient of three or more terms can
-        differ from ``Graph.backprop``'s in the last bit (about 1e-16 relative); with one or two terms the
-        two are equal bit for bit.
-
-        Gradients accumulate across calls, as in PyTorch: each call adds exactly dz/du into every node's
-        ``.grad``, so two calls leave 2 × dz/du everywhere; call ``zero_grad()`` (or set ``.grad = 0.0``)
-        between steps. Nodes holding a gradient are set aside first, so the sums start from zero, and
-        their old gradients are added back at the end. micrograd differs on a second call: its nodes
-        push from the gradient they already hold, so an intermediate's earlier gradient is pushed again
-        and counted twice below it (z = (x*y)*x at x = 2, y = 3, called twice: dz/dx is 24 here and in
-        PyTorch, 30 in micrograd 0.1.0).
-
-        Args:
-            gradient: the seed dz/dz, 1.0 by default.
-
-        Raises:
-            DomainError: a local derivative does not exist (e.g. sqrt at 0) or a gradient is not finite. The
-                failure is located by Algorithm 6.2, whose message names the edge u(j) -> u(i); no ``.grad``
-                is changed.
-            TypeError: if ``gradient`` is not a real number.
-            ValueError: the graph has a cycle (made through the parent slots); no ``.grad`` is changed.
-
-        Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6 (with Algorithm 6.2).
-        """
-        if type(gradient) is not float:
-            gradient = _to_float(gradient, "backward(gradient)")
-        with paused_gc():  # the order and the pushes create nothing that can form a cycle
-            order, held = _reverse_order(self)
-            self.grad = gradient
-            try:
-                # every consumer of a node comes before it: its gradient is complete when it is reached
-                (_push_all or _make_push_all())(order)
-            except (ArithmeticError, ValueError):
-                _unmark(order, held)
-                self._locate_failure(gradient)
-                return
-            except BaseException:  # interrupted (Ctrl-C): the gradients as they were before the call
-                _unmark(order, held)
-                raise
-            for node, old in held:  # the earlier gradients, added back (IEEE addition is commutative)
-                node.grad += old
-
-    def _locate_failure(self, gradient: float) -> None:
-        """After a failed push: run Algorithm 6.2 on this graph, whose DomainError names the failing edge.
-
-        If Algorithm 6.2 succeeds (a local derivative into a constant does not exist: its entry is NaN, and
-        constants are not variables), its grad_table is added into the nodes instead.
-        """
-        # The one import against the layers (graph.py is built on this module): micrograd's surface puts
-        # back-propagation on the node, while Algorithm 6.2 lives with the graph it walks.
-        from micrograph.graph import Graph
-
-        graph = Graph(self)
-        for node, g in graph.backprop(gradient).items():
-            node.grad += g
-
-    def _backward(self) -> None:
-        """micrograd's step of back-propagation by hand: this node pushes its gradient into its parents.
-
-        Adds ``self.grad × du/dx_k`` into the ``.grad`` of each parent x_k, exactly what micrograd's
-        per-node closure does, so the lecture's ``o.grad = 1.0; o._backward(); n._backward(); ...`` gives
-        micrograd's numbers. It is the push that :meth:`backward` runs for every node, compiled once per
-        operation from the table's rule (no closure per node); on a leaf it does nothing. Nothing is
-        checked but the rule's domain: stepping by hand, the order is yours (a node's gradient must be
-        complete before it pushes, as in the book's section 6.5.6).
-
-        Raises:
-            DomainError: the local derivative does not exist here (sqrt at 0); no ``.grad`` is changed.
-
-        Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6; Karpathy, micrograd.
-        """
-        op = self.op
-        if op is None:
-            return
-        parents = self.inputs
-        before = [p.grad for p in parents]
-        try:
-            (op._push or op.push_function())(self, self.grad)
-        except (ArithmeticError, ValueError):
-            for p, g in zip(parents, before):
-                p.grad = g
-            raise DomainError(
-                op, parents, where="_backward", reason="its local derivative does not exist here"
-            ) from None
-
-    @property
-    def _prev(self) -> set[Value]:
-        """micrograd's name for the node's parents, as a set (read-only), for the lecture's ``trace``."""
-        return set(self.inputs)
-
-    @property
-    def _op(self) -> str:
-        """micrograd's name for the operation's symbol (read-only); ``""`` for a leaf, as in micrograd."""
-        return "" if self.op is None else str(self.op.symbol)
-
-
-def topological_order(outputs: Iterable[Value]) -> list[Value]:
-    """Every ancestor of ``outputs`` (themselves included), each after all of its parents.
-
-    An iterative depth-first search with an explicit stack, so the depth of the graph is not limited
-    by Python's recursion limit. The order is deterministic: parents are visited in argument order.
-
-    Args:
-        outputs: the nodes to start from.
-
-    Returns:
-        The nodes in post-order: a topological order of the graph.
-
-    Raises:
-        TypeError: if an output is not a Value.
-    """
-    order: list[Value] = []
-    seen: set[Value] = set()
-    add, append = seen.add, order.append
-    for root in outputs:
-        if not isinstance(root, Value):
-            raise TypeError(f"a graph is built from Value nodes, got {type(root).__name__} {root!r}")
-        if root in seen:
-            continue
-        add(root)
-        # The stack is the current path of the depth-first search. A node stays on top until every
-        # parent has been seen; a parent seen earlier is finished (in a DAG it cannot be on the path),
-        # so the node is emitted after all of its parents. Parents are read from the two slots directly.
-        stack = [root]
-        push, pop = stack.append, stack.pop
-        while stack:
-            node = stack[-1]
-            p = node._a
-            if p is not None and p not in seen:
-                add(p)
-                push(p)
-                continue
-            p = node._b
-            if p is not None and p not in seen:
-                add(p)
-                push(p)
-                continue
-            pop()
-            append(node)
-    return order
-
-
-def _leaf(data: float, grad: float, label: str, meta: NodeMeta | None) -> Value:
-    """A leaf again, from its pickled fields."""
-    v = _new(Value)
-    v.data, v.grad, v.op, v._a, v._b, v._info = data, grad, None, None, None, None
-    v.meta = _CONSTANT if meta is not None and meta.constant and meta.call is None and not label else meta
-    v.label = label
-    return v
-
-
-def _rebuild(records: list[Any]) -> Value:
-    """A graph again, from :meth:`Value.__reduce__`'s flat list; returns its last node (the one pickled)."""
-    nodes: list[Value] = []
-    for record in records:
-        if isinstance(record, Value):
-            nodes.append(record)
-            continue
-        op, a, b, data, grad, label, meta = record
-        v = _new(Value)
-        v.data, v.grad, v.op, v._info = data, grad, op, None
-        v.meta = meta
-        v.label = label
-        v._a = nodes[a]
-        v._b = None if b < 0 else nodes[b]
-        nodes.append(v)
-    return nodes[-1]
-
-
-# The operations whose pushes Value.backward inlines, most frequent first: the rest are called.
-_INLINED = (ADD, MUL, RELU, TANH)
-_push_all: Any = None
-
-
-def _make_push_all() -> Any:
-    """Compile ``push_all(order)``: the push form's loop, each node pushing g × du/dx_k into its parents.
-
-    The loop is generated once from the operation table: for the operations in ``_INLINED`` their
-    :meth:`~micrograph.ops.Op.push_source` statements are written into the loop (no call per node); any
-    other operation's compiled ``push_function`` is called. Either way the arithmetic is the table's rule,
-    so the results equal calling the rules, bit for bit.
-
-    Raises (from the compiled loop): OverflowError for a gradient that is not finite at a node that is
-    not a constant; ArithmeticError or ValueError from a rule (a derivative that does not exist).
-    """
-    global _push_all
-    namespace: dict[str, Any] = {"math": math}
-    branches = []
-    for k, op in enumerate(_INLINED):
-        body, names = op.push_source()
-        for name, value in names.items():  # each operation's helpers under names of their own
-            if value is math:
-                continue
-            own = f"_op{k}{name}"
-            body = [re.sub(rf"\b{re.escape(name)}\b", own, line) for line in body]
-            namespace[own] = value
-        namespace[f"_op{k}"] = op
-        branches.append(f"        {'if' if k == 0 else 'elif'} op is _op{k}:\n")
-        branches += [f"            {line}\n" for line in body]
-    source = (
-        f"def push_all(order, {', '.join(f'_op{k}=_op{k}' for k in range(len(_INLINED)))}):  # locals\n"
-        "    for node in order:\n"
-        "        g = node.grad\n"
-        "        if g - g != 0.0 and not node.is_constant:  # a constant's derivative may not exist\n"
-        "            raise OverflowError('not finite')\n"
-        "        op = node.op\n"
-        + "".join(branches)
-        + "        elif op is not None:  # a leaf has no parents\n"
-        "            (op._push or op.push_function())(node, g)\n"
-    )
-    exec(compile(source, "<Value.backward push loop>", "exec"), namespace)  # text from the table's rules
-    _push_all = namespace["push_all"]
-    return _push_all
-
-
-# The marks of _reverse_order's search, each a float 0.0 of its own, told apart by identity: _OPEN for a
-# node whose parents are being searched, _DONE for a node in the order. No other .grad is ever one of
-# these objects (a sum makes a new float), and a node in the order needs no reset afterwards: its
-# gradient is already the 0.0 that the pushes add into.
-_OPEN = float("0")
-_DONE = float("0")
-
-
-def _reverse_order(z: Value) -> tuple[list[Value], list[tuple[Value, float]]]:
-    """The ancestors of z in reverse topological order (z first), each ``.grad`` set to zero.
-
-    :func:`topological_order`'s depth-first search, for ``backward`` only, where speed matters most. A
-    node's state is kept in its ``.grad`` (its old gradient is set aside first): no set of seen nodes is
-    built, which on a large graph is the costliest part of the search. A node is opened once, when it
-    first reaches the top of the stack: its unfinished parents are pushed, both at once (a parent pushed
-    twice is skipped when it comes up finished). It is finished (appended to the order) when it is on top
-    again, so every node comes after its parents; the order is then reversed. A node whose parents are
-    all finished is finished when it is opened.
-
-    Returns:
-        The order, and the nodes that held a non-zero gradient with those gradients.
-
-    Raises:
-        ValueError: the graph has a cycle (made through the parent slots); every ``.grad`` is restored.
-    """
-    order: list[Value] = []
-    held: list[tuple[Value, float]] = []
-    keep, append = held.append, order.append
-    opened, done = _OPEN, _DONE
-    stack = [z]
-    push, pop = stack.append, stack.pop
-    try:
-        while stack:
-            node = stack[-1]
-            g = node.grad
-            if g is not opened:
-                if g is done:  # pushed twice, finished since
-                    pop()
-                    continue
-                if g:
-                    keep((node, g))
-                a = node._a  # the opened nodes are the path: an opened parent closes a cycle
-                if a is not None:
-                    b = node._b
-                    if b is not None and b.grad is not done:
-                        if b.grad is opened:
-                            raise _cycle(node)
-                        node.grad = opened
-                        push(b)
-                        if a.grad is not done:
-                            if a.grad is opened:
-                                raise _cycle(node)
-                            push(a)
-                        continue
-                    if a.grad is not done:
-                        if a.grad is opened:
-                            raise _cycle(node)
-                        node.grad = opened
-                        push(a)
-                        continue
-            pop()
-            node.grad = done
-            append(node)
-    except BaseException:  # interrupted: every node marked so far gets its gradient back
-        _unmark(order, held, stack)
-        raise
-    order.reverse()
-    return order, held
-
-
-def _cycle(node: Value) -> ValueError:
-    return ValueError(
-        f"the graph has a cycle: the node {node!r} is its own ancestor (a node's parents must be built "
-        "before it; were its parent slots changed by hand?)"
-    )
-
-
-def _unmark(order: list[Value], held: list[tuple[Value, float]], more: Iterable[Value] = ()) -> None:
-    """Undo :func:`_reverse_order` (and any pushes since): each node's ``.grad`` as it was before."""
-    for node in order:
-        node.grad = 0.0
-    for node in more:  # the stack: opened nodes, and pushed ones not yet opened (their .grad untouched)
-        if node.grad is _OPEN or node.grad is _DONE:
-            node.grad = 0.0
-    for node, old in held:
-        node.grad = old
-
-
-def to_float(x: Any, where: str) -> float:
-    """A real number (int, float, NumPy scalar, Fraction ...) as a float, or a message naming ``where``.
-
-    Raises:
-        TypeError: x is not a real number (None, a string, an array, a complex number, a Value).
-        ValueError: x is too large for a float (10**400).
-    """
-    return _to_float(x, where)
-
-
-def _to_float(x: Any, where: str) -> float:
-    if isinstance(x, numbers.Real) and not isinstance(x, Value):
-        try:
-            return float(x)
-        except OverflowError:
-            raise ValueError(
-                f"{where}: {_shown(x)} is too large for a float (at most about 1.8e308)"
-            ) from None
-        except (TypeError, ValueError):
-            pass
-    raise TypeError(f"{where} takes a real number (int, float or NumPy scalar), got {type(x).__name__} {x!r}")
-
-
-def _shown(x: Any) -> str:
-    """A number for a message, shortened if its text is long (an int of 400 digits)."""
-    text = repr(x)
-    return text if len(text) <= 40 else f"{text[:12]}...{text[-6:]} ({len(text)} digits)"
+    # --- what a node does with its whole graph, in modules of its own --------------------------------
+    backward = push.backward  # back-propagation from this node, the push form of section 6.5.6
+    _backward = push.push_to_parents  # micrograd's one step: this node pushes into its parents
+    __reduce__ = pickling.reduce_node  # pickled with its graph, as a flat list in topological order
+    __deepcopy__ = pickling.deepcopy_node  # copied with its graph, iteratively
+    _prev = property(lecture.parents_as_set)  # micrograd's names for the parents and the operation
+    _op = property(lecture.symbol)
 
 
 def _wrap(x: Any) -> Any:
@@ -791,12 +376,12 @@ def _wrap(x: Any) -> Any:
         return x
     if t is float or t is int or (isinstance(x, numbers.Real) and not isinstance(x, Value)):
         v = _new(Value)
-        v.data = x if t is float else _to_float(x, "a number in an expression")
+        v.data = x if t is float else to_float(x, "a number in an expression")
         v.grad = 0.0
         v.op = None
         v._a = None
         v._b = None
-        v._info = _CONSTANT
+        v._info = CONSTANT
         return v
     return NotImplemented
 
@@ -810,38 +395,6 @@ def _data(x: Any) -> Any:
     return NotImplemented
 
 
-_LECTURE_OPS = {"+": ADD, "*": MUL, "tanh": TANH, "exp": EXP, "ReLU": RELU, "relu": RELU}
-"""micrograd's operation symbols (its ``_op``) and the operations of the table they name."""
-
-
-def _by_hand(data: float, children: Any, symbol: Any) -> Value:
-    """The node ``Value(data, children, symbol)`` of micrograd's lecture, built by the table's operation.
-
-    Raises:
-        TypeError, ValueError: as :class:`Value` says.
-    """
-    where = f"Value({data!r}, {children!r}, {symbol!r})"
-    if not isinstance(children, (tuple, list)) or not all(isinstance(c, Value) for c in children):
-        raise TypeError(f"{where}: the children must be a tuple of Values, such as (a, b)")
-    if isinstance(symbol, str) and symbol.startswith("**"):
-        try:
-            op = pow_const(float(symbol[2:]))
-        except ValueError:
-            op = None
-    else:
-        op = _LECTURE_OPS.get(symbol) if isinstance(symbol, str) else None
-    instead = "write the operation itself: a + b, a * b, a.tanh(), a.exp(), a.relu() or a**2"
-    if op is None or op.arity != len(children):
-        raise ValueError(
-            f"{where}: micrograph builds a node by its operation ({', '.join(_LECTURE_OPS)} or **c, with one "
-            f"parent per argument); {instead}"
-        )
-    node = apply(op, tuple(children))
-    if not math.isclose(node.data, data, rel_tol=1e-9, abs_tol=1e-12):
-        raise ValueError(f"{where}: {symbol} of the children is {node.data!r}, not {data!r}; {instead}")
-    return node
-
-
 def as_value(x: Any) -> Value:
     """``x`` if it is a Value, else ``x`` wrapped as a constant leaf.
 
@@ -852,41 +405,6 @@ def as_value(x: Any) -> Value:
     if v is NotImplemented:
         raise TypeError(f"expected a Value or a real number, got {type(x).__name__} {x!r}")
     return v  # type: ignore[no-any-return]
-
-
-def as_values(x: Any, where: str, name: str) -> list[Value]:
-    """``x``, one Value or a sequence of them (the targets T of a derivative, say), as a non-empty list.
-
-    Args:
-        x: a Value, or an iterable of Values (not a string).
-        where: the caller, for messages, e.g. ``"grad(z, T)"``.
-        name: the argument's name, for messages, e.g. ``"T"``.
-
-    Returns:
-        The Values, in order.
-
-    Raises:
-        TypeError: x is neither a Value nor an iterable (a string counts as neither), or an item of it is
-            not a Value (the message names its position, ``T[1]``).
-        ValueError: x is empty.
-    """
-    if isinstance(x, Value):
-        return [x]
-    if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
-        got = f"{type(x).__name__} {x!r}"
-        raise TypeError(f"{where}: {name} must be a Value or a sequence of Values, got {got}")
-    try:
-        items = list(x)
-    except TypeError:  # an iterable type whose object is not (a 0-d NumPy array)
-        raise TypeError(
-            f"{where}: {name} must be a Value or a sequence of Values, got {type(x).__name__} {x!r}"
-        ) from None
-    if not items:
-        raise ValueError(f"{where}: {name} is empty; give at least one Value to differentiate by")
-    for k, v in enumerate(items):
-        if not isinstance(v, Value):
-            raise TypeError(f"{where}: {name}[{k}] must be a Value, got {type(v).__name__} {v!r}")
-    return items
 
 
 def apply(op: Any, args: tuple[Any, ...]) -> Value:

@@ -1,14 +1,15 @@
-"""The errors micrograph raises for values outside an operation's domain."""
+"""The errors micrograph raises: a value outside an operation's domain, a number that is not real."""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from micrograph.ops import Op
 
-__all__ = ["DomainError", "NOT_FINITE", "describe", "is_node"]
+__all__ = ["DomainError", "NOT_FINITE", "describe", "is_node", "to_float"]
 
 NOT_FINITE = "an argument is not finite (operations take finite numbers only)"
 """The reason a DomainError gives when an operation meets inf or nan: leaves may hold them, operations not."""
@@ -37,6 +38,31 @@ def describe(node: Any, name: str | None = None) -> str:
     kind = "constant" if node.is_constant else ("leaf" if node.op is None else f"{node.op.name} node")
     text = kind + (f" {node.label!r}" if node.label else "")
     return f"{name} ({text})" if name else text
+
+
+def to_float(x: Any, where: str) -> float:
+    """A real number (int, float, NumPy scalar, Fraction ...) as a float, or a message naming ``where``.
+
+    Raises:
+        TypeError: x is not a real number (None, a string, an array, a complex number, a Value).
+        ValueError: x is too large for a float (10**400).
+    """
+    if isinstance(x, numbers.Real):
+        try:
+            return float(x)
+        except OverflowError:
+            raise ValueError(
+                f"{where}: {_shown(x)} is too large for a float (at most about 1.8e308)"
+            ) from None
+        except (TypeError, ValueError):
+            pass
+    raise TypeError(f"{where} takes a real number (int, float or NumPy scalar), got {type(x).__name__} {x!r}")
+
+
+def _shown(x: Any) -> str:
+    """A number for a message, shortened if its text is long (an int of 400 digits)."""
+    text = repr(x)
+    return text if len(text) <= 40 else f"{text[:12]}...{text[-6:]} ({len(text)} digits)"
 
 
 class _NotFinite(OverflowError):

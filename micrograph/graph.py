@@ -18,19 +18,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Union
 
 from micrograph.backprop import BackpropObserver, GradTable, backprop
-from micrograph.engine import Value, to_float, topological_order
+from micrograph.engine import Value
+from micrograph.errors import to_float
 from micrograph.forward import ForwardObserver, forward
 from micrograph.memory import paused_gc
 from micrograph.ops import Op
+from micrograph.order import topological_order
 
-__all__ = [
-    "Graph",
-    "SubGraph",
-    "topological_order",
-    "get_operation",
-    "get_consumers",
-    "get_inputs",
-]
+__all__ = ["Graph", "SubGraph", "as_values", "get_operation", "get_consumers", "get_inputs"]
 
 Inputs = Union[Mapping[Value, Any], Sequence[Any]]
 """What Algorithm 6.1 takes: ``{leaf: number}`` or a sequence of numbers in ``Graph.leaves`` order."""
@@ -85,19 +80,13 @@ class Graph:
         index = self.index = dict(zip(leaves, range(n_i)))
         parents: list[tuple[int, ...]] = [()] * n_i
         append = parents.append
-        try:
-            for pos, v in enumerate(inner, n_i):
-                b = v._b  # a parent not yet placed (nor the node itself) closes a cycle: a KeyError
-                if b is None:
-                    append((index[v._a],))
-                else:
-                    append((index[v._a], index[b]))
-                index[v] = pos
-        except KeyError:
-            raise ValueError(
-                f"the graph has a cycle: the node {v!r} is its own ancestor (a node's parents must be "
-                "built before it; were its parent slots changed by hand?)"
-            ) from None
+        for pos, v in enumerate(inner, n_i):
+            b = v._b
+            if b is None:
+                append((index[v._a],))
+            else:
+                append((index[v._a], index[b]))
+            index[v] = pos
         self._parents = parents
         self.num_edges: int = sum(map(len, parents))
         self._consumers: list[list[ConsumerEdge]] | None = None  # built on first use by consumers()
@@ -218,7 +207,8 @@ class Graph:
             j = self.index.get(V)
             if j is not None:
                 descendant[j] = True
-        # In topological order a node's parents are decided before it: it descends from T if one does.
+        # In topological order a node's parents are decided before it: it descends
+        # from T if one of them does.
         for i, pa in enumerate(self._parents):
             if not descendant[i]:
                 descendant[i] = any(descendant[j] for j in pa)
@@ -302,3 +292,38 @@ def get_inputs(node: Value, graph: Graph | SubGraph | None = None) -> tuple[Valu
     the constant in ``2 * x``), because ``op.bprop`` needs every argument to compute a local derivative.
     """
     return node.inputs
+
+
+def as_values(x: Any, where: str, name: str) -> list[Value]:
+    """``x``, one Value or a sequence of them (the targets T of a derivative, say), as a non-empty list.
+
+    Args:
+        x: a Value, or an iterable of Values (not a string).
+        where: the caller, for messages, e.g. ``"grad(z, T)"``.
+        name: the argument's name, for messages, e.g. ``"T"``.
+
+    Returns:
+        The Values, in order.
+
+    Raises:
+        TypeError: x is neither a Value nor an iterable (a string counts as neither), or an item of it is
+            not a Value (the message names its position, ``T[1]``).
+        ValueError: x is empty.
+    """
+    if isinstance(x, Value):
+        return [x]
+    if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
+        got = f"{type(x).__name__} {x!r}"
+        raise TypeError(f"{where}: {name} must be a Value or a sequence of Values, got {got}")
+    try:
+        items = list(x)
+    except TypeError:  # an iterable type whose object is not (a 0-d NumPy array)
+        raise TypeError(
+            f"{where}: {name} must be a Value or a sequence of Values, got {type(x).__name__} {x!r}"
+        ) from None
+    if not items:
+        raise ValueError(f"{where}: {name} is empty; give at least one Value to differentiate by")
+    for k, v in enumerate(items):
+        if not isinstance(v, Value):
+            raise TypeError(f"{where}: {name}[{k}] must be a Value, got {type(v).__name__} {v!r}")
+    return items

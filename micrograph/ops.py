@@ -23,14 +23,14 @@ nodes form the backward subgraph B. Section 6.5.5 of the book says both approach
 same computations; here they literally run the same code. Because the rules call ops of this table,
 the nodes they build can be differentiated again (section 6.5.10).
 
-**One rule, four readings**, each a method of :class:`Op`:
+**One rule, four readings**:
 
 * on floats, a number: :meth:`Op.local_derivative` (the naive chain rule, forward mode, Algorithm 6.4, the
   exercise checker) or the rule itself, :meth:`Op.rule`, which Algorithm 6.2's consumer index
   (:meth:`Graph.consumers`) holds and its loop calls directly, for speed;
 * on Values, a node of B: :meth:`Op.local_derivative` inside :meth:`Op.bprop` (Algorithm 6.6);
-* as source text: :meth:`Op.derivative_source` (the rule called on :class:`Source` placeholders), for the
-  compiler's Python dialect and for ``Value.backward``'s push loop (:meth:`Op.push_source`);
+* as source text: :func:`micrograph.templates.derivative_source` (the rule called on placeholders), for
+  the compiler's Python dialect and for the compiled loop of ``Value.backward``'s pushes;
 * as a labelled formula (``1 − u4 × u4`` on a step-through page): :meth:`Op.local_derivative` on leaves
   labelled with the arguments' names, whose nodes a view writes out with the drawing notation
   (:attr:`Op.symbol`, :attr:`Op.notation`).
@@ -42,46 +42,16 @@ from __future__ import annotations
 
 import math
 import operator
-import pickle
-import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any
 
 from micrograph.errors import NOT_FINITE, DomainError
 
-if TYPE_CHECKING:
-    from micrograph.engine import Value
-
 __all__ = [
-    "Op",
-    "Source",
-    "op_by_name",
-    "OPS",
-    "ADD",
-    "SUB",
-    "MUL",
-    "DIV",
-    "NEG",
-    "POW",
-    "pow_const",
-    "EXP",
-    "LOG",
-    "TANH",
-    "TANH_GRAD",
-    "TANH_GRAD2",
-    "SIGMOID",
-    "SIGMOID_GRAD",
-    "RELU",
-    "STEP",
-    "SIN",
-    "COS",
-    "SQRT",
-    "XLOGY",
-]
-
-Scalar = Union[float, "Value"]
-"""A float (symbol-to-number) or a Value node (symbol-to-symbol): what derivative rules compute on."""
+    "Op", "op_by_name", "OPS", "pow_const", "ADD", "SUB", "MUL", "DIV", "NEG", "POW", "EXP", "LOG", "TANH",
+    "TANH_GRAD", "TANH_GRAD2", "SIGMOID", "SIGMOID_GRAD", "RELU", "STEP", "SIN", "COS", "SQRT", "XLOGY",
+]  # fmt: skip
 
 NOTATIONS = ("infix", "function", "prefix", "postfix")
 """How a node of an operation is written from its arguments' names (``Op.notation``)."""
@@ -123,7 +93,7 @@ class Op:
     """
 
     __slots__ = ("name", "symbol", "arity", "f", "derivs", "domain", "code", "js", "commutative", "param",
-                 "passes_non_finite", "notation", "_push")  # fmt: skip
+                 "passes_non_finite", "notation")  # fmt: skip
 
     def __init__(
         self,
@@ -159,7 +129,6 @@ class Op:
         self.param = param
         self.passes_non_finite = passes_non_finite or (False,) * arity
         self.notation = notation or ("infix" if arity == 2 else "function")
-        self._push: Callable[[Any, float], None] | None = None  # built on first use by push_function()
 
     def __repr__(self) -> str:
         return f"<op {self.name}>" if self.param is None else f"<op {self.name} {self.param!r}>"
@@ -173,6 +142,8 @@ class Op:
         if self.param is not None and self.name == "pow":
             return pow_const, (self.param,)
         if OPS.get(self.name) is not self:
+            import pickle  # only on this error: pickle is not needed to import micrograph
+
             raise pickle.PicklingError(f"{self!r} is not in micrograph's table of operations: no pickle")
         return op_by_name, (self.name,)
 
@@ -229,78 +200,6 @@ class Op:
         """
         return self.derivs[k]
 
-    def derivative_source(self, k: int) -> tuple[str, dict[str, Callable[..., float]]]:
-        """The derivative rule du/dx_k written out as a Python expression in ``x``, ``y`` and ``out``.
-
-        The rule itself is called on placeholders (:class:`Source`), so the text is what the rule computes,
-        operation for operation, in the same order: on floats it gives the same result bit for bit.
-        Operations the rule calls are written with the compiler's code templates, or as calls to their
-        numeric functions (returned by name, for the namespace the text is run in).
-
-        Returns:
-            ``(text, functions)``.
-
-        Raises:
-            TypeError: a rule that does more than arithmetic on its arguments (a branch on a value) cannot
-                be written out; callers then call the rule.
-        """
-        functions: dict[str, Callable[..., float]] = {}
-        names = (*("x", "y")[: self.arity], "out")
-        args = [Source(name, functions) for name in names]
-        return Source.text_of(self.derivs[k](*args)), functions
-
-    def push_source(self) -> tuple[list[str], dict[str, Any]]:
-        """The statements of :meth:`push_function`'s body, and the names they use besides ``node`` and ``g``.
-
-        Each statement adds g × du/dx_k into the ``.grad`` of parent x_k (``node._a``, ``node._b``), with
-        du/dx_k written out from :meth:`derivative_source`; where a rule cannot be written out (it
-        branches on a value), the rule is called. ``Value.backward`` inlines these statements for its most
-        frequent operations, so the rules stay written once, here.
-
-        Returns:
-            (lines, namespace): Python statements (no indentation) and the globals they need.
-
-        Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6.
-        """
-        namespace: dict[str, Any] = {"math": math}
-        try:
-            texts = []
-            for k in range(self.arity):
-                text, functions = self.derivative_source(k)
-                namespace.update(functions)
-                texts.append(text)
-        except TypeError:  # a rule that branches on a value: call it
-            rules = [f"_{self.name}_d{k}" for k in range(self.arity)]
-            texts = [f"{rule}({'x, y, out' if self.arity == 2 else 'x, out'})" for rule in rules]
-            namespace.update(dict(zip(rules, self.derivs)))
-        body = ["a = node._a"] + (["b = node._b"] if self.arity == 2 else [])
-        used = " ".join(texts)
-        if re.search(r"\bx\b", used):
-            body.append("x = a.data")
-        if self.arity == 2 and re.search(r"\by\b", used):
-            body.append("y = b.data")
-        if re.search(r"\bout\b", used):
-            body.append("out = node.data")
-        for parent, text in zip("ab", texts):
-            body.append(f"{parent}.grad += g" if text == "1.0" else f"{parent}.grad += g * {text}")
-        return body, namespace
-
-    def push_function(self) -> Callable[[Any, float], None]:
-        """``push(node, g)``: add g × du/dx_k into the ``.grad`` of each parent x_k of ``node`` (push form).
-
-        Compiled once per operation from :meth:`push_source`, so the derivative is the table's rule,
-        inlined: no call per edge. The same results as calling the rules, bit for bit.
-
-        Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6.
-        """
-        if self._push is not None:
-            return self._push
-        body, namespace = self.push_source()
-        source = "def push(node, g):\n" + "".join(f"    {line}\n" for line in body)
-        exec(compile(source, f"<push {self!r}>", "exec"), namespace)  # text from the table's own rules
-        self._push = namespace["push"]
-        return self._push
-
     def bprop(self, inputs: tuple[Any, ...], X: Any, G: Any, out: Any) -> Any:
         """``op.bprop(inputs, X, G)`` of Algorithm 6.6: sum_k G * du/dx_k over the positions k where X is.
 
@@ -322,97 +221,25 @@ class Op:
         for k, x in enumerate(inputs):
             if x is X:
                 d = self.local_derivative(k, inputs, out)
-                # G = grad_table[z] = 1, the constant: the term is the local derivative itself when the
-                # rule built it as a new node (figure 6.10's dz/dy = f'(y)); a node of G the rule returns
-                # (mul's other argument, exp's output) still gets its own node 1 × d, a node of B.
-                if _is_one(G) and d is not out and all(d is not a for a in inputs) and not _is_number(d):
-                    term = d
-                else:
-                    term = scale(G, d)
+                # the term G * d, or d itself when G is grad_table[z] = 1 (_built)
+                term = d if _is_one(G) and _built(d, inputs, out) else scale(G, d)
                 if term is not None:
                     total = term if total is None else total + term
         return total
 
 
-class Source:
-    """A placeholder for a float in a derivative rule: arithmetic on it writes Python source text.
-
-    ``Op.derivative_source`` calls a rule on placeholders named ``x``, ``y``, ``out``; every operator and
-    every operation of the table the rule uses adds to the text, parenthesised, in the order the rule
-    computes it. Operations are written with their code templates (those of this table) or as calls to
-    their numeric functions, collected in ``functions`` under generated names.
-    """
-
-    __slots__ = ("text", "functions")
-
-    def __init__(self, text: str, functions: dict[str, Callable[..., float]]) -> None:
-        self.text = text
-        self.functions = functions
-
-    @staticmethod
-    def text_of(x: Any) -> str:
-        """The source of a placeholder or a number (a rule may return a constant)."""
-        if isinstance(x, Source):
-            return x.text
-        if type(x) in (int, float) and math.isfinite(x):
-            return repr(float(x)) if x >= 0 else f"({float(x)!r})"
-        raise TypeError(f"a derivative rule produced {x!r}, which cannot be written as source")
-
-    def _binary(self, symbol: str, other: Any, reflected: bool = False) -> Source:
-        a, b = Source.text_of(self), Source.text_of(other)
-        return Source(f"({b} {symbol} {a})" if reflected else f"({a} {symbol} {b})", self.functions)
-
-    def __add__(self, o: Any) -> Source:
-        return self._binary("+", o)
-
-    def __radd__(self, o: Any) -> Source:
-        return self._binary("+", o, True)
-
-    def __sub__(self, o: Any) -> Source:
-        return self._binary("-", o)
-
-    def __rsub__(self, o: Any) -> Source:
-        return self._binary("-", o, True)
-
-    def __mul__(self, o: Any) -> Source:
-        return self._binary("*", o)
-
-    def __rmul__(self, o: Any) -> Source:
-        return self._binary("*", o, True)
-
-    def __truediv__(self, o: Any) -> Source:
-        return self._binary("/", o)
-
-    def __rtruediv__(self, o: Any) -> Source:
-        return self._binary("/", o, True)
-
-    def __pow__(self, o: Any) -> Source:
-        return self._binary("**", o)
-
-    def __rpow__(self, o: Any) -> Source:
-        return self._binary("**", o, True)
-
-    def __neg__(self) -> Source:
-        return Source(f"(-{self.text})", self.functions)
-
-    def __bool__(self) -> bool:
-        raise TypeError("a derivative rule branched on a value")
-
-    @staticmethod
-    def apply_op(op: Op, args: tuple[Any, ...]) -> Source:
-        """An operation of the rule: its code template (this table's) or a call to its numeric function."""
-        functions = next(a.functions for a in args if isinstance(a, Source))
-        texts = [Source.text_of(a) for a in args]
-        table_op = OPS.get(op.name) is op or (op.param is not None and pow_const(op.param) is op)
-        if table_op and op.code is not None:
-            return Source(f"({op.code.format(*texts)})", functions)
-        name = next((n for n, f in functions.items() if f is op.f), f"_f{len(functions)}")
-        functions[name] = op.f
-        return Source(f"{name}({', '.join(texts)})", functions)
-
-
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float))
+
+
+def _built(d: Any, inputs: tuple[Any, ...], out: Any) -> bool:
+    """Whether the rule built the local derivative d as a new node (not a number, not a node of G).
+
+    With G = grad_table[z] = 1, the constant, such a d is the term itself (figure 6.10's dz/dy = f'(y));
+    a node of G the rule returns (mul's other argument, exp's output) still gets its own node 1 × d, a
+    node of B.
+    """
+    return d is not out and all(d is not a for a in inputs) and not _is_number(d)
 
 
 def _is_one(G: Any) -> bool:
@@ -649,28 +476,9 @@ def pow_const(c: float) -> Op:
 
 OPS: dict[str, Op] = {
     op.name: op
-    for op in (
-        ADD,
-        SUB,
-        MUL,
-        DIV,
-        NEG,
-        POW,
-        EXP,
-        LOG,
-        TANH,
-        TANH_GRAD,
-        TANH_GRAD2,
-        SIGMOID,
-        SIGMOID_GRAD,
-        RELU,
-        STEP,
-        SIN,
-        COS,
-        SQRT,
-        XLOGY,
-    )
-}
+    for op in (ADD, SUB, MUL, DIV, NEG, POW, EXP, LOG, TANH, TANH_GRAD, TANH_GRAD2, SIGMOID, SIGMOID_GRAD,
+               RELU, STEP, SIN, COS, SQRT, XLOGY)
+}  # fmt: skip
 """Every fixed operation by name (``pow_const(c)`` makes the x ** c family on demand)."""
 
 

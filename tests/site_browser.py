@@ -20,6 +20,16 @@ from lessons import site
 READY_MS = 120_000
 """Milliseconds a load may take before it fails (the page loads Python; a busy machine is slow)."""
 
+WATCH = """() => {
+  window.longTasks = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.longTasks.push([e.startTime, e.duration]);
+  }).observe({ type: "longtask", buffered: true });
+  return performance.now();
+}"""
+"""Records every long task of the page's thread (those before it from the browser's buffer, the boot's)
+in ``window.longTasks`` as [start, duration] in ms; returns the page's clock now."""
+
 
 @contextmanager
 def served(directory: str | Path) -> Iterator[str]:

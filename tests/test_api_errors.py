@@ -101,7 +101,7 @@ def test_load_csv_accepts_a_byte_order_mark(tmp_path: Path) -> None:
     ],
 )
 def test_every_list_of_targets_is_checked_alike(call: Callable[..., Any], where: str) -> None:
-    """One check (micrograph.engine.as_values) for every argument that takes one Value or several."""
+    """One check (micrograph.graph.as_values) for every argument that takes one Value or several."""
     w = Value(0.5, label="w")
     z = w.tanh()
     head = re.escape(where)

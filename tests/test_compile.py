@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 from strategies import DAG_SETTINGS, as_case, dag_cases, recipes
 
 from micrograph import DomainError, Graph, Value, compile_graph, grad
-from micrograph.compile import FUSE, CompiledGraph, _code, _literal
+from micrograph.compile import CompiledGraph
+from micrograph.compile_emitter import FUSE, python_literal
+from micrograph.compile_python import _code
 from micrograph.engine import as_value
 from micrograph.ops import OPS, STEP, Op
 
@@ -348,8 +350,14 @@ def test_an_operation_outside_the_table_is_called_not_templated() -> None:
 
 
 def test_numbers_are_written_with_repr_and_non_finite_ones_by_name() -> None:
-    assert _literal(0.1) == "0.1" and _literal(-2.5) == "(-2.5)" and _literal(-0.0) == "(-0.0)"
-    assert _literal(math.inf) == "INF" and _literal(-math.inf) == "(-INF)" and _literal(math.nan) == "NAN"
+    assert (
+        python_literal(0.1) == "0.1" and python_literal(-2.5) == "(-2.5)" and python_literal(-0.0) == "(-0.0)"
+    )
+    assert (
+        python_literal(math.inf) == "INF"
+        and python_literal(-math.inf) == "(-INF)"
+        and python_literal(math.nan) == "NAN"
+    )
     c = as_value(math.inf)  # a leaf may hold inf, but no operation takes it (not even step, whose value is 1)
     with pytest.raises(DomainError, match="not finite"):
         STEP(c) * Value(0.5)

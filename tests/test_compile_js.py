@@ -20,7 +20,7 @@ from strategies import DAG_SETTINGS, dag_cases
 
 from micrograph import Graph, Value, grad
 from micrograph.backprop import run_algorithm_6_2
-from micrograph.compile import compile_javascript
+from micrograph.compile_javascript import compile_javascript
 from micrograph.errors import DomainError
 from micrograph.forward import evaluate
 from micrograph.ops import OPS, Op, pow_const

@@ -10,10 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from catalogue import VALUES as NS
 from catalogue import by_name
-from hypothesis import given, settings
-from strategies import Recipe, interpret, recipes
 
 import micrograph
 import micrograph.engine
@@ -111,7 +108,7 @@ def test_value_is_micrographs_engine_value_and_has_slots() -> None:
 
 
 def test_label_and_meta_share_a_slot_and_each_keeps_its_own_value() -> None:
-    from micrograph.engine import NodeMeta
+    from micrograph.meta import NodeMeta
 
     x = Value(2.0, label="x")
     assert (x.label, x.meta, x.is_constant) == ("x", None, False)
@@ -368,135 +365,3 @@ def test_pow_at_zero_base_with_an_exponent_below_one_has_no_derivative() -> None
     with pytest.raises(DomainError, match="du3/du1"):
         z.backward()
     assert (x.grad, e.grad) == (0.0, 0.0)
-
-
-# --- the push form's generated code is the table's rules, bit for bit -----------------------------------
-
-
-def _ops_under_test() -> list[object]:
-    from micrograph.ops import OPS, pow_const
-
-    return [*OPS.values(), pow_const(2.0), pow_const(3.0), pow_const(-1.0), pow_const(0.5), pow_const(-2.5)]
-
-
-@pytest.mark.parametrize("op", _ops_under_test(), ids=repr)
-def test_push_function_equals_the_rules_bit_for_bit(op: object) -> None:
-    import random
-
-    rng = random.Random(7)
-    for _ in range(200):
-        args = [Value(rng.uniform(0.05, 3.0)) for _ in range(op.arity)]  # type: ignore[attr-defined]
-        try:
-            node = op(*args)  # type: ignore[operator]
-        except ValueError:
-            continue
-        g = rng.uniform(-2.0, 2.0)
-        expected = [g * op.local_derivative(k, tuple(a.data for a in args), node.data)  # type: ignore[attr-defined]
-                    for k in range(op.arity)]  # type: ignore[attr-defined]  # fmt: skip
-        op.push_function()(node, g)  # type: ignore[attr-defined]
-        assert [a.grad for a in args] == expected
-
-
-def test_derivative_source_is_the_rule_written_out() -> None:
-    from micrograph.ops import EXP, MUL, RELU, TANH, TANH_GRAD
-
-    # tanh's rule is its derivative operation tanh′(x), which has no code template: called by name
-    text, functions = TANH.derivative_source(0)
-    assert text == "_f0(x)" and functions == {"_f0": TANH_GRAD.f}
-    assert EXP.derivative_source(0)[0] == "out"
-    assert RELU.derivative_source(0)[0] == "(1.0 if x > 0.0 else 0.0)"
-    assert [MUL.derivative_source(k)[0] for k in (0, 1)] == ["y", "x"]
-
-
-def test_a_rule_that_branches_on_a_value_is_called_instead() -> None:
-    from micrograph.ops import Op
-
-    odd = Op("odd", "odd", 1, lambda x: x * x, (lambda x, out: 2.0 * x if x > 0 else -2.0 * x,))
-    with pytest.raises(TypeError):
-        odd.derivative_source(0)
-    x = Value(-1.5)
-    z = odd(x)
-    z.backward()
-    assert x.grad == 3.0
-
-
-# --- Value.backward's search and push loop: order, interruption, the inlined rules -------------------
-
-
-@settings(max_examples=60, deadline=None)
-@given(recipe=recipes(max_vars=3, max_steps=12))
-def test_reverse_order_puts_every_consumer_before_its_parents(recipe: Recipe) -> None:
-    from micrograph.engine import _reverse_order, topological_order
-
-    values, _ = recipe
-    xs = [Value(v) for v in values]
-    try:
-        z = interpret(recipe)(NS, *xs)
-    except ArithmeticError:
-        return
-    for k, x in enumerate(xs):
-        x.grad = float(k + 1)  # earlier gradients are set aside and returned
-    order, held = _reverse_order(z)
-    assert set(order) == set(topological_order([z])) and len(order) == len(set(order))
-    position = {node: k for k, node in enumerate(order)}
-    assert all(position[node] < position[parent] for node in order for parent in node.inputs)
-    assert all(node.grad == 0.0 for node in order)
-    assert sorted(old for _, old in held) == [float(k + 1) for k in range(len(xs)) if xs[k] in position]
-
-
-def test_an_interrupted_backward_leaves_every_gradient_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
-    import micrograph.engine as engine
-
-    x, y = Value(0.5, label="x"), Value(-1.5, label="y")
-    z = (x * y + x.tanh()) * y
-    x.grad = 0.25
-    real = engine._push_all or engine._make_push_all()
-
-    def interrupted(order: list[Value]) -> None:
-        real(order[:2])  # some pushes done, then Ctrl-C
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(engine, "_push_all", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        z.backward()
-    assert [(v, v.grad) for v in Graph(z).nodes] == [(v, 0.25 if v is x else 0.0) for v in Graph(z).nodes]
-    monkeypatch.setattr(engine, "_push_all", real)
-    z.backward()  # the marks are gone: the next call sees every node
-    assert x.grad == 0.25 + (y.data + (1 - math.tanh(0.5) ** 2)) * y.data
-    assert y.grad == x.data * y.data + (x.data * y.data + math.tanh(0.5))
-
-
-def test_an_interrupted_search_leaves_every_gradient_as_it_was() -> None:
-    class Interrupting:
-        """A parent whose gradient cannot be read: the search stops with Ctrl-C on reaching it."""
-
-        @property
-        def grad(self) -> float:
-            raise KeyboardInterrupt
-
-    x, y = Value(0.5), Value(2.0)
-    x.grad, y.grad = 3.0, 0.0
-    u = x * y
-    w = u + x
-    w._a = Interrupting()  # type: ignore[assignment]  # its other parent x is searched first
-    z = w * u
-    with pytest.raises(KeyboardInterrupt):
-        z.backward()
-    assert (x.grad, y.grad, u.grad, z.grad) == (3.0, 0.0, 0.0, 0.0)
-
-
-def test_backward_inlines_the_tables_rules_for_its_frequent_operations() -> None:
-    import micrograph.engine as engine
-
-    push_all = engine._push_all or engine._make_push_all()
-    # each inlined operation's statements are its push_source, with its helpers renamed apart
-    for k, op in enumerate(engine._INLINED):
-        assert push_all.__globals__[f"_op{k}"] is op
-    x = Value(0.3)
-    builds = (lambda v: v + v * 2.0, lambda v: (v * v).relu(), lambda v: v.tanh() * v, lambda v: v.exp() / v)
-    for build in builds:
-        z = build(x)
-        g = Graph(z)
-        x.grad = 0.0
-        z.backward()
-        assert x.grad == pytest.approx(g.backprop()[x], rel=1e-15)

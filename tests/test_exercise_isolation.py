@@ -11,6 +11,7 @@ left (``conftest.py`` asserts it for every exercise test).
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -75,6 +76,23 @@ def test_the_private_copy_of_the_engine_has_no_algorithm() -> None:
             assert f"def {name.rsplit('.', 1)[-1]}(" not in text, (relative, name)
     engine = sandbox.stripped_source("micrograph/engine.py")
     assert "exec(" not in engine and "class Value" in engine
+    # the copy is the node, its operators and the operation table: it imports none of the modules that
+    # hold the algorithms over a graph (the order, the pushes and their compiled loop, pickling's walk)
+    copied = {Path(r).stem for r in [*sandbox.STRIPPED, *sandbox.COPIED] if r.startswith("micrograph/")}
+    assert copied == {"engine", "ops", "meta", "lecture", "errors", "memory"}
+    texts = {r: sandbox.stripped_source(r) for r in sandbox.STRIPPED}
+    texts |= {
+        r: (ROOT / r).read_text(encoding="utf-8") for r in sandbox.COPIED if r.startswith("micrograph/")
+    }
+    for relative, text in texts.items():
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom) and node.module == "micrograph":
+                assert {a.name for a in node.names} <= copied, relative
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("micrograph."):
+                assert node.module.split(".")[1] in copied, (relative, node.module)
+        assert "exec(" not in text, relative
+        for name in ("topological_order", "backward", "push_to_parents", "push_loop", "reduce_node"):
+            assert f"def {name}(" not in text, (relative, name)
 
 
 def test_the_private_copy_still_builds_and_differentiates_nodes(tmp_path: Path) -> None:
@@ -111,12 +129,18 @@ def test_the_private_copy_still_builds_and_differentiates_nodes(tmp_path: Path) 
                 del sys.modules[k]
         from micrograph.backprop import backprop
         """,
-        # the engine's own push loop and search, reached through its private helpers
+        # the engine's own push loop and search, reached through the modules that hold them
+        """
+        import micrograph.push as push
+        def backprop(G):
+            push.backward(G.output)
+            return {v: v.grad for v in G.nodes}
+        """,
+        # ... or through the node's module, which imported them
         """
         import micrograph.engine as engine
         def backprop(G):
-            order, held = engine._reverse_order(G.output)
-            (engine._push_all or engine._make_push_all())(order)
+            engine.push.backward(G.output)
             return {v: v.grad for v in G.nodes}
         """,
         # Value.__reduce__ walks the graph in topological order
@@ -138,7 +162,7 @@ def test_the_private_copy_still_builds_and_differentiates_nodes(tmp_path: Path) 
             return micrograph.backprop.backprop(G)
         """,
     ],
-    ids=["guard-removed", "engine-push-loop", "reduce-walk", "checkout-on-path"],
+    ids=["guard-removed", "push-module", "engine-push-attribute", "reduce-walk", "checkout-on-path"],
 )
 def test_the_engine_s_algorithms_are_out_of_reach(tmp_path: Path, attack: str) -> None:
     if "ROOT" in attack or str(ROOT) in attack:
@@ -156,9 +180,9 @@ def test_the_engine_s_algorithms_are_out_of_reach(tmp_path: Path, attack: str) -
 
 def test_topo_cannot_use_the_engine_s_search(tmp_path: Path) -> None:
     source = """
-        import micrograph.engine as engine
+        import micrograph.order as order
         def topological_order(z):
-            return engine.topological_order([z])
+            return order.topological_order([z])
     """
     report = check(tmp_path, "topo", source)
     assert not report.passed and report.score == 0

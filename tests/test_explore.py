@@ -24,7 +24,7 @@ from strategies import DAG_SETTINGS, dag_cases
 import viz
 from micrograph import Graph, Value
 from micrograph.errors import DomainError
-from micrograph.graph import topological_order
+from micrograph.order import topological_order
 from viz.explore import explorer_spec
 from viz.explore_page import EXPLORER_MODULES, explorer_script
 from viz.frames import frames

@@ -17,8 +17,9 @@ from strategies import DAG_SETTINGS, dag_cases
 
 from micrograph import DomainError, Graph, SubGraph, Value
 from micrograph.backprop import run_algorithm_6_2
-from micrograph.graph import get_inputs, get_operation, topological_order
+from micrograph.graph import get_inputs, get_operation
 from micrograph.ops import ADD, LOG, MUL, TANH
+from micrograph.order import topological_order
 
 
 def live_values() -> int:

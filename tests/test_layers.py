@@ -1,11 +1,12 @@
 """The engine's layers: imports point one way, and each book algorithm's loop is written once.
 
-errors <- ops <- engine <- {forward, backprop} <- graph <- symbolic <- {store <- {naive, checkpoint},
-compile, mlp <- mlp_forward <- mlp_backward} <- train <- nn. The one import against the layers is
-``Value.backward``'s (micrograd puts back-propagation on the node; the algorithm lives with the graph). The
-engine package holds the engine and nothing else: no module of ``micrograph/`` imports viz or lessons, except
-``micrograph/__main__.py``, which imports the command line (``lessons.cli``) and nothing else of them, so that
-``python -m micrograph`` runs the application.
+errors <- ops <- templates <- compile_push <- push <- engine <- {forward, backprop} <- graph <- symbolic <-
+{store <- {naive, checkpoint}, compile, mlp <- mlp_forward <- mlp_backward} <- train <- nn; beside push,
+below the node too: order, pickling, lecture, meta. The one import against the layers is
+``Value.backward``'s, in push.py (micrograd puts back-propagation on the node; Algorithm 6.2, which locates a
+failure, lives with the graph). The engine package holds the engine and nothing else: no module of
+``micrograph/`` imports viz or lessons, except ``micrograph/__main__.py``, which imports the command line
+(``lessons.cli``) and nothing else of them, so that ``python -m micrograph`` runs the application.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ENGINE = Path(__file__).resolve().parent.parent / "micrograph"
-ALLOWED_LATE = {("engine", "graph")}  # Value.backward, on a failed push, locates it with Graph
+ALLOWED_LATE = {("push", "graph")}  # Value.backward, on a failed push, locates it with Graph
 
 
 def _imports(path: Path) -> tuple[set[str], set[str]]:
@@ -77,27 +78,21 @@ def test_function_local_imports_of_the_engine_are_only_the_commented_one() -> No
 
 
 def test_the_import_against_the_layers_serves_value_backward_alone() -> None:
-    """engine.py imports graph in one method of Value, and only Value.backward calls it (to locate a failed
-    push with Algorithm 6.2): no other part of the engine reaches up to the graph."""
-    tree = ast.parse((ENGINE / "engine.py").read_text(encoding="utf-8"))
-    value = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Value")
-    methods = [n for n in value.body if isinstance(n, ast.FunctionDef)]
+    """push.py imports graph in one function, and only backward calls it (to locate a failed push with
+    Algorithm 6.2): no other part of the engine reaches up to the graph."""
+    tree = ast.parse((ENGINE / "push.py").read_text(encoding="utf-8"))
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
-    def imports_graph(f: ast.FunctionDef) -> bool:
+    def imports_graph(f: ast.AST) -> bool:
         return any(isinstance(n, ast.ImportFrom) and n.module == "micrograph.graph" for n in ast.walk(f))
 
-    importing = [f.name for f in methods if imports_graph(f)]
-    elsewhere = [
-        n.name
-        for n in ast.walk(tree)
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n not in methods and imports_graph(n)
-    ]
-    assert len(importing) == 1 and elsewhere == [], (importing, elsewhere)
+    importing = [f.name for f in functions if imports_graph(f)]
+    assert len(importing) == 1, importing
     callers = {
         f.name
-        for f in methods
+        for f in functions
         for n in ast.walk(f)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == importing[0]
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == importing[0]
     }
     assert callers == {"backward"}
 
@@ -107,6 +102,20 @@ def test_the_import_against_the_layers_serves_value_backward_alone() -> None:
     [
         ("errors", "ops"),
         ("ops", "engine"),
+        ("ops", "templates"),
+        ("templates", "compile_push"),
+        ("compile_push", "push"),
+        ("order", "push"),
+        ("order", "pickling"),
+        ("meta", "pickling"),
+        ("push", "engine"),
+        ("pickling", "engine"),
+        ("lecture", "engine"),
+        ("meta", "engine"),
+        ("templates", "compile_emitter"),
+        ("compile_emitter", "compile_python"),
+        ("compile_python", "compile"),
+        ("compile_emitter", "compile_javascript"),
         ("engine", "forward"),
         ("engine", "backprop"),
         ("forward", "graph"),
@@ -181,16 +190,18 @@ def test_the_application_search_sees_an_import_of_viz_or_lessons(tmp_path: Path)
 # syntax tree of every .py file of the repository outside tests/, whatever the names and the spelling:
 #   - a reverse loop: ``for`` or a comprehension over range(..., ..., -k), reversed(...), sorted(...,
 #     reverse=True), x[::-1], a name bound to one of these (or reversed in place) in the same function,
-#     a call of a function of the same module that returns one, or of the engine's reverse orders
-#     (backprop.sweep, engine._reverse_order);
+#     a call of a function of the same module that returns one, or of the engine's reverse order
+#     (backprop.sweep);
 #   - inside it, a product ``a * b`` (or ``a *= b``) of a gradient and a local derivative, either order;
 #   - a gradient: a subscript (``grad_table[i]``, ``table[C]``), a ``.get(...)`` of one, a ``.grad``, or a
 #     name bound to one of these or spelled like one (g, gi, grad..., ..._grad);
 #   - a local derivative: a call whose callee names a rule (local_derivative, derivs[k], du_i_du_j, rule,
 #     bprop, ...derivative...) or was unpacked from the consumer index (edges, consumers), or a name bound
 #     to such a call or spelled du..., ...deriv....
-# Value.backward's push form is generated as text from the operation table (engine._make_push_all,
-# ops.Op.push_source): the syntax tree holds no loop of it to find.
+# Value.backward's push form (push.backward, section 6.5.6) is the named exception, and no copy of the pull
+# loop: its reverse loop over the topological order calls each node's _backward (push.push_to_parents,
+# one node's pushes, no loop over the graph), and its compiled loop is generated as text from the table
+# (compile_push.push_loop): neither multiplies a gradient by a local derivative inside a reverse loop.
 
 ALLOWED = {
     ("micrograph/backprop.py", "run_algorithm_6_2"): "Algorithm 6.2 itself, the one pull loop",
@@ -200,7 +211,7 @@ ALLOWED = {
 
 _REPO = ENGINE.parent
 _CONSUMER_INDEX = re.compile(r"consumers|edges")
-_REVERSE_ORDERS = {"sweep", "_reverse_order"}  # the engine's functions that give nodes from the last
+_REVERSE_ORDERS = {"sweep"}  # the engine's functions that give nodes from the last
 _GRADIENT_NAME = re.compile(r"^(g|gi|g_\w+|\w*grad\w*)$", re.I)
 _RULE_CALLEE = re.compile(r"local_derivative|derivs?\b|derivative|\bdu_|rule|bprop", re.I)
 _DERIVATIVE_NAME = re.compile(r"^(du\w*|\w*deriv\w*)$", re.I)
@@ -489,7 +500,9 @@ def test_import_micrograph_loads_the_engine_only_and_the_rest_on_first_use() -> 
         "import sys, micrograph\n"
         "late = ['micrograph.nn', 'micrograph.datasets', 'micrograph.compile', 'micrograph.mlp',\n"
         "        'micrograph.mlp_forward', 'micrograph.mlp_backward', 'micrograph.naive',\n"
-        "        'micrograph.store', 'micrograph.checkpoint', 'micrograph.forward_mode']\n"
+        "        'micrograph.store', 'micrograph.checkpoint', 'micrograph.forward_mode',\n"
+        "        'micrograph.compile_python', 'micrograph.compile_emitter',\n"
+        "        'micrograph.compile_javascript']\n"
         "print(sorted(m for m in late if m in sys.modules))\n"
         "from micrograph import compile_graph, nn, store_grad\n"
         "print(micrograph.datasets.__name__, nn.MLP.__name__, compile_graph.__name__,\n"
@@ -503,8 +516,8 @@ def test_import_micrograph_loads_the_engine_only_and_the_rest_on_first_use() -> 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == [
         "[]",
-        "micrograph.datasets MLP compile_graph jvp True ['micrograph.compile', 'micrograph.datasets', "
-        "'micrograph.forward_mode', 'micrograph.mlp', 'micrograph.mlp_backward', 'micrograph.mlp_forward', "
-        "'micrograph.nn', 'micrograph.store']",
+        "micrograph.datasets MLP compile_graph jvp True ['micrograph.compile', 'micrograph.compile_emitter', "
+        "'micrograph.compile_python', 'micrograph.datasets', 'micrograph.forward_mode', 'micrograph.mlp', "
+        "'micrograph.mlp_backward', 'micrograph.mlp_forward', 'micrograph.nn', 'micrograph.store']",
         "module 'micrograph' has no attribute 'no_such_name'",
     ]

@@ -208,7 +208,7 @@ def test_the_notebook_in_order_backward_then_by_hand_accumulates_as_micrograd_do
 def test_random_graphs_stepped_by_hand_in_reverse_order_equal_backward() -> None:
     import random
 
-    from micrograph.engine import topological_order
+    from micrograph.order import topological_order
 
     rng = random.Random(23)
     for _ in range(50):

@@ -19,7 +19,7 @@ from strategies import DAG_SETTINGS, dag_cases
 
 import viz
 from micrograph import Graph, Value, grad
-from micrograph.engine import topological_order
+from micrograph.order import topological_order
 from viz.words import NamedTable, fmt, formula, node_names
 
 SVG_NODE = re.compile(r'<g id="node\d+" class="node">\s*<title>([^<]*)</title>(.*?)</g>', re.S)

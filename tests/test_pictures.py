@@ -15,7 +15,7 @@ import sympy
 
 from micrograph import Graph, Value, grad
 from micrograph.families import chain
-from micrograph.graph import topological_order
+from micrograph.order import topological_order
 
 
 def _B(z: Value, dz: Value) -> list[Value]:

@@ -36,15 +36,6 @@ WRONG_BACKPROP = mutant(
 )  # only the first consumer's term: a mistake the judge recognises
 
 
-NOT_YET = pytest.mark.xfail(
-    strict=False,
-    reason="not yet passing since the page runs its Python in a Web Worker (its answers arrive later) and "
-    "wraps its text to the measured width; to be fixed with the next browser work",
-)
-"""Browser tests of behaviour the page still has, whose waiting and widths are not yet those of the page
-that runs its Python in a worker: they run, and a failure is reported as expected, not hidden."""
-
-
 @pytest.fixture(scope="module")
 def site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The site, built by ``micrograph site`` (it needs npm and PyPI: in CI, without them the test fails)."""
@@ -180,6 +171,13 @@ def _python_lesson_steps(n: int, width: int, *, page: bool = False) -> list[str]
                 blocks[k] = stepper.show(width=width, keys="", place="page").rstrip("\n")
             stepper.next()
     return blocks
+
+
+def expect(locator: Any) -> Any:
+    """Playwright's assertions, which wait for the page: its answers come from Python in a Web Worker."""
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect(locator)
 
 
 def _columns(page: Any) -> int:
@@ -340,7 +338,6 @@ def test_a_case_that_runs_forever_is_stopped_and_the_others_scored(page: Any) ->
 
 
 @pytest.mark.slow
-@NOT_YET
 def test_explorer_of_a_typed_expression(page: Any) -> None:
     from micrograph import Graph, Value
     from viz.words import fmt
@@ -377,7 +374,7 @@ def test_explorer_of_a_typed_expression(page: Any) -> None:
     assert "explore=tanh" in page.url
     section.get_by_label("Expression").fill("log(x")
     page.get_by_role("button", name="Draw G and B").click()
-    assert page.locator("#explorer-note").text_content() == "syntax error: '(' was never closed at column 4"
+    expect(page.locator("#explorer-note")).to_have_text("syntax error: '(' was never closed at column 4")
     # predict mode: the student is asked for grad_table's entries from u(n) down, as viz.explore does
     section.get_by_label("Expression").fill("tanh(tanh(tanh(w)))")
     section.get_by_label("Values").fill("w=0.5")
@@ -426,7 +423,6 @@ def test_serve_needs_a_built_site(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@NOT_YET
 def test_every_lesson_steps_to_its_end_as_in_python(page: Any) -> None:
     for n in lessons.LESSONS:
         stepper = lessons.start(n)
@@ -562,7 +558,6 @@ def test_a_step_and_a_plot_fit_the_screen(page: Any, width: int, height: int) ->
 
 
 @pytest.mark.slow
-@NOT_YET
 def test_every_kind_of_mark_is_drawn_by_the_page(page: Any) -> None:
     """Charts no lesson shows (decision regions with one and three outputs, an empty accuracy panel) are
     drawn by the same renderer, from the same data."""
@@ -584,13 +579,15 @@ def test_every_kind_of_mark_is_drawn_by_the_page(page: Any) -> None:
 
 
 @pytest.mark.slow
-@NOT_YET
 def test_predict_in_the_page_asks_and_checks(page: Any) -> None:
     page.get_by_label("Lesson", exact=True).select_option("2")
+    expect(page.locator("#lesson-text")).to_contain_text("Lesson 2:")
     for _ in range(12):
         if page.locator("#predict").is_visible():
             break
+        before = page.locator("#lesson-text").get_attribute("data-index")
         page.get_by_role("button", name="Next step").click()
+        expect(page.locator("#lesson-text")).not_to_have_attribute("data-index", before)
     assert page.locator("#predict").is_visible(), "lesson 2 asks a question before it answers it"
     assert page.locator("#question").text_content().startswith("Predict: what will grad_table[")
     assert "type it in the Answer box below" in " ".join(page.locator("#lesson-text").text_content().split())
@@ -600,12 +597,11 @@ def test_predict_in_the_page_asks_and_checks(page: Any) -> None:
     assert page.locator("#verdict").text_content().startswith("Not quite: the answer is")
     page.locator("#prediction").fill("abc")
     page.get_by_role("button", name="Answer").click()
-    assert (
-        page.locator("#verdict").text_content()
-        == "Type a number in the Answer box (for example 0.25), not 'abc'."
+    expect(page.locator("#verdict")).to_have_text(
+        "Type a number in the Answer box (for example 0.25), not 'abc'."
     )
     page.get_by_role("button", name="Next step").click()
-    assert not page.locator("#predict").is_visible()
+    expect(page.locator("#predict")).to_be_hidden()
 
 
 HOSTILE = [
@@ -621,7 +617,6 @@ tests/test_web_address.py; each here costs a page load)."""
 
 
 @pytest.mark.slow
-@NOT_YET
 def test_any_address_leaves_a_usable_page(browser: Any, url: str) -> None:
     pages = OfflinePages(browser, url)
     context, p, _ = pages.open(HOSTILE[0])
@@ -632,10 +627,12 @@ def test_any_address_leaves_a_usable_page(browser: Any, url: str) -> None:
                 p.wait_for_selector("body[data-ready=true]", timeout=READY_MS)
             note = p.locator("#lesson-note").text_content() or ""
             assert "Traceback" not in note and "undefined" not in note, (address, note)
-            assert p.locator("#lesson").is_enabled() and p.locator("#start").is_enabled(), address
+            expect(p.locator("#lesson")).to_be_enabled()
+            expect(p.locator("#start")).to_be_enabled()
+            p.get_by_role("button", name="Lessons", exact=True).click()  # an explorer link opened its tab
             p.get_by_label("Lesson", exact=True).select_option("1")  # the page still works after the link
             p.wait_for_function("document.getElementById('where').textContent.startsWith('Step 1 of')")
-            assert p.locator("#next").is_enabled(), address
+            expect(p.locator("#next")).to_be_enabled()
     finally:
         context.close()
     assert pages.errors == [], pages.errors

@@ -280,7 +280,7 @@ def test_side_by_side_edge_count_equals_both_graphs():
 
     grads = micrograph.grad(z, [a, b])
     # the union of G and (a fresh) B has as many edges as the drawing: one per argument
-    from micrograph.graph import topological_order
+    from micrograph.order import topological_order
 
     union = topological_order([z, *grads])
     assert len(edges(dot.source)) == sum(len(v.inputs) for v in union)

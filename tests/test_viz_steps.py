@@ -240,7 +240,7 @@ def random_cases() -> list[tuple[str, Value]]:
 
 def _names_as_drawn(run: symbolic_steps.SymbolicSteps) -> dict[Value, str]:
     """Names computed here as the drawing computes them: G's u1..un, then B's nodes reached from T's grads."""
-    from micrograph.graph import topological_order
+    from micrograph.order import topological_order
     from viz.words import node_names
 
     g = Graph(run.z)

@@ -26,7 +26,7 @@ from viz.render import write_atomic
 __all__ = ["Explorer", "page_html", "explorer_script", "join_modules", "d3_zoom", "EXPLORER_MODULES"]
 
 EXPLORER_MODULES = (
-    "words", "model", "pan", "panes", "boxes", "focus", "stepping", "sum", "predict", "explorer",
+    "words", "model", "pan", "panes", "boxes", "focus", "stepping", "sum", "predict", "groups", "explorer",
 )  # fmt: skip
 """The explorer page's ES modules, ``static/explorer/NAME.js``, each after the modules it imports; the last
 (explorer.js) lays the page out and exports ``mount``, ``page``, ``widget`` and ``fmt``."""

@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from micrograph import pseudocode
-from micrograph.engine import Value, as_values
-from micrograph.graph import Graph, topological_order
+from micrograph.engine import Value
+from micrograph.graph import Graph, as_values
+from micrograph.order import topological_order
 from micrograph.symbolic import BuildGradCall, grad
 from viz.words import clean, count, fmt, formula, node_names
 

@@ -13,8 +13,9 @@ import math
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from micrograph.engine import NodeMeta, Value
+from micrograph.engine import Value
 from micrograph.graph import Graph
+from micrograph.meta import NodeMeta
 from viz import style
 
 __all__ = [

@@ -87,7 +87,10 @@ ALGORITHMS = {
 }
 """{exercise: (what the student writes, the engine's module that implements it)}."""
 
-ALLOWED = {"micrograph.engine", "micrograph.ops", "micrograph.errors", "micrograph.memory"}
+ALLOWED = {
+    "micrograph.engine", "micrograph.ops", "micrograph.meta", "micrograph.lecture", "micrograph.errors",
+    "micrograph.memory",
+}  # fmt: skip
 """The engine's modules a solution may import (nodes and the operation table), except in ``derivatives``."""
 
 PRELOAD = (
@@ -188,6 +191,9 @@ def _install(root: str, exercise: str) -> None:
         import micrograph.ops as ops
 
         _disable(engine, exercise)
+        for name in [m for m in sys.modules if m.startswith("micrograph.") and m not in ALLOWED]:
+            del sys.modules[name]  # loaded by engine.py from an installed wheel: found again only past the
+            vars(micrograph).pop(name.split(".")[1], None)  # guard, and not as the stub package's attribute
         micrograph.Value = engine.Value  # type: ignore[attr-defined]
         micrograph.engine, micrograph.ops = engine, ops  # type: ignore[attr-defined]
         spec = importlib.util.spec_from_file_location(
@@ -203,7 +209,7 @@ def _install(root: str, exercise: str) -> None:
 
 def _disable(engine: Any, exercise: str) -> None:
     """The nodes' own algorithms out of reach: ``Value.backward`` (Algorithm 6.2 in its push form), the
-    per-node push, and, in ``topo``, the engine's topological order."""
+    per-node push, the graph walks of pickling and copying, and the modules that hold them."""
 
     def refuse(name: str) -> Any:
         def refused(*args: Any, **kw: Any) -> Any:
@@ -211,9 +217,15 @@ def _disable(engine: Any, exercise: str) -> None:
 
         return refused
 
-    for name in ("backward", "_backward"):  # absent from the private copy; present in a browser's wheel
+    # absent from the private copy; present where engine.py comes from an installed wheel (a browser's)
+    for name in ("backward", "_backward"):
         setattr(engine.Value, name, refuse(f"Value.{name}"))
-    engine.topological_order = refuse("micrograph.engine.topological_order")
+    for name in ("__reduce__", "__deepcopy__"):  # Python's own, recursive, as in the private copy
+        if name in vars(engine.Value):
+            delattr(engine.Value, name)
+    for name in ("push", "pickling"):
+        if hasattr(engine, name):
+            setattr(engine, name, refuse(f"micrograph.{name}"))
 
 
 def _drop_privileges(source: str, uid: int | None, numpy_path: str | None) -> None:

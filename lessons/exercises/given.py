@@ -94,7 +94,7 @@ class Plain:
 def build_nodes(records: list[list[Any]]) -> dict[int, Any]:
     """Nodes from records ``[id, op, param, [parent ids], data, label, constant]`` (parents listed first or
     not: nodes are made first and linked after, so a shuffled list reveals no order)."""
-    from micrograph import engine, ops
+    from micrograph import engine, meta, ops
 
     made: dict[int, Any] = {}
     for rid, opname, param, _args, data, label, constant in records:
@@ -106,7 +106,7 @@ def build_nodes(records: list[list[Any]]) -> dict[int, Any]:
             else (ops.pow_const(param) if param is not None else ops.op_by_name(opname))
         )
         if constant:
-            v._info = engine._CONSTANT
+            v._info = meta.CONSTANT
         elif label:
             v.label = label
         made[rid] = v

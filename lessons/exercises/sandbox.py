@@ -2,9 +2,11 @@
 
 The child interpreter (:mod:`lessons.exercises.child`) does not import micrograph from where it is installed.
 The judge writes, into a private directory made for the check, the few modules a solution may use: the
-nodes and the operation table (``micrograph/engine.py``, ``ops.py``, ``errors.py``, ``memory.py``) with the
-engine's own algorithms taken out of the text (``Value.backward`` and its push loop, the topological order,
-the graph walk of pickling), the counting tools (``lessons/exercises/tools.py``) and the child itself. The
+nodes and the operation table (``micrograph/engine.py``, ``ops.py``, ``meta.py``, ``lecture.py``,
+``errors.py``, ``memory.py``), the counting tools (``lessons/exercises/tools.py``) and the child itself.
+The engine's algorithms over a graph live in modules of their own (``push.py``: ``Value.backward`` and its
+compiled loop; ``order.py``: the topological order; ``pickling.py``: the graph walk of pickling), which are
+not copied; the copy of ``engine.py`` has the node's references to them taken out of its text. The
 child runs with ``python -I -S`` and this directory alone before the standard library on ``sys.path``:
 micrograph's own files are not on its path, and there is no site-packages (no import hook of an editable
 install), so removing the import guard from ``sys.meta_path`` finds nothing more.
@@ -36,24 +38,22 @@ _ROOT = Path(__file__).resolve().parent.parent.parent
 
 STRIPPED: dict[str, tuple[str, ...]] = {
     "micrograph/engine.py": (
+        "push",
+        "pickling",
         "Value.backward",
         "Value._backward",
-        "Value._locate_failure",
         "Value.__reduce__",
         "Value.__deepcopy__",
-        "topological_order",
-        "_rebuild",
-        "_push_all",
-        "_make_push_all",
-        "_reverse_order",
-        "_unmark",
     ),
-    "micrograph/ops.py": ("Op.push_source", "Op.push_function"),
 }
-"""The engine's files a solution may import, and the names taken out of each: every algorithm over a graph
-(the push form of Algorithm 6.2, the topological order), so that only the nodes and the operations remain."""
+"""The engine's files a solution may import, and the names taken out of each: the imports of the modules
+that hold the algorithms over a graph (the push form of Algorithm 6.2 with its topological order,
+pickling's walk) and the methods the node takes from them, so that only the node and its operators remain."""
 
 COPIED = (
+    "micrograph/ops.py",
+    "micrograph/meta.py",
+    "micrograph/lecture.py",
     "micrograph/errors.py",
     "micrograph/memory.py",
     "lessons/exercises/tools.py",
@@ -62,7 +62,8 @@ COPIED = (
     "lessons/exercises/calls.py",
 )
 """Files copied as they are (the child itself, what it gives the solution and its calls, and modules without
-any algorithm)."""
+any algorithm: the operation table, what a node is besides its operation, micrograd's names for a node's
+fields, the errors)."""
 
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 """The machine's shared temporary directories, swept of the solution's files when it ran as its own user."""
@@ -73,6 +74,10 @@ def _drop(body: list[ast.stmt], names: set[str], prefix: str = "") -> list[ast.s
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and prefix + node.name in names:
             continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):  # a module imported under a listed name
+            node.names = [a for a in node.names if prefix + _bound(a) not in names]
+            if not node.names:
+                continue
         if isinstance(node, ast.ClassDef):
             node.body = _drop(node.body, names, f"{prefix}{node.name}.") or [ast.Pass()]
         targets: list[ast.expr] = []
@@ -112,9 +117,16 @@ def stripped_source(relative: str) -> str:
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
+def _bound(alias: ast.alias) -> str:
+    """The name an import binds: ``from micrograph import push`` binds ``push``; ``import a.b``, ``a``."""
+    return alias.asname or alias.name.split(".")[0]
+
+
 def _defined(body: list[ast.stmt], prefix: str = "") -> set[str]:
     found: set[str] = set()
     for node in body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found |= {prefix + _bound(a) for a in node.names}
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found.add(prefix + node.name)
             if isinstance(node, ast.ClassDef):

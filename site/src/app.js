@@ -24,10 +24,6 @@ let shown = 0;      // the number of the step shown
 let editor = null;
 let spare = null;
 let readyText = "";
-let caseSeconds = 4;     // a case's seconds of the page's clock when it sets none (manifest.json says)
-let slower = 2;          // a case's own CPU limit times this, in the page
-let budgetSeconds = 30;  // the whole check's seconds spent in cases, after which the rest are not run
-let wallSeconds = 90;
 window.micrographTimes = {};
 
 let python = null;  // the page's Python (workers.js), started by boot and again after a Stop
@@ -135,12 +131,8 @@ async function boot() {
   // a check made at once answers in 0.7 s, not 2.2 s (benchmarks/site.py), which keeps its budget of 3 s.
   python = new Python();
   spare = new SolutionWorker();
-  const manifest = await (await fetch("manifest.json")).json();
-  caseSeconds = manifest.case_seconds;
-  slower = manifest.slower;
-  budgetSeconds = manifest.budget_seconds;
-  wallSeconds = manifest.wall_seconds;
-  const [times, listed, asked] = await Promise.all([
+  const [manifest, times, listed, asked] = await Promise.all([
+    fetch("manifest.json").then((r) => r.json()),
     python.ready, python.call("catalogue"), python.call("readAddress", location.search),
   ]);
   window.micrographTimes.python = since(times.python);  // Pyodide and Graphviz loaded, in the worker
@@ -259,6 +251,7 @@ function wrapAgain() {  // a turned phone or a resized window: the same step, wr
   rewrap = setTimeout(() => { if (phase === "ready") { if (lesson) move("here"); } else wrapAgain(); }, 150);
 }
 window.addEventListener("resize", wrapAgain);
+let wrappedAgainTo = 0;  // a step shown in a box of another width (a scroll bar came): wrapped again, once
 
 function show(json) {
   const s = JSON.parse(json);
@@ -273,6 +266,9 @@ function show(json) {
   $("goto").value = s.index;
   $("lesson-text").dataset.index = s.index;
   $("lesson-text").dataset.columns = s.width;  // the columns Python wrapped the text to (the box's, measured)
+  const fits = columns();
+  if (fits && fits !== s.width && fits !== wrappedAgainTo) { wrappedAgainTo = fits; wrapAgain(); }
+  else wrappedAgainTo = 0;
   $("predict").hidden = !s.question;  // predict, then see: the step's question and the Answer box
   $("question").textContent = s.question ? "Predict: " + s.question : "";
   $("prediction").value = "";
@@ -397,52 +393,27 @@ async function check() {
   showSvg($("failure"), "");
   let worker = null;
   try {
+    // The judge (lessons/web_check.py, in the page's Python) decides every step and writes every word; the
+    // page carries its questions to the student's worker and reports, by its clock, what happened.
     const r = await working(`checking ${name}`, async (halt) => {
       const until = (promise) => Promise.race([promise, halt]);  // a wait on the student's worker, stoppable
-      let question = await python.call("checkStart", name, source);
-      const asked = performance.now();
-      worker = takeWorker();
-      await until(worker.start(name));
-      window.micrographTimes.checkWorkerWait = performance.now() - asked;  // a worker still starting Python
-      const deadline = t0 + wallSeconds * 1000;
-      let spent = 0;  // seconds the cases and the restarts took, charged to the budget as the command line does
-      const judge = (reply) => python.call("checkSend", JSON.stringify(reply), "");
-      while (question) {
-        if (performance.now() > deadline) {  // the whole check's limit, on this page's clock
-          question = await judge({ stop: { kind: "wall", detail: `the whole check's time limit (${wallSeconds} s) was reached before this case` } });
-          continue;
-        }
-        const left = budgetSeconds - spent;
-        if (left <= 0.01) {
-          question = await judge({ stop: { kind: "budget", detail: `not run: the check's time budget (${budgetSeconds} s of the page's clock) was spent` } });
-          continue;
-        }
-        if (worker === null) {  // the last worker was stopped: a new one, with the solution loaded again
-          const restarted = performance.now();  // charged to the budget, as the command line charges start-ups
+      const clock = () => performance.now() / 1000;
+      let action = JSON.parse(await python.call("checkStart", name, source, clock()));
+      while (!action.done) {
+        let started = 0;
+        if (action.fresh || worker === null) {  // a new worker: the first, or one after a stopped case
+          if (worker) worker.terminate();
+          const t = performance.now();
           worker = takeWorker();
           await until(worker.start(name));
-          const loaded = await until(worker.ask(await python.call("checkReload")));
-          spent += (performance.now() - restarted) / 1000;
-          if (loaded.stop || !JSON.parse(loaded.answer).ok) {
-            worker.terminate(); worker = null;
-            question = await judge({ stop: { kind: "crash", detail: "the solution could not be loaded again" } });
-            continue;
-          }
+          started = (performance.now() - t) / 1000;
+          window.micrographTimes.checkWorkerWait ??= started * 1000;  // a worker still starting Python
         }
-        const own = JSON.parse(question).cpu;  // the case's CPU limit on the command line, if it sets one
-        const seconds = Math.min(own ? own * slower : caseSeconds, left);
-        const started = performance.now();
-        const reply = await until(worker.ask(question, seconds));
-        spent += (performance.now() - started) / 1000;
-        if (reply.stop && reply.stop.kind === "cpu" && seconds === left && seconds < (own ? own * slower : caseSeconds)) {
-          reply.stop = { kind: "budget", detail: `the check's time budget (${budgetSeconds} s of the page's clock) was spent during this case`, seconds };
-        }
-        if (reply.stop) {
-          worker.terminate(); worker = null;
-          question = await judge({ stop: reply.stop });
-        } else {
-          question = await python.call("checkSend", reply.answer, reply.printed);
-        }
+        const t = performance.now();
+        const reply = await until(worker.ask(action.ask, action.seconds));
+        if (!("answer" in reply)) { worker.terminate(); worker = null; }
+        const happened = { ...reply, seconds: (performance.now() - t) / 1000, started };
+        action = JSON.parse(await python.call("checkEvent", JSON.stringify(happened), clock()));
       }
       return JSON.parse(await python.call("checkResult"));
     });

@@ -57,7 +57,7 @@ export class SolutionWorker {
     };
     this.worker.onerror = (e) => {
       const w = this.waiting; this.waiting = null;
-      if (w) w({ stop: { kind: "crash", detail: "the solution's interpreter stopped: " + (e.message || "an error") } });
+      if (w) w({ failed: e.message || "an error" });
     };
   }
   post(message, seconds) {
@@ -65,7 +65,7 @@ export class SolutionWorker {
       this.timer = seconds ? setTimeout(() => {
         this.waiting = null;
         this.terminate();
-        resolve({ stop: { kind: "cpu", detail: `the case ran longer than ${seconds.toFixed(1)} s of the page's clock`, seconds } });
+        resolve({ timeout: true });
       }, seconds * 1000) : null;
       this.waiting = (data) => { clearTimeout(this.timer); resolve(data); };
       this.worker.postMessage(message);

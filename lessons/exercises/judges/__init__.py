@@ -51,7 +51,7 @@ def outline(exercise: str, seed: int = 0) -> list[tuple[str, float]]:
 
 _SHARED = {"build_grad": ("backprop",)}
 """Exercises whose diagnoses also use another judge's rows: build_grad diagnoses a wrong sum with
-Algorithm 6.2's (backprop's ``diagnose_entry``)."""
+Algorithm 6.2's (:func:`lessons.exercises.judges.entry.diagnose_entry`, backprop's rows)."""
 
 
 def words(exercise: str, code: str) -> str:

@@ -23,14 +23,16 @@ from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
 from lessons.exercises.imports import HARMLESS, Imports
 from lessons.exercises.judge import Case, Fail, close, draw, graph_request, mutation_text, node_name, shown
-from lessons.exercises.judges.backprop import algorithm_6_2, diagnose_entry
+from lessons.exercises.judges.backprop import algorithm_6_2
+from lessons.exercises.judges.entry import diagnose_entry
 from lessons.exercises.judges.mistakes import Mistake, failure
 from lessons.exercises.judges.scaling import Tally, paths_stop
 from micrograph import grad
-from micrograph.engine import Value, as_value, topological_order
+from micrograph.engine import Value, as_value
 from micrograph.errors import DomainError
 from micrograph.graph import Graph
 from micrograph.ops import op_by_name, pow_const
+from micrograph.order import topological_order
 
 __all__ = ["cases", "MISTAKES", "IMPORTS"]
 

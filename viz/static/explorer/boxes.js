@@ -28,6 +28,19 @@ export function boxes(p) {
       g.addEventListener("mouseleave", function () { hover(g, [], spec.b[b].consumers, false); });
     });
   }
+  // A copy of a node, drawn beside a far consumer (viz/explore_layout.py), is that node: a click and hovering
+  // do what they do on the node, and the copy is lit with it.
+  function copies(pane, attr, node, click, hovered) {
+    if (!pane) { return; }
+    pane.querySelectorAll("g[" + attr + "]").forEach(function (g) {
+      var i = parseInt(g.getAttribute(attr), 10);
+      if (click) { g.addEventListener("click", function () { click(i); }); }
+      g.addEventListener("mouseenter", function () { g.classList.add("mg-hover"); hovered(node[i], i, true); });
+      g.addEventListener("mouseleave", function () { g.classList.remove("mg-hover"); hovered(node[i], i, false); });
+    });
+  }
+  copies(p.paneG, "data-copy", gNode, function (i) { p.select(i); }, function (g, i, on) { hover(g, nodes[i].consumers, nodes[i].b_consumers, on); });
+  copies(p.paneB, "data-bcopy", bNode, null, function (g, b, on) { hover(g, [], spec.b[b].consumers, on); });
   // The node under the pointer and its consumers (in G and in B) highlighted.
   function hover(g, inG, inB, on) {
     g.classList.toggle("mg-hover", on);

@@ -12,8 +12,10 @@
 //   stepping.js  the frames of Algorithms 6.1 and 6.2, their pseudo-code and sentence; the keys
 //   sum.js       the clicked node's grad_table entry as the book's sum
 //   predict.js   predict mode: the student types each grad_table entry
+//   groups.js    an MLP by layers or neurons: the groups' boxes, the level, a group's scalars opened
 import { boxes } from "./boxes.js";
 import { focusing } from "./focus.js";
+import { grouping } from "./groups.js";
 import { model } from "./model.js";
 import { panes } from "./panes.js";
 import { predicting } from "./predict.js";
@@ -83,6 +85,7 @@ export function mount(el, spec, evaluate, d3, keys) {
   panes(p, tools, graphs);
   boxes(p);
   focusing(p);
+  if (spec.mlp) { grouping(p, tools, main, keys, function (next) { p.unkey(); mount(el, next, evaluate, d3, keys); }); }
   stepping(p, nav, side, keys);
   if (m.predict) {
     var ask = make("div", "mg-predict");

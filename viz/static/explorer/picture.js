@@ -13,7 +13,7 @@ var FONT = 10;  // the smallest text's size, in points, of a drawing that names 
 // Where a Graphviz drawing's first node is (its first text), in the drawing's units: the first node of the
 // graph, u(1) in micrograph's drawings, where the drawing is read from; null in a drawing of another kind.
 function firstNode(drawing) {
-  var t = drawing.querySelector("g.node text"), graph = drawing.querySelector("g.graph");
+  var t = drawing.querySelector("g.node > text"), graph = drawing.querySelector("g.graph");
   if (!t) { return null; }
   var shift = /translate\(\s*([-\d.]+)[\s,]+([-\d.]+)\s*\)/.exec(graph ? graph.getAttribute("transform") || "" : "");
   return [parseFloat(t.getAttribute("x")) + (shift ? +shift[1] : 0), parseFloat(t.getAttribute("y")) + (shift ? +shift[2] : 0)];

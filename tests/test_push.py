@@ -1,0 +1,303 @@
+"""Value.backward, the push form of section 6.5.6: its order, its plain loop and the compiled one, held equal.
+
+``micrograph.push.backward`` walks the topological order from z and lets each node push into its parents;
+its pushes run as the plain loop or as one loop compiled from the same rules (``micrograph.compile_push``).
+The two must leave every ``.grad`` identical, bit for bit, whatever the graph, the earlier gradients and the
+seed, and fail the same way where a derivative does not exist.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from catalogue import VALUES as NS
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import Recipe, interpret, recipes
+
+import micrograph.push
+from micrograph import DomainError, Graph, Value
+from micrograph.compile_push import INLINED, push_function, push_loop
+from micrograph.engine import apply, as_value
+from micrograph.ops import LOG, OPS, POW, SQRT, XLOGY, pow_const
+from micrograph.order import topological_order
+
+# --- the order: every node after its parents, without recursion -------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(recipe=recipes(max_vars=3, max_steps=12))
+def test_topological_order_puts_every_node_after_its_parents_once(recipe: Recipe) -> None:
+    values, _ = recipe
+    xs = [Value(v) for v in values]
+    try:
+        z = interpret(recipe)(NS, *xs)
+    except ArithmeticError:
+        return
+    order = topological_order([z])
+    position = {node: k for k, node in enumerate(order)}
+    assert len(position) == len(order) and order[-1] is z
+    assert all(position[parent] < position[node] for node in order for parent in node.inputs)
+    assert set(xs) <= set(position)
+
+
+@pytest.mark.slow
+def test_a_million_node_chain_is_ordered_and_back_propagated_by_both_loops(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    x = Value(0.5)
+    u = x
+    for _ in range(500_000):  # a million operations, two a step, no constant
+        u = (u * x).tanh()
+    assert len(topological_order([u])) == 1_000_001
+    u.backward()
+    compiled = x.grad
+    x.grad = 0.0
+    monkeypatch.setattr(micrograph.push, "COMPILED", False)
+    u.backward()
+    assert x.grad == compiled and math.isfinite(compiled)
+
+
+# --- the two loops: identical gradients, bit for bit -------------------------------------------------------
+
+_BUILDERS: list[tuple[int, Callable[..., Value]]] = [
+    (2, lambda a, b: a + b),
+    (2, lambda a, b: a - b),
+    (2, lambda a, b: a * b),
+    (2, lambda a, b: a / b),
+    (2, lambda a, b: a**b),
+    (2, lambda a, b: apply(XLOGY, (a, b))),
+    (2, lambda a, b: apply(POW, (a, 2.5))),  # x ** y with a constant exponent: its d/dy goes to a constant
+    (2, lambda a, b: 2.0**a + b),  # a constant base
+    (1, lambda a: -a),
+    (1, lambda a: a.relu()),
+    (1, lambda a: a.tanh()),
+    (1, lambda a: a.sigmoid()),
+    (1, lambda a: a.exp()),
+    (1, lambda a: a.log()),
+    (1, lambda a: a.sqrt()),
+    (1, lambda a: a.sin()),
+    (1, lambda a: a.cos()),
+    (1, lambda a: a**2),
+    (1, lambda a: a**0.5),
+    (1, lambda a: a**-1.5),
+    (1, lambda a: a * 3.0),
+    (1, lambda a: OPS["tanh_grad"](a)),
+    (1, lambda a: OPS["tanh_grad2"](a)),
+    (1, lambda a: OPS["sigmoid_grad"](a)),
+    (1, lambda a: OPS["step"](a)),
+]
+"""Every operation of the table (and the x ** c family), on any arguments: some give a DomainError when the
+node is built (the step is skipped), some a derivative that does not exist (sqrt at 0, x ** 0.5 at 0,
+d(x ** y)/dy at x < 0), some a gradient that overflows."""
+
+_NUMBERS = [0.0, -0.0, 1.0, -1.0, 0.5, -2.0, 3.0, 1e-300, 1e150, -1e150, 700.0, 2.0**0.5]
+
+
+@st.composite
+def graphs(draw: Any) -> tuple[Value, list[Value], float, list[float]]:
+    """A random graph built from the table's operations, its nodes, a seed and earlier gradients for them."""
+    number = st.one_of(st.sampled_from(_NUMBERS), st.floats(-5.0, 5.0, allow_nan=False))
+    nodes = [Value(draw(number)) for _ in range(draw(st.integers(1, 3)))]
+    for _ in range(draw(st.integers(1, 14))):
+        arity, build = draw(st.sampled_from(_BUILDERS))
+        args = [nodes[draw(st.integers(0, len(nodes) - 1))] for _ in range(arity)]
+        try:
+            nodes.append(build(*args))
+        except DomainError:
+            continue  # outside the operation's domain: no node
+    z = nodes[-1]
+    every = topological_order([z])
+    seed = draw(st.sampled_from([1.0, -1.0, 0.0, 2.5, 1e300]))
+    earlier = [draw(st.sampled_from([0.0, 0.0, -0.0, 1.0, -3.5, 1e308])) for _ in every]
+    return z, every, seed, earlier
+
+
+def _bits(nodes: list[Value]) -> list[bytes]:
+    return [struct.pack("<d", v.grad) for v in nodes]
+
+
+def _run(z: Value, nodes: list[Value], seed: float, earlier: list[float], calls: int) -> tuple[Any, ...]:
+    """Set the earlier gradients, call backward ``calls`` times; the error (type and text) and every bit."""
+    for v, g in zip(nodes, earlier):
+        v.grad = g
+    outcome = []
+    for _ in range(calls):
+        try:
+            z.backward(seed)
+            outcome.append(None)
+        except (DomainError, ValueError) as e:
+            outcome.append((type(e), str(e)))
+    return tuple(outcome), _bits(nodes)
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=graphs(), calls=st.integers(1, 2))
+def test_the_compiled_loop_and_the_plain_loop_leave_the_same_bits(
+    case: tuple[Value, list[Value], float, list[float]], calls: int
+) -> None:
+    z, nodes, seed, earlier = case
+    compiled = _run(z, nodes, seed, earlier, calls)
+    micrograph.push.COMPILED = False
+    try:
+        plain = _run(z, nodes, seed, earlier, calls)
+    finally:
+        micrograph.push.COMPILED = True
+    assert plain == compiled
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "plain"])
+def test_both_loops_name_the_edge_whose_derivative_does_not_exist_and_change_nothing(
+    compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(micrograph.push, "COMPILED", compiled)
+    x = Value(0.0, label="x")
+    y = Value(2.0, label="y")
+    z = apply(SQRT, (x,)) * y
+    x.grad, y.grad = 0.25, -0.0
+    with pytest.raises(DomainError, match=r"du3/du1") as e:
+        z.backward()
+    assert "sqrt" in str(e.value)
+    assert (x.grad, y.grad, z.grad) == (0.25, 0.0, 0.0)
+    one, big = Value(1.0, label="one"), Value(1e200, label="big")
+    w = one * big  # finite values; from the seed 1e200, dw/d(one) = 1e200 * 1e200 overflows
+    with pytest.raises(DomainError, match="not finite"):
+        w.backward(1e200)
+    assert (one.grad, big.grad, w.grad) == (0.0, 0.0, 0.0)
+
+
+def test_a_constant_with_no_derivative_gets_nan_from_both_loops(monkeypatch: pytest.MonkeyPatch) -> None:
+    grads = []
+    for compiled in (True, False):
+        monkeypatch.setattr(micrograph.push, "COMPILED", compiled)
+        x = Value(-2.0, label="x")
+        z = apply(POW, (x, 3.0))  # d/dy into the constant 3.0 needs log(-2): none; dz/dx exists
+        z.backward()
+        constant = z.inputs[1]
+        grads.append((x.grad, constant.grad))
+    assert grads[0][0] == grads[1][0] == 3.0 * 4.0
+    assert all(math.isnan(c) for _, c in grads)
+
+
+# --- the compiled loop is the table's rules, written out ---------------------------------------------------
+
+
+def _ops_under_test() -> list[object]:
+    return [*OPS.values(), pow_const(2.0), pow_const(3.0), pow_const(-1.0), pow_const(0.5), pow_const(-2.5)]
+
+
+@pytest.mark.parametrize("op", _ops_under_test(), ids=repr)
+def test_push_function_equals_the_rules_bit_for_bit(op: Any) -> None:
+    rng = random.Random(7)
+    for _ in range(200):
+        args = [Value(rng.uniform(0.05, 3.0)) for _ in range(op.arity)]
+        try:
+            node = op(*args)
+        except ValueError:
+            continue
+        g = rng.uniform(-2.0, 2.0)
+        expected = [
+            g * op.local_derivative(k, tuple(a.data for a in args), node.data) for k in range(op.arity)
+        ]
+        push_function(op)(node, g)
+        assert [a.grad for a in args] == expected
+
+
+def test_the_loop_holds_its_frequent_operations_written_out_and_calls_the_others() -> None:
+    loop = push_loop()
+    assert push_loop() is loop  # compiled once
+    for k, op in enumerate(INLINED):
+        assert loop.__globals__[f"_op{k}"] is op
+    x = Value(0.3)
+    builds = (lambda v: v + v * 2.0, lambda v: (v * v).relu(), lambda v: v.tanh() * v, lambda v: v.exp() / v)
+    for build in builds:
+        z = build(x)
+        table = Graph(z).backprop()
+        x.grad = 0.0
+        z.backward()
+        assert x.grad == pytest.approx(table[x], rel=1e-15)
+
+
+def test_a_rule_that_branches_on_a_value_is_called() -> None:
+    from micrograph.ops import Op
+
+    odd = Op("odd", "odd", 1, lambda x: x * x, (lambda x, out: 2.0 * x if x > 0 else -2.0 * x,))
+    x = Value(-1.5)
+    z = odd(x)
+    z.backward()
+    assert x.grad == 3.0
+
+
+# --- interrupted: every gradient as it was --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "plain"])
+def test_an_interrupted_backward_leaves_every_gradient_as_it_was(
+    compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    x, y = Value(0.5, label="x"), Value(-1.5, label="y")
+    z = (x * y + x.tanh()) * y
+    x.grad = 0.25
+    monkeypatch.setattr(micrograph.push, "COMPILED", compiled)
+    pushed = []
+    real = Value._backward
+    loop = push_loop()
+
+    def interrupted_step(node: Value) -> None:  # the plain loop: some pushes done, then Ctrl-C
+        if len(pushed) == 2:
+            raise KeyboardInterrupt
+        pushed.append(node)
+        real(node)
+
+    def interrupted_loop(order: list[Value]) -> None:  # the compiled loop: the same
+        loop(order[:2])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Value, "_backward", interrupted_step)
+    monkeypatch.setattr(micrograph.compile_push, "push_loop", lambda: interrupted_loop)
+    with pytest.raises(KeyboardInterrupt):
+        z.backward()
+    assert [(v, v.grad) for v in Graph(z).nodes] == [(v, 0.25 if v is x else 0.0) for v in Graph(z).nodes]
+    monkeypatch.undo()
+    z.backward()  # nothing was left behind: the next call sees every node
+    assert x.grad == 0.25 + (y.data + (1 - math.tanh(0.5) ** 2)) * y.data
+    assert y.grad == x.data * y.data + (x.data * y.data + math.tanh(0.5))
+
+
+def test_an_interrupted_search_changes_no_gradient() -> None:
+    class Interrupting:
+        """A parent whose parents cannot be read: the search stops with Ctrl-C on reaching it."""
+
+        @property
+        def _a(self) -> Any:
+            raise KeyboardInterrupt
+
+    x, y = Value(0.5), Value(2.0)
+    x.grad, y.grad = 3.0, 0.0
+    u = x * y
+    w = u + x
+    w._a = Interrupting()
+    z = w * u
+    z.grad = 7.0
+    with pytest.raises(KeyboardInterrupt):
+        z.backward()
+    assert (x.grad, y.grad, u.grad, z.grad) == (3.0, 0.0, 0.0, 7.0)
+
+
+def test_both_loops_on_a_leaf_and_on_a_small_graph(monkeypatch: pytest.MonkeyPatch) -> None:
+    for compiled in (True, False):
+        monkeypatch.setattr(micrograph.push, "COMPILED", compiled)
+        c = as_value(2.0)
+        c.backward()
+        assert c.grad == 1.0
+        x = Value(3.0)
+        z = apply(LOG, (x,)) * x
+        z.backward()
+        assert x.grad == Graph(z).backprop()[x]
