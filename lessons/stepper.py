@@ -16,8 +16,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from lessons.engine_lines import EngineLines, render
 from lessons.showing import picture_svg, show_html, show_text
-from lessons.step import LessonModule, Live, Note, Question, Step
+from lessons.step import CODE_WIDTH, LessonModule, Live, Note, Question, Step
 from micrograph import Graph, Value
 from micrograph.expr import bind, build, variables
 
@@ -134,6 +135,7 @@ class Stepper:
         self._gen: Iterator[Step] = self._module.steps(self._live)
         self._steps: list[Step] = []
         self._texts: list[str] = []
+        self._engines: list[tuple[EngineLines, ...]] = []
         self._questions: list[Question | None] = []
         self._peeked: Step | None = None
         self._done = False
@@ -157,6 +159,7 @@ class Stepper:
         step.run(self._live, **step.params)
         self._steps.append(step)
         self._texts.append(step.text(self._live))
+        self._engines.append(tuple(step.engine(self._live)) if step.engine is not None else ())
         self._questions.append(step.question(self._live) if step.question is not None else None)
         self._pos = len(self._steps) - 1
         return True
@@ -285,6 +288,17 @@ class Stepper:
         if names:
             text += "\n\n" + _exercise_note(names)
         return text
+
+    @property
+    def engine(self) -> tuple[EngineLines, ...]:
+        """The lines of micrograph's own code the current step ran, with the values they gave."""
+        return self._engines[self._pos]
+
+    @property
+    def code(self) -> str:
+        """The current step's "Code that ran": the engine's lines (:attr:`engine`) as every view shows
+        them, at most :data:`~lessons.step.CODE_WIDTH` columns a line ('' when it names none)."""
+        return render(self.engine, CODE_WIDTH)
 
     def values(self) -> str:
         """The current step's table of values now ('' when it has none)."""

@@ -112,8 +112,11 @@ def test_titles_live_variables_and_code_use_the_books_numbering(n: int, var: str
             continue
         book = int(m.group(1))
         assert getattr(l, var) == book  # l.j is the j in the title
-        assert f"{var} = {book}\n" in l.step.code + "\n"  # and in the code shown
+        assert f"{var} = {book}\n" in l.step.lesson_code + "\n"  # and in the step's own code
         assert f"{var} = {book}:" in l.text  # and in the text
+        # the engine's loop counts from 0: the code that ran says so, with the book's number beside it
+        assert f"the book's {var} = {book}" in " ".join(l.code.replace("#   ", "").split())
+        assert f"{var} = {book - 1} (u{book}; Python counts from 0)" in l.code
         seen += 1
     assert seen >= 3
 
@@ -375,7 +378,8 @@ def test_lesson_5_uses_one_lambda() -> None:
     import lessons.l5_mlp as l5
 
     src = open(l5.__file__, encoding="utf-8").read()
-    assert "l2=1e-4" not in src and src.count("l2=LAMBDA") >= 2 and "LAMBDA * nn.l2(" in src
+    # Algorithm 6.3, Algorithm 6.4 and the training, each with the one LAMBDA
+    assert "l2=1e-4" not in src and src.count("l2=LAMBDA") >= 3
 
 
 def test_lesson_6_says_what_the_picture_shows() -> None:
@@ -387,16 +391,8 @@ def test_lesson_6_says_what_the_picture_shows() -> None:
 # --- the code shown fits an 80-column terminal ----------------------------------------------------------
 
 
-def _codes(n: int, expr: str | None = None, at: dict[str, float] | None = None) -> list[str]:
-    l = lessons.start(n, expr=expr, at=at) if expr else lessons.start(n)
-    codes = [l.step.code]
-    while not isinstance(l.next(), str):
-        codes.append(l.step.code)
-    return codes
-
-
 @pytest.mark.parametrize("n", range(1, 9))
-def test_the_code_that_ran_fits_80_columns_and_is_the_code_that_runs(n: int) -> None:
+def test_the_code_that_ran_fits_80_columns_and_the_steps_own_code_is_the_code_that_runs(n: int) -> None:
     import ast
 
     from lessons.step import CODE_WIDTH, _body
@@ -406,10 +402,10 @@ def test_the_code_that_ran_fits_80_columns_and_is_the_code_that_runs(n: int) -> 
         l = lessons.start(n, expr=expr, at=at) if expr else lessons.start(n)
         while True:
             step = l.step
-            shown = step.code
+            box = l.show(width=80).split("  Code that ran")[-1].split("\n  Values now:")[0]
+            assert l.code and all(len(line) <= 80 for line in box.splitlines()), (n, step.title, box)
+            shown = step.lesson_code  # the step's own code, for the REPL
             assert all(len(line) <= CODE_WIDTH for line in shown.splitlines()), (n, step.title, shown)
-            assert all(len(line) <= 80 for line in l.show(width=80).split("  Code that ran:")[-1].splitlines()
-                       if line.startswith("    ")), (n, step.title)  # fmt: skip
             original = _body(step.run, step.params)
             # comments moved, never code: the same program
             assert ast.dump(ast.parse(shown)) == ast.dump(ast.parse(original)), (n, step.title)
@@ -446,7 +442,7 @@ def test_the_tour_pages_label_each_quoted_line_as_the_books_or_micrographs(n: in
     entries = []
     while True:
         s = l.step
-        entries.append(_Entry(l.index, s.title, s.line, s.quoted, l.text, s.code, l.values(), None))
+        entries.append(_Entry(l.index, s.title, s.line, s.quoted, l.text, l.code, l.values(), None))
         if isinstance(l.next(), str):
             break
     page = _lesson_page(l, entries)
@@ -667,7 +663,7 @@ def test_the_prediction_prompt_takes_the_keys_its_footer_shows(n: int, capsys, m
 def test_lesson_6_shows_the_lines_of_build_grad_each_call_ran(
     expr: str | None, at: dict[str, float] | None
 ) -> None:
-    from micrograph import pseudocode
+    from viz.words import node_names
 
     l = lessons.start(6, expr=expr, at=at) if expr else lessons.start(6)
     seen = 0
@@ -676,18 +672,21 @@ def test_lesson_6_shows_the_lines_of_build_grad_each_call_ran(
         if not l.step.title.startswith("Algorithm 6.6, call"):
             continue
         seen += 1
-        call, code = l.call, l.step.code
-        assert "l.call = l.calls[k - 1]" in code
-        assert code.count(pseudocode.ALGORITHM_6_6.lines[1].strip()) == len(call.consumers)
-        assert code.count("  C = ") == len(call.consumers) and code.count("  D = ") == len(call.consumers)
-        assert "grad_table[V] ← G" in code and "build_grad(V = " in code
+        call, code = l.call, l.code
+        names = node_names(l.graph, l.B_nodes)
+        assert "l.call = l.calls[k - 1]" in l.step.lesson_code  # the step reads the call's record
+        assert code.startswith("# micrograph/symbolic.py, lines ") and "(build_grad)" in code.split("\n")[0]
+        assert "G_i = op.bprop(get_inputs(C, G_prime), V, D, C)" in code  # build_grad's own lines
+        assert f"V = {names[call.V]}, consumers = [{', '.join(names[C] for C in call.consumers)}]" in code
+        (engine,) = l.engine
+        by_expr = {b.expr: b for b in engine.bound}
+        assert list(by_expr["D"].values) == list(call.D) and list(by_expr["G_i"].values) == list(call.terms)
+        assert by_expr["G_V"].values == (call.G_V,) and f"G_V = {names[call.G_V]}" in code
         assert all(len(line) <= 76 for line in code.splitlines())
         if l.call is l.calls[0]:  # the first call used only grad_table[z] = 1: no call before it built any
             assert "built by earlier calls" not in l.text and "set by Algorithm 6.5" in l.text
         else:
             assert "built by earlier calls" in l.text
-        ast_ok = compile(code, "<step>", "exec")  # the shown code still runs: the lines are comments
-        assert ast_ok is not None
     assert seen == len(l.calls) >= 1
 
 

@@ -2,9 +2,10 @@
 
 The answer key is :func:`micrograph.backprop` with its observer, which gives the terms of every sum
 (consumer i, argument k, grad_table[u(i)], ∂u(i)/∂u(j)); a wrong entry is diagnosed by comparing the
-student's number with those terms (:mod:`.sums`), never by running a second copy of the algorithm. The
-mistakes it recognises are the rows of :data:`MISTAKES`; the evaluations of ``tools.local_derivative`` are
-counted against the edges. The exercise, template and all, is :data:`EXERCISE`.
+student's number with what the catalogue of a sum's mistakes (:mod:`viz.mistakes`, the explorer's too)
+makes of those terms, never by running a second copy of the algorithm (:mod:`lessons.exercises.judges.entry`).
+The mistakes it recognises are the rows of :data:`MISTAKES`; the evaluations of ``tools.local_derivative``
+are counted against the edges. The exercise, template and all, is :data:`EXERCISE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
 """
@@ -18,12 +19,11 @@ from typing import Any
 from lessons.exercises import answers
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
-from lessons.exercises.drawing import Mark
 from lessons.exercises.exercise import Exercise
 from lessons.exercises.imports import Imports
+from lessons.exercises.judges.entry import LOOP, ROWS, algorithm_6_2, diagnose_entry
 from lessons.exercises.judges.mistakes import Mistake, failure, table
 from lessons.exercises.judges.scaling import GROWTH_HINT, measured_cases
-from lessons.exercises.judges.sums import algorithm_6_2, terms_text, which
 from lessons.exercises.report import Failure
 from lessons.exercises.schema import list_of
 from lessons.exercises.verdict import (
@@ -33,179 +33,77 @@ from lessons.exercises.verdict import (
     NodeRef,
     close,
     decode,
-    draw,
     graph_request,
     mutation_text,
-    node_name,
     shown,
 )
 from micrograph import backprop
 from micrograph.backprop import BackpropStep
 from micrograph.graph import Graph
 
-__all__ = ["EXERCISE", "MISTAKES", "cases", "diagnose_entry"]
+__all__ = ["EXERCISE", "MISTAKES", "cases"]
 
-_LOOP = "for j = n − 1 down to 1: in Python, range(n - 2, -1, -1) over 0-based positions."
-_REPEATED = (
-    "loop over the argument positions k of each consumer (for k, p in enumerate(C.inputs) if p is "
-    "node), not over the distinct consumers only."
-)
-
-MISTAKES: dict[str, Mistake] = table(
-    Mistake(
-        "seed", "grad_table[u(n)] ← 1 before the loop.", "loop", words="grad_table[u(n)] not started at 1"
+MISTAKES: dict[str, Mistake] = {
+    **ROWS,
+    **table(
+        Mistake("mutation", "write grad_table[node], not node.grad.", "table", words="wrote node.grad"),
+        Mistake(
+            "not-a-table",
+            "return the grad_table, a dict {node: dz/dnode}.",
+            "",
+            words="did not return a grad_table",
+        ),
+        Mistake(
+            "keys",
+            "use the nodes as keys: grad_table[node] = ..., with node from G.nodes.",
+            "table",
+            words="grad_table's keys are not the nodes",
+        ),
+        Mistake(
+            "recompute",
+            "read each consumer's gradient from grad_table (computed once, from u(n) down) "
+            "instead of computing it again.",
+            "edges",
+            words="gradients recomputed along each path",
+        ),
+        Mistake(
+            "twice-per-edge",
+            "evaluate tools.local_derivative(C, k) once per edge and keep the number: compute each term "
+            "once.",
+            "edges",
+            words="each local derivative computed twice",
+        ),
+        Mistake(
+            "edges-skipped",
+            "evaluate the local derivative of every edge out of u(j), once.",
+            "edges",
+            words="local derivatives of edges skipped",
+        ),
+        Mistake(
+            "uncounted",
+            "evaluate each local derivative with tools.local_derivative(C, k): the check "
+            "counts the evaluations, Algorithm 6.2's cost (one per edge).",
+            "edges",
+            words="local derivatives not from tools",
+        ),
+        Mistake(
+            "paths",
+            "compute each grad_table entry once, from u(n) down, from the consumers' entries already in "
+            "grad_table: one local derivative per edge.",
+            "recompute",
+            words="every path from z walked (no table)",
+        ),
+        Mistake("growth", GROWTH_HINT, "edges", words="time grows faster than the graph"),
     ),
-    Mistake("forward-loop", _LOOP, "loop", words="the loop runs from u(1) upwards"),
-    Mistake(
-        "skip-u1",
-        "the loop runs down to j = 1 inclusive: in Python, down to position 0 "
-        "(range(..., -1, -1), not range(..., 0, -1)).",
-        "loop",
-        words="the loop stops before u(1)",
-    ),
-    Mistake(
-        "missing-entry",
-        "Algorithm 6.2 computes an entry for every node of G.",
-        "loop",
-        words="a node left without an entry",
-    ),
-    Mistake("repeated-argument", _REPEATED, "sum", words="one term for a parent used twice"),
-    Mistake(
-        "first-consumer",
-        "sum over every consumer: G.get_consumers(node) lists all of them, and each "
-        "contributes a term per edge.",
-        "sum",
-        words="the first consumer's terms only",
-    ),
-    Mistake(
-        "overwrite",
-        "add every consumer's term into the entry (+=, or sum()), do not assign each in turn.",
-        "sum",
-        words="terms overwritten, not added",
-    ),
-    Mistake(
-        "missing-term",
-        "sum over every edge out of u(j): every consumer, every argument position.",
-        "loop",
-        words="some edges' terms left out",
-    ),
-    Mistake(
-        "sign",
-        "the terms are added; a minus sign belongs in a local derivative (∂(a − b)/∂b = −1), "
-        "which tools.local_derivative already gives.",
-        "loop",
-        words="terms added with a wrong sign",
-    ),
-    Mistake("wrong-sum", "", "loop", words="a wrong sum"),
-    Mistake("mutation", "write grad_table[node], not node.grad.", "table", words="wrote node.grad"),
-    Mistake(
-        "not-a-table",
-        "return the grad_table, a dict {node: dz/dnode}.",
-        "",
-        words="did not return a grad_table",
-    ),
-    Mistake(
-        "keys",
-        "use the nodes as keys: grad_table[node] = ..., with node from G.nodes.",
-        "table",
-        words="grad_table's keys are not the nodes",
-    ),
-    Mistake(
-        "recompute",
-        "read each consumer's gradient from grad_table (computed once, from u(n) down) "
-        "instead of computing it again.",
-        "edges",
-        words="gradients recomputed along each path",
-    ),
-    Mistake(
-        "twice-per-edge",
-        "evaluate tools.local_derivative(C, k) once per edge and keep the number: compute each term once.",
-        "edges",
-        words="each local derivative computed twice",
-    ),
-    Mistake(
-        "edges-skipped",
-        "evaluate the local derivative of every edge out of u(j), once.",
-        "edges",
-        words="local derivatives of edges skipped",
-    ),
-    Mistake(
-        "uncounted",
-        "evaluate each local derivative with tools.local_derivative(C, k): the check "
-        "counts the evaluations, Algorithm 6.2's cost (one per edge).",
-        "edges",
-        words="local derivatives not from tools",
-    ),
-    Mistake(
-        "paths",
-        "compute each grad_table entry once, from u(n) down, from the consumers' entries already in "
-        "grad_table: one local derivative per edge.",
-        "recompute",
-        words="every path from z walked (no table)",
-    ),
-    Mistake("growth", GROWTH_HINT, "edges", words="time grows faster than the graph"),
-)
-"""The mistakes this exercise recognises: {code: the hint and the book's sentence}."""
+}
+"""The mistakes this exercise recognises: {code: the hint and the book's sentence}; those of a wrong entry
+and of its loop are :data:`lessons.exercises.judges.entry.ROWS`."""
 
 _PATHS = "the naive chain rule: work grows with the number of paths (figure 6.9)."
 _NEEDS = (
     "Algorithm 6.2 evaluates one local derivative per edge ({edges} here) and reads each consumer's gradient "
     "from grad_table, where it was stored once."
 )
-
-
-def diagnose_entry(
-    graph: Graph,
-    j: int,
-    actual: Any,
-    expected: list[float],
-    steps: dict[int, BackpropStep],
-    *,
-    what: str,
-    calls: list[list[int]] | None,
-) -> Fail:
-    """The :class:`Fail` for a wrong grad_table[u(j)]: the terms of its sum, the one that differs, a hint.
-
-    Args:
-        graph: G. j: the 0-based position of the first wrong entry from u(n) down.
-        actual: the solution's entry (None: no entry). expected: the engine's grad_table by position.
-        steps: Algorithm 6.2's iterations by position (their terms). what: the function's name.
-        calls: the (consumer position, k) of the solution's first local-derivative evaluations, or None
-            when they are not known (build_grad).
-    """
-    e = expected[j]
-    terms = list(steps[j].terms) if j in steps else []
-    code, headline, marks = which(graph, j, actual, e, terms, calls)
-    lines = terms_text(j, terms, e, actual)
-    if code == "forward-loop":
-        lines.append(
-            "When a node's entry is computed, the entries of its consumers (which come later in "
-            "u(1)..u(n)) must already be in the table: the loop runs from u(n) down."
-        )
-    default = [Mark(j, t.i, t.k, f"{t.grad_i:.4g} × {t.derivative:.4g} = {t.product:.4g}") for t in terms]
-    name = node_name(graph, j)
-    picture = draw(
-        graph,
-        wrong=j,
-        expected=shown(e),
-        actual=shown(actual),
-        grads=expected,
-        marks=default if marks is None else marks,
-        title=f"{what}: grad_table[{name}] is the first wrong entry from u(n) down. Red edges: its terms. "
-        "grad: the right values",
-    )
-    got = actual if isinstance(actual, (int, float)) else shown(actual)
-    return Fail(
-        failure(
-            MISTAKES[code],
-            headline,
-            details=[] if code == "seed" else lines,
-            node=name,
-            expected=e,
-            actual=got,
-            **picture,
-        )
-    )
 
 
 def _table(result: Any, graph: Graph) -> list[Any]:
@@ -325,7 +223,7 @@ def _key_error(case: Case, failure_: Failure, error: dict[str, Any]) -> Failure:
             "Algorithm 6.2 runs from u(n) down: then every consumer's entry is in the table when "
             "a node needs it."
         ]
-        failure_.mistake, failure_.book, failure_.hint = "forward-loop", "loop", _LOOP
+        failure_.mistake, failure_.book, failure_.hint = "forward-loop", "loop", LOOP
     return failure_
 
 

@@ -25,10 +25,9 @@ from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
 from lessons.exercises.exercise import Exercise
 from lessons.exercises.imports import Imports
-from lessons.exercises.judges.backprop import diagnose_entry
+from lessons.exercises.judges.entry import algorithm_6_2, diagnose_entry
 from lessons.exercises.judges.mistakes import Mistake, failure, table
 from lessons.exercises.judges.scaling import measured_cases
-from lessons.exercises.judges.sums import algorithm_6_2
 from lessons.exercises.schema import boolean, count, list_of, position, record, text
 from lessons.exercises.verdict import Case, Fail, close, draw, graph_request, mutation_text, node_name, shown
 from micrograph import build_grad, grad
