@@ -77,7 +77,7 @@ lint: $(VENV)/.installed
 # environment nox has made (`make pythons` makes them; --install-only here creates any that are missing).
 bench: $(VENV)/.installed-bench
 	$(VENV)/bin/nox -s tests --install-only
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py --write docs/performance.md
 
 # The test suite on every supported Python installed here (nox: one session per version).
 pythons: $(VENV)/.installed graphviz testtools docs

@@ -1,4 +1,4 @@
-"""The explorer's costs: page generation at 40 and 400 nodes, the 100-w power tower, the slider at 400 nodes.
+"""The explorer's costs: pages at 40 and 400 nodes, five families' layouts, the power tower, the slider.
 
 Run alone (``python benchmarks/explorer.py``) or from ``benchmarks/run.py`` (``make bench``), which prints
 :func:`section`. Measured:
@@ -7,7 +7,10 @@ Run alone (``python benchmarks/explorer.py``) or from ``benchmarks/run.py`` (``m
    tests/test_explore_browser.py) of about 40 and 400 nodes: building G, B, the frames, the generated
    JavaScript, and the two Graphviz layouts (G and B apart, run at once). Best of ``repeats``.
 2. ``micrograph render "w**w**...**w" --at w=1.01`` with 100 w's, as a student types it (a subprocess).
-3. The slider at 400 nodes, in Debian's chromium (Playwright): the page's own work for one move
+3. The layout of five families of 400-500 nodes in G (benchmarks/layout.py): inputs and a shared
+   subexpression feeding a hundred consumers, a long chain, a wide sum, an MLP's cost on a batch; G's and
+   B's ``dot`` runs each alone and the page written, and ``micrograph explore`` of the first.
+4. The slider at 400 nodes, in Debian's chromium (Playwright): the page's own work for one move
    (Algorithms 6.1 and 6.2 in JavaScript, the texts it rewrites, then style and layout forced), and the time
    from a move made at the start of a frame to the next frame (``requestAnimationFrame``): one frame
    interval (about 16.7 ms at 60 Hz) when the move fits in a frame. Ten moves warm up first.
@@ -26,9 +29,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-for _p in (str(ROOT), str(ROOT / "tests")):
+for _p in (str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")):
     if _p not in sys.path:
         sys.path.insert(0, _p)
+
+from layout import rows as layout_rows  # noqa: E402  (benchmarks/layout.py, beside this file)
 
 FRAME_MS = 1000.0 / 60.0
 
@@ -135,6 +140,7 @@ def section(quick: bool = False) -> str:
         goal = 10.0 if size > 100 else 1.0
         rows.append((f"explorer page, {size} nodes (viz.explore(z).html())", f"{seconds:.2f} s",
                      f"<= {goal:.0f} s", seconds <= goal))  # fmt: skip
+    rows += layout_rows(quick)
     ws = 30 if quick else 100
     seconds = tower_seconds(ws)
     rows.append(

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import io
 import json
 import os
 import sys
@@ -149,6 +150,38 @@ def site_section(quick: bool) -> str:
     return str(module.section(quick=quick))
 
 
+BEGIN = "<!-- the last run of make bench: begin -->"
+END = "<!-- the last run of make bench: end -->"
+
+
+class Tee(io.StringIO):
+    """Standard output copied into this buffer during the block, as it is printed."""
+
+    def __enter__(self) -> Tee:
+        self._out = sys.stdout
+        sys.stdout = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.stdout = self._out
+
+    def write(self, text: str) -> int:
+        self._out.write(text)
+        return super().write(text)
+
+
+def write_report(path: Path, report: str) -> None:
+    """Replace what stands between :data:`BEGIN` and :data:`END` in ``path`` with ``report`` (as a code
+    block), keeping the rest of the file; written atomically, keeping the file's mode."""
+    from viz.files import write_atomic
+
+    text = path.read_text(encoding="utf-8")
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1] if END in rest else "\n"
+    block = f"{BEGIN}\n\n```text\n{report.rstrip()}\n```\n\n{END}"
+    write_atomic(path, (head + block + tail).encode("utf-8"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="small sizes and one step: a smoke run")
@@ -162,25 +195,43 @@ def main(argv: list[str] | None = None) -> int:
         help="also time the eager demo step with this interpreter (repeatable; default: nox's test "
         "environments .nox/tests-3-1X, made by `nox -s tests`, each with micrograph and micrograd installed)",
     )  # fmt: skip
+    parser.add_argument(
+        "--write", metavar="MD", type=Path,
+        help="also write the report into MD, between its lines " + BEGIN + " and " + END + " (make bench: "
+        "docs/performance.md), so the measured numbers live there and not in the code",
+    )  # fmt: skip
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        kind, *rest = args.worker
-        if kind == "chain":
-            result = chain_worker(int(rest[0]), int(rest[1]), int(rest[2]))
-        elif kind == "memory":
-            result = memory_worker(rest[0], int(rest[1]))
-        elif kind == "peak":
-            result = peak_worker(int(rest[0]))
-        elif kind == "engine_chain":
-            result = engine_chain_worker(rest[0], int(rest[1]))
-        elif kind == "gc":
-            result = gc_worker(rest[0], int(rest[1]))
-        else:
-            result = demo_worker(rest[0], int(rest[1]), rest[2], int(rest[3]))
-        print(json.dumps(result))
+        print(json.dumps(_worker(*args.worker)))
         return 0
+    if args.write is None:
+        return run(args)
+    if not args.write.is_file() or BEGIN not in args.write.read_text(encoding="utf-8"):
+        parser.error(f"--write {args.write}: not a file holding the line {BEGIN}")
+    with Tee() as report:
+        status = run(args)
+    write_report(args.write, report.getvalue())
+    return status
 
+
+def _worker(kind: str, *rest: str) -> Any:
+    """One measurement in this fresh process (``--worker KIND ARGS``): its result, as JSON data."""
+    if kind == "chain":
+        return chain_worker(int(rest[0]), int(rest[1]), int(rest[2]))
+    if kind == "memory":
+        return memory_worker(rest[0], int(rest[1]))
+    if kind == "peak":
+        return peak_worker(int(rest[0]))
+    if kind == "engine_chain":
+        return engine_chain_worker(rest[0], int(rest[1]))
+    if kind == "gc":
+        return gc_worker(rest[0], int(rest[1]))
+    return demo_worker(rest[0], int(rest[1]), rest[2], int(rest[3]))
+
+
+def run(args: argparse.Namespace) -> int:
+    """The benchmark's parts that ``args`` asks for, printed as they are measured, then the targets."""
     sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000, 1_000_000]
     steps = args.steps or (1 if args.quick else 10)
     n_mem = 10_000 if args.quick else 100_000

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
+from lessons.engine_lines import Bound, EngineLines
+from lessons.engine_spans import forward_call, graph_order
 from lessons.step import Ours, Question, Step
 from micrograph import DomainError, Graph, Value, pseudocode
 from micrograph.expr import build
@@ -25,7 +27,6 @@ __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "new_inputs", 
 NUMBER = 1
 TITLE = "Forward propagation over u(1)..u(n)"
 SECTION = "section 6.5.3, Algorithm 6.1"
-EXERCISES = ("topo", "forward")
 SUMMARY = (
     "A graph is an ordered node list; Algorithm 6.1 computes each u(i) from its parents Pa(u(i)), in order."
 )
@@ -159,6 +160,50 @@ def _finish_text(l: Any) -> str:
     )
 
 
+def _engine_build(l: Any) -> list[EngineLines]:
+    return [graph_order(l.graph)]
+
+
+def _engine_inputs(l: Any) -> list[EngineLines]:
+    n_i = l.graph.n_inputs
+    return [
+        EngineLines(
+            "micrograph.forward:evaluate",
+            bound=(Bound("u = input_values(graph, values)", "u[:graph.n_inputs]", (l.u[:n_i],)),),
+            caption="lines 1-3, then the loop (the next steps)",
+        )
+    ]
+
+
+def _engine_compute(l: Any) -> list[EngineLines]:
+    g, i = l.graph, l.i
+    node = g.nodes[i - 1]
+    name = node_names(g)[node]
+    counted = f"{i - 1} ({name}; Python counts from 0)"
+    args = [Bound("x = f(u[a]) if b < 0", "u[a]", (l.A[0],))]
+    if len(l.A) > 1:
+        args.append(Bound("x = f(u[a]) if b < 0", "u[b]", (l.A[1],)))
+    return [
+        EngineLines(
+            "micrograph.forward:_run",
+            "for i, f, a, b in steps:",
+            "u[i] = x",
+            (
+                Bound("for i, f, a, b in steps:", "i", (i - 1,), (counted,)),
+                Bound("for i, f, a, b in steps:", "f", (node.op.f,), (node.op.name,)),
+                *args,
+                Bound("x = f(u[a]) if b < 0", "x", (l.u[i - 1],)),
+            ),
+            caption=f"lines 4-6 at {name}, the book's i = {i}",
+            reported=True,
+        )
+    ]
+
+
+def _engine_finish(l: Any) -> list[EngineLines]:
+    return [forward_call(l.result, "Graph.forward: Algorithm 6.1, then the nodes updated")]
+
+
 def _values(l: Any) -> str:
     g = l.graph
     names = node_names(g)
@@ -180,10 +225,23 @@ def _figure(l: Any) -> Any:
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 1 (see :mod:`lessons.step`)."""
     yield Step(
-        "The graph G as the ordered list u(1)..u(n)", LINES["list"], _build, _build_text, _values, _figure
+        "The graph G as the ordered list u(1)..u(n)",
+        LINES["list"],
+        _build,
+        _build_text,
+        _values,
+        _figure,
+        engine=_engine_build,
     )
     yield Step(
-        "Lines 1-3: the inputs", LINES["inputs"], _inputs, _inputs_text, _values, _figure, question=_ask_first
+        "Lines 1-3: the inputs",
+        LINES["inputs"],
+        _inputs,
+        _inputs_text,
+        _values,
+        _figure,
+        question=_ask_first,
+        engine=_engine_inputs,
     )
     for i in range(l.graph.n_inputs + 1, len(l.graph.nodes) + 1):  # the book's i, from 1
         yield Step(
@@ -194,5 +252,14 @@ def steps(l: Any) -> Iterator[Step]:
             _values,
             _figure,
             params={"i": i},
+            engine=_engine_compute,
         )
-    yield Step("Return u(n); the engine agrees", LINES["return"], _finish, _finish_text, _values, _figure)
+    yield Step(
+        "Return u(n); the engine agrees",
+        LINES["return"],
+        _finish,
+        _finish_text,
+        _values,
+        _figure,
+        engine=_engine_finish,
+    )

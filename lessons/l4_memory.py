@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
+from lessons.engine_lines import Bound, EngineLines
+from lessons.engine_spans import naive_sum, stored
 from lessons.step import Ours, Step
 from micrograph.checkpoint import checkpoint_grad
 from micrograph.families import chain, memory_rows
@@ -113,6 +115,62 @@ def _rows_text(l: Any) -> str:
     )
 
 
+def _engine_two(l: Any) -> list[EngineLines]:
+    return [stored(l.store), naive_sum(l.recompute, peak=True)]
+
+
+def _engine_checkpoint(l: Any) -> list[EngineLines]:
+    c = l.ck
+    return [
+        EngineLines(
+            "micrograph.checkpoint:checkpoint_grad",
+            "with paused_gc():",
+            bound=(
+                Bound("recomputed += evaluate_segment(", "recomputed", (c.recomputed,), last=True),
+                Bound("evaluations += counted", "evaluations", (c.local_derivatives,), last=True),
+                Bound("_drop(held, lo, hi, ())", "peak", (c.peak_values,), last=True),
+            ),
+            caption=f"segments of k = {l.k} nodes",
+        )
+    ]
+
+
+def _engine_sweep(l: Any) -> list[EngineLines]:
+    k, _ = min(l.sweep, key=lambda kr: kr[1].peak_values)
+    n = N + 1  # the chain's nodes, w included
+    return [
+        EngineLines(
+            "micrograph.checkpoint:checkpoint_grad",
+            "n = len(graph.nodes)",
+            "checkpoints = _checkpoints(graph, k)",
+            (
+                Bound("n = len(graph.nodes)", "n", (n,)),
+                Bound("k = _segment_length(n, k)", "k", (k,)),
+                Bound("segments = [", "len(segments)", (-(-n // k),)),
+            ),
+            caption=f"the call with the fewest values held, k = {k}",
+        )
+    ]
+
+
+def _engine_rows(l: Any) -> list[EngineLines]:
+    r = l.rows[-1]
+    return [
+        EngineLines(
+            "micrograph.families:memory_rows",
+            "for n in range(1, top + 1):",
+            "ckpt = checkpoint_grad(z, w)",
+            (
+                Bound("for n in range(1, top + 1):", "n", (r["n"],)),
+                Bound("store = store_grad(z, w)", "store.peak_values", (r["store_peak"],)),
+                Bound("naive = naive_grad(z, w", "naive.peak_values", (r["recompute_peak"],)),
+                Bound("ckpt = checkpoint_grad(z, w)", "ckpt.peak_values", (r["checkpoint_peak"],)),
+            ),
+            caption=f"the longest chain, n = {r['n']}",
+        )
+    ]
+
+
 def _values(l: Any) -> str:
     if hasattr(l, "rows"):
         pick = [r for r in l.rows if r["n"] in (1, 2, 4, 8, 16, 32, 64)]
@@ -147,7 +205,15 @@ def _figure(l: Any) -> Any:
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 4 (see :mod:`lessons.step`)."""
-    yield Step("Store (6.52) or recompute (6.53)", LINES["two"], _two, _two_text, _values, _figure)
+    yield Step(
+        "Store (6.52) or recompute (6.53)",
+        LINES["two"],
+        _two,
+        _two_text,
+        _values,
+        _figure,
+        engine=_engine_two,
+    )
     yield Step(
         "Checkpointing: keep every k-th value",
         LINES["checkpoint"],
@@ -155,6 +221,17 @@ def steps(l: Any) -> Iterator[Step]:
         _checkpoint_text,
         _values,
         _figure,
+        engine=_engine_checkpoint,
     )
-    yield Step("The segment length sets the trade", LINES["k"], _sweep, _sweep_text, _values, _figure)
-    yield Step("Memory and time against n", LINES["rows"], _rows, _rows_text, _values, _figure)
+    yield Step(
+        "The segment length sets the trade",
+        LINES["k"],
+        _sweep,
+        _sweep_text,
+        _values,
+        _figure,
+        engine=_engine_sweep,
+    )
+    yield Step(
+        "Memory and time against n", LINES["rows"], _rows, _rows_text, _values, _figure, engine=_engine_rows
+    )

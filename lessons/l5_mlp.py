@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import functools
 import math
-import random
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import viz
+from lessons.engine_lines import Bound, EngineLines
 from lessons.step import Ours, Step
 from micrograph import Graph, datasets, nn, pseudocode
 from viz.words import fmt, table
@@ -26,7 +26,6 @@ __all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 NUMBER = 5
 TITLE = "The MLP: Algorithms 6.3 and 6.4, then training on Iris"
 SECTION = "section 6.5.4, Algorithms 6.3 and 6.4"
-EXERCISES = ("mlp_backward",)
 SUMMARY = (
     "A network is a graph: Algorithm 6.4's layer-by-layer gradients equal Algorithm 6.2's; then we train."
 )
@@ -84,7 +83,10 @@ def _forward_text(l: Any) -> str:
         f"-log of the probability of y = {l.y}), lambda Omega = "
         f"{fmt(fw.penalty.data if fw.penalty else 0.0)} "
         f"(lambda = {LAMBDA} times the sum of squared weights), J = {fmt(l.J.data)}. As a graph: "
-        f"{len(l.graph.nodes)} scalar nodes, {l.graph.num_edges} edges."
+        f"{len(l.graph.nodes)} scalar nodes, {l.graph.num_edges} edges: too many to read one by one, so "
+        "the picture draws them as the network is drawn, one box per layer with its a(k) and h(k) "
+        "(viz.draw(l.J, level='layers'); level='neurons' gives one box per neuron). The nodes know their "
+        "layer and neuron: Algorithm 6.3 built them."
     )
 
 
@@ -106,7 +108,9 @@ def _backward_text(l: Any) -> str:
         "layers, gives "
         f"{fmt(l.grad_table[w11])} and {fmt(l.grad_table[b2])}. Over all {len(l.grads_6_4)} parameters the "
         f"largest difference is {l.worst:.1e}: rounding. Algorithm 6.4 is Algorithm 6.2 specialised to a "
-        f"chain of layers."
+        "chain of layers. The picture shows the network by neurons, each box with its a, h and their "
+        "grad_table entries from Algorithm 6.2, and hidden unit h1[0] opened into its scalars "
+        "(viz.draw(l.J, level='neurons', grad_table=l.grad_table, expand=[l.fw.h[1][0]]))."
     )
 
 
@@ -132,41 +136,25 @@ def _kept(run: Callable[[Any], None]) -> Callable[[Any], None]:
 @_kept  # training takes a few seconds: l.back() does not train again
 def _train(l: Any) -> None:
     l.net = nn.MLP(4, [HIDDEN, 3], activation="tanh", seed=0)  # a new network
-    (X, Y), shuffler = l.train, random.Random(0)
-    l.history = nn.History()  # one entry per epoch, for the plot
-    for _ in range(EPOCHS):  # an epoch: one pass over the data
-        order = list(range(len(X)))
-        shuffler.shuffle(order)  # the examples in a new order every epoch
-        total, batches = 0.0, 0  # J added in order, as nn.train adds it (sum() rounds otherwise on 3.12+)
-        for start in range(0, len(X), BATCH):
-            batch = order[start : start + BATCH]  # a minibatch
-            fws = [nn.forward_mlp(l.net, X[i], Y[i]) for i in batch]  # Alg. 6.3
-            mean_L = sum(fw.loss for fw in fws) * (1.0 / len(fws))
-            J = mean_L + LAMBDA * nn.l2(nn.weights(l.net))  # + lambda Omega
-            for p in l.net.parameters():
-                p.grad = 0.0
-            J.backward()  # Algorithm 6.2: dJ/dp into every p.grad
-            for p in l.net.parameters():
-                p.data -= LR * p.grad  # theta <- theta - epsilon grad J
-            total += J.data
-            batches += 1
-        l.history.loss.append(total / batches)  # mean J of the epoch
-        l.history.accuracy.append(nn.accuracy(l.net, l.train))
-        l.history.test_accuracy.append(nn.accuracy(l.net, l.test))
+    # minibatch SGD: per batch Algorithm 6.3, J.backward(), theta <- theta - epsilon grad J
+    l.history = nn.train(
+        l.net, l.train, loss="cross_entropy", lr=LR, epochs=EPOCHS,
+        batch_size=BATCH, l2=LAMBDA, seed=0, test=l.test, progress=False,
+    )  # fmt: skip
     l.plot = viz.charts.training(l.history, title="Iris: MLP(4, [8, 3])")
 
 
 def _train_text(l: Any) -> str:
     h, steps = l.history, EPOCHS * math.ceil(len(l.train[0]) / BATCH)
     return (
-        f"The loop above is minibatch SGD as you would write it: {EPOCHS} epochs; each shuffles the "
-        f"{len(l.train[0])} flowers and takes them in batches of {BATCH}; each batch runs Algorithm 6.3 on "
-        f"its examples, builds J = mean L + lambda Omega with lambda = {LAMBDA} as above, zeroes the "
-        f"gradients, back-propagates (J.backward(), Algorithm 6.2) and moves every parameter by -{LR} "
-        f"times its gradient: {steps} updates. nn.train(model, data, lr={LR}, epochs={EPOCHS}, "
-        f"batch_size={BATCH}, l2={LAMBDA}, seed=0) runs the same loop (and gives the same numbers). J fell "
-        f"from {fmt(h.loss[0])} in the first epoch to {fmt(h.loss[-1])} in the last; training accuracy "
-        f"{h.accuracy[-1]:.3f}."
+        f"nn.train(model, data, lr={LR}, epochs={EPOCHS}, batch_size={BATCH}, l2={LAMBDA}, seed=0) is "
+        f"minibatch SGD: {EPOCHS} epochs; each shuffles the {len(l.train[0])} flowers and takes them in "
+        f"batches of {BATCH}. Its lines below: for each batch, the batch step runs Algorithm 6.3 on the "
+        f"examples, builds J = mean L + lambda Omega with lambda = {LAMBDA} as above, zeroes the gradients "
+        f"and back-propagates (J.backward(), Algorithm 6.2); the loop then moves every parameter by "
+        f"-{LR} times its gradient: {steps} updates. J fell from {fmt(h.loss[0])} in the first epoch to "
+        f"{fmt(h.loss[-1])} in the last; training accuracy {h.accuracy[-1]:.3f} (each batch scored before "
+        f"its update)."
     )
 
 
@@ -182,6 +170,103 @@ def _test_text(l: Any) -> str:
         f"({wrong} wrong); on the training flowers {l.train_accuracy:.3f}. micrograph train iris --hidden 8 "
         f"--epochs 100 --out iris/ runs the same from the shell."
     )
+
+
+def _engine_data(l: Any) -> list[EngineLines]:
+    m = l.model
+    return [
+        EngineLines(
+            "micrograph.mlp:MLP.__init__",
+            "sz = [nin, *widths]",
+            "self.layers.append(layer)",
+            (
+                Bound("sz = [nin, *widths]", "sz", ([m.nin, *m.nouts],)),
+                Bound("layer = Layer(", "len(layer.neurons)", tuple(len(k.neurons) for k in m.layers)),
+            ),
+            caption=f"MLP({m.nin}, {m.nouts})",
+        )
+    ]
+
+
+def _engine_forward(l: Any) -> list[EngineLines]:
+    fw = l.fw
+    return [
+        EngineLines(
+            "micrograph.mlp_forward:_example",
+            "x_leaves = [Value(v",
+            'L.label = "L"',
+            (
+                Bound("a_k = [n.preactivation", "len(a_k)", tuple(len(a) for a in fw.a[1:])),
+                Bound('L = tag(spec.fn(h[-1], target), "loss")', "L.data", (fw.loss.data,)),
+            ),
+            caption="Algorithm 6.3 on one example",
+        ),
+        EngineLines(
+            "micrograph.mlp_forward:forward_mlp",
+            "a, h, L = _example(",
+            'J.label = "J"',
+            (Bound("J = L if penalty is None", "J.data", (l.J.data,)),),
+            caption="the cost J = L + lambda Omega",
+        ),
+    ]
+
+
+def _engine_backward(l: Any) -> list[EngineLines]:
+    return [
+        EngineLines(
+            "micrograph.mlp_backward:backward_mlp",
+            "grads: dict[Value, float] = {}",
+            "return grads",
+            (
+                Bound(
+                    "for k in range(len(model.layers), 0, -1):", "k", tuple(range(len(l.model.layers), 0, -1))
+                ),
+                Bound("return grads", "len(grads)", (len(l.grads_6_4),)),
+            ),
+            caption="Algorithm 6.4, k = l down to 1",
+        )
+    ]
+
+
+def _engine_train(l: Any) -> list[EngineLines]:
+    h, last = l.history, l.net.parameters()[-1]
+    return [
+        EngineLines(
+            "micrograph.train:_graph_batch_fn",
+            "J, correct = _objective(",
+            "J.backward()",
+            (Bound("J.backward()", "len(params)", (len(l.net.parameters()),), last=True),),
+            caption="one batch: J, then dJ/dp into every p.grad",
+        ),
+        EngineLines(
+            "micrograph.train:train",
+            "total += J",
+            "history.loss.append(total / batches)",
+            (
+                Bound("total += J", "epoch", (h.epochs,), last=True),
+                Bound("p.data -= eps * p.grad", "eps", (h.lr[-1],), last=True),
+                Bound("p.data -= eps * p.grad", "p", (last,), (last.label,), last=True),
+                Bound("p.data -= eps * p.grad", "p.data", (last.data,), last=True),
+                Bound("history.loss.append(", "history.loss[-1]", (h.loss[-1],), last=True),
+            ),
+            caption="the update after each batch, and the epoch's mean J",
+        ),
+    ]
+
+
+def _engine_test(l: Any) -> list[EngineLines]:
+    return [
+        EngineLines(
+            "micrograph.train:accuracy",
+            "right = 0",
+            "return right / len(X)",
+            (
+                Bound("return right / len(X)", "len(X)", (len(l.test[0]),)),
+                Bound("return right / len(X)", "right / len(X)", (l.test_accuracy,)),
+            ),
+            caption="nn.accuracy on the held-out flowers",
+        )
+    ]
 
 
 def _values(l: Any) -> str:
@@ -212,22 +297,44 @@ def _values(l: Any) -> str:
 def _figure(l: Any) -> Any:
     if hasattr(l, "plot"):
         return l.plot
-    if hasattr(l, "fw"):  # the whole graph of J is too big to read: draw hidden unit h(1)[0] and its inputs
-        unit = l.fw.h[1][0]
-        table = getattr(l, "grad_table", None)
-        what = "dJ/du from Algorithm 6.2" if table is not None else "Algorithm 6.3"
-        return viz.draw(unit, grad_table=table, title=f"hidden unit h1[0] = tanh(b + W(1)[0] x): {what}")
+    if hasattr(l, "grad_table"):  # by neurons, hidden unit h1[0] opened into its scalars
+        return viz.draw(
+            l.J,
+            level="neurons",
+            grad_table=l.grad_table,
+            expand=[l.fw.h[1][0]],
+            title="J by neurons, hidden unit h1[0] opened: grad_table entries from Algorithm 6.2",
+        )
+    if hasattr(l, "fw"):  # the scalar graph of J is too big to read: by layers, as a network is drawn
+        return viz.draw(l.J, level="layers", grad_table={}, title="Algorithm 6.3: J = L + λΩ(θ), by layers")
     return None
 
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 5 (see :mod:`lessons.step`)."""
-    yield Step("Iris and a small MLP", LINES["data"], _data, _data_text, _values, _figure)
     yield Step(
-        "Algorithm 6.3: forward to the cost J", LINES["forward"], _forward, _forward_text, _values, _figure
+        "Iris and a small MLP", LINES["data"], _data, _data_text, _values, _figure, engine=_engine_data
     )
     yield Step(
-        "Algorithm 6.4: back, layer by layer", LINES["backward"], _backward, _backward_text, _values, _figure
+        "Algorithm 6.3: forward to the cost J",
+        LINES["forward"],
+        _forward,
+        _forward_text,
+        _values,
+        _figure,
+        engine=_engine_forward,
     )
-    yield Step("Training on Iris", LINES["train"], _train, _train_text, _values, _figure)
-    yield Step("Held-out accuracy", LINES["test"], _test, _test_text, _values)  # its numbers: no new picture
+    yield Step(
+        "Algorithm 6.4: back, layer by layer",
+        LINES["backward"],
+        _backward,
+        _backward_text,
+        _values,
+        _figure,
+        engine=_engine_backward,
+    )
+    yield Step(
+        "Training on Iris", LINES["train"], _train, _train_text, _values, _figure, engine=_engine_train
+    )
+    # its numbers: no new picture
+    yield Step("Held-out accuracy", LINES["test"], _test, _test_text, _values, engine=_engine_test)

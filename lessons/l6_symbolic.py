@@ -13,13 +13,14 @@ Algorithms 6.5 and 6.6.
 
 from __future__ import annotations
 
-import textwrap
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import viz
-from lessons.step import CODE_WIDTH, Ours, Question, Step
+from lessons.engine_lines import Bound, EngineLines
+from lessons.engine_spans import backprop_call, forward_call, grad_call, graph_order, pulled_term
+from lessons.step import Ours, Question, Step
 from micrograph import Graph, Value, grad, pseudocode
 from micrograph.errors import DomainError
 from micrograph.expr import build
@@ -32,7 +33,6 @@ __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 NUMBER = 6
 TITLE = "Symbol-to-symbol derivatives: G and B side by side"
 SECTION = "sections 6.5.5-6.5.6, figure 6.10, Algorithms 6.5 and 6.6"
-EXERCISES = ("build_grad",)
 SUMMARY = "grad(z, T) adds the derivatives to the graph as new nodes B: evaluate, draw, differentiate them."
 
 EXPR = "tanh(tanh(tanh(w)))"
@@ -174,34 +174,6 @@ def _call(l: Any, k: int) -> None:
     l.call = l.calls[k - 1]  # build_grad's k-th call: V, C, get_inputs, D, the terms, new nodes
 
 
-def _ran(l: Any, k: int) -> str:
-    """The lines of build_grad (Algorithm 6.6, as micrograph writes it) that call k ran, as comments, each
-    followed by what it gave in this call."""
-    call = l.calls[k - 1]
-    names = node_names(l.graph, l.B_nodes)
-
-    def name(v: Value) -> str:
-        return names.get(v, f"{fmt(v.data)} (grad_table[z])" if v.op is None else "?")
-
-    def said(text: str, note: str = "") -> list[str]:  # a pseudo-code line as comments of <= 76 columns
-        line = f"#   {text}"
-        if note and len(line) + 2 + len(note) <= CODE_WIDTH:
-            return [f"{line}  {note}"]
-        parts = textwrap.wrap(text.strip(), width=CODE_WIDTH - 10)
-        lead = "#   " + text[: len(text) - len(text.lstrip())]
-        out = [lead + parts[0]] + [f"#         {p}" for p in parts[1:]]
-        return out + ([f"#         {note}"] if note else [])
-
-    lines = pseudocode.ALGORITHM_6_6.lines
-    shown = [f"# build_grad(V = {name(call.V)}) ran these lines of Algorithm 6.6 (V had no entry):"]
-    for C, D in zip(call.consumers, call.D):
-        shown += [*said(lines[1], f"C = {name(C)}"), *said(lines[2]), *said(lines[3], f"D = {name(D)}")]
-        shown += said(lines[4])
-    entry = f"grad_table[{name(call.V)}] = {name(call.G_V)}"
-    shown += [*said(lines[5]), *said(lines[6], entry), *said(lines[7])]
-    return "\n".join(shown)
-
-
 def _call_text(l: Any) -> str:
     names = node_names(l.graph, l.B_nodes)  # G's u1..un, then B's nodes as the picture names them
     return build_grad_call_text(l.call, l.calls.index(l.call) + 1, len(l.calls), names)
@@ -334,6 +306,108 @@ def _same_text(l: Any) -> str:
     )
 
 
+def _name(l: Any, v: Value | None) -> str:
+    """A node's name in the step's picture (G's u1..un, then B's), the constant 1 as grad_table[z]."""
+    if v is None:
+        return "None"
+    names = node_names(l.graph, l.B_nodes)
+    return names.get(v) or (f"{fmt(v.data)} (grad_table[z])" if v.op is None else "?")
+
+
+def _engine_G(l: Any) -> list[EngineLines]:
+    return [graph_order(l.graph)]
+
+
+def _engine_prune(l: Any) -> list[EngineLines]:
+    return [
+        EngineLines(
+            "micrograph.graph:Graph.prune",
+            "descendant = [False]",
+            "return SubGraph(",
+            (Bound("return SubGraph(", "sum(descendant)", (len(l.G2_prime),)),),
+            caption=f"G' for z2, T = {_targets(l)}",
+        )
+    ]
+
+
+def _engine_grad(l: Any) -> list[EngineLines]:
+    names = {d: _name(l, d) for d in l.dz}
+    return [grad_call(len(l.G_prime), l.dz, names, f"grad(z, T): Algorithm 6.5, T = {_targets(l)}")]
+
+
+def _engine_call(l: Any) -> list[EngineLines]:
+    call = l.call
+    k = l.calls.index(call) + 1
+    return [
+        EngineLines(
+            "micrograph.symbolic:build_grad",
+            "if V in grad_table:",
+            "grad_table[V] = G_V",
+            (
+                Bound("consumers = get_consumers(V, G_prime)", "V", (call.V,), (_name(l, call.V),)),
+                Bound(
+                    "consumers = get_consumers(V, G_prime)",
+                    "consumers",
+                    (list(call.consumers),),
+                    ("[" + ", ".join(_name(l, C) for C in call.consumers) + "]",),
+                ),
+                Bound("D = build_grad(C,", "D", call.D, tuple(_name(l, D) for D in call.D)),
+                Bound("G_i = op.bprop(", "G_i", call.terms, tuple(_name(l, t) for t in call.terms)),
+                Bound("G_V = sum_nodes(", "G_V", (call.G_V,), (_name(l, call.G_V),)),
+            ),
+            caption=f"call {k} of {len(l.calls)}",
+            reported=True,
+        )
+    ]
+
+
+def _engine_build(l: Any) -> list[EngineLines]:
+    if not l.calls:  # z is a variable of T: its entry is grad_table[z] = 1 itself
+        return [
+            EngineLines(
+                "micrograph.symbolic:build_grad",
+                "if V in grad_table:",
+                bound=(Bound("if V in grad_table:", "V", (l.z,), (_name(l, l.z),)),),
+                reported=True,
+            )
+        ]
+    last = l.calls[-1]
+    C, term = last.consumers[-1], last.terms[-1]
+    return [
+        EngineLines(
+            "micrograph.ops:Op.bprop",
+            "total = None",
+            "return total",
+            (
+                Bound("total = None", "self.name", (C.op.name,)),
+                Bound("return total", "total", (term,), (_name(l, term),)),
+            ),
+            caption=f"the last call's, V = {_name(l, last.V)}, C = {_name(l, C)}",
+            reported=True,
+        )
+    ]
+
+
+def _engine_reuse(l: Any) -> list[EngineLines]:
+    return [
+        forward_call(l.z.data, "Graph(z).forward(), after each Graph(d).forward()"),
+        backprop_call(l.table_new.evaluations, "Graph.backprop at the new inputs"),
+    ]
+
+
+def _engine_same(l: Any) -> list[EngineLines]:
+    return [
+        pulled_term("on numbers: Algorithm 6.2's sum"),
+        EngineLines(
+            "micrograph.ops:Op.bprop",
+            "d = self.local_derivative(k, inputs, out)",
+            "total = term if total is None else total + term",
+            caption="on nodes: op.bprop, the same rule building B",
+            reported=True,
+        ),
+    ]
+
+
 def _values(l: Any) -> str:
     if hasattr(l, "call") and not hasattr(l, "grad_nodes"):
         return _call_values(l)
@@ -385,18 +459,29 @@ def _figure(l: Any) -> Any:
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 6 (see :mod:`lessons.step`)."""
     whose = "figure 6.10" if l.expr == EXPR else "your expression"
-    yield Step(f"The forward graph G of {whose}", LINES["G"], _G, _G_text, _values, _figure)
+    yield Step(f"The forward graph G of {whose}", LINES["G"], _G, _G_text, _values, _figure, engine=_engine_G)
     yield Step(
-        "Algorithm 6.5: prune G to G'", LINES["prune"], _prune, _prune_text, _values, _figure, question=_ask
-    )
-    yield Step("Algorithm 6.5: grad(z, T) builds B", LINES["grad"], _grad, _grad_text, _values, _figure)
+        "Algorithm 6.5: prune G to G'", LINES["prune"], _prune, _prune_text, _values, _figure, question=_ask,
+        engine=_engine_prune,
+    )  # fmt: skip
+    yield Step(
+        "Algorithm 6.5: grad(z, T) builds B", LINES["grad"], _grad, _grad_text, _values, _figure,
+        engine=_engine_grad,
+    )  # fmt: skip
     for k in range(1, len(l.calls) + 1):  # grad has run: one step per call of build_grad it made
         yield Step(
             f"Algorithm 6.6, call {k}: build_grad(V)", LINES["build"], _call, _call_text, _values, _figure,
-            params={"k": k}, ran=_ran(l, k),
+            params={"k": k}, engine=_engine_call,
         )  # fmt: skip
     yield Step(
-        "Algorithm 6.6: build_grad and op.bprop", LINES["build"], _build, _build_text, _values, _figure
-    )
-    yield Step("B is a graph: evaluate it again", LINES["reuse"], _reuse, _reuse_text, _values, _figure)
-    yield Step("The same computations as Algorithm 6.2", LINES["same"], _same, _same_text, _values, _figure)
+        "Algorithm 6.6: build_grad and op.bprop", LINES["build"], _build, _build_text, _values, _figure,
+        engine=_engine_build,
+    )  # fmt: skip
+    yield Step(
+        "B is a graph: evaluate it again", LINES["reuse"], _reuse, _reuse_text, _values, _figure,
+        engine=_engine_reuse,
+    )  # fmt: skip
+    yield Step(
+        "The same computations as Algorithm 6.2", LINES["same"], _same, _same_text, _values, _figure,
+        engine=_engine_same,
+    )  # fmt: skip

@@ -17,6 +17,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import viz
+from lessons.engine_lines import Bound, EngineLines
+from lessons.engine_spans import forward_call, hessian_vector
 from lessons.step import Ours, Step
 from micrograph import Graph, Value, grad, hessian_vector_product
 from micrograph.errors import DomainError
@@ -184,6 +186,33 @@ def _cost_text(l: Any) -> str:
     )
 
 
+def _engine_derivatives(l: Any) -> list[EngineLines]:
+    return [
+        EngineLines(
+            "micrograph.symbolic:grad",
+            "with paused_gc():",
+            "result = [grad_table[V] for V in targets]",
+            (
+                Bound("G = Graph(z)", "len(G.nodes)", (l.sizes[2],)),
+                Bound("result = [grad_table[V]", "result", ([l.d3],), ("[d3]",)),
+            ),
+            caption=f"the third call, grad(d2, {l.wrt.label}): G is the graph of d2",
+        )
+    ]
+
+
+def _engine_check(l: Any) -> list[EngineLines]:
+    return [forward_call(l.d3.data, "Graph(d).forward(), the last for d3 at the lesson's value")]
+
+
+def _engine_hvp(l: Any) -> list[EngineLines]:
+    return [hessian_vector(l.v)]
+
+
+def _engine_cost(l: Any) -> list[EngineLines]:
+    return [hessian_vector([1.0] * l.n, Bound("g = grad(z, wrt)", "len(wrt)", (l.n,)), caption=f"n = {l.n}")]
+
+
 def _values(l: Any) -> str:
     if hasattr(l, "hvp_nodes"):
         return table(
@@ -215,8 +244,30 @@ def _figure(l: Any) -> Any:
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 7 (see :mod:`lessons.step`)."""
     yield Step(
-        "Second and third derivatives", LINES["second"], _derivatives, _derivatives_text, _values, _figure
+        "Second and third derivatives",
+        LINES["second"],
+        _derivatives,
+        _derivatives_text,
+        _values,
+        _figure,
+        engine=_engine_derivatives,
     )
-    yield Step("Check them by finite differences", LINES["fd"], _check, _check_text, _values, _figure)
-    yield Step("Hessian-vector product", LINES["hvp"], _hvp, _hvp_text, _values, _figure)
-    yield Step("H v costs two gradients; H costs n", LINES["cost"], _cost, _cost_text, _values, _figure)
+    yield Step(
+        "Check them by finite differences",
+        LINES["fd"],
+        _check,
+        _check_text,
+        _values,
+        _figure,
+        engine=_engine_check,
+    )
+    yield Step("Hessian-vector product", LINES["hvp"], _hvp, _hvp_text, _values, _figure, engine=_engine_hvp)
+    yield Step(
+        "H v costs two gradients; H costs n",
+        LINES["cost"],
+        _cost,
+        _cost_text,
+        _values,
+        _figure,
+        engine=_engine_cost,
+    )

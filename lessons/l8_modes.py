@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import viz
+from lessons.engine_lines import Bound, EngineLines
+from lessons.engine_spans import hessian_vector, pulled_term
 from lessons.step import Ours, Step
 from micrograph import Value, grad, hessian_vector_product, jacobian_forward, jacobian_reverse, jvp
 from viz.words import fmt, table
@@ -156,6 +158,54 @@ def _hessian_text(l: Any) -> str:
     )
 
 
+def _engine_jvp(l: Any) -> list[EngineLines]:
+    return [
+        EngineLines(
+            "micrograph.forward_mode:jvp",
+            "evaluations = 0",
+            "tangent[u] = total",
+            (Bound("evaluations += 1", "evaluations", (l.r.evaluations,), last=True),),
+            caption="forward mode: each node's tangent from its arguments'",
+        )
+    ]
+
+
+def _engine_count(l: Any) -> list[EngineLines]:
+    name, _, _, forward, reverse = l.costs[0]
+    return [
+        EngineLines(
+            "micrograph.forward_mode:jacobian_forward",
+            "evaluations = 0",
+            "J[i][j] = t",
+            (Bound("evaluations += r.evaluations", "evaluations", (forward,), last=True),),
+            caption=f"n passes of jvp, for {name}",
+        ),
+        EngineLines(
+            "micrograph.forward_mode:jacobian_reverse",
+            "evaluations = 0",
+            "J.append(",
+            (Bound("evaluations += table.evaluations", "evaluations", (reverse,), last=True),),
+            caption=f"m passes of Algorithm 6.2, for {name}",
+        ),
+    ]
+
+
+def _engine_chain(l: Any) -> list[EngineLines]:
+    return [
+        EngineLines(
+            "micrograph.forward_mode:jvp",
+            "total += d * tp",
+            caption="forward mode (step 1): a node's tangent from its arguments'",
+            reported=True,
+        ),
+        pulled_term("reverse mode (step 2): a node's gradient from its consumers'"),
+    ]
+
+
+def _engine_hessian(l: Any) -> list[EngineLines]:
+    return [hessian_vector(l.hv_v)]
+
+
 def _figure(l: Any) -> Any:
     if hasattr(l, "Hv"):
         return viz.charts.hessian(l.H, ["a", "b", "c"], Hv=l.Hv_numbers, v=l.hv_v)
@@ -164,7 +214,33 @@ def _figure(l: Any) -> Any:
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 8 (see :mod:`lessons.step`)."""
-    yield Step("Forward mode: J v in one pass", LINES["jvp"], _jvp, _jvp_text, _values, _figure)
-    yield Step("n forward passes or m reverse passes", LINES["count"], _count, _count_text, _values, _figure)
-    yield Step("The order of a chain of products", LINES["chain"], _chain, _chain_text, _values, _figure)
-    yield Step("The Hessian and H v", LINES["hessian"], _hessian, _hessian_text, _values, _figure)
+    yield Step(
+        "Forward mode: J v in one pass", LINES["jvp"], _jvp, _jvp_text, _values, _figure, engine=_engine_jvp
+    )
+    yield Step(
+        "n forward passes or m reverse passes",
+        LINES["count"],
+        _count,
+        _count_text,
+        _values,
+        _figure,
+        engine=_engine_count,
+    )
+    yield Step(
+        "The order of a chain of products",
+        LINES["chain"],
+        _chain,
+        _chain_text,
+        _values,
+        _figure,
+        engine=_engine_chain,
+    )
+    yield Step(
+        "The Hessian and H v",
+        LINES["hessian"],
+        _hessian,
+        _hessian_text,
+        _values,
+        _figure,
+        engine=_engine_hessian,
+    )

@@ -4,10 +4,12 @@ A lesson module yields :class:`~lessons.step.Step` objects: a title, the book's 
 ``text(l)`` (the explanation, a function of the live objects) and ``figure(l)`` (the picture). The
 notebook of lesson n is that lesson run once, here, by a :class:`~lessons.stepper.Stepper`:
 
-* the title, the book's line and each step's text (with the numbers of this run) become Markdown cells;
-* each step's code, the source of its own ``run`` (:attr:`Step.code`), becomes a code cell, preceded by
-  ``step = next(lesson)`` (the lesson's next Step, as the stepper takes it) and followed, where the step
-  has a picture, by ``step.figure(l)``, which displays it;
+* the title, the book's line, each step's text (with the numbers of this run) and the engine's lines it
+  ran, with their values (the "Code that ran" every view shows, :attr:`Stepper.code`), become Markdown
+  cells;
+* each step's own code, the source of its ``run`` (:attr:`Step.lesson_code`), becomes a code cell,
+  preceded by ``step = next(lesson)`` (the lesson's next Step, as the stepper takes it) and followed, where
+  the step has a picture, by ``step.figure(l)``, which displays it;
 * the pictures of this run are stored as the code cells' outputs, so the notebook shows them unexecuted.
 
 Executed in a kernel, the notebook runs the same code on the same live namespace ``l`` in the same order as
@@ -76,6 +78,7 @@ class Page:
     Attributes:
         index: the step's number (1-based). step: the Step. text: its explanation with this run's numbers.
         question: the prediction it asks for, or "". svg: its picture as SVG source, or "".
+        code: the engine's lines it ran, with this run's values (:attr:`Stepper.code`), or "".
     """
 
     index: int
@@ -83,13 +86,16 @@ class Page:
     text: str
     question: str
     svg: str
+    code: str = ""
 
 
 def page(stepper: Stepper, svg: str | None = None) -> Page:
     """The stepper's current step as a :class:`Page`; ``svg`` if the caller already drew the picture."""
     question = stepper.question
     picture = stepper.svg_text() if svg is None and stepper.step.figure is not None else (svg or "")
-    return Page(stepper.index, stepper.step, stepper.text, question.text if question else "", picture)
+    return Page(
+        stepper.index, stepper.step, stepper.text, question.text if question else "", picture, stepper.code
+    )
 
 
 def record(stepper: Stepper) -> list[Page]:
@@ -150,7 +156,12 @@ def _cells(p: Page) -> list[Any]:
     text = "\n\n".join(" ".join(q.split()) if not q.startswith("  ") else f"```\n{q}\n```"
                          for q in p.text.split("\n\n"))  # fmt: skip
     ask = f"\n\n**Predict:** {p.question}" if p.question else ""
-    code = [f"step = next(lesson)  # step {p.index}: {step.title}", step.code]
+    ran = (
+        f"\n\n*Code that ran (micrograph's own lines, with this step's values):*\n\n```python\n{p.code}\n```"
+        if p.code
+        else ""
+    )
+    code = [f"step = next(lesson)  # step {p.index}: {step.title}", step.lesson_code]
     outputs = []
     if step.figure is not None:
         code.append("step.figure(l)")
@@ -159,7 +170,7 @@ def _cells(p: Page) -> list[Any]:
             outputs.append(v4.new_output("display_data", data={"image/svg+xml": svg}))
     cell = v4.new_code_cell("\n".join(c for c in code if c))
     cell.outputs = outputs
-    return [v4.new_markdown_cell(head + text + ask), cell]
+    return [v4.new_markdown_cell(head + text + ran + ask), cell]
 
 
 def write_notebooks(

@@ -59,9 +59,10 @@ def show_text(
     for para in stepper.text.split("\n\n"):
         out.append(textwrap.fill(" ".join(para.split()), width=width) if not para.startswith("  ") else para)
         out.append("")
-    if step.code:
-        out.append("  Code that ran:")
-        out += ["    " + ln for ln in step.code.splitlines()]
+    code = stepper.code
+    if code:
+        out.append("  Code that ran (micrograph's own lines, with this step's values):")
+        out += [("    " + ln).rstrip() for ln in code.splitlines()]
         out.append("")
     vals = stepper.values()
     if vals:
@@ -106,8 +107,10 @@ def show_html(stepper: Stepper) -> str:
         parts.append(f"<p><small>{e(who)}:</small></p>")
         parts.append(f"<pre class='{who.lower()}' style='{PRE_STYLE}'>{e(step.line)}</pre>")
     parts += [f"<p>{e(p)}</p>" for p in stepper.text.split("\n\n")]
-    if step.code:
-        parts.append(f"<pre style='{PRE_STYLE}'>{e(step.code)}</pre>")
+    code = stepper.code
+    if code:
+        parts.append("<p><small>Code that ran (micrograph's own lines, with this step's values):</small></p>")
+        parts.append(f"<pre class='engine' style='{PRE_STYLE}'>{e(code)}</pre>")
     vals = stepper.values()
     if vals:
         parts.append(f"<pre style='{PRE_STYLE}'>{e(vals)}</pre>")

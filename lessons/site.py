@@ -12,8 +12,13 @@ it needs no network. It holds:
   (Graphviz compiled to WebAssembly, which lays the drawings out), for the worker that runs the page's Python;
 * ``licenses/``: the license of each npm package shipped (Pyodide, and each package esbuild bundled),
   with an index the page links to;
+* ``pictures.js``, made by :func:`viz.pictures.pictures_script`: d3-zoom (vendored from npm in
+  ``viz/static/vendor``, its licenses added to ``licenses/``) and the explorer's own pane code, which keep
+  each drawing legible and let it pan and zoom;
 * the page (``site/src``): ``index.html``, ``app.js`` (the page's controls; it asks the page's Python for
-  every step, explorer and verdict, and relays an exercise check's questions), ``python.js`` (the Web
+  every step, explorer and verdict, and relays an exercise check's questions), ``workers.js`` (the two kinds
+  of Web Worker as the page talks to them), ``drawings.js`` (the drawings laid out by ``pictures.js``; the
+  explorer's frame as tall as its page), ``python.js`` (the Web
   Worker that runs the page's Python, :mod:`lessons.web`, and Graphviz, off the page's thread, so that the
   page never freezes and its Stop button can end the work), ``charts.js`` (a Chart drawn with Observable
   Plot), ``worker.js`` (the student's code in a Web Worker of its own), ``loading.js`` (a plain script that
@@ -47,8 +52,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lessons.exercises.limits import BUDGET as CHECK_BUDGET
-from lessons.exercises.limits import TIME_LIMIT, WALL_LIMIT
 from lessons.site_files import missing_files
 
 __all__ = ["SiteError", "build_site", "serve", "server", "site_size", "MARKER", "BUDGET"]
@@ -61,20 +64,6 @@ MARKER = ".micrograph-site"
 BUDGET = 40 << 20
 """Bytes the built site may take (40 MiB)."""
 
-PAGE_SLOWER = 2.0
-"""How much more time a case may take in the page than on the command line: Python compiled to WebAssembly
-runs slower than CPython, and a browser gives no CPU time of a worker, only its clock."""
-
-CHECK_LIMITS = {
-    "case_seconds": TIME_LIMIT * PAGE_SLOWER,
-    "slower": PAGE_SLOWER,
-    "budget_seconds": CHECK_BUDGET * PAGE_SLOWER,
-    "wall_seconds": WALL_LIMIT,
-}
-"""The page's limits of a check, from ``micrograph exercise check``'s: a case's seconds (its own CPU limit,
-or the default, times :data:`PAGE_SLOWER`, of the page's clock), the budget of the whole check in the same
-clock, and the wall-clock limit of the whole check."""
-
 PYODIDE_FILES = (
     "pyodide.mjs",
     "pyodide.asm.mjs",
@@ -82,7 +71,11 @@ PYODIDE_FILES = (
     "python_stdlib.zip",
     "pyodide-lock.json",
 )
-PAGE_FILES = ("index.html", "loading.js", "app.js", "charts.js", "python.js", "worker.js", "style.css")
+PAGE_FILES = ("index.html", "loading.js", "app.js", "workers.js", "drawings.js", "charts.js", "python.js",
+              "worker.js", "style.css")  # fmt: skip
+PICTURES = "pictures.js"
+"""The drawings' script (:func:`viz.pictures.pictures_script`: d3-zoom and the explorer's pane code), made
+when the site is built."""
 BUNDLES = ("vendor.js", "graphviz.js")
 """The esbuild bundles of npm packages: the page's (CodeMirror, Observable Plot), and Graphviz for the
 Web Worker that runs the page's Python (it lays the drawings out there, off the page's thread)."""
@@ -240,9 +233,23 @@ def _licenses(modules: Path, packages: list[str], out: Path) -> None:
     (out / "index.txt").write_text("\n".join(index) + "\n", encoding="utf-8")
 
 
+def _vendored_licenses(out: Path) -> None:
+    """The licenses of the npm packages in :data:`PICTURES` (vendored in viz/static/vendor, pinned by its
+    package-lock.json) into ``out``, with a line each in its index."""
+    vendor = ROOT / "viz" / "static" / "vendor"
+    lock = json.loads((vendor / "package-lock.json").read_text(encoding="utf-8"))
+    shutil.copyfile(vendor / "LICENSES.txt", out / "d3-zoom-bundle.txt")
+    lines = [f"{path.removeprefix('node_modules/')} {about['version']} {about.get('license', '?')} "
+             f"(in {PICTURES}): d3-zoom-bundle.txt"
+             for path, about in sorted(lock["packages"].items()) if path]  # fmt: skip
+    with (out / "index.txt").open("a", encoding="utf-8") as index:
+        index.write("\n".join(lines) + "\n")
+
+
 def _stage(stage: Path, log: Callable[[str], None]) -> None:
     """Every file of the site into ``stage`` (a new directory)."""
     import micrograph
+    from viz.pictures import pictures_script
 
     modules = npm_packages(log)
     (stage / "pyodide").mkdir(parents=True)
@@ -252,6 +259,8 @@ def _stage(stage: Path, log: Callable[[str], None]) -> None:
     _licenses(modules, sorted({"pyodide", *bundled}), stage / "licenses")
     for name in PAGE_FILES:
         shutil.copyfile(SOURCE / "src" / name, stage / name)
+    (stage / PICTURES).write_text(pictures_script(), encoding="utf-8")
+    _vendored_licenses(stage / "licenses")
     ours, others = wheels(stage / "wheels", log)
     pyodide = json.loads((modules / "pyodide" / "package.json").read_text())["version"]
     lock = json.loads((modules / "pyodide" / "pyodide-lock.json").read_text())
@@ -261,7 +270,6 @@ def _stage(stage: Path, log: Callable[[str], None]) -> None:
         "python": lock.get("info", {}).get("python", "?"),
         "micrograph": ours,
         "wheels": others,
-        **CHECK_LIMITS,
     }
     (stage / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     (stage / MARKER).write_text(

@@ -1,4 +1,4 @@
-"""A lesson's step: its text, the book's line, the code it runs and the live objects it leaves.
+"""A lesson's step: its text, the book's line, the code it runs, the engine's lines it ran, what it leaves.
 
 A lesson is a module with ``NUMBER``, ``TITLE``, ``SECTION`` (the book's section and algorithm), ``SUMMARY``
 (one line), ``EXERCISES`` where the student writes the lesson's algorithm (``micrograph exercise start
@@ -7,10 +7,12 @@ The generator reads the live objects that the previous steps left on ``l`` (a na
 a step can depend on what came before: lesson 2 yields one step per iteration of Algorithm 6.2's loop, as
 many as the graph has nodes. :class:`~lessons.stepper.Stepper` moves a student through them.
 
-Each step's ``run(l)`` is ordinary Python, type-checked and linted like the rest of micrograph. The code a
-student sees is that function's own source (:attr:`Step.code`): what is shown is what runs, and it can be
-typed again in the REPL, where ``l`` is the stepper. The text is a function of the live objects, so every
-number a lesson prints is computed at that moment, never typed in.
+Each step's ``run(l)`` is ordinary Python, type-checked and linted like the rest of micrograph; its source
+(:attr:`Step.lesson_code`) can be typed again in the REPL, where ``l`` is the stepper. What a student sees
+as the code that ran is the engine's: ``engine(l)`` names the lines of micrograph's own functions that the
+step ran (or whose run it reads from an observer's record), with the values they gave
+(:mod:`lessons.engine_lines`). The text is a function of the live objects, so every number a lesson prints
+is computed at that moment, never typed in.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -22,9 +24,12 @@ import io
 import textwrap
 import tokenize
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lessons.engine_lines import EngineLines
 
 __all__ = ["CODE_WIDTH", "Live", "Note", "Ours", "Question", "Step", "fit_code"]
 
@@ -87,8 +92,8 @@ class Step:
         question: ``question(l)`` -> a :class:`Question` to predict before moving on, or None.
             ``line`` is shown as "Book:" when it is the book's own words, as "micrograph:" when it is
             :class:`Ours` (micrograph's summary or formula): only the book is labelled the book.
-        ran: comment lines shown after ``run``'s code: what the engine's own code did in this step (the
-            lines of build_grad a call ran), where ``run`` only looks at its record.
+        engine: ``engine(l)`` -> the lines of micrograph's own code this step ran, with their values
+            (:class:`~lessons.engine_lines.EngineLines`), written after ``run``: the "Code that ran".
     """
 
     title: str
@@ -99,7 +104,7 @@ class Step:
     figure: Callable[[Any], Any] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     question: Callable[[Any], Question | None] | None = None
-    ran: str = ""
+    engine: Callable[[Any], Sequence[EngineLines]] | None = None
 
     @property
     def quoted(self) -> bool:
@@ -112,14 +117,14 @@ class Step:
         return "Book" if self.quoted else "micrograph"
 
     @property
-    def code(self) -> str:
-        """The source of ``run`` without its ``def`` line and docstring, after the bound parameters.
+    def lesson_code(self) -> str:
+        """The lesson's own code for the step, to type in the REPL (``l`` is the stepper) or run in a
+        notebook: the source of ``run`` without its ``def`` line and docstring, after the bound parameters.
 
         Lines are at most :data:`CODE_WIDTH` columns where they can be: a trailing comment that makes a
         line longer goes on its own line(s) above the code it explains (:func:`fit_code`).
         """
-        code = fit_code(_body(self.run, self.params))
-        return f"{code}\n{self.ran}" if self.ran else code
+        return fit_code(_body(self.run, self.params))
 
 
 CODE_WIDTH = 76

@@ -16,8 +16,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from lessons.engine_lines import EngineLines, render
 from lessons.showing import picture_svg, show_html, show_text
-from lessons.step import Live, Note, Question, Step
+from lessons.step import CODE_WIDTH, Live, Note, Question, Step
 from micrograph import Graph, Value
 from micrograph.expr import bind, build, variables
 
@@ -62,6 +63,14 @@ def _expression(
     # where an operation or a local derivative is undefined (DomainError names the node and value).
     Graph(z).backprop()
     return expr, values
+
+
+def exercises_of(lesson: int) -> tuple[str, ...]:
+    """The exercises where the student writes the algorithm lesson ``lesson`` steps through, in the book's
+    order: those whose module names this lesson (:attr:`lessons.exercises.exercise.Exercise.lesson`)."""
+    from lessons.exercises import EXERCISES  # the exercises' judges, loaded at a lesson's last step only
+
+    return tuple(e.name for e in EXERCISES.values() if e.lesson == lesson)
 
 
 def _exercise_note(names: tuple[str, ...]) -> str:
@@ -126,6 +135,7 @@ class Stepper:
         self._gen: Iterator[Step] = self._module.steps(self._live)
         self._steps: list[Step] = []
         self._texts: list[str] = []
+        self._engines: list[tuple[EngineLines, ...]] = []
         self._questions: list[Question | None] = []
         self._peeked: Step | None = None
         self._done = False
@@ -149,6 +159,7 @@ class Stepper:
         step.run(self._live, **step.params)
         self._steps.append(step)
         self._texts.append(step.text(self._live))
+        self._engines.append(tuple(step.engine(self._live)) if step.engine is not None else ())
         self._questions.append(step.question(self._live) if step.question is not None else None)
         self._pos = len(self._steps) - 1
         return True
@@ -273,10 +284,21 @@ class Stepper:
         """The current step's explanation, with the live numbers; the last step's ends by naming the
         exercise (``micrograph exercise start NAME``) where the student writes the lesson's algorithm."""
         text = self._texts[self._pos]
-        names = getattr(self._module, "EXERCISES", ())
-        if names and self.at_end:
+        names = exercises_of(self.number) if self.at_end else ()
+        if names:
             text += "\n\n" + _exercise_note(names)
         return text
+
+    @property
+    def engine(self) -> tuple[EngineLines, ...]:
+        """The lines of micrograph's own code the current step ran, with the values they gave."""
+        return self._engines[self._pos]
+
+    @property
+    def code(self) -> str:
+        """The current step's "Code that ran": the engine's lines (:attr:`engine`) as every view shows
+        them, at most :data:`~lessons.step.CODE_WIDTH` columns a line ('' when it names none)."""
+        return render(self.engine, CODE_WIDTH)
 
     def values(self) -> str:
         """The current step's table of values now ('' when it has none)."""

@@ -3,11 +3,12 @@
 :func:`built_beside` gives the tour a new directory ``.NAME.building-*`` beside ``out``, locked while it
 is built, and moves it into place at the end, so ``out`` holds either the earlier tour or the new one,
 whole, even if the run is interrupted (Ctrl-C or SIGTERM remove the unfinished directory; after a SIGKILL,
-the next tour beside it removes the unfinished directory once it is an hour old and no tour holds its
-lock). Every tour's directory holds a marker (:data:`MARKER`, written by :func:`mark`) listing the files it
-wrote: an existing ``out`` is replaced only if every file in it is listed there, or it is empty, so files
-added by hand are never deleted. The check is made again at the moment of the swap, under a lock on the
-parent directory.
+the next tour beside it removes the unfinished directory once it is an hour old, no tour holds its lock, and
+it holds the tour's :data:`CLAIM`, written the moment the directory is made: a directory of the user's whose
+name merely looks like one, such as ``.out.old-mybackup``, is never swept). Every tour's directory holds a
+marker (:data:`MARKER`, written by :func:`mark`) listing the files it wrote: an existing ``out`` is
+replaced only if every file in it is listed there, or it is empty, so files added by hand are never deleted.
+The check is made again at the moment of the swap, under a lock on the parent directory.
 """
 
 from __future__ import annotations
@@ -28,10 +29,14 @@ try:
 except ImportError:  # not POSIX: no locks (concurrent tours are then checked at the swap only)
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["MARKER", "STALE_SECONDS", "built_beside", "mark"]
+__all__ = ["CLAIM", "MARKER", "STALE_SECONDS", "built_beside", "mark"]
 
 MARKER = ".micrograph-tour"
 """A file in every tour's directory: a directory without it is not replaced (it may hold the user's files)."""
+
+CLAIM = ".micrograph-tour-work"
+"""A file in each hidden directory the tour makes beside ``--out`` (the one it builds in, the one an earlier
+tour is moved aside to), written as the directory is made: only a directory holding it is ever swept."""
 
 
 @contextlib.contextmanager
@@ -51,7 +56,7 @@ def built_beside(root: Path, *, replace: bool) -> Iterator[Path]:
     """
     existed = _check_destination(root, replace)
     _sweep_stale(root)
-    building = Path(tempfile.mkdtemp(dir=root.parent, prefix=f".{root.name}.building-"))
+    building = _claimed(root, "building")
     with _locked(building), _terminate_as_interrupt():
         try:
             yield building
@@ -151,6 +156,7 @@ def _swap(new: Path, root: Path, *, replace: bool, existed: bool) -> None:
     ``replace`` and only if it is empty or a tour; an earlier tour is first moved aside and checked there
     (nothing can be added to it under its old name meanwhile), and put back if anything foreign is in it.
     """
+    (new / CLAIM).unlink()  # the finished tour holds the files it wrote and its marker only
     if not root.exists() and not root.is_symlink():
         os.rename(new, root)
         return
@@ -158,10 +164,11 @@ def _swap(new: Path, root: Path, *, replace: bool, existed: bool) -> None:
         raise NotADirectoryError(f"{root} exists and is not a directory")
     if not existed and not replace and any(root.iterdir()):
         raise FileExistsError(f"{root} exists: it was created while the tour ran; not replacing it")
-    old = Path(tempfile.mkdtemp(dir=root.parent, prefix=f".{root.name}.old-"))
+    old = _claimed(root, "old")
     try:
         os.rename(root, old / "tour")
     except BaseException:
+        (old / CLAIM).unlink()
         old.rmdir()
         raise
     try:
@@ -169,18 +176,34 @@ def _swap(new: Path, root: Path, *, replace: bool, existed: bool) -> None:
         os.rename(new, root)
     except BaseException:
         os.rename(old / "tour", root)  # put the earlier directory back, whole
+        (old / CLAIM).unlink()
         old.rmdir()
         raise
     shutil.rmtree(old, ignore_errors=True)
 
 
+def _claimed(root: Path, what: str) -> Path:
+    """A new hidden directory ``.NAME.WHAT-*`` beside ``root``, holding the tour's :data:`CLAIM`."""
+    made = Path(tempfile.mkdtemp(dir=root.parent, prefix=f".{root.name}.{what}-"))
+    try:
+        (made / CLAIM).write_text("made by micrograph tour: removed when the tour ends or is found stale\n")
+    except BaseException:
+        shutil.rmtree(made, ignore_errors=True)
+        raise
+    return made
+
+
 def _sweep_stale(root: Path) -> None:
-    """Remove unfinished tours of ``root`` left by a killed run: older than an hour and not locked."""
+    """Remove unfinished tours of ``root`` left by a killed run: directories the tour made (they hold its
+    :data:`CLAIM`), older than an hour and not locked."""
     now = time.time()
     for prefix in (f".{root.name}.building-", f".{root.name}.old-"):
         for d in root.parent.glob(glob.escape(prefix) + "*"):
             try:
-                if d.is_symlink() or not d.is_dir() or now - d.stat().st_mtime < STALE_SECONDS:
+                claim = d / CLAIM
+                if d.is_symlink() or not d.is_dir() or claim.is_symlink() or not claim.is_file():
+                    continue
+                if now - d.stat().st_mtime < STALE_SECONDS:
                     continue
                 with _locked(d, wait=False):
                     shutil.rmtree(d)

@@ -34,10 +34,13 @@ from lessons.swap import _naming, built_beside, mark
 from micrograph import Graph, pseudocode
 from viz import style
 from viz.charts import Chart
+from viz.pictures import inline_svg, pictures_script
 
 __all__ = ["INDEX", "TourResult", "run"]
 
 INDEX = "index.html"
+PICTURES = "pictures.js"
+"""The script of the lesson pages' pictures (:func:`viz.pictures.pictures_script`), beside the index."""
 
 
 @dataclass
@@ -65,6 +68,7 @@ class _Entry:
     code: str
     values: str
     image: str | None  # relative to the lesson's directory
+    drawing: str  # the diagram's SVG (shown inline, legible, in a pane that pans and zooms), or ""
 
 
 @dataclass
@@ -97,7 +101,7 @@ def _run_lesson(n: int, out: Path, result: TourResult, bar: Any, notebook: bool)
         if isinstance(fig, Chart):
             fig = fig.figure()  # drawn by matplotlib once, for the PNG and the page's SVG
         image = None
-        svg = ""
+        svg = drawing = ""
         if fig is not None:
             diagram = hasattr(fig, "pipe")
             name = f"step{l.index:02d}" + (".svg" if diagram else ".png")
@@ -105,12 +109,12 @@ def _run_lesson(n: int, out: Path, result: TourResult, bar: Any, notebook: bool)
                 svg = figure_svg(fig)
             with _naming(d / name):
                 result.files.append(viz.save(fig, d / name, overwrite=False))
-            if run.pages is not None and diagram:
-                svg = (d / name).read_text(encoding="utf-8")
+            if diagram:
+                drawing = (d / name).read_text(encoding="utf-8")
+                svg = drawing if run.pages is not None else ""
             image = name
-        run.entries.append(
-            _Entry(l.index, l.step.title, l.step.line, l.step.quoted, l.text, l.step.code, l.values(), image)
-        )
+        run.entries.append(_Entry(l.index, l.step.title, l.step.line, l.step.quoted, l.text, l.code,
+                                  l.values(), image, drawing))  # fmt: skip
         if run.pages is not None:
             run.pages.append(page(l, svg))
         result.steps += 1
@@ -140,12 +144,20 @@ def _lesson_page(l: Stepper, entries: list[_Entry]) -> str:
             parts.append(f"<p class='who'>{who}</p><pre class='{kind}'>{e(en.line)}</pre>")
         parts += [f"<p>{e(' '.join(p.split()))}</p>" for p in en.text.split("\n\n")]
         if en.code:
-            parts.append(f"<p class='muted'>Code that ran:</p><pre>{e(en.code)}</pre>")
+            parts.append(
+                "<p class='muted'>Code that ran (micrograph's own lines, with this step's values):</p>"
+                f"<pre class='engine'>{e(en.code)}</pre>"
+            )
         if en.values:
             parts.append(f"<p class='muted'>Values now:</p><pre>{e(en.values)}</pre>")
-        if en.image:
+        if en.drawing:  # inline, so that its text can be kept legible (viz.pictures)
+            name = e(en.image or "")
+            parts.append(f"<figure class='mg-picture' aria-label='{e(en.title)}'>{inline_svg(en.drawing)}"
+                         f"</figure><p class='muted'><a href='{name}'>{name}</a></p>")  # fmt: skip
+        elif en.image:
             parts.append(f"<p><a href='{e(en.image)}'><img src='{e(en.image)}' alt='{e(en.title)}'></a></p>")
         parts.append("</div>")
+    parts.append(f"<script src='../{PICTURES}'></script><script>micrographPictures.showAll();</script>")
     return "\n".join(parts) + "\n</html>\n"
 
 
@@ -255,6 +267,9 @@ def _index(out: Path, runs: list[_Run], pages: list[tuple[str, str]], seconds: f
                     f"{e(_first_sentence(en.text))}</li>"
                 )
         parts.append("</ul>")
+    parts.append(f"<p class='muted'><a href='{PICTURES}'>{PICTURES}</a>: the lesson pages' script that keeps "
+                 "each drawing legible and lets it pan and zoom (d3-zoom from npm, and the explorer's own "
+                 "pane code).</p>")  # fmt: skip
     parts += _exercises_section()
     parts.append(f"<p class='muted'>Written by <code>micrograph tour</code> in {seconds:.1f} s.</p></html>")
     return "\n".join(parts) + "\n"
@@ -338,6 +353,9 @@ def _build(building: Path, numbers: list[int], result: TourResult, progress: boo
     t0 = time.perf_counter()
     runs = []
     notebook = _wants_notebooks(numbers)
+    with _naming(building / PICTURES):
+        script = pictures_script().encode("utf-8")
+        result.files.append(viz.write_atomic(building / PICTURES, script, overwrite=False))
     with tqdm(total=len(numbers), desc="tour", unit="lesson", disable=not progress) as bar:
         for n in numbers:
             t = time.perf_counter()

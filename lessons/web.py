@@ -9,10 +9,8 @@ asks; every answer is a string (JSON, SVG or HTML) that the page only displays:
   Graphviz (see :func:`viz.render.set_layout`), or a plot as its :class:`viz.charts.Chart`'s data, which the
   page draws with Observable Plot (the REPL draws the same Chart with matplotlib, which is not part of the
   browser's Python);
-* :class:`ExerciseCheck` runs the judge of ``micrograph exercise check``
-  (:func:`lessons.exercises.judge.judging`) one question at a time: the page relays each question to the
-  other Web Worker, which runs the student's code (:class:`lessons.exercises.child.Child`), and hands back its
-  answer, or a stop when that worker ran out of time and was terminated.
+* an exercise check is :class:`lessons.web_check.ExerciseCheck`: the judge of ``micrograph exercise check``,
+  driven by the page one action at a time.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -22,14 +20,11 @@ from __future__ import annotations
 import json
 import re
 import urllib.parse
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from typing import Any
 
 import lessons
-from lessons.exercises import EXERCISES, judges
-from lessons.exercises.judge import judging
-from lessons.exercises.limits import Output, Stop
-from lessons.exercises.report import Report
+from lessons.exercises import EXERCISES
 from lessons.exercises.templates import template
 from lessons.showing import picture_svg
 from micrograph.engine import Value
@@ -38,7 +33,7 @@ from viz.charts import Chart
 from viz.explore import explore
 from viz.render import set_layout, svg_element
 
-__all__ = ["setup", "catalogue", "parse_at", "explorer_html", "LessonView", "ExerciseCheck"]
+__all__ = ["setup", "catalogue", "parse_at", "explorer_html", "LessonView"]
 
 WIDTH = 99
 """Columns of a step's text: ``python -m lessons N`` in a terminal 100 columns wide prints the same."""
@@ -216,7 +211,8 @@ class LessonView:
         """The current step as JSON: number, title, index, count, at_end, text, the picture (``svg``: a
         drawing's SVG, or ``chart``: a plot's :meth:`viz.charts.Chart.to_dict`, else "" and None),
         picture_note (why a drawing is missing: too large, or Graphviz failed), width (the columns the text is
-        wrapped to), note, question (the text of
+        wrapped to), code (the engine's lines the step ran, with their values, as in the text), note, question
+        (the text of
         the step's question to predict, answered with :meth:`answer`, or None)."""
         s = self.stepper
         wrap = min(max(int(width), 40), 200) if width else WIDTH
@@ -229,6 +225,7 @@ class LessonView:
                 "count": len(s),
                 "at_end": s.at_end,
                 "text": s.show(width=wrap, keys="", place="page"),
+                "code": s.code,
                 "width": wrap,
                 "svg": svg,
                 "chart": chart,
@@ -265,83 +262,3 @@ class LessonView:
         except (ValueError, RuntimeError) as e:  # too large to draw readably, or Graphviz failed
             return "", None, str(e)
         return svg_element(svg), None, ""
-
-
-class ExerciseCheck:
-    """One check of a solution in the page, driven one question at a time by the page's student worker.
-
-    Args:
-        name: the exercise (see :data:`lessons.exercises.EXERCISES`).
-        source: the solution's text, as typed in the page's editor.
-        seed: the seed of the random cases (the report prints it).
-
-    Raises:
-        KeyError: an unknown exercise.
-    """
-
-    FILENAME = "{name}.py"
-
-    def __init__(self, name: str, source: str, seed: int = 0) -> None:
-        e = EXERCISES[name]
-        self.output = Output()
-        self.loop: Generator[tuple[str, dict[str, Any]], dict[str, Any] | Stop, Report] = judging(
-            e.name,
-            f"{e.title} ({e.book})",
-            judges.cases(e.name, seed),
-            source,
-            self.FILENAME.format(name=name),
-            seed=seed,
-            output=self.output,
-        )
-        self.load = ""
-        self.report: Report | None = None
-
-    def first(self) -> str:
-        """The first question (JSON of the request the worker's ``Child.handle`` takes)."""
-        return self._ask(next(self.loop))
-
-    def send(self, answer: str, printed: str = "") -> str:
-        """Hand back the worker's answer (its JSON) and what the solution printed meanwhile; returns the
-        next question's JSON, or "" when the check is over (then :meth:`result`)."""
-        self.output.feed(printed.encode("utf-8"))
-        data = json.loads(answer)
-        received: dict[str, Any] | Stop = (
-            Stop(data["stop"]["kind"], data["stop"]["detail"], float(data["stop"].get("seconds", 0.0)))
-            if "stop" in data
-            else data
-        )
-        try:
-            return self._ask(self.loop.send(received))
-        except StopIteration as done:
-            self.report = done.value
-            return ""
-
-    def _ask(self, question: tuple[str, dict[str, Any]]) -> str:
-        op, request = question
-        message = {"op": op, **request}
-        if op == "load":
-            self.load = json.dumps(message)
-        return json.dumps(message, allow_nan=True)
-
-    def result(self) -> str:
-        """The verdict as JSON: ``passed, score, max_score, text`` (``micrograph exercise check``'s report, in
-        the page's words), ``seconds`` (the check's own time, as the report says it),
-        ``svg`` (the failure's drawing, "" if none), ``load`` (the load request, to reload a new worker)."""
-        if self.report is None:
-            raise RuntimeError("the check is not over: send every answer first")
-        r = self.report
-        svg = r.failure.svg if r.failure is not None and r.failure.svg else ""
-        return json.dumps(
-            {
-                "passed": r.passed,
-                "score": r.score,
-                "max_score": r.max_score,
-                "text": r.text("page"),
-                "svg": svg,
-                "seconds": r.seconds,
-            }
-        )
-
-    def reload(self) -> str:
-        """The load request again, for a new worker after the last one was stopped."""
-        return self.load

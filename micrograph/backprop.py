@@ -174,30 +174,30 @@ def run_algorithm_6_2(
         for j in order:
             if members is not None and not members[j]:
                 continue
-            # grad_table[u(j)] <- sum_{i : j in Pa(u(i))} grad_table[u(i)] * du(i)/du(j)
+            # grad_table[u(j)] <- sum over i with j in Pa(u(i)) of
+            #     grad_table[u(i)] * du(i)/du(j)
             total = grad_table[j]
             try:
-                for i, k, du_i_du_j, a, b in consumers[j]:
-                    # the local derivative by the operation's rule: Op.local_derivative, inlined for speed
-                    d = du_i_du_j(u[a], u[i]) if b < 0 else du_i_du_j(u[a], u[b], u[i])
-                    total += grad_table[i] * d
+                for i, k, rule, a, b in consumers[j]:
+                    # du(i)/du(j): the operation's rule, Op.local_derivative inlined
+                    d = rule(u[a], u[i]) if b < 0 else rule(u[a], u[b], u[i])
+                    term = grad_table[i] * d
+                    total += term
                     if observe is not None:
-                        terms.append(Term(i, k, grad_table[i], d, grad_table[i] * d))
-                if total - total != 0.0:  # inf or nan: a local derivative, a term or the sum overflowed
+                        terms.append(Term(i, k, grad_table[i], d, term))
+                # inf or nan: a local derivative, a term or the sum overflowed
+                if total - total != 0.0:
                     raise _NotFinite
             except (ArithmeticError, ValueError) as e:
-                if not graph.nodes[j].is_constant:
-                    edges = consumers[j]
-                    raise _local_derivative_error(graph, u, grad_table, edges, i, j, e, where) from None
-                # A constant is not a variable: nothing depends on its derivative, which may not exist
-                # (d(x ** y)/dy at x < 0 for a constant y). Its entry is NaN rather than an error.
-                total = math.nan
+                # an error naming the edge u(j) -> u(i), or NaN for a constant
+                total = _failed(graph, u, grad_table, consumers[j], i, j, e, where)
             evaluations += len(consumers[j])
             grad_table[j] = total
             if observe is not None:
                 observe(BackpropStep(j, tuple(terms), total))
                 terms.clear()
-    return grad_table, evaluations  # return {grad_table[u(i)] | i = 1, ..., n_i} (and every other entry)
+    # return {grad_table[u(i)] | i = 1, ..., n_i} (and every other entry)
+    return grad_table, evaluations
 
 
 def sweep(
@@ -252,6 +252,29 @@ def backprop(graph: Graph, seed: float = 1.0, *, observe: BackpropObserver | Non
     """
     table, evaluations = run_algorithm_6_2(graph, seed, observe=observe)
     return GradTable(graph, table, evaluations)
+
+
+def _failed(
+    graph: Graph,
+    u: Sequence[float] | Mapping[int, float],
+    grad_table: list[float],
+    edges: list[Edge],
+    i: int,
+    j: int,
+    e: Exception,
+    where: str,
+) -> float:
+    """grad_table[u(j)] where its sum failed: NaN for a constant, else the DomainError naming the edge.
+
+    A constant is not a variable: nothing depends on its derivative, which may not exist (d(x ** y)/dy at
+    x < 0 for a constant y), so its entry is NaN rather than an error.
+
+    Raises:
+        DomainError: u(j) is not a constant (see :func:`_local_derivative_error`).
+    """
+    if not graph.nodes[j].is_constant:
+        raise _local_derivative_error(graph, u, grad_table, edges, i, j, e, where) from None
+    return math.nan
 
 
 def _local_derivative_error(

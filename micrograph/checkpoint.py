@@ -88,21 +88,31 @@ def checkpoint_grad(z: Value, w: Value, k: int | None = None) -> CountedGradient
     grad_table = [0.0] * n
     grad_table[n - 1] = 1.0  # grad_table[u(n)] <- 1
     peak = recomputed = evaluations = 0
+    where = "checkpoint_grad"
     with paused_gc():
-        for lo, hi in segments:  # the forward pass, Algorithm 6.1 segment by segment: it keeps checkpoints
-            evaluate_segment(graph, lo, hi, held, where="checkpoint_grad")
+        # forward: Algorithm 6.1 segment by segment, keeping the checkpoints
+        for lo, hi in segments:
+            evaluate_segment(graph, lo, hi, held, where=where)
             peak = max(peak, len(held))
             if hi < n:  # the last segment's values stay for the backward pass
                 _drop(held, lo, hi, checkpoints)
-        for lo, hi in reversed(segments):  # the backward pass, from the last segment
-            recomputed += evaluate_segment(graph, lo, hi, held, where="checkpoint_grad")
+        # backward: from the last segment
+        for lo, hi in reversed(segments):
+            recomputed += evaluate_segment(graph, lo, hi, held, where=where)
             peak = max(peak, len(held))
-            # Algorithm 6.2's sums, the terms of this segment's consumers, added to what later segments gave
+            # Algorithm 6.2's sums: this segment's consumers' terms, added to
+            # the entries that later segments gave
             _, counted = run_algorithm_6_2(
-                graph, values=held, members=in_G, segment=(lo, hi), known=grad_table, where="checkpoint_grad"
+                graph,
+                values=held,
+                members=in_G,
+                segment=(lo, hi),
+                known=grad_table,
+                where=where,
             )
             evaluations += counted
-            _drop(held, lo, hi, ())  # the segment is done: its values (checkpoints included) go
+            # the segment is done: its values (checkpoints included) go
+            _drop(held, lo, hi, ())
     value = grad_table[graph.index[w]] if in_G[-1] else 0.0
     return CountedGradient("checkpoint", value, evaluations, recomputed, peak, True, None)
 

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import copy
 import numbers
-import operator
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from micrograph import lecture, pickling, push
@@ -49,76 +48,6 @@ from micrograph.ops import (
 __all__ = ["Value", "apply", "as_value", "sum_nodes"]
 
 _new = object.__new__
-
-
-def _written_out(op: Any) -> Callable[[Value, Any], Value]:
-    """``x + y`` or ``x * y`` (``op`` ADD or MUL): the hot operations, the new node built in place.
-
-    The node is written out here rather than made by :func:`_node`: one more call per node slows the
-    eager step's building, whose target over micrograd has little to spare (docs/performance.md, part 3).
-    """
-    add = op is ADD
-
-    def method(self: Value, other: Any) -> Value:
-        if other.__class__ is not Value:
-            other = _wrap(other)
-            if other is NotImplemented:
-                return NotImplemented
-        d = self.data + other.data if add else self.data * other.data
-        if d - d != 0.0:
-            raise DomainError(op, (self, other), result=d)
-        out = _new(Value)
-        out.data = d
-        out.grad = 0.0
-        out.op = op
-        out._a = self
-        out._b = other
-        out._info = None
-        return out
-
-    return method
-
-
-def _applied(op: Any) -> Callable[[Value, Any], Value]:
-    """``x op y`` built by :func:`apply`, a number ``y`` wrapped as a constant leaf."""
-
-    def method(self: Value, other: Any) -> Value:
-        o = _wrap(other)
-        return NotImplemented if o is NotImplemented else apply(op, (self, o))
-
-    return method
-
-
-def _reflected(forward: Callable[[Value, Any], Value]) -> Callable[[Value, Any], Value]:
-    """``y op x`` for a number ``y`` on the left: ``y`` wrapped as a constant leaf, then ``forward``."""
-
-    def method(self: Value, other: Any) -> Value:
-        o = _wrap(other)
-        return NotImplemented if o is NotImplemented else forward(o, self)
-
-    return method
-
-
-def _comparison(test: Callable[[float, float], bool]) -> Callable[[Value, Any], bool]:
-    """A comparison of ``.data`` with a Value's ``.data`` or a real number: a plain bool."""
-
-    def method(self: Value, other: Any) -> bool:
-        o = _data(other)
-        return NotImplemented if o is NotImplemented else test(self.data, o)
-
-    return method
-
-
-def _function(op: Any, doc: str) -> Callable[[Value], Value]:
-    """The method ``x.name()`` of a one-argument operation of the table, built by :func:`apply`."""
-
-    def method(self: Value) -> Value:
-        return apply(op, (self,))
-
-    method.__name__ = op.name
-    method.__qualname__ = f"Value.{op.name}"
-    method.__doc__ = doc
-    return method
 
 
 class Value:
@@ -157,7 +86,7 @@ class Value:
     # The parents are two slots, not a tuple: a tuple would be a second object per node for the cyclic
     # garbage collector to track and walk (every operation has one or two arguments). The label and the
     # NodeMeta share one slot, ``_info``: None (most nodes), the label (a str), or a NodeMeta holding the
-    # label. A seventh slot would cross pymalloc's next size class (docs/performance.md, part 2).
+    # label. Six slots make a node 80 bytes instead of 96: less memory for every phase to walk.
     __slots__ = ("data", "grad", "op", "_a", "_b", "_info")
     __array_ufunc__ = None  # NumPy defers to the reflected operators: np.float64(2) * x is a Value
 
@@ -271,15 +200,64 @@ class Value:
             extra += f", op={self.op.name!r}"
         return f"Value(data={self.data!r}, grad={self.grad!r}{extra})"
 
-    # --- arithmetic: + and * written out for speed, the rest through apply ------------------------------
-    __add__ = _written_out(ADD)
-    __mul__ = _written_out(MUL)
-    __sub__ = _applied(SUB)
-    __truediv__ = _applied(DIV)
-    __radd__ = _reflected(__add__)
-    __rmul__ = _reflected(__mul__)
-    __rsub__ = _reflected(__sub__)
-    __rtruediv__ = _reflected(__truediv__)
+    # --- arithmetic: the hot operations are written out for speed ------------------------------
+    def __add__(self, other: Any) -> Value:
+        if other.__class__ is not Value:
+            other = _wrap(other)
+            if other is NotImplemented:
+                return NotImplemented
+        d = self.data + other.data
+        if d - d != 0.0:
+            raise DomainError(ADD, (self, other), result=d)
+        out = _new(Value)
+        out.data = d
+        out.grad = 0.0
+        out.op = ADD
+        out._a = self
+        out._b = other
+        out._info = None
+        return out
+
+    def __radd__(self, other: Any) -> Value:
+        o = _wrap(other)
+        return NotImplemented if o is NotImplemented else o.__add__(self)
+
+    def __mul__(self, other: Any) -> Value:
+        if other.__class__ is not Value:
+            other = _wrap(other)
+            if other is NotImplemented:
+                return NotImplemented
+        d = self.data * other.data
+        if d - d != 0.0:
+            raise DomainError(MUL, (self, other), result=d)
+        out = _new(Value)
+        out.data = d
+        out.grad = 0.0
+        out.op = MUL
+        out._a = self
+        out._b = other
+        out._info = None
+        return out
+
+    def __rmul__(self, other: Any) -> Value:
+        o = _wrap(other)
+        return NotImplemented if o is NotImplemented else o.__mul__(self)
+
+    def __sub__(self, other: Any) -> Value:
+        o = _wrap(other)
+        return NotImplemented if o is NotImplemented else apply(SUB, (self, o))
+
+    def __rsub__(self, other: Any) -> Value:
+        o = _wrap(other)
+        return NotImplemented if o is NotImplemented else apply(SUB, (o, self))
+
+    def __truediv__(self, other: Any) -> Value:
+        o = _wrap(other)
+        return NotImplemented if o is NotImplemented else apply(DIV, (self, o))
+
+    def __rtruediv__(self, other: Any) -> Value:
+        o = _wrap(other)
+        return NotImplemented if o is NotImplemented else apply(DIV, (o, self))
 
     def __pow__(self, other: Any) -> Value:
         if isinstance(other, Value):
@@ -288,7 +266,9 @@ class Value:
             return apply(pow_const(to_float(other, "the exponent of x ** c")), (self,))
         return NotImplemented
 
-    __rpow__ = _reflected(__pow__)
+    def __rpow__(self, other: Any) -> Value:
+        o = _wrap(other)
+        return NotImplemented if o is NotImplemented else apply(POW, (o, self))
 
     def __neg__(self) -> Value:
         return apply(NEG, (self,))
@@ -303,10 +283,21 @@ class Value:
 
     # --- comparisons: of .data, a plain bool, as PyTorch users expect (no node is built) -------------
     # ``==`` is not among them: it stays identity, so that a Value can be a key of the grad_table.
-    __lt__ = _comparison(operator.lt)
-    __le__ = _comparison(operator.le)
-    __gt__ = _comparison(operator.gt)
-    __ge__ = _comparison(operator.ge)
+    def __lt__(self, other: Any) -> bool:
+        o = _data(other)
+        return NotImplemented if o is NotImplemented else self.data < o
+
+    def __le__(self, other: Any) -> bool:
+        o = _data(other)
+        return NotImplemented if o is NotImplemented else self.data <= o
+
+    def __gt__(self, other: Any) -> bool:
+        o = _data(other)
+        return NotImplemented if o is NotImplemented else self.data > o
+
+    def __ge__(self, other: Any) -> bool:
+        o = _data(other)
+        return NotImplemented if o is NotImplemented else self.data >= o
 
     # --- functions ---------------------------------------------------------------------------
     def relu(self) -> Value:
@@ -320,22 +311,48 @@ class Value:
             raise DomainError(
                 RELU, (self,), reason="an argument is not finite (operations take finite numbers only)"
             )
-        return _node(d if d > 0.0 else 0.0, RELU, self, None)
+        out = _new(Value)
+        out.data = d if d > 0.0 else 0.0
+        out.grad = 0.0
+        out.op = RELU
+        out._a = self
+        out._b = None
+        out._info = None
+        return out
 
-    tanh = _function(TANH, "tanh(x), computed stably (no overflow at x = ±1000); derivative 1 - tanh(x)².")
-    sigmoid = _function(
-        SIGMOID, "σ(x) = 1 / (1 + exp(-x)), computed stably for large |x|; derivative σ(x)(1 - σ(x))."
-    )
-    exp = _function(EXP, "exp(x). Raises :class:`DomainError` if the result overflows (x > 709.78).")
-    log = _function(LOG, "The natural logarithm. Raises :class:`DomainError` for x <= 0.")
-    sqrt = _function(SQRT, "The square root. Raises :class:`DomainError` for x < 0.")
-    sin = _function(SIN, "sin(x), x in radians.")
-    cos = _function(COS, "cos(x), x in radians.")
+    def tanh(self) -> Value:
+        """tanh(x), computed stably (no overflow at x = ±1000); derivative 1 - tanh(x)²."""
+        return apply(TANH, (self,))
+
+    def sigmoid(self) -> Value:
+        """σ(x) = 1 / (1 + exp(-x)), computed stably for large |x|; derivative σ(x)(1 - σ(x))."""
+        return apply(SIGMOID, (self,))
+
+    def exp(self) -> Value:
+        """exp(x). Raises :class:`DomainError` if the result overflows (x > 709.78)."""
+        return apply(EXP, (self,))
+
+    def log(self) -> Value:
+        """The natural logarithm. Raises :class:`DomainError` for x <= 0."""
+        return apply(LOG, (self,))
+
+    def sqrt(self) -> Value:
+        """The square root. Raises :class:`DomainError` for x < 0."""
+        return apply(SQRT, (self,))
+
+    def sin(self) -> Value:
+        """sin(x), x in radians."""
+        return apply(SIN, (self,))
+
+    def cos(self) -> Value:
+        """cos(x), x in radians."""
+        return apply(COS, (self,))
 
     def __copy__(self) -> Value:
         """A new node with the same value, operation and parents (the parents are shared, not copied)."""
-        new = _node(self.data, self.op, self._a, self._b, self._info)
-        new.grad = self.grad
+        new = _new(Value)
+        new.data, new.grad, new.op, new._a, new._b = self.data, self.grad, self.op, self._a, self._b
+        new._info = self._info
         return new
 
     @staticmethod
@@ -352,28 +369,20 @@ class Value:
     _op = property(lecture.symbol)
 
 
-def _node(data: float, op: Any, a: Any, b: Any, info: str | NodeMeta | None = None) -> Value:
-    """A new node, unchecked: its value, operation, parents (``b`` None for one, both None for a leaf),
-    its ``_info`` (the label or NodeMeta) and a gradient of 0."""
-    out = _new(Value)
-    out.data = data
-    out.grad = 0.0
-    out.op = op
-    out._a = a
-    out._b = b
-    out._info = info
-    return out
-
-
 def _wrap(x: Any) -> Any:
     """A Value as is; a real number as a new constant leaf; anything else NotImplemented."""
     t = x.__class__
     if t is Value:
         return x
     if t is float or t is int or (isinstance(x, numbers.Real) and not isinstance(x, Value)):
-        return _node(
-            x if t is float else to_float(x, "a number in an expression"), None, None, None, CONSTANT
-        )
+        v = _new(Value)
+        v.data = x if t is float else to_float(x, "a number in an expression")
+        v.grad = 0.0
+        v.op = None
+        v._a = None
+        v._b = None
+        v._info = CONSTANT
+        return v
     return NotImplemented
 
 
@@ -423,7 +432,14 @@ def apply(op: Any, args: tuple[Any, ...]) -> Value:
         raise DomainError(op, args, reason=str(e)) from None
     if d - d != 0.0:
         raise DomainError(op, args, result=d)
-    return _node(float(d), op, args[0], args[1] if len(args) > 1 else None)
+    out = _new(Value)
+    out.data = float(d)
+    out.grad = 0.0
+    out.op = op
+    out._a = args[0]
+    out._b = args[1] if len(args) > 1 else None
+    out._info = None
+    return out
 
 
 def sum_nodes(terms: Sequence[Value]) -> Value:

@@ -26,7 +26,7 @@ from micrograph.checkpoint import checkpoint_grad
 from micrograph.engine import Value
 from micrograph.naive import naive_grad
 from micrograph.ops import OPS
-from micrograph.store import store_grad
+from micrograph.store import CountedGradient, store_grad
 
 __all__ = ["chain", "ladder", "FAMILIES", "expected_counts", "blowup_rows", "memory_rows"]
 
@@ -223,16 +223,23 @@ def blowup_rows(family: str, max_depth: int, *, max_operations: int = 2_000_000)
         z, w = FAMILIES[family](d)
         expected = expected_counts(family, d)
         store = store_grad(z, w)
-        naive = None if stopped else naive_grad(z, w, max_operations=max_operations)
+        naive: CountedGradient | None = None
+        if not stopped:  # stopped at a smaller depth: not run
+            naive = naive_grad(z, w, max_operations=max_operations)
         stopped = naive is None or not naive.complete
+        if naive is None or stopped:  # the closed forms, drawn as extrapolated
+            naive_ops = expected["naive_operations"]
+            naive_peak = expected["naive_peak"]
+        else:
+            naive_ops, naive_peak = naive.operations, naive.peak_values
         rows.append(
             {
                 "depth": d,
                 "paths": expected["paths"],
-                "naive_ops": expected["naive_operations"] if naive is None or stopped else naive.operations,
+                "naive_ops": naive_ops,
                 "backprop_ops": store.operations,
                 "naive_complete": not stopped,
-                "naive_peak": expected["naive_peak"] if naive is None or stopped else naive.peak_values,
+                "naive_peak": naive_peak,
                 "store_peak": store.peak_values,
             }
         )

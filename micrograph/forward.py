@@ -169,7 +169,8 @@ def _run(
     try:
         with paused_gc():
             for i, f, a, b in steps:  # for i = n_i + 1, ..., n
-                x = f(u[a]) if b < 0 else f(u[a], u[b])  # u(i) <- f(i)(A(i)), A(i) = {u(j) | j in Pa(u(i))}
+                # u(i) <- f(i)(A(i)), A(i) = {u(j) | j in Pa(u(i))}
+                x = f(u[a]) if b < 0 else f(u[a], u[b])
                 if x - x != 0.0:
                     raise _NotFinite
                 u[i] = x
@@ -201,7 +202,8 @@ def forward(graph: Graph, values: Inputs | None = None, *, observe: ForwardObser
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
     """
     u = evaluate(graph, values, observe=observe)
-    for node, x in zip(graph.nodes, u):  # commit: every node now holds its new value
+    # commit: every node now holds its new value
+    for node, x in zip(graph.nodes, u):
         node.data = x
     return u[-1]  # return u(n)
 

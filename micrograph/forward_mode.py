@@ -108,8 +108,9 @@ def jvp(outputs: Value | Sequence[Value], inputs: Value | Sequence[Value], v: fl
         tangent[x] = tangent.get(x, 0.0) + vk
     evaluations = 0
     for u in topological_order(outs):
+        # an input keeps its direction v; other leaves are constants: tangent 0
         if u in tangent or u.op is None:
-            continue  # an input keeps its direction v; any other leaf is a constant (tangent 0)
+            continue
         args = tuple(p.data for p in u.inputs)
         total = 0.0
         seen_any = False
@@ -118,7 +119,8 @@ def jvp(outputs: Value | Sequence[Value], inputs: Value | Sequence[Value], v: fl
             if tp is None:
                 continue
             try:
-                d = u.op.local_derivative(k, args, u.data)  # the table's rule, as Algorithm 6.2 calls it
+                # the table's rule, as Algorithm 6.2 calls it
+                d = u.op.local_derivative(k, args, u.data)
             except (ArithmeticError, ValueError) as e:
                 reason = f"its derivative in argument {k + 1}: {e}"
                 raise DomainError(u.op, list(args), reason=reason) from None
@@ -126,15 +128,21 @@ def jvp(outputs: Value | Sequence[Value], inputs: Value | Sequence[Value], v: fl
             total += d * tp
             seen_any = True
         if seen_any:
-            if not math.isfinite(total):  # as Value.backward refuses a gradient that is not finite
-                shown = ", ".join(repr(a) for a in args)
-                raise DomainError(
-                    u.op, list(args),
-                    message=f"jvp: the tangent of the node {u.op.name}({shown}) is not finite ({total!r}): "
-                    "the product of its local derivatives and the direction overflowed",
-                )  # fmt: skip
+            # refused, as Value.backward refuses a gradient that is not finite
+            if not math.isfinite(total):
+                raise _overflowed(u, args, total)
             tangent[u] = total
     return JVP(tuple(o.data for o in outs), tuple(tangent.get(o, 0.0) for o in outs), evaluations)
+
+
+def _overflowed(u: Value, args: tuple[float, ...], total: float) -> DomainError:
+    """The error for a tangent that is not finite: the node, its arguments and the tangent."""
+    shown = ", ".join(repr(a) for a in args)
+    return DomainError(
+        u.op, list(args),
+        message=f"jvp: the tangent of the node {u.op.name}({shown}) is not finite ({total!r}): "
+        "the product of its local derivatives and the direction overflowed",
+    )  # fmt: skip
 
 
 def jacobian_forward(outputs: Sequence[Value], inputs: Sequence[Value]) -> tuple[list[list[float]], int]:

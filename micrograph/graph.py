@@ -218,7 +218,8 @@ class Graph:
             j = self.index.get(V)
             if j is not None:
                 descendant[j] = True
-        # In topological order a node's parents are decided before it: it descends from T if one does.
+        # In topological order a node's parents are decided before it: it descends
+        # from T if one of them does.
         for i, pa in enumerate(self._parents):
             if not descendant[i]:
                 descendant[i] = any(descendant[j] for j in pa)

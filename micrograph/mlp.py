@@ -28,9 +28,12 @@ from operator import mul
 from typing import Any
 
 from micrograph.engine import Value
+from micrograph.meta import NodeMeta
 from micrograph.ops import RELU, SIGMOID, TANH, Op
 
-__all__ = ["ACTIVATIONS", "INITS", "MAX_PARAMETERS", "MLP", "Layer", "Module", "Neuron", "weights"]
+__all__ = [
+    "ACTIVATIONS", "INITS", "MAX_PARAMETERS", "MLP", "ROLES", "Layer", "Module", "Neuron", "tag", "weights",
+]  # fmt: skip
 
 ACTIVATIONS: dict[str, Op | None] = {"relu": RELU, "tanh": TANH, "sigmoid": SIGMOID, "identity": None}
 """The activation functions f by name: the operation of the engine's table (None for the identity).
@@ -48,6 +51,36 @@ _REPR = {"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid", "identity": "Line
 INITS = ("uniform", "glorot", "he")
 """Weight initialisations: micrograd's U(-1, 1); Glorot (Xavier) uniform U(-sqrt(6/(nin+nout)), ...);
 He uniform U(-sqrt(6/nin), ...)."""
+
+
+ROLES = ("input", "weight", "bias", "a", "h", "loss", "regularizer", "cost")
+"""What a node an MLP builds is in Algorithm 6.3 (``NodeMeta.role``): an input x, a weight W(k)[m, i], a
+bias b(k)[m], a pre-activation a(k)[m], an activation h(k)[m] = f(a(k)[m]), a loss L, the regularizer
+lambda Omega(theta), the cost J. The nodes between (the products W x and their sums) carry none: a view
+finds them from the tagged nodes they feed (see ``viz.groups``)."""
+
+
+def tag(node: Value, role: str, layer: int | None = None, neuron: int | None = None) -> Value:
+    """Mark ``node`` (a node of G just built) with its role in Algorithm 6.3, its layer and neuron.
+
+    Args:
+        node: the node; its label and whether it is a constant are kept.
+        role: one of :data:`ROLES`.
+        layer: the layer k (0 for an input), or None.
+        neuron: the neuron m (the feature j for an input), or None.
+
+    Returns:
+        ``node`` itself.
+
+    Raises:
+        ValueError: ``role`` is not one of :data:`ROLES`.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.3.
+    """
+    if role not in ROLES:
+        raise ValueError(f"tag(node, role): role must be one of {list(ROLES)}, got {role!r}")
+    node.meta = NodeMeta(constant=node.is_constant, label=node.label, role=role, layer=layer, neuron=neuron)
+    return node
 
 
 MAX_PARAMETERS = 10_000_000
@@ -132,6 +165,11 @@ class Neuron(Module):
     section 8.4 (initialisation, eq. 8.23); Karpathy, micrograd ``nn.py``.
     """
 
+    # In an MLP, the records every a and h this neuron builds carries (role, layer k, neuron m), shared by
+    # all of them: one store per node, no allocation (MLP.__init__ sets them; a lone Neuron has none).
+    _a_meta: NodeMeta | None = None
+    _h_meta: NodeMeta | None = None
+
     def __init__(
         self,
         nin: int,
@@ -172,11 +210,17 @@ class Neuron(Module):
         if len(x) != len(self.w):
             raise ValueError(f"{self!r}: x must have {len(self.w)} features, got {len(x)}")
         # The same nodes in the same order as micrograd's generator, with the loop in C (no generator frame).
-        return sum(map(mul, self.w, x), self.b)
+        a: Value = sum(map(mul, self.w, x), self.b)
+        a._info = self._a_meta  # a new node (nin >= 1): no label or record of its own to keep
+        return a
 
     def activate(self, a: Value) -> Value:
         """h = f(a) for this neuron's activation f (the node ``a`` itself for the identity)."""
-        return a if self._f is None else self._f(a)
+        if self._f is None:
+            return a
+        h = self._f(a)
+        h._info = self._h_meta
+        return h
 
     def __call__(self, x: Sequence[Any]) -> Value:
         """h = f(b + w . x) for one example x of nin numbers or Values: ``activate(preactivation(x))``.
@@ -189,8 +233,13 @@ class Neuron(Module):
         if len(x) != len(w):
             return self.preactivation(x)  # raises its ValueError
         a = sum(map(mul, w, x), self.b)
+        a._info = self._a_meta  # a new node: its role, layer and neuron, a record shared by all (see above)
         f = self._f
-        return a if f is None else f(a)
+        if f is None:
+            return a
+        h = f(a)
+        h._info = self._h_meta
+        return h
 
     def parameters(self) -> list[Value]:
         """``w + [b]``, as micrograd."""
@@ -293,15 +342,20 @@ class MLP(Module):
         draw = _make_rng(seed, rng, "MLP()")
         sz = [nin, *widths]
         last = len(widths) - 1
-        self.layers = [
-            Layer(sz[i], sz[i + 1], activation=activation if i != last else "identity", init=init, rng=draw)
-            for i in range(len(widths))
-        ]
+        self.layers: list[Layer] = []
+        for i in range(len(widths)):  # layer k = i + 1: W(k) is sz[i + 1] x sz[i]
+            f = "identity" if i == last else activation  # a linear last layer
+            layer = Layer(sz[i], sz[i + 1], activation=f, init=init, rng=draw)
+            self.layers.append(layer)
         for k, layer in enumerate(self.layers, start=1):  # the book's names: W(k)[m, i], b(k)[m]
             for m, neuron in enumerate(layer.neurons):
                 for i, w in enumerate(neuron.w):
                     w.label = f"W{k}[{m},{i}]"
+                    tag(w, "weight", k, m)
                 neuron.b.label = f"b{k}[{m}]"
+                tag(neuron.b, "bias", k, m)
+                neuron._a_meta = NodeMeta(role="a", layer=k, neuron=m)
+                neuron._h_meta = NodeMeta(role="h", layer=k, neuron=m)
 
     def __call__(self, x: Sequence[Any]) -> Value | list[Value]:
         """The network's output for one example x (nin numbers or Values): one Value or a list of Values.

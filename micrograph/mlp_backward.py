@@ -77,19 +77,20 @@ def backward_mlp(
         a_k = [v.data for v in fwd.a[k]]
         h_k = [v.data for v in fwd.h[k]]
         h_prev = [v.data for v in fwd.h[k - 1]]
-        # g <- g * f'(a(k)), f' from the operation table's rule (x, out) -> df/dx
+        # g <- g * f'(a(k)), f' the operation table's rule (x, out) -> df/dx
         if op is not None:
-            g = [gi * op.local_derivative(0, (ai,), hi) for gi, ai, hi in zip(g, a_k, h_k, strict=True)]
+            for m in range(len(g)):
+                g[m] *= op.local_derivative(0, (a_k[m],), h_k[m])
         for m, neuron in enumerate(layer.neurons):
             # grad_b(k) = g + lambda grad_b Omega
             grads[neuron.b] = g[m] + omega.get(neuron.b, 0.0)
             # grad_W(k) = g h(k-1)^T + lambda grad_W Omega: row m, column i
             for i, w in enumerate(neuron.w):
                 grads[w] = g[m] * h_prev[i] + omega.get(w, 0.0)
-        # g <- W(k)^T g
-        g = [
-            sum(neuron.w[i].data * g[m] for m, neuron in enumerate(layer.neurons)) for i in range(len(h_prev))
-        ]
+        # g <- W(k)^T g: entry i is column i of W(k) times g (row m: neuron m)
+        W = [[w.data for w in neuron.w] for neuron in layer.neurons]
+        columns = range(len(h_prev))
+        g = [sum(W[m][i] * g_m for m, g_m in enumerate(g)) for i in columns]
     return grads
 
 

@@ -17,11 +17,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from micrograph.engine import Value
+from micrograph.engine import Value, sum_nodes
 from micrograph.losses import LossSpec, l1, l2, loss_spec
-from micrograph.mlp import MLP, weights
+from micrograph.mlp import MLP, tag, weights
 
-__all__ = ["MLPForward", "forward_mlp", "model_loss_spec"]
+__all__ = ["MLPForward", "MinibatchForward", "forward_minibatch", "forward_mlp", "model_loss_spec"]
 
 
 def model_loss_spec(loss: Any, model: MLP, where: str) -> LossSpec:
@@ -70,14 +70,17 @@ def _regularizer(model: MLP, lam_l2: float, lam_l1: float, decay_biases: bool) -
 
 
 def _penalty(params: list[Value], lam_l2: float, lam_l1: float) -> Value | None:
-    """lambda_2 l2(params) + lambda_1 l1(params), the terms whose lambda is not 0; None if both are."""
+    """lambda_2 l2(params) + lambda_1 l1(params), the terms whose lambda is not 0; None if both are.
+
+    The node is tagged as the regularizer (``NodeMeta.role``), so a view draws it as one part of the cost.
+    """
     term: Value | None = None
     if lam_l2:
         term = lam_l2 * l2(params)
     if lam_l1:
         t1 = lam_l1 * l1(params)
         term = t1 if term is None else term + t1
-    return term
+    return None if term is None else tag(term, "regularizer")
 
 
 @dataclass
@@ -142,23 +145,109 @@ def forward_mlp(
     where = "forward_mlp(model, x, y)"
     spec = model_loss_spec(loss, model, where)
     lam2, lam1 = _check_lambda(l2, "l2", where), _check_lambda(l1, "l1", where)
+    a, h, L = _example(model, x, y, spec, where)
+    penalty = _regularizer(model, lam2, lam1, decay_biases)
+    # J = L(y_hat, y) + lambda Omega(theta)
+    J = L if penalty is None else tag(L + penalty, "cost")
+    J.label = "J"
+    return MLPForward(a=a, h=h, y_hat=h[-1], loss=L, penalty=penalty, J=J)
+
+
+def _example(
+    model: MLP, x: Any, y: Any, spec: LossSpec, where: str, row: int | None = None
+) -> tuple[list[list[Value]], list[list[Value]], Value]:
+    """Algorithm 6.3's loop on one example and its loss: a(k), h(k) (labelled and tagged) and L.
+
+    The inputs are labelled x1, x2, ..., or X[row,0], X[row,1], ... for row ``row`` of a minibatch X.
+    """
     xs = _check_features(x, model.nin, where)
     target = spec.check_target(y, model.nouts[-1], where)
-    h: list[list[Value]] = [[Value(v, label=f"x{j + 1}") for j, v in enumerate(xs)]]  # h(0) = x
+    names = [f"x{j + 1}" if row is None else f"X[{row},{j}]" for j in range(len(xs))]
+    x_leaves = [Value(v, label=names[j]) for j, v in enumerate(xs)]
+    for j, x_j in enumerate(x_leaves):
+        tag(x_j, "input", 0, j)
+    h: list[list[Value]] = [x_leaves]  # h(0) = x
     a: list[list[Value]] = [[]]
     for k, layer in enumerate(model.layers, start=1):
-        a_k = [n.preactivation(h[k - 1]) for n in layer.neurons]  # a(k) = b(k) + W(k) h(k-1)
-        h_k = [n.activate(a_km) for n, a_km in zip(layer.neurons, a_k, strict=True)]  # h(k) = f(a(k))
+        # a(k) = b(k) + W(k) h(k-1)
+        a_k = [n.preactivation(h[k - 1]) for n in layer.neurons]
+        # h(k) = f(a(k))
+        h_k = [n.activate(a) for n, a in zip(layer.neurons, a_k, strict=True)]
         for m, (a_km, h_km) in enumerate(zip(a_k, h_k, strict=True)):
             a_km.label = f"a{k}[{m}]"
             if h_km is not a_km:
                 h_km.label = f"h{k}[{m}]"
         a.append(a_k)
         h.append(h_k)
-    y_hat = h[-1]  # y_hat = h(l)
-    L = spec.fn(y_hat, target)
+    # L(y_hat, y), y_hat = h(l)
+    L = tag(spec.fn(h[-1], target), "loss")
     L.label = "L"
+    return a, h, L
+
+
+@dataclass
+class MinibatchForward:
+    """Algorithm 6.3 on a minibatch: each example's forward pass, the mean loss, the regularizer, J.
+
+    Attributes:
+        examples: one :class:`MLPForward` per example, in order (each without the regularizer: its J is
+            its L).
+        loss: the mean loss (1/B) sum_b L(y_hat_b, y_b), a Value.
+        penalty: lambda Omega(theta), a Value, or None without a regularizer.
+        J: the cost J = (1/B) sum_b L(y_hat_b, y_b) + lambda Omega(theta), a Value.
+    """
+
+    examples: list[MLPForward]
+    loss: Value
+    penalty: Value | None
+    J: Value
+
+
+def forward_minibatch(
+    model: MLP,
+    X: Sequence[Sequence[float]],
+    Y: Sequence[Any],
+    *,
+    loss: str = "cross_entropy",
+    l2: float = 0.0,
+    l1: float = 0.0,
+    decay_biases: bool = False,
+) -> MinibatchForward:
+    """A minibatch's cost as one graph: Algorithm 6.3 on each example, then the mean loss and lambda Omega.
+
+    J = (1/B) sum_b L(y_hat_b, y_b) + lambda Omega(theta): the cost that training back-propagates
+    (section 6.5.7 draws this graph for a one-hidden-layer network with weight decay), built as
+    :func:`micrograph.nn.train` builds it. Example b's inputs are leaves labelled X[b,0], X[b,1], ...; every
+    node of the layers, the losses, the regularizer and J carries its role (``NodeMeta.role``).
+
+    Args:
+        model: the MLP.
+        X: B >= 1 examples of nin numbers. Y: their B targets (as :func:`forward_mlp`'s y).
+        loss, l2, l1, decay_biases: as :func:`forward_mlp`.
+
+    Returns:
+        A :class:`MinibatchForward`.
+
+    Raises:
+        ValueError: no examples, X and Y of different lengths, or as :func:`forward_mlp`.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4 (Algorithm 6.3) and
+    section 6.5.7 (the minibatch cost with weight decay).
+    """
+    where = "forward_minibatch(model, X, Y)"
+    spec = model_loss_spec(loss, model, where)
+    lam2, lam1 = _check_lambda(l2, "l2", where), _check_lambda(l1, "l1", where)
+    if len(X) != len(Y) or not len(X):
+        raise ValueError(
+            f"{where}: X and Y must hold the same number (>= 1) of examples, got {len(X)} and {len(Y)}"
+        )
+    examples = []
+    for row, (x, y) in enumerate(zip(X, Y, strict=True)):
+        a, h, L = _example(model, x, y, spec, where, row)
+        examples.append(MLPForward(a=a, h=h, y_hat=h[-1], loss=L, penalty=None, J=L))
+    mean = tag(sum_nodes([e.loss for e in examples]) * (1.0 / len(examples)), "loss")  # (1/B) sum_b L_b
+    mean.label = "mean L"
     penalty = _regularizer(model, lam2, lam1, decay_biases)
-    J = L if penalty is None else L + penalty  # J = L(y_hat, y) + lambda Omega(theta)
+    J = mean if penalty is None else tag(mean + penalty, "cost")
     J.label = "J"
-    return MLPForward(a=a, h=h, y_hat=y_hat, loss=L, penalty=penalty, J=J)
+    return MinibatchForward(examples=examples, loss=mean, penalty=penalty, J=J)

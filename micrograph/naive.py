@@ -221,14 +221,16 @@ def naive_grad(
     with paused_gc():
         try:
             while stack:
-                u, p = stack.pop()  # p = the product of the local derivatives from z down to u
+                # p = the product of the local derivatives from z down to u
+                u, p = stack.pop()
                 if u is w:  # D(w) = 1: one path complete, its product is p
                     total += p
                     paths_done += 1
                     continue
-                branches = [
-                    (x, p * run.local_derivative(u, k)) for k, x in enumerate(u.inputs) if x in G_prime
-                ]
+                branches: list[tuple[Value, float]] = []
+                for k, x in enumerate(u.inputs):
+                    if x in G_prime:  # only the edges of G' carry paths from w
+                        branches.append((x, p * run.local_derivative(u, k)))
                 branches.reverse()  # argument 0 is descended into first
                 stack.extend(branches)
         except _Stop as stop:

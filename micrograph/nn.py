@@ -7,19 +7,21 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.1-6.
 """
 
 from micrograph.losses import LOSSES, binary_cross_entropy, cross_entropy, hinge, l1, l2, mse
-from micrograph.mlp import ACTIVATIONS, INITS, MLP, Layer, Module, Neuron, weights
+from micrograph.mlp import ACTIVATIONS, INITS, MLP, ROLES, Layer, Module, Neuron, tag, weights
 from micrograph.mlp_backward import backward_mlp
-from micrograph.mlp_forward import MLPForward, forward_mlp
+from micrograph.mlp_forward import MinibatchForward, MLPForward, forward_minibatch, forward_mlp
 from micrograph.train import History, TrainingError, accuracy, predict, train
 
 __all__ = [
     "ACTIVATIONS",
     "INITS",
     "LOSSES",
+    "ROLES",
     "MLP",
     "History",
     "Layer",
     "MLPForward",
+    "MinibatchForward",
     "Module",
     "Neuron",
     "TrainingError",
@@ -27,12 +29,14 @@ __all__ = [
     "backward_mlp",
     "binary_cross_entropy",
     "cross_entropy",
+    "forward_minibatch",
     "forward_mlp",
     "hinge",
     "l1",
     "l2",
     "mse",
     "predict",
+    "tag",
     "train",
     "weights",
 ]

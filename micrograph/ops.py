@@ -221,13 +221,8 @@ class Op:
         for k, x in enumerate(inputs):
             if x is X:
                 d = self.local_derivative(k, inputs, out)
-                # G = grad_table[z] = 1, the constant: the term is the local derivative itself when the
-                # rule built it as a new node (figure 6.10's dz/dy = f'(y)); a node of G the rule returns
-                # (mul's other argument, exp's output) still gets its own node 1 × d, a node of B.
-                if _is_one(G) and d is not out and all(d is not a for a in inputs) and not _is_number(d):
-                    term = d
-                else:
-                    term = scale(G, d)
+                # the term G * d, or d itself when G is grad_table[z] = 1 (_built)
+                term = d if _is_one(G) and _built(d, inputs, out) else scale(G, d)
                 if term is not None:
                     total = term if total is None else total + term
         return total
@@ -235,6 +230,16 @@ class Op:
 
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float))
+
+
+def _built(d: Any, inputs: tuple[Any, ...], out: Any) -> bool:
+    """Whether the rule built the local derivative d as a new node (not a number, not a node of G).
+
+    With G = grad_table[z] = 1, the constant, such a d is the term itself (figure 6.10's dz/dy = f'(y));
+    a node of G the rule returns (mul's other argument, exp's output) still gets its own node 1 × d, a
+    node of B.
+    """
+    return d is not out and all(d is not a for a in inputs) and not _is_number(d)
 
 
 def _is_one(G: Any) -> bool:

@@ -81,19 +81,24 @@ def backward(z: Value, gradient: float = 1.0) -> None:
     if type(gradient) is not float:
         gradient = to_float(gradient, "backward(gradient)")
     order = topological_order((z,))  # each node after its parents
-    order.reverse()  # z first: each node before its parents, so after every one of its consumers
+    # z first: each node before its parents, so after every one of its consumers
+    order.reverse()
     with paused_gc():  # the pushes create nothing that can form a cycle
-        held = [(node, g) for node in order if (g := node.grad)]  # set aside: the sums start from zero
+        # earlier gradients set aside, so the sums start from zero
+        held = [(node, g) for node in order if (g := node.grad)]
         for node, _ in held:
             node.grad = 0.0
         z.grad = gradient
         try:
             if COMPILED:
-                compile_push.push_loop()(order)  # the loop below, written out from the same rules
+                # the loop below, written out from the same rules
+                compile_push.push_loop()(order)
             else:
-                for node in order:  # its gradient is complete: every consumer has pushed into it
+                # a node's gradient is complete: its consumers have all pushed
+                for node in order:
                     g = node.grad
-                    if g - g != 0.0:  # inf or nan: Algorithm 6.2 says where (see _locate_failure)
+                    # inf or nan: Algorithm 6.2 says where (see _locate_failure)
+                    if g - g != 0.0:
                         raise OverflowError("not finite")
                     node._backward()  # g × du/dx_k into each parent x_k
         except (ArithmeticError, ValueError):  # a derivative that does not exist, a gradient not finite

@@ -129,8 +129,14 @@ def store_grad(z: Value, w: Value) -> CountedGradient:
     _check_nodes("store_grad", z, w)
     graph = Graph(z)
     in_G = _pruned(graph, w)
-    u = evaluate(graph, where="store_grad")  # Algorithm 6.1: every forward value, kept
+    # Algorithm 6.1: every forward value, kept
+    u = evaluate(graph, where="store_grad")
     # Algorithm 6.2 over G' (the nodes that depend on w), on the stored values
-    grad_table, evaluations = run_algorithm_6_2(graph, values=u, members=in_G, where="store_grad")
+    grad_table, evaluations = run_algorithm_6_2(
+        graph,
+        values=u,
+        members=in_G,
+        where="store_grad",
+    )
     value = grad_table[graph.index[w]] if in_G[-1] else 0.0
     return CountedGradient("store", value, evaluations, 0, len(u), True, None)

@@ -94,13 +94,15 @@ def build_grad(
     terms: list[Value | None] = []
     for C in consumers:
         op = get_operation(C)
-        assert op is not None  # a consumer is computed by an operation; only inputs have none
-        D = build_grad(C, G, G_prime, grad_table)  # a grad_table lookup: every consumer is built first
+        assert op is not None  # a consumer is computed by an operation
+        # a grad_table lookup: every consumer is built first
+        D = build_grad(C, G, G_prime, grad_table)
         try:
             G_i = op.bprop(get_inputs(C, G_prime), V, D, C)
         except DomainError as e:
             raise _derivative_error(G, C, V, e) from None
-        terms.append(G_i)  # None: every local derivative is exactly 0 (a step function's)
+        # None: every local derivative is exactly 0 (a step function's)
+        terms.append(G_i)
     G_V = sum_nodes([t for t in terms if t is not None])  # G <- sum_i G(i)
     grad_table[V] = G_V
     if observe is not None:
@@ -198,10 +200,12 @@ def grad(
     targets = as_values(T, "grad(z, T)", "T")
     with paused_gc():  # building B allocates many nodes that cannot form cycles
         G = Graph(z)
-        G_prime = G.prune(targets)  # G' <- G pruned to ancestors of z and descendants of nodes in T
+        # G' <- G pruned to ancestors of z and descendants of nodes in T
+        G_prime = G.prune(targets)
         grad_table: dict[Value, Value] = {}
         grad_table[z] = as_value(1.0)  # grad_table[z] <- 1
-        for U in reversed(G_prime.nodes):  # build_grad's recursion unrolled once: consumers first
+        # build_grad's recursion unrolled once: each node after its consumers
+        for U in reversed(G_prime.nodes):
             build_grad(U, G, G_prime, grad_table, observe=observe)
         for V in targets:
             if V in G_prime:
@@ -209,7 +213,8 @@ def grad(
             else:  # z does not depend on V
                 grad_table[V] = as_value(0.0)
         _mark_backward(G, grad_table, targets, next(_calls))
-    result = [grad_table[V] for V in targets]  # return grad_table restricted to T
+    # return grad_table restricted to T
+    result = [grad_table[V] for V in targets]
     return result[0] if single else result
 
 

@@ -22,7 +22,7 @@ from micrograph.engine import Value
 from micrograph.errors import DomainError
 from micrograph.graph import Graph
 from micrograph.losses import LossSpec
-from micrograph.mlp import MLP, _check_count
+from micrograph.mlp import MLP, _check_count, tag
 from micrograph.mlp_forward import _check_features, _check_lambda, _regularizer, model_loss_spec
 
 __all__ = ["History", "TrainingError", "accuracy", "predict", "train"]
@@ -91,11 +91,11 @@ def _objective(
     for x, y in zip(X, Y, strict=True):
         out = model(x)
         outs = [out] if isinstance(out, Value) else out
-        losses.append(spec.fn(outs, y))
+        losses.append(tag(spec.fn(outs, y), "loss"))
         correct += spec.correct([o.data for o in outs], y)
-    J: Value = sum(losses) * (1.0 / len(losses))  # type: ignore[assignment]
+    J: Value = tag(sum(losses) * (1.0 / len(losses)), "loss")  # type: ignore[arg-type]
     penalty = _regularizer(model, lam2, lam1, decay_biases)
-    return (J if penalty is None else J + penalty), correct
+    return (J if penalty is None else tag(J + penalty, "cost")), correct
 
 
 def _graph_batch_fn(model: MLP, spec: LossSpec, lam2: float, lam1: float, decay_biases: bool) -> BatchFn:
@@ -258,7 +258,8 @@ def accuracy(
     right = 0
     for x, y in zip(X, Y, strict=True):
         out = model(x)
-        right += spec.correct([out.data] if isinstance(out, Value) else [o.data for o in out], y)
+        outs = [out] if isinstance(out, Value) else out
+        right += spec.correct([o.data for o in outs], y)
     return right / len(X)
 
 

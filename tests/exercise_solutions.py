@@ -154,27 +154,6 @@ def forward(G, x):
 }
 """Correct solutions written with numpy: arrays and numpy scalars where the templates show lists."""
 
-LOOP_BACKPROP = """\
-# micrograph exercise: backprop
-from lessons.exercises import tools
-
-
-def backprop(G):
-    nodes = G.nodes
-    n = len(nodes)
-    grad_table = {nodes[n - 1]: 1.0}
-    for j in range(n - 2, -1, -1):
-        v = nodes[j]
-        grad_table[v] = 0.0
-        for C in G.get_consumers(v):
-            for k, p in enumerate(C.inputs):
-                if p is v:
-                    grad_table[v] += grad_table[C] * tools.local_derivative(C, k)
-    return grad_table
-"""
-"""Algorithm 6.2 with its sum written as a loop adding one term per edge, as many students write it: correct
-too, and one line away from the mistakes that overwrite a term instead of adding it."""
-
 
 def mutant(source: str, *changes: tuple[str, str]) -> str:
     """``source`` with each ``(line, replacement)`` of ``changes`` made, in order.
@@ -197,3 +176,23 @@ def mutant(source: str, *changes: tuple[str, str]) -> str:
             raise ValueError(f"the line {line!r} is in the source {len(found)} times, not once:\n{source}")
         lines[found[0] : found[0] + 1] = replacement.split("\n") if replacement else []
     return "\n".join(lines) + "\n"
+
+
+LOOP_BACKPROP = mutant(
+    CORRECT["backprop"],
+    (
+        "        grad_table[v] = sum(",
+        "        grad_table[v] = 0.0\n"
+        "        for C in G.get_consumers(v):\n"
+        "            for k, p in enumerate(C.inputs):\n"
+        "                if p is v:\n"
+        "                    grad_table[v] += grad_table[C] * tools.local_derivative(C, k)",
+    ),
+    ("            grad_table[C] * tools.local_derivative(C, k)", ""),
+    ("            for C in G.get_consumers(v)", ""),
+    ("            for k, p in enumerate(C.inputs)", ""),
+    ("            if p is v", ""),
+    ("        )", ""),
+)
+"""Algorithm 6.2 with its sum written as a loop adding one term per edge, as many students write it: correct
+too, and one line away from the mistakes that overwrite a term instead of adding it."""

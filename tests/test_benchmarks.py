@@ -124,3 +124,26 @@ def test_the_figures_that_do_not_depend_on_the_machine(output: str) -> None:
     )  # micrograd's losses, every variant
     header, rows = _rows(output, "4")
     assert [r[0] for r in rows][:2] == ["micrograph", "micrograd 0.1.0"]
+
+
+def test_the_report_is_written_between_the_markers_and_the_rest_kept(tmp_path: Path) -> None:
+    md = tmp_path / "performance.md"
+    head = "# Performance\n\nprose before\n\n"
+    tail = "\n\n## Later\n\nprose after\n"
+    begin, end = "<!-- the last run of make bench: begin -->", "<!-- the last run of make bench: end -->"
+    md.write_text(f"{head}{begin}\n\nthe run before\n\n{end}{tail}", encoding="utf-8")
+    md.chmod(0o640)
+    run = [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--only", "memory"]
+    done = subprocess.run([*run, "--write", str(md)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = md.read_text(encoding="utf-8")
+    assert text.startswith(head + begin + "\n\n```text\nmicrograph benchmark (quick)") and text.endswith(
+        f"```\n\n{end}{tail}"
+    )
+    assert "the run before" not in text and done.stdout.strip() in text  # what was printed, whole
+    assert md.stat().st_mode & 0o777 == 0o640
+    (tmp_path / "other.md").write_text("no markers\n", encoding="utf-8")
+    refused = subprocess.run([*run, "--write", str(tmp_path / "other.md")], capture_output=True, text=True,
+                             timeout=600, cwd=ROOT)  # fmt: skip
+    assert refused.returncode == 2 and "holding the line" in refused.stderr.splitlines()[-1]
+    assert (tmp_path / "other.md").read_text(encoding="utf-8") == "no markers\n"

@@ -16,7 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from exercise_solutions import CORRECT, NUMPY
+from exercise_solutions import CORRECT, NUMPY, mutant
 
 from lessons import exercises
 from lessons.exercises import judges
@@ -186,39 +186,32 @@ def test_build_grad_with_its_memo_passes_whatever_its_helpers(tmp_path: Path, so
 
 
 def test_the_naive_rule_s_own_counts_are_not_taken(tmp_path: Path) -> None:
-    source = """
-        class Result:
-            def __init__(self, value, local_derivatives, recomputed):
-                self.value, self.local_derivatives, self.recomputed = value, local_derivatives, recomputed
-
-        def naive_grad(z, w):
-            counts = {"local": 0, "recomputed": 0}
-            def value(v):
-                if v.op is None:
-                    return v.data
-                args = [value(p) for p in v.inputs]
-                counts["recomputed"] += 1
+    """The correct naive rule with the tools replaced by its own counters, which it reports in a Result."""
+    source = CORRECT["naive"] + textwrap.dedent("""
+        class Counting:
+            def __init__(self):
+                self.local_derivatives = self.recomputed = 0
+            def evaluate(self, v, args):
+                self.recomputed += 1
                 return v.op.f(*args)
-            def depends(v):
-                return v is w or any(depends(p) for p in v.inputs)
-            def grad(u):
-                if u is w:
-                    return 1.0
-                if u.op is None:
-                    return 0.0
-                total = 0.0
-                for k, x in enumerate(u.inputs):
-                    d = grad(x)
-                    if d == 0.0 and not depends(x):
-                        continue
-                    args = [value(p) for p in u.inputs]
-                    counts["recomputed"] += 1
-                    out = u.op.f(*args)
-                    counts["local"] += 1
-                    total += u.op.local_derivative(k, tuple(args), out) * d
-                return total
-            return Result(grad(z), counts["local"], counts["recomputed"])
-    """
+            def local_derivative(self, v, k, args, out):
+                self.local_derivatives += 1
+                return v.op.local_derivative(k, tuple(args), out)
+
+        class Result:
+            def __init__(self, value, counted):
+                self.value = value
+                self.local_derivatives, self.recomputed = counted.local_derivatives, counted.recomputed
+
+        tools, _right, _depth = Counting(), naive_grad, [0]
+        def naive_grad(z, w):  # the rule recurses through this name: only the outer call gives a Result
+            _depth[0] += 1
+            try:
+                value = _right(z, w)
+            finally:
+                _depth[0] -= 1
+            return Result(value, tools) if _depth[0] == 0 else value
+    """)
     report = check(tmp_path, "naive", source)
     assert not any(c.passed for c in report.cases), report.text()
     assert report.failure is not None and report.failure.mistake == "uncounted", report.text()
@@ -345,34 +338,21 @@ def test_the_source_is_read_for_every_way_of_spelling_an_import() -> None:
 def test_every_exercise_has_its_allow_list() -> None:
     from lessons.exercises.imports import Imports
 
-    for name in exercises.EXERCISES:
-        allowed = judges.module(name).IMPORTS
-        assert isinstance(allowed, Imports) and "math" in allowed.modules
-    assert judges.module("derivatives").IMPORTS.modules == {"math", "__future__", "typing"}
-    assert "numpy" in judges.module("mlp_backward").IMPORTS.modules
-    assert "numpy" not in judges.module("backprop").IMPORTS.modules
+    for e in exercises.EXERCISES.values():
+        assert isinstance(e.imports, Imports) and "math" in e.imports.modules
+    assert exercises.EXERCISES["derivatives"].imports.modules == {"math", "__future__", "typing"}
+    assert "numpy" in exercises.EXERCISES["mlp_backward"].imports.modules
+    assert "numpy" not in exercises.EXERCISES["backprop"].imports.modules
 
 
 # --- time against size ----------------------------------------------------------------------------------
 
 QUADRATIC = {
-    "topo": """
-        def topological_order(z):
-            order, seen, stack = [], [], [(z, False)]
-            while stack:
-                v, done = stack.pop()
-                if done:
-                    order.append(v)
-                    continue
-                if v in seen:
-                    continue
-                seen.append(v)
-                stack.append((v, True))
-                for p in reversed(v.inputs):
-                    if p not in seen:
-                        stack.append((p, False))
-            return [v for v in order if v.op is None] + [v for v in order if v.op is not None]
-    """,
+    "topo": mutant(  # the visited set a list: each membership test reads it through
+        CORRECT["topo"],
+        ("    order, seen, stack = [], set(), [(z, False)]", "    order, seen, stack = [], [], [(z, False)]"),
+        ("        seen.add(v)", "        seen.append(v)"),
+    ),
     "forward": """
         def forward(G, x):
             u = [None] * len(G.nodes)

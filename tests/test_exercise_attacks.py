@@ -57,40 +57,33 @@ def test_mlp_backward_that_regularizes_the_biases_fails(tmp_path: Path) -> None:
     assert any(c.passed for c in report.cases)  # λ = 0: the penalty on the biases is zero there
 
 
+def named(tmp_path: Path, name: str, source: str, mistake: str) -> str:
+    """Check ``source``, whose first failure must be ``mistake``: the report's text, its lines joined."""
+    report = check(tmp_path, name, source)
+    assert report.failure is not None and report.failure.mistake == mistake, report.text()
+    return " ".join(report.text().split())
+
+
 def test_only_the_first_consumer_is_named(tmp_path: Path) -> None:
     source = CORRECT["backprop"].replace("for C in G.get_consumers(v)", "for C in G.get_consumers(v)[:1]")
-    report = check(tmp_path, "backprop", source)
-    assert report.failure is not None and report.failure.mistake == "first-consumer", report.text()
-    assert "only the term(s) of its first consumer" in " ".join(report.text().split())
+    assert "only the term(s) of its first consumer" in named(tmp_path, "backprop", source, "first-consumer")
 
 
 def test_a_local_derivative_evaluated_twice_per_edge_is_named(tmp_path: Path) -> None:
-    source = CORRECT["backprop"].replace(
-        "grad_table[C] * tools.local_derivative(C, k)",
-        "grad_table[C] * (tools.local_derivative(C, k) + tools.local_derivative(C, k)) / 2",
-    )
-    report = check(tmp_path, "backprop", source)
-    assert report.failure is not None and report.failure.mistake == "twice-per-edge", report.text()
-    assert "evaluated twice per edge" in report.text()
+    twice = "grad_table[C] * (tools.local_derivative(C, k) + tools.local_derivative(C, k)) / 2"
+    source = CORRECT["backprop"].replace("grad_table[C] * tools.local_derivative(C, k)", twice)
+    assert "evaluated twice per edge" in named(tmp_path, "backprop", source, "twice-per-edge")
 
 
 def test_forward_that_skips_u1_is_named(tmp_path: Path) -> None:
-    report = check(
-        tmp_path, "forward", CORRECT["forward"].replace("range(G.n_inputs):", "range(1, G.n_inputs):")
+    skips = CORRECT["forward"].replace("range(G.n_inputs):", "range(1, G.n_inputs):")
+    text = named(tmp_path, "forward", skips, "none-read")
+    assert "u(1), the first input, is position 0: a loop from 1 skips it" in text
+    guarded = skips.replace(
+        "u[i] = G.nodes[i].op.f(*[u[j] for j in G.parents[i]])",
+        "u[i] = G.nodes[i].op.f(*[u[j] if u[j] is not None else 1.0 for j in G.parents[i]])",
     )
-    assert report.failure is not None and report.failure.mistake == "none-read", report.text()
-    assert "u(1), the first input, is position 0: a loop from 1 skips it" in " ".join(report.text().split())
-    guarded = (
-        CORRECT["forward"]
-        .replace("range(G.n_inputs):", "range(1, G.n_inputs):")
-        .replace(
-            "u[i] = G.nodes[i].op.f(*[u[j] for j in G.parents[i]])",
-            "u[i] = G.nodes[i].op.f(*[u[j] if u[j] is not None else 1.0 for j in G.parents[i]])",
-        )
-    )
-    report = check(tmp_path, "forward", guarded)
-    assert report.failure is not None and report.failure.mistake == "skip-u1", report.text()
-    assert "u(1), the first input, was never set" in report.text()
+    assert "u(1), the first input, was never set" in named(tmp_path, "forward", guarded, "skip-u1")
 
 
 def test_the_output_is_named_and_the_tolerance_stated(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ from lessons.exercises.jsonfile import JSONFileError, read_json
 from lessons.exercises.judges.mistakes import GENERAL
 from lessons.exercises.platforms import to_gradescope, to_prairielearn, unchecked_result
 from lessons.exercises.progress import PROGRESS_FILE, ProgressError
-from viz.render import write_atomic
+from viz.files import write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -114,9 +114,13 @@ def test_every_mistake_has_a_phrase_in_words() -> None:
         assert len(set(phrases)) == len(phrases), name  # each phrase names one mistake
         for code in rows:
             assert judges.words(name, code) == rows[code].words
-    tree = ast.parse((ROOT / "lessons/exercises/judge.py").read_text(encoding="utf-8"))
+    trees = [
+        ast.parse((ROOT / "lessons/exercises" / f).read_text(encoding="utf-8"))
+        for f in ("judge.py", "failures.py")
+    ]
     given_codes = {
         kw.value.value
+        for tree in trees
         for node in ast.walk(tree)
         if isinstance(node, ast.Call)
         for kw in node.keywords

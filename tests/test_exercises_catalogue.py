@@ -148,6 +148,22 @@ def backprop(G):
         "a * a",
     ),
     Wrong(
+        "the local derivative left out: grad_table[C] alone",
+        "backprop",
+        mutant(LOOP, (ADD_TERM, ADD_TERM.replace(" * tools.local_derivative(C, k)", ""))),
+        "no-local-derivative",
+        "every term of grad_table[u1 (a)] is grad_table[u(i)] alone",
+        "a * a",
+    ),
+    Wrong(  # on b = a + a, 1 + 1 is also one of the terms 2 × 1: the first mistake in the catalogue's order
+        "the grad_table factor left out: the local derivative alone, the same number as an overwrite",
+        "backprop",
+        mutant(LOOP, (ADD_TERM, ADD_TERM.replace("grad_table[C] * ", ""))),
+        "overwrite",
+        "another mistake gives too: no-grad-factor (terms without their grad_table factor)",
+        "b = a + a",
+    ),
+    Wrong(
         "micrograd's habit: writes node.grad",
         "backprop",
         mutant(LOOP, (ADD_TERM, ADD_TERM + "\n                    v.grad = grad_table[v]")),
@@ -422,7 +438,7 @@ def forward(G, x):
     Wrong(
         "the template's TODO left in place",
         "topo",
-        exercises.templates.TEMPLATES["topo"],
+        exercises.templates.template("topo"),
         "todo",
         "not written yet",
         "a * a",

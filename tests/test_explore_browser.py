@@ -25,6 +25,7 @@ from conftest import CHROMIUM, open_watched
 
 import viz
 from micrograph import Graph, Value
+from micrograph.expr import build
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from viz.frames import frames
 from viz.words import fmt
@@ -175,6 +176,45 @@ def test_clicking_a_node_shows_its_sum_term_by_term(browser: Any, tmp_path: Path
         # the term's arithmetic holds as written: grad_table[u(i)] × the local derivative = the product
         assert f"= {fmt(t.grad_i)} × {fmt(t.derivative)} = {fmt(t.product)}" in text
     assert total == f"sum = {fmt(step.total)}"
+    page.close()
+
+
+def test_a_copy_is_its_node_to_click_and_hover(browser: Any, tmp_path: Path) -> None:
+    """A far edge starts at a copy of its source (viz/explore_layout.py): clicking the copy opens the node's
+    grad_table sum, hovering it lights the copy, the node and the node's consumers in G and in B."""
+    text = "tanh(x*y + x*1)"
+    for k in range(2, 13):
+        text = f"tanh({text}*y + x*{k})"
+    z = build(text, {"x": 0.5, "y": 0.3})
+    g = Graph(z)
+    x = next(v for v in g.nodes if v.label == "x")
+    j = g.index[x]
+    path = viz.explore(z).save(tmp_path / "copies.html")
+    page, events = open_page(browser, path)
+    copy = f"g[data-copy='{j}']"
+    assert page.locator(copy).count() >= 6
+    lit = """() => [...document.querySelectorAll("g.mg-hover, g.mg-consumer")].map(g =>
+      (g.classList.contains("mg-hover") ? "hover " : "consumer ") + (g.getAttribute("data-node") ??
+       (g.getAttribute("data-bnode") !== null ? "b" + g.getAttribute("data-bnode") : "copy")))"""
+    page.dispatch_event(copy, "mouseenter")
+    shown_lit = page.evaluate(lit)
+    consumers = sorted({i for i, _ in g.consumer_edges[j]})
+    assert sorted(t for t in shown_lit if t.startswith("consumer ") and not t[9:].startswith("b")) == sorted(
+        f"consumer {i}" for i in consumers
+    )
+    assert f"hover {j}" in shown_lit and "hover copy" in shown_lit
+    assert any(t.startswith("consumer b") for t in shown_lit)  # x's value is read in B too
+    page.dispatch_event(copy, "mouseleave")
+    assert page.evaluate(lit) == []
+    page.dispatch_event(copy, "click")
+    assert page.get_attribute(".mg-sum", "data-node") == str(j)
+    assert page.text_content(".mg-sum-title") == f"∂u{len(g.nodes)}/∂u{j + 1} (x) = grad_table[u{j + 1}]"
+    assert page.locator(".mg-term").count() == len(g.consumer_edges[j])
+    b_copy = page.locator("g[data-bcopy]").first
+    k = int(b_copy.get_attribute("data-bcopy") or "")
+    b_copy.dispatch_event("mouseenter")
+    assert page.eval_on_selector(f"g[data-bnode='{k}']", "g => g.classList.contains('mg-hover')")
+    assert events["errors"] == []
     page.close()
 
 

@@ -1,7 +1,8 @@
-"""Lesson 5 trains with the loop a student writes (forward, loss, backward, update), run as shown.
+"""Lesson 5 trains with micrograph's own minibatch SGD (nn.train), and shows its lines as the code that ran.
 
-The loop the lesson shows under "Code that ran" is the code that ran, and it is nn.train's training: the
-same losses and the same final weights, bit for bit, on the same data and seeds. One λ in the whole lesson.
+The lines shown under "Code that ran" are nn.train's: its batch step (forward, loss, zero the gradients,
+J.backward()) and its update; the lesson's numbers are nn.train's on the same data and seeds, bit for
+bit. One λ in the whole lesson.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pytest
 import lessons
 import lessons.l5_mlp as l5
 from micrograph import nn
+from viz.words import fmt
 
 
 @pytest.fixture(autouse=True)
@@ -27,17 +29,19 @@ def _at_training() -> lessons.Stepper:
     return l
 
 
-def test_the_loop_shown_is_plain_sgd_without_plumbing() -> None:
+def test_the_code_shown_is_nn_trains_sgd() -> None:
     l = _at_training()  # noqa: E741
-    code = l.step.code
-    for line in ("for _ in range(EPOCHS):", "nn.forward_mlp(", "J.backward()", "p.grad = 0.0",
-                 "p.data -= LR * p.grad"):  # fmt: skip
+    code = l.code
+    for line in ("# micrograph/train.py, lines", "J, correct = _objective(", "p.grad = 0.0", "J.backward()",
+                 "p.data -= eps * p.grad", "history.loss.append(total / batches)"):  # fmt: skip
         assert line in code, line
-    assert "memo" not in code and "nn.train(" not in code and "compile" not in code
+    assert "memo" not in code and "l." not in code  # micrograph's lines, not the lesson's plumbing
+    assert f"→ history.loss[-1] = {fmt(l.history.loss[-1])}" in code  # this run's mean J
     assert all(len(line) <= 76 for line in code.splitlines())  # fits an 80-column terminal as shown
+    assert "nn.train(" in l.step.lesson_code  # the step's own code, to type in the REPL
 
 
-def test_the_lessons_loop_equals_nn_train_bit_for_bit() -> None:
+def test_the_lessons_training_is_nn_trains_bit_for_bit() -> None:
     l = _at_training()  # noqa: E741
     model = nn.MLP(4, [l5.HIDDEN, 3], activation="tanh", seed=0)
     history = nn.train(model, l.train, loss="cross_entropy", lr=l5.LR, epochs=l5.EPOCHS,

@@ -50,11 +50,12 @@ def test_every_step_runs_and_shows_text_code_and_book_line(n):
     assert len(views) == len(l) >= 3
     for k, view in enumerate(views, 1):
         assert f"Lesson {n}: " in view and f"Step {k}: " in view
-        assert "Code that ran:" in view  # the code of every step is shown
+        assert "Code that ran (micrograph's own lines" in view  # the engine's code of every step
         assert "Book:" in view or "micrograph:" in view  # the line it is about, labelled by its author
-    # every step's code is the source of the function that ran, so it names the live objects it made
+    # every step's own code, for the REPL, is the source of the function that ran: it names the live
+    # objects it made
     l.restart()
-    assert l.index == 1 and "l." in l.step.code
+    assert l.index == 1 and "l." in l.step.lesson_code
 
 
 @pytest.mark.parametrize("n", sorted(lessons.LESSONS))

@@ -72,8 +72,11 @@ def test_titles_live_variables_and_code_use_the_books_numbering(n: int, var: str
             continue
         book = int(m.group(1))
         assert getattr(l, var) == book  # l.j is the j in the title
-        assert f"{var} = {book}\n" in l.step.code + "\n"  # and in the code shown
+        assert f"{var} = {book}\n" in l.step.lesson_code + "\n"  # and in the step's own code
         assert f"{var} = {book}:" in l.text  # and in the text
+        # the engine's loop counts from 0: the code that ran says so, with the book's number beside it
+        assert f"the book's {var} = {book}" in " ".join(l.code.replace("#   ", "").split())
+        assert f"{var} = {book - 1} (u{book}; Python counts from 0)" in l.code
         seen += 1
     assert seen >= 3
 
@@ -251,7 +254,8 @@ def test_lesson_5_uses_one_lambda() -> None:
     import lessons.l5_mlp as l5
 
     src = open(l5.__file__, encoding="utf-8").read()
-    assert "l2=1e-4" not in src and src.count("l2=LAMBDA") >= 2 and "LAMBDA * nn.l2(" in src
+    # Algorithm 6.3, Algorithm 6.4 and the training, each with the one LAMBDA
+    assert "l2=1e-4" not in src and src.count("l2=LAMBDA") >= 3
 
 
 def test_lesson_6_says_what_the_picture_shows() -> None:
@@ -263,16 +267,8 @@ def test_lesson_6_says_what_the_picture_shows() -> None:
 # --- the code shown fits an 80-column terminal ----------------------------------------------------------
 
 
-def _codes(n: int, expr: str | None = None, at: dict[str, float] | None = None) -> list[str]:
-    l = lessons.start(n, expr=expr, at=at) if expr else lessons.start(n)
-    codes = [l.step.code]
-    while not isinstance(l.next(), str):
-        codes.append(l.step.code)
-    return codes
-
-
 @pytest.mark.parametrize("n", range(1, 9))
-def test_the_code_that_ran_fits_80_columns_and_is_the_code_that_runs(n: int) -> None:
+def test_the_code_that_ran_fits_80_columns_and_the_steps_own_code_is_the_code_that_runs(n: int) -> None:
     import ast
 
     from lessons.step import CODE_WIDTH, _body
@@ -282,10 +278,10 @@ def test_the_code_that_ran_fits_80_columns_and_is_the_code_that_runs(n: int) -> 
         l = lessons.start(n, expr=expr, at=at) if expr else lessons.start(n)
         while True:
             step = l.step
-            shown = step.code
+            box = l.show(width=80).split("  Code that ran")[-1].split("\n  Values now:")[0]
+            assert l.code and all(len(line) <= 80 for line in box.splitlines()), (n, step.title, box)
+            shown = step.lesson_code  # the step's own code, for the REPL
             assert all(len(line) <= CODE_WIDTH for line in shown.splitlines()), (n, step.title, shown)
-            assert all(len(line) <= 80 for line in l.show(width=80).split("  Code that ran:")[-1].splitlines()
-                       if line.startswith("    ")), (n, step.title)  # fmt: skip
             original = _body(step.run, step.params)
             # comments moved, never code: the same program
             assert ast.dump(ast.parse(shown)) == ast.dump(ast.parse(original)), (n, step.title)
@@ -322,7 +318,7 @@ def test_the_tour_pages_label_each_quoted_line_as_the_books_or_micrographs(n: in
     entries = []
     while True:
         s = l.step
-        entries.append(_Entry(l.index, s.title, s.line, s.quoted, l.text, s.code, l.values(), None))
+        entries.append(_Entry(l.index, s.title, s.line, s.quoted, l.text, l.code, l.values(), None, None))
         if isinstance(l.next(), str):
             break
     page = _lesson_page(l, entries)
@@ -368,14 +364,13 @@ def test_lesson_6_steps_through_algorithm_6_6_call_by_call() -> None:
 
 @pytest.mark.slow
 def test_each_lesson_ends_by_naming_the_exercise_of_its_algorithm() -> None:
-    from lessons import exercises
+    from lessons.stepper import exercises_of
 
     expected = {1: ("topo", "forward"), 2: ("derivatives", "backprop"), 3: ("naive",), 5: ("mlp_backward",),
                 6: ("build_grad",)}  # fmt: skip
     for n in lessons.LESSONS:
-        names = getattr(lessons.load(n), "EXERCISES", ())
+        names = exercises_of(n)  # read from the exercises' own modules
         assert names == expected.get(n, ()), n
-        assert all(name in exercises.EXERCISES for name in names)
         l = lessons.start(n)
         assert "Write it yourself" not in l.text  # only the last step says it
         l.goto(len(l))

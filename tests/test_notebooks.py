@@ -53,7 +53,8 @@ def test_each_lesson_notebook_runs_in_a_kernel_without_errors_or_warnings(
         assert markdown[k + 1].startswith(f"## Step {k + 1}: {step.title}")
         first = " ".join(stepper.text.split("\n\n")[0].split())
         assert first[:60] in markdown[k + 1]
-        assert step.code in code[k]
+        assert step.lesson_code in code[k]  # the code cell runs the lesson's own step
+        assert stepper.code and stepper.code in markdown[k + 1]  # and shows the engine's lines that ran
         k += 1
         if stepper.at_end:
             break

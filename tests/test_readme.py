@@ -186,7 +186,9 @@ def test_the_exercise_commands(clone: Path) -> None:
 
 def test_the_repl_sessions_run_as_typed(clone: Path) -> None:
     """The lessons' and the explorer's sessions, each line typed into ``python -i``."""
-    for title, shown in (("The lessons", "Lesson 2"), ("The explorer: drag an input, watch G and B", "")):
+    sessions = (("The lessons", "Lesson 2"), ("The explorer: drag an input, watch G and B", ""),
+                ("An MLP by layers, as the book draws it", "iris.html"))  # fmt: skip
+    for title, shown in sessions:
         (session,) = [body for info, body in _blocks(_section(title)) if ">>> " in body]
         typed = "".join(line[4:] + "\n" for line in session.splitlines() if line.startswith(">>> "))
         done = subprocess.run([sys.executable, "-q", "-i"], input=typed, cwd=clone, env=_env(clone),
@@ -194,6 +196,7 @@ def test_the_repl_sessions_run_as_typed(clone: Path) -> None:
         assert "Traceback" not in done.stderr, done.stderr
         assert shown in done.stdout
     assert (clone / "step.svg").is_file() and (clone / "z.html").is_file()
+    assert (clone / "iris_layers.svg").is_file() and (clone / "iris.html").is_file()
 
 
 @pytest.mark.slow

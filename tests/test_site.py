@@ -371,6 +371,8 @@ def test_a_step_and_a_plot_fit_the_screen(page: Any, width: int, height: int) ->
     """On a laptop and on a phone: no text cut at the right (the REPL's 99 columns wrap in a narrower box),
     nothing wider than the screen, the plot's panels inside the page."""
     page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_timeout(400)  # the page wraps the step's text again 150 ms after a resize, with Python,
+    page.wait_for_function("() => !document.getElementById('start').disabled")  # its controls disabled
     fits = (
         "() => { const e = document.documentElement, t = document.getElementById('lesson-text');"
         " return [e.scrollWidth <= innerWidth, t.scrollWidth <= t.clientWidth + 1]; }"

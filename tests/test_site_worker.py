@@ -249,7 +249,7 @@ def test_stop_mid_check_ends_both_workers_and_scores_nothing(page: Any) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "without, by, how",
-    [("python.js", "app.js", "starts as a worker"), ("graphviz.js", "python.js", "imports")],
+    [("python.js", "workers.js", "starts as a worker"), ("graphviz.js", "python.js", "imports")],
 )
 def test_the_build_check_reaches_the_python_worker(
     site_dir: Path, tmp_path: Path, without: str, by: str, how: str

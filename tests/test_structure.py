@@ -1,60 +1,157 @@
-"""The tree's shape: every Python and JavaScript file of ours is at most 500 lines (one thought per file).
+"""An exercise is one module, registered in one table; the student's side gets what it needs as plain data.
 
-The files are those git tracks. Bundled or vendored files are not ours and are exempt, by name. A few files
-are being split now: each is listed with its length when the list was made, may only shrink, and must still
-be over the limit (a file split below it is taken off the list, so the list cannot outlive its purpose).
+Each exercise's facts (template, judge, schema of its answers, allowed imports, reference, the call its
+cases run on the student's side, its lesson) live in its own module of ``lessons/exercises/judges/``, which
+declares them in one ``EXERCISE``; ``judges.MODULES`` lists the modules, and every other list of the
+exercises is read from there. These tests read the source: no other module of micrograph, viz or lessons
+writes out a collection naming the exercises, no module is found by its name as a string, and the files
+copied to the student's side name no exercise and import no judge.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
+import ast
+import json
 from pathlib import Path
 
 import pytest
 
+from lessons.exercises import calls, judges, sandbox
+from lessons.exercises.exercise import Exercise
+
 ROOT = Path(__file__).resolve().parent.parent
-
-LIMIT = 500
-"""The most lines a Python or JavaScript file of ours may have."""
-
-EXEMPT = ("site/src/vendor.js", "site/src/graphviz.js", "viz/static/vendor/")
-"""Bundled or vendored JavaScript, not written here: esbuild's entry and output for the site's
-dependencies, and the explorer's d3-zoom bundle with its build script."""
-
-BEING_SPLIT = {
-    "site/src/app.js": 563,
-    "lessons/exercises/judge.py": 539,
-    "lessons/exercises/answers.py": 565,
-    "tests/test_exercises.py": 506,
-    "tests/test_exercise_course.py": 566,
-    "tests/test_exercise_answers.py": 614,
-}
-"""Files over the limit that are being split now, with their length when listed: temporary."""
+PACKAGES = ("micrograph", "viz", "lessons")
+NAMES = set(judges.NAMES)
+TABLE = ROOT / "lessons" / "exercises" / "judges" / "__init__.py"
 
 
-def _tracked() -> list[str]:
-    if shutil.which("git") is None or not (ROOT / ".git").exists():
-        pytest.skip("the files are listed by git, and this is not a git checkout")
-    done = subprocess.run(
-        ["git", "ls-files", "-z", "--", "*.py", "*.js"], cwd=ROOT, capture_output=True, check=True
+def _sources() -> list[Path]:
+    return sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
+
+
+def _first(node: ast.expr | None) -> ast.expr | None:
+    """An item itself, or the first part of an item that is a tuple or a call (``("topo", TEMPLATE)``,
+    ``Exercise("topo", ...)``): where a row of a table names its exercise."""
+    if isinstance(node, ast.Tuple) and node.elts:
+        return node.elts[0]
+    if isinstance(node, ast.Call) and node.args:
+        return node.args[0]
+    return node
+
+
+def _named(node: ast.AST) -> set[str]:
+    """The exercise names a dict's keys, or a tuple's, list's or set's items, spell out as strings."""
+    if isinstance(node, ast.Dict):
+        items: list[ast.expr | None] = list(node.keys)
+    elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        items = [_first(e) for e in node.elts]
+    else:
+        return set()
+    return {i.value for i in items if isinstance(i, ast.Constant) and i.value in NAMES}
+
+
+MOST = len(NAMES) // 2 + 1
+"""A collection that spells out this many exercise names lists the exercises: "backprop" and "forward" are
+also the names of micrograph's functions, and a few of them stand together elsewhere (``__all__``)."""
+
+
+def registrations(path: Path) -> list[tuple[int, set[str]]]:
+    """(line, names) of every collection in a file that spells out most of the exercises' names."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [(node.lineno, found) for node in ast.walk(tree) if len(found := _named(node)) >= MOST]
+
+
+def test_the_search_finds_a_collection_keyed_by_the_exercises(tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        'CALLS = {"backprop": 1, "forward": 2, "topo": 3, "naive": 4}\n'
+        'NAMES = ["derivatives", "topo", "forward", "backprop", "build_grad", "mlp_backward", "naive"]\n'
+        'ROWS = [("topo", 1), ("forward", 1), ("backprop", 2), ("naive", 3)]\n'
+        'ALL = {e.name: e for e in [E("topo"), E("forward"), E("backprop"), E("naive", 3)]}\n'
     )
-    return [name for name in done.stdout.decode("utf-8").split("\0") if name]
+    four = {"backprop", "forward", "topo", "naive"}
+    assert registrations(planted) == [(1, four), (2, NAMES), (3, four), (4, four)]
+    planted.write_text('__all__ = ["backprop", "forward", "build_grad", "grad"]\nCOLOURS = {"backprop": 1}\n')
+    assert registrations(planted) == []
 
 
-def _lines(name: str) -> int:
-    return len((ROOT / name).read_text(encoding="utf-8").splitlines())
+def test_no_module_but_the_table_lists_the_exercises() -> None:
+    found = {
+        f"{path.relative_to(ROOT)}:{line}": sorted(names)
+        for path in _sources()
+        for line, names in registrations(path)
+    }
+    assert found == {}, "exercises are registered in lessons/exercises/judges/__init__.py only"
 
 
-def test_every_python_and_javascript_file_of_ours_is_at_most_500_lines() -> None:
-    names = [n for n in _tracked() if not n.startswith(EXEMPT) and n not in BEING_SPLIT]
-    assert len(names) > 100  # the listing found the tree
-    too_long = {n: _lines(n) for n in names if (ROOT / n).exists() and _lines(n) > LIMIT}
-    assert not too_long, f"over {LIMIT} lines (split where the thought splits): {too_long}"
+def test_a_lesson_leaves_its_exercises_to_their_modules() -> None:
+    """The lesson that steps through an algorithm is a fact of the exercise (its ``lesson``); the lesson's
+    closing paragraph reads it from there."""
+    import lessons
+    from lessons.stepper import exercises_of
+
+    for n in lessons.LESSONS:
+        assert not hasattr(lessons.load(n), "EXERCISES"), n
+        assert exercises_of(n) == tuple(e.name for e in judges.EXERCISES.values() if e.lesson == n)
 
 
-@pytest.mark.parametrize("name", sorted(BEING_SPLIT))
-def test_a_file_being_split_only_shrinks_and_leaves_the_list_once_split(name: str) -> None:
-    lines = _lines(name)
-    assert lines <= BEING_SPLIT[name], f"{name} grew to {lines} lines while being split"
-    assert lines > LIMIT, f"{name} is {lines} lines now: take it off BEING_SPLIT"
+def test_the_table_lists_every_exercise_module_once_in_the_book_s_order() -> None:
+    declared = {
+        path.stem
+        for path in TABLE.parent.glob("*.py")
+        if "EXERCISE = Exercise(" in path.read_text(encoding="utf-8")
+    }
+    assert {m.__name__.rsplit(".", 1)[1] for m in judges.MODULES} == declared
+    assert len(judges.MODULES) == len(declared) == len(NAMES) == 7
+    for module in judges.MODULES:
+        assert isinstance(module.EXERCISE, Exercise)
+        assert module.__name__ == f"lessons.exercises.judges.{module.EXERCISE.name}"  # its own module
+        assert judges.module(module.EXERCISE.name) is module
+    lessons = [judges.EXERCISES[name].lesson for name in judges.NAMES]
+    assert lessons == [2, 1, 1, 2, 6, 5, 3]  # the book's section 6.5, not the lessons' order
+
+
+def test_no_exercise_module_is_found_by_its_name_as_a_string() -> None:
+    """The table imports the modules; nothing imports a judge from a name it makes (as ``judges.module``
+    once did, with importlib on ``f"lessons.exercises.judges.{name}"``)."""
+    for path in sorted((ROOT / "lessons").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            importing = isinstance(node, ast.Call) and ast.unparse(node.func).endswith(
+                ("import_module", "__import__")
+            )
+            assert not importing or "judges" not in ast.unparse(node), f"{path.name}:{node.lineno}"
+    for path in sorted(TABLE.parent.glob("*.py")):
+        assert "importlib" not in path.read_text(encoding="utf-8"), path.name
+
+
+@pytest.mark.parametrize("name", sorted(NAMES))
+def test_what_the_student_s_side_needs_is_plain_data_naming_a_copied_call(name: str) -> None:
+    exercise = judges.EXERCISES[name]
+    entry = exercise.entry()
+    assert json.loads(json.dumps(entry)) == entry  # plain data, as the load question carries it
+    assert entry["name"] == name and isinstance(entry["nodes"], bool) and entry["writes"]
+    assert entry["call"].startswith("call_") and callable(getattr(calls, entry["call"]))
+    assert "lessons/exercises/calls.py" in sandbox.COPIED
+    assert json.loads(json.dumps(exercise.imports.request())) == exercise.imports.request()
+
+
+def test_the_copied_files_name_no_exercise_and_import_no_judge() -> None:
+    """The student's side decides nothing by an exercise's name: no comparison with one, no table keyed by
+    them; what differs between exercises comes in the load question."""
+    for relative in sandbox.COPIED:
+        if not relative.startswith("lessons/exercises/"):
+            continue
+        tree = ast.parse((ROOT / relative).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            compared = node.comparators if isinstance(node, ast.Compare) else []
+            keys = node.keys if isinstance(node, ast.Dict) else []
+            named = {n.value for n in [*compared, *keys] if isinstance(n, ast.Constant)} & NAMES
+            assert not named, f"{relative}:{getattr(node, 'lineno', 0)}"
+        imported = {
+            node.module
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("lessons")
+        }
+        siblings = {"lessons.exercises.given", "lessons.exercises.calls", "lessons.exercises"}
+        assert imported <= siblings, relative

@@ -116,6 +116,7 @@ def test_lesson_pages_show_text_code_and_images(toured):
     page = out / "lesson2" / tour.INDEX
     html = page.read_text(encoding="utf-8")
     assert "Code that ran" in html and "grad_table" in html
+    assert "micrograph/backprop.py, lines" in html and "total += term" in html  # the engine's own lines
     for src in _links(page).images:
         assert (page.parent / src).exists()
 

@@ -163,18 +163,26 @@ def test_f4_stale_unlocked_leftovers_are_swept_locked_or_recent_ones_kept(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     old = time.time() - 2 * swap.STALE_SECONDS
-    stale = tmp_path / ".T.building-killed"
-    (stale / "lesson1").mkdir(parents=True)
+
+    def made_by_a_tour(name: str, age: float = old) -> Path:
+        d = tmp_path / name
+        d.mkdir()
+        (d / swap.CLAIM).write_text("made by micrograph tour\n")
+        os.utime(d, (age, age))
+        return d
+
+    stale = made_by_a_tour(".T.building-killed")
+    (stale / "lesson1").mkdir()
     (stale / "lesson1" / "step01.svg").write_text("<svg/>")
     os.utime(stale, (old, old))
-    busy = tmp_path / ".T.building-running"
-    busy.mkdir()
-    os.utime(busy, (old, old))
-    recent = tmp_path / ".T.building-recent"
-    recent.mkdir()
-    others = tmp_path / ".U.building-other"  # another directory's leftovers: not this tour's to sweep
-    others.mkdir()
-    os.utime(others, (old, old))
+    made_by_a_tour(".T.old-killed")
+    busy = made_by_a_tour(".T.building-running")
+    made_by_a_tour(".T.building-recent", time.time())
+    made_by_a_tour(".U.building-other")  # another directory's leftovers: not this tour's to sweep
+    for name in (".T.old-mybackup", ".T.building-notes"):  # the user's own, named alike: never swept
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "notes.txt").write_text("mine")
+        os.utime(tmp_path / name, (old, old))
     fd = os.open(busy, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # a tour that is still running holds its lock
@@ -182,7 +190,12 @@ def test_f4_stale_unlocked_leftovers_are_swept_locked_or_recent_ones_kept(
     finally:
         os.close(fd)
     left = sorted(p.name for p in tmp_path.iterdir())
-    assert left == [".T.building-recent", ".T.building-running", ".U.building-other", "T"]
+    assert left == [
+        ".T.building-notes", ".T.building-recent", ".T.building-running", ".T.old-mybackup",
+        ".U.building-other", "T",
+    ]  # fmt: skip
+    assert (tmp_path / ".T.old-mybackup" / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in (tmp_path / "T").iterdir() if p.name.startswith(".")) == [swap.MARKER]
 
 
 def test_an_empty_lesson_list_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

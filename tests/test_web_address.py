@@ -115,12 +115,12 @@ def test_the_values_box_is_named_in_the_page() -> None:
 
 
 def test_the_page_s_templates_name_the_page_s_controls() -> None:
-    from lessons.exercises.templates import TEMPLATES
+    from lessons.exercises.templates import template
 
     shown = json.loads(web.catalogue())["exercises"]
     for e in shown:
         assert "micrograph exercise check" not in e["template"] and "python -m" not in e["template"]
         assert "Check with the Check button above this editor." in e["template"]
-        assert f"micrograph exercise check {e['name']}.py" in TEMPLATES[e["name"]]
+        assert f"micrograph exercise check {e['name']}.py" in template(e["name"])
         same = e["template"].replace("Check with the Check button above this editor.", "")
         assert "@" not in same.split('"""')[1]  # no placeholder left in the docstring

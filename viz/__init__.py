@@ -1,6 +1,7 @@
 """viz: micrograph's visualizer. It reads the engine and never changes it.
 
-* :func:`draw` -- the computational graph G, one record per node u(i) (a ``graphviz.Digraph``);
+* :func:`draw` -- the computational graph G, one record per node u(i) (a ``graphviz.Digraph``), or for a
+  network built by ``micrograph.nn`` one box per layer or neuron (``level="layers"``, ``"neurons"``);
 * :func:`draw_side_by_side` -- G and the backward subgraph B of :func:`micrograph.grad`, figure 6.10;
 * :func:`render` -- write a drawing as SVG, PNG, PDF or DOT, atomically;
 * :func:`save` -- write a drawing or a matplotlib figure to a file, atomically (the one way views write);

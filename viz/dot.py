@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import graphviz
 
@@ -34,6 +34,7 @@ from viz.words import as_graph, clean, fmt, formula, kind, node_names
 __all__ = [
     "GraphTooLarge",
     "check_size",
+    "copy_name",
     "draw",
     "draw_side_by_side",
     "draw_backward",
@@ -99,13 +100,17 @@ def check_size(size: int, max_nodes: int, what: str = "the graph") -> None:
         raise GraphTooLarge(size, max_nodes, what)
 
 
+def _head(name: str, node: Value, caption: str | None = None) -> str:
+    """A box's first row: the name, with the caption or else the label before it."""
+    if caption:
+        return f"{clean(caption)} ({name})"
+    return name if not node.label else f"{clean(node.label)} ({name})"
+
+
 def _fields(name: str, node: Value, names: Mapping[Value, str], data: float | None, grad: float | None,
             *, show_grad: bool = True, caption: str | None = None) -> list[str]:  # fmt: skip
     """The rows of a node's box, as plain text: name (and label or caption), computation, data, grad."""
-    head = name if not node.label else f"{clean(node.label)} ({name})"
-    if caption:
-        head = f"{clean(caption)} ({name})"
-    fields = [head, clean(formula(node, names), 60), f"data {fmt(data)}"]
+    fields = [_head(name, node, caption), clean(formula(node, names), 60), f"data {fmt(data)}"]
     if show_grad:
         fields.append(f"grad {fmt(grad) if grad is not None else '—'}")
     return fields
@@ -124,11 +129,12 @@ def html_box(rows: Sequence[str], attrs: Mapping[str, str], *, width: int | None
     Args:
         rows: the lines of the box, top to bottom (plain text).
         attrs: a node style of :mod:`viz.style` (``fillcolor``, ``color``, ``fontcolor``, ``penwidth``,
-            ``style`` with ``dashed``).
+            ``style`` with ``dashed`` and/or ``rounded``).
         width: the box's least width in points (room for numbers a page writes in later), or None.
     """
     border = attrs.get("penwidth", "1")
-    dashed = ' STYLE="dashed"' if "dashed" in attrs.get("style", "") else ""
+    styles = [s for s in ("rounded", "dashed") if s in attrs.get("style", "")]
+    styled = f' STYLE="{",".join(styles)}"' if styles else ""
     font = attrs.get("fontcolor", style.BOX_DEFAULT["fontcolor"])
     wide = f' WIDTH="{width}"' if width else ""
     cells = "".join(
@@ -139,7 +145,7 @@ def html_box(rows: Sequence[str], attrs: Mapping[str, str], *, width: int | None
     return (
         f'<<TABLE BORDER="{border}" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2" '
         f'BGCOLOR="{attrs.get("fillcolor", style.BOX_DEFAULT["fillcolor"])}" '
-        f'COLOR="{attrs.get("color", style.BOX_DEFAULT["color"])}"{dashed}>'
+        f'COLOR="{attrs.get("color", style.BOX_DEFAULT["color"])}"{styled}>'
         f"{cells}</TABLE>>"
     )
 
@@ -171,19 +177,45 @@ def _node(dot: graphviz.Digraph, name: str, rows: Sequence[str], attrs: Mapping[
     dot.node(name, html_box(rows, attrs, width=width))
 
 
-def _edges(dot: graphviz.Digraph, node: Value, names: Mapping[Value, str], *,
-           cross: Iterable[Value] = ()) -> None:  # fmt: skip
-    """The edges Pa(node) -> node, in argument order, numbered where the operation is not commutative."""
+def copy_name(source: str, consumer: str) -> str:
+    """The DOT name of the copy of node ``source`` drawn beside its consumer ``consumer`` (``u1~u37``)."""
+    return f"{source}~{consumer}"
+
+
+def _tail(dot: graphviz.Digraph, node: Value, k: int, names: Mapping[Value, str],
+          cut: Collection[tuple[Value, Value]], head: Callable[[Value], str]) -> str:  # fmt: skip
+    """The DOT node the edge of argument k of ``node`` starts from: the argument itself, or, for an edge
+    in ``cut``, a copy of it beside ``node`` (one row, the argument's first, in its colours with rounded
+    corners), added with the first edge that needs it."""
+    p = node.inputs[k]
+    if (p, node) not in cut:
+        return names[p]
+    tail = copy_name(names[p], names[node])
+    if p not in node.inputs[:k]:
+        attrs = _node_attrs(p)
+        attrs["style"] = attrs.get("style", "filled") + ",rounded"
+        _node(dot, tail, [head(p)], attrs)
+    return tail
+
+
+def _edges(dot: graphviz.Digraph, node: Value, names: Mapping[Value, str], *, cross: Iterable[Value] = (),
+           cut: Collection[tuple[Value, Value]] = ()) -> None:  # fmt: skip
+    """The edges Pa(node) -> node, in argument order, numbered where the operation is not commutative;
+    an edge (u(j), node) in ``cut`` starts at a copy of u(j)."""
     op = node.op
     numbered = op is not None and op.arity == 2 and not op.commutative
     cross_set = set(cross)
+
+    def first_row(v: Value) -> str:
+        return _head(names[v], v)
+
     for k, p in enumerate(node.inputs):
         attrs: dict[str, str] = {}
         if numbered:  # at the arrow head: a mid-edge label would double the ranks (and dot's time)
             attrs["headlabel"] = str(k + 1)
         if p in cross_set:
             attrs.update(style.CROSS_EDGE)
-        dot.edge(names[p], names[node], **attrs)
+        dot.edge(_tail(dot, node, k, names, cut, first_row), names[node], **attrs)
 
 
 def _new_digraph(name: str, title: str | None) -> graphviz.Digraph:
@@ -201,11 +233,14 @@ def digraph(
     highlight: Iterable[Value] = (),
     title: str | None = None,
     width: int | None = None,
+    cut: Collection[tuple[Value, Value]] = (),
 ) -> graphviz.Digraph:
     """The drawing of ``graph`` with the values ``data`` and gradients ``grads`` given per node (None: "?").
 
     The building block of :func:`draw` and :mod:`viz.steps` (which shows values as they are computed);
-    ``width`` is each box's least width in points (the explorer's page writes numbers of any length).
+    ``width`` is each box's least width in points (the explorer's page writes numbers of any length);
+    each edge (u(j), u(i)) in ``cut`` is drawn from a copy of u(j) beside u(i), named ``u(j)~u(i)`` in
+    the DOT source (the explorer's far edges, :func:`viz.explore_layout.far_edges`).
     """
     names = node_names(graph)
     nodes = graph.nodes
@@ -218,7 +253,7 @@ def digraph(
         _node(dot, names[v], _fields(names[v], v, names, data[i], grads[i]),
               _node_attrs(v, highlighted=v in marked, output=i == last), width)  # fmt: skip
     for v in nodes[graph.n_inputs :]:
-        _edges(dot, v, names)
+        _edges(dot, v, names, cut=cut)
     return dot
 
 
@@ -229,6 +264,8 @@ def draw(
     grad_table: Mapping[Value, float] | None = None,
     title: str | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
+    level: str = "scalars",
+    expand: Iterable[Value] = (),
 ) -> graphviz.Digraph:
     """Draw the computational graph G of z (section 6.5.1): one record per node u(i), flowing left to right.
 
@@ -245,20 +282,31 @@ def draw(
         grad_table: {node: dz/dnode} to show as ``grad`` (e.g. ``Graph(z).backprop()``, Algorithm 6.2);
             nodes missing from it show ``—``. None shows each node's ``.grad``.
         title: a caption drawn above the graph (escaped; never interpreted as HTML).
-        max_nodes: the largest graph drawn (300 by default).
+        max_nodes: the largest graph drawn (300 by default); by layers or neurons, the most boxes.
+        level: ``"scalars"`` (every node), or for a network built by ``micrograph.nn``, ``"layers"`` or
+            ``"neurons"``: one box per layer (per neuron) holding its a, h and their grad_table entries,
+            one per W(k) and b(k), the inputs, the loss, the regularizer and J (:mod:`viz.groups`).
+        expand: nodes whose layer or neuron is drawn as its scalars (a cluster), at level layers or neurons.
+            By groups, a box's row of grad_table entries none of which ``grad_table`` holds is left out
+            (``grad_table={}``: values only, for a graph not back-propagated yet).
 
     Returns:
         A ``graphviz.Digraph`` (no file is written; see :func:`viz.render`). In Jupyter it displays
         inline as SVG.
 
     Raises:
-        GraphTooLarge: if G has more than ``max_nodes`` nodes (a ValueError).
+        GraphTooLarge: if G (or the drawing by groups) has more than ``max_nodes`` nodes (a ValueError).
         TypeError: if target is neither a Value nor a Graph.
+        ValueError: an unknown level, or a node of ``expand`` not in G.
 
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1, figure 6.8.
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1, figure 6.8; sections
+    6.5.4 and 6.5.7 (an MLP by layers).
     """
     graph = as_graph(target)
-    check_size(len(graph.nodes), max_nodes)
+    if level not in ("scalars", "layers", "neurons"):
+        raise ValueError(f"draw(level=...) must be 'scalars', 'layers' or 'neurons', got {level!r}")
+    if level == "scalars":
+        check_size(len(graph.nodes), max_nodes)
     grads: list[float | None] | None = None
     if grad_table is not None:
         if not isinstance(grad_table, Mapping):
@@ -267,6 +315,11 @@ def draw(
                 f"got {type(grad_table).__name__} {grad_table!r}"
             )
         grads = [grad_table.get(v) for v in graph.nodes]
+    if level != "scalars":
+        from viz.groups_dot import draw_grouped  # it draws its scalars with this module's boxes
+
+        grads = [v.grad for v in graph.nodes] if grads is None else grads
+        return draw_grouped(graph, level, grads=grads, expand=expand, title=title, max_nodes=max_nodes)
     return digraph(graph, grads=grads, highlight=highlight, title=title)
 
 
@@ -277,6 +330,8 @@ def draw_side_by_side(
     max_nodes: int = DEFAULT_MAX_NODES,
     gradients: Value | Sequence[Value] | None = None,
     highlight: Iterable[Value] = (),
+    level: str = "scalars",
+    expand: Iterable[Value] = (),
 ) -> graphviz.Digraph:
     """Figure 6.10: the forward graph G on the left, the backward subgraph B built by ``grad`` on the right.
 
@@ -305,14 +360,19 @@ def draw_side_by_side(
             list ``wrt``): B is drawn from these very nodes instead of a new ``grad`` call, so a picture
             shows the nodes an observer of Algorithm 6.6 reported (``grad(..., observe=...)``).
         highlight: nodes of B (or G) drawn highlighted, e.g. the nodes one call of build_grad added.
+        level: ``"scalars"``, or ``"layers"`` or ``"neurons"`` for a network built by ``micrograph.nn``: G
+            and B grouped the same way, one box per layer (neuron) (see :func:`draw`; ``highlight`` and
+            the faded nodes outside G' are then not drawn).
+        expand: at level layers or neurons, nodes of G whose group is drawn as its scalars, in G and in B.
 
     Returns:
         A ``graphviz.Digraph`` (no file written).
 
     Raises:
-        GraphTooLarge: if G, or G and B together, have more than ``max_nodes`` nodes.
+        GraphTooLarge: if G, or G and B together, have more than ``max_nodes`` nodes (boxes, by groups).
         TypeError, ValueError: as :func:`micrograph.grad` (z or a target not a Value; an empty T);
-            ValueError also if ``gradients`` are not one node per target.
+            ValueError also if ``gradients`` are not one node per target, for an unknown level, or a node
+            of ``expand`` not in G.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, figure 6.10,
     Algorithms 6.5 and 6.6.
@@ -320,8 +380,13 @@ def draw_side_by_side(
     if not isinstance(z, Value):
         raise TypeError(f"draw_side_by_side(z, wrt): z must be a Value, got {type(z).__name__} {z!r}")
     targets: list[Value] = [wrt] if isinstance(wrt, Value) else list(wrt)
+    if level not in ("scalars", "layers", "neurons"):
+        raise ValueError(
+            f"draw_side_by_side(level=...) must be 'scalars', 'layers' or 'neurons', got {level!r}"
+        )
     G = Graph(z)
-    check_size(len(G.nodes), max_nodes, "the forward graph G")
+    if level == "scalars":
+        check_size(len(G.nodes), max_nodes, "the forward graph G")
     G_prime = G.prune(targets)
     if gradients is None:
         result = micrograph.grad(z, targets)
@@ -334,11 +399,17 @@ def draw_side_by_side(
             )
     marked = set(highlight)
     B_nodes = [v for v in topological_order(result) if v not in G.index]
-    check_size(len(G.nodes) + len(B_nodes), max_nodes, "G and B together")
+    if level == "scalars":
+        check_size(len(G.nodes) + len(B_nodes), max_nodes, "G and B together")
     try:
         table: Mapping[Value, float] | None = G.backprop()
     except DomainError:  # a local derivative does not exist here: draw G without numbers for grad
         table = None
+    if level != "scalars":
+        from viz.groups_dot import side_by_side_grouped  # it draws its scalars with this module's boxes
+
+        grads = [table.get(v) if table is not None else None for v in G.nodes]
+        return side_by_side_grouped(G, B_nodes, grads, level, expand=expand, max_nodes=max_nodes)
 
     names = node_names(G, B_nodes)  # G's nodes u1..un, B's u(n+1).. in B's order
     n = len(G.nodes)
@@ -382,7 +453,12 @@ def _caption(v: Value, zname: str, names: Mapping[Value, str]) -> str | None:
 
 
 def draw_backward(
-    G: Graph, B_nodes: Sequence[Value], names: Mapping[Value, str], *, width: int | None = None
+    G: Graph,
+    B_nodes: Sequence[Value],
+    names: Mapping[Value, str],
+    *,
+    width: int | None = None,
+    cut: Collection[tuple[Value, Value]] = (),
 ) -> graphviz.Digraph:
     """The backward subgraph B alone, laid out apart from G (the explorer draws G and B as two pictures).
 
@@ -396,6 +472,8 @@ def draw_backward(
         B_nodes: B's nodes in B's topological order (no node of G).
         names: every node's name (:func:`viz.words.node_names` of G with ``B_nodes``).
         width: each box's least width in points, or None.
+        cut: edges (u(j), u(i)) of B drawn from a copy of u(j) beside u(i) (``u(j)~u(i)`` in the DOT
+            source), as :func:`digraph`'s.
 
     Returns:
         A ``graphviz.Digraph`` (no file written).
@@ -410,11 +488,16 @@ def draw_backward(
         _node(dot, names[v], _fields(names[v], v, names, v.data, None, show_grad=False,
                                      caption=_caption(v, zname, names)),
               _node_attrs(v), width)  # fmt: skip
+
+    def head(v: Value) -> str:
+        return _head(names[v], v, _caption(v, zname, names))
+
     for v in B_nodes:
         numbered = v.op is not None and v.op.arity == 2 and not v.op.commutative
         for k, p in enumerate(v.inputs):
             if p in B_set:
-                dot.edge(names[p], names[v], **({"headlabel": str(k + 1)} if numbered else {}))
+                tail = _tail(dot, v, k, names, cut, head)
+                dot.edge(tail, names[v], **({"headlabel": str(k + 1)} if numbered else {}))
     return dot
 
 

@@ -42,9 +42,12 @@ from micrograph.order import topological_order
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from micrograph.symbolic import grad
 from viz.dot import DEFAULT_MAX_NODES, check_size
+from viz.explore_groups import mlp_views
 from viz.explore_layout import layout
 from viz.explore_page import Explorer
 from viz.frames import Frame, observe
+from viz.groups import LEVELS
+from viz.mistakes import ENTRY_MISTAKES, USES, distinct, wrong_entries
 from viz.narration import HOLE, Holes, frame_text
 from viz.words import clean, count, fmt, formula, formula_numbers, node_names
 
@@ -115,9 +118,14 @@ WORDS = {
     "stops_62": "Algorithm 6.2 stops at j = {j}: ∂{ui}/∂{uj} = {rule} does not exist here ({op}: {domain}).",
     "not_computed_sum": "not computed: {why}",
     "not_filled": "grad_table[{name}] is not filled yet at step {k}: Algorithm 6.2 fills it at step {at}.",
-    "hint": "Click or tap a node to see its grad_table entry as the book's sum.",
+    "hint": "Click or tap a node, or Tab to it and press Enter, to see its grad_table entry as the book's "
+    "sum.",
     "step": "step {k} of {total}",
-    "help": "← → step (Home, End); drag a slider; drag or pinch the drawing to pan and zoom; click a node",
+    "help": (
+        "← → step (Home, End); drag a slider; drag the drawing to pan, Ctrl+wheel or pinch to zoom; click a "
+        "node, or Tab to it and press Enter; on a node ← goes to an input (a parent), → to a consumer, "
+        "↑ ↓ to the other inputs or consumers"
+    ),
     "algorithm_6_1": "Algorithm 6.1 (forward propagation)",
     "algorithm_6_2": "Algorithm 6.2 (back-propagation)",
     "box_data": "data {value}",
@@ -134,14 +142,10 @@ WORDS = {
     "predict_reset": "The inputs changed: the entries start again from u(n).",
     "predict_nan": "Type a number.",
     "wrong": "Not grad_table[{name}]: you typed {typed}.",
-    "left_out": "Your number is the sum without the term through {ui}: {term}.",
-    "only_one": (
-        "Your number is the term through {ui} alone; the sum has {count}, one per edge out of {name}."
-    ),
-    "no_derivative": "The term through {ui} misses its local derivative: {term}.",
-    "no_grad": "The term through {ui} misses its factor grad_table[{ui}]: {term}.",
-    "sign": "The sign differs.",
-    "terms": "Its sum has {count}: which differs from yours?",
+    "mistake": "Mistake {code}: {words}.",
+    "also": "Or mistake {code}: {words}, which gives the same number.",
+    "terms": "Its sum has {count}:",
+    "term_use": "{use}: {term}",
     "zoom_in": "Zoom in",
     "zoom_out": "Zoom out",
     "fit": "Fit",
@@ -157,9 +161,21 @@ WORDS = {
     "graph_g": "forward graph G",
     "graph_b": "backward subgraph B (the part that computes the targets' entries)",
     "value_of": "value of {name}",
+    "level_layers": "By layers",
+    "level_neurons": "By neurons",
+    "group_hint": "Click a box, or Tab to it and press Enter, to see its scalars; Escape closes them.",
+    "inside": "Inside {title}: its {n} scalars of G and its {nb} nodes of B",
+    "inside_g": "the scalars of {title} in G",
+    "inside_b": "the nodes of B of {title}",
+    "close": "Close",
+    "too_many": (
+        "{title} holds {n} scalars of G and {nb} nodes of B, more than max_nodes = {max} drawn at once: open "
+        "one of its neurons (By neurons), or explore again with a larger max_nodes (--max-nodes)."
+    ),
 }
 """Every sentence the explorer's page says that is not a frame's: templates whose ``{name}`` fields the
-page fills with names and numbers (formatted as :func:`viz.words.fmt`)."""
+page fills with names and numbers (formatted as :func:`viz.words.fmt`). Predict mode names a wrong entry with
+the catalogue of :mod:`viz.mistakes` (``mistake``, ``also``: its code and words, the exercise checker's)."""
 
 
 def explorer_spec(
@@ -168,6 +184,7 @@ def explorer_spec(
     *,
     max_nodes: int = DEFAULT_MAX_NODES,
     predict: bool = False,
+    level: str = "scalars",
 ) -> tuple[dict[str, Any], str]:
     """Everything the explorer page needs: the data (a JSON-able dict) and the generated JavaScript.
 
@@ -180,15 +197,22 @@ def explorer_spec(
         wrt: the nodes B is drawn for (the targets T of Algorithm 6.5, shown as dz/dw beside the
             sliders); None: every variable of G (its leaves that are not constants).
         max_nodes: the largest G (and the largest B) drawn.
-        predict: hide the grad_table; the student types each entry (predict mode).
+        predict: hide the grad_table; the student types each entry (predict mode), and the spec's
+            ``wrong`` gives each entry's catalogued mistakes (:mod:`viz.mistakes`) as recipes.
+        level: ``"scalars"`` (every node drawn), or for a network built by ``micrograph.nn``, the level it
+            is first shown at, ``"layers"`` or ``"neurons"`` (:mod:`viz.explore_groups`: both levels and
+            every group's scalars are laid out; ``max_nodes`` bounds each drawing's boxes; the sliders are
+            the inputs x; wrt defaults to the parameters).
 
     Returns:
         ``(spec, program)``: the page's data and the JavaScript source of ``forward_backward(x, u)``.
 
     Raises:
         TypeError: z is not a Value, or wrt holds something that is not a Value.
-        ValueError: wrt is empty or holds a node that is not in the graph of z.
-        GraphTooLarge: G has more than ``max_nodes`` nodes.
+        ValueError: wrt is empty or holds a node that is not in the graph of z; an unknown level; predict
+            with a level other than scalars.
+        GraphTooLarge: G has more than ``max_nodes`` nodes (by groups: a drawing more than ``max_nodes``
+            boxes, or G more than ``viz.explore_groups.MAX_SCALARS`` nodes).
         DomainError: an operation or a local derivative is undefined at the graph's current values.
         GraphvizMissing: Graphviz's ``dot`` program is not installed.
 
@@ -196,11 +220,23 @@ def explorer_spec(
     """
     if not isinstance(z, Value):
         raise TypeError(f"explore(z): z must be a Value, got {type(z).__name__} {z!r}")
+    if level not in ("scalars", *LEVELS):
+        raise ValueError(f"explore(level=...) must be one of {['scalars', *LEVELS]}, got {level!r}")
+    if predict and level != "scalars":
+        raise ValueError(
+            f"explore(predict=True) asks for every node's entry: draw level='scalars', not {level!r}"
+        )
     graph = Graph(z)
     nodes = graph.nodes
     n, n_i = len(nodes), graph.n_inputs
-    check_size(n, max_nodes)
-    targets = list(graph.variables) or [nodes[0]] if wrt is None else as_values(wrt, "explore(z, wrt)", "wrt")
+    grouped = level != "scalars"
+    if not grouped:
+        check_size(n, max_nodes)
+    parameters = [v for v in graph.variables if v.meta is not None and v.meta.role in ("weight", "bias")]
+    if wrt is not None:
+        targets = as_values(wrt, "explore(z, wrt)", "wrt")
+    else:
+        targets = (grouped and parameters) or list(graph.variables) or [nodes[0]]
     for k, w in enumerate(targets):
         if w not in graph.index:
             raise ValueError(f"explore(z, wrt): wrt[{k}] = {w!r} is not a node of the graph of z")
@@ -219,10 +255,32 @@ def explorer_spec(
     program = compile_javascript(
         graph, [*table, *(d for d in edge_derivative.values() if isinstance(d, Value))]
     )
-    svg_g, svg_b, note = layout(graph, B, names, max_nodes)
     spec = _spec(graph, names, fs, program, edge_derivative, table, targets, B)
+    if grouped:  # an MLP by layers or neurons: the drawings of both levels, every group's scalars
+        views = mlp_views(graph, B, names, program, table, level, max_nodes)
+        shown = views["levels"][level]
+        svg_g, svg_b, note = shown["svg_g"], shown["svg_b"], ""
+        spec.update({"mlp": views, "wrt": []})  # the dz/dw of every parameter: in the boxes, not listed
+        for inp in spec["inputs"]:  # the sliders: the inputs x (the parameters are the network's)
+            v = nodes[inp["j"]]
+            inp["variable"] = v.meta is not None and v.meta.role == "input"
+    else:
+        svg_g, svg_b, note = layout(graph, B, names, max_nodes)
     spec.update({"svg_g": svg_g, "svg_b": svg_b, "note": note, "predict": predict})
+    spec["wrong"] = _wrong_entries(graph) if predict else []
     return spec, program.source
+
+
+def _wrong_entries(graph: Graph) -> list[list[dict[str, Any]]]:
+    """Predict mode's diagnoses: for every grad_table entry, the catalogue's wrong entries
+    (:mod:`viz.mistakes`) as recipes over the terms of its sum (``spec["consumers"][j]``, the same order),
+    which the page evaluates at the current inputs (:meth:`viz.mistakes.Wrong.as_data`). Each recipe is sent
+    once (:func:`viz.mistakes.distinct`), with the code the checker names it by."""
+    edges, last = graph.consumer_edges, len(graph.nodes) - 1
+    return [
+        [w.as_data() for w in distinct(wrong_entries(edges[j], output=j == last))]
+        for j in range(len(graph.nodes))
+    ]
 
 
 def _spec(graph: Graph, names: dict[Value, str], fs: list[Frame], program: Any,
@@ -285,6 +343,7 @@ def _spec(graph: Graph, names: dict[Value, str], fs: list[Frame], program: Any,
         "algorithm_6_1": list(ALGORITHM_6_1.lines),
         "algorithm_6_2": list(ALGORITHM_6_2.lines),
         "words": WORDS,
+        "mistakes": {"words": ENTRY_MISTAKES, "uses": USES},
         "hole": HOLE,
         "b_size": len(B),
         "digits": fmt(1.0).count("0") + 1,
@@ -298,6 +357,7 @@ def explore(
     *,
     max_nodes: int = DEFAULT_MAX_NODES,
     predict: bool = False,
+    level: str = "scalars",
 ) -> Explorer:
     """An explorer of the graph of z: a slider per input, G and B updating as you drag, the algorithms' steps.
 
@@ -311,10 +371,16 @@ def explore(
         z: the output u(n), a Value. Its graph is not changed.
         wrt: the targets T of the drawn B and of the dz/dw shown beside the sliders; None: every variable.
         max_nodes: the largest graph drawn (300 by default, as :func:`viz.draw`). Layout time grows with
-            it: G and B of about 400 nodes each take a few seconds of Graphviz (see docs/architecture.md).
+            it: G and B of about 500 nodes each take a few tenths of a second of Graphviz, an edge longer
+            than 8 ranks drawn from a copy of its source (see docs/architecture.md, "Layout").
         predict: predict mode: the grad_table entries are hidden and the student types each one, in
-            Algorithm 6.2's order from u(n) down; each is checked at once, and a wrong entry is told
-            which term of its sum over consumers differs.
+            Algorithm 6.2's order from u(n) down; each is checked at once, and a wrong entry is named with
+            the mistake of the sum it is (:mod:`viz.mistakes`, the exercise checker's catalogue), its
+            terms marked.
+        level: ``"scalars"``; or for a network built by ``micrograph.nn``, ``"layers"`` or ``"neurons"``:
+            G and B drawn one box per layer (per neuron) with its a, h and grad_table entries, a button to
+            switch level, and a group's scalars in G and in B shown when it is clicked (or focused with
+            Tab and opened with Enter); Escape closes them. See :func:`explorer_spec`.
 
     Returns:
         An :class:`Explorer`: displays as a widget in Jupyter; ``.save(path)`` writes the page.
@@ -324,8 +390,10 @@ def explore(
         GraphTooLarge: G has more than ``max_nodes`` nodes (the error :func:`viz.draw` raises).
         DomainError: a local derivative does not exist at the current values (B cannot be built there).
         GraphvizMissing: Graphviz's ``dot`` program is not installed.
+        ValueError: an unknown level, or predict with a level other than scalars.
 
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3, 6.5.6, figure 6.10.
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3, 6.5.6, figure 6.10;
+    sections 6.5.4 and 6.5.7 (an MLP by layers).
     """
-    spec, program = explorer_spec(z, wrt, max_nodes=max_nodes, predict=predict)
+    spec, program = explorer_spec(z, wrt, max_nodes=max_nodes, predict=predict, level=level)
     return Explorer(spec, program)

@@ -23,9 +23,11 @@ from viz import style
 from viz.files import write_atomic
 from viz.page import html_page
 
-__all__ = ["Explorer", "page_html", "explorer_script", "EXPLORER_MODULES"]
+__all__ = ["Explorer", "page_html", "explorer_script", "join_modules", "d3_zoom", "EXPLORER_MODULES"]
 
-EXPLORER_MODULES = ("words", "model", "panes", "boxes", "stepping", "sum", "predict", "explorer")
+EXPLORER_MODULES = (
+    "words", "model", "pan", "panes", "boxes", "focus", "stepping", "sum", "predict", "groups", "explorer",
+)  # fmt: skip
 """The explorer page's ES modules, ``static/explorer/NAME.js``, each after the modules it imports; the last
 (explorer.js) lays the page out and exports ``mount``, ``page``, ``widget`` and ``fmt``."""
 
@@ -47,18 +49,27 @@ def _css() -> str:
 def explorer_script() -> str:
     """The explorer's ES modules as one classic script that defines ``micrographExplorer`` only.
 
-    Each module runs in a function scope of its own, in :data:`EXPLORER_MODULES`' order; an import
-    ``import { a, b as c } from "./m.js";`` becomes ``var a = mg_m.a, ...`` from the modules before it,
-    an ``export function f`` (``const``, ``let``, ``var``) or ``export { f };`` the object the scope
-    returns. ``micrographExplorer`` is the last module's exports.
+    Raises:
+        ValueError: as :func:`join_modules`.
+    """
+    return join_modules(EXPLORER_MODULES, "micrographExplorer")
+
+
+def join_modules(names: tuple[str, ...], defines: str) -> str:
+    """ES modules of ``static/explorer`` as one classic script that defines the variable ``defines`` only.
+
+    Each module runs in a function scope of its own, in the order of ``names`` (each after the modules it
+    imports); an import ``import { a, b as c } from "./m.js";`` becomes ``var a = mg_m.a, ...`` from the
+    modules before it, an ``export function f`` (``const``, ``let``, ``var``) or ``export { f };`` the object
+    the scope returns. ``defines`` is the last module's exports.
 
     Raises:
         ValueError: a module imports from a module not before it, a name that module does not export, or
             uses an ``import`` or ``export`` of another form (the modules keep to these four).
     """
     exports: dict[str, list[str]] = {}
-    out = ["var micrographExplorer = (function () {", '"use strict";']
-    for name in EXPLORER_MODULES:
+    out = [f"var {defines} = (function () {{", '"use strict";']
+    for name in names:
         where = f"viz/static/explorer/{name}.js"
         body: list[str] = []
         mine: list[str] = []
@@ -86,7 +97,7 @@ def explorer_script() -> str:
             f"return {{ {returned} }};",
             "})();",
         ]
-    out += [f"return mg_{EXPLORER_MODULES[-1]};", "})();"]
+    out += [f"return mg_{names[-1]};", "})();"]
     return "\n".join(out) + "\n"
 
 
@@ -103,9 +114,14 @@ def _imports(names: str, source: str, exports: dict[str, list[str]], where: str)
     return f"var {', '.join(bound)};"
 
 
+def d3_zoom() -> str:
+    """d3-zoom and what it needs, vendored from npm (static/vendor): a script defining ``micrographD3``."""
+    return _asset("vendor/d3-zoom.bundle.js")
+
+
 def _script(program: str) -> str:
     """d3-zoom (vendored from npm), the generated program and the explorer's script, in that order."""
-    return _asset("vendor/d3-zoom.bundle.js") + "\n" + program + "\n" + explorer_script()
+    return d3_zoom() + "\n" + program + "\n" + explorer_script()
 
 
 def _json_for_html(data: Any) -> str:

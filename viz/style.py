@@ -45,6 +45,7 @@ __all__ = [
     "SIGNIFICANT_DIGITS",
     "HTML_CSS",
     "EXPLORER",
+    "PICTURE_CSS",
     "PLOT_COLORS",
     "PLOT_RC",
     "WRONG",
@@ -166,10 +167,23 @@ EXPLORER: dict[str, str] = {
     "right": VARIABLE["color"],
     "pane-g": CLUSTER_G["fillcolor"],
     "pane-b": CLUSTER_B["fillcolor"],
+    "focus": "#000000",  # the ring around the node that has the keyboard's focus
 }
 
 # A node box drawn by viz.dot.html_box when its style leaves a colour out.
 BOX_DEFAULT: dict[str, str] = {"fillcolor": "#ffffff", "color": "#555555", "fontcolor": "#1a1a1a"}
+
+# A lesson's picture on a page (viz.pictures: the site and the tour's lesson pages), put in the page by the
+# pictures' script: framed when it pans and zooms, its buttons and help line below it, a ring when it has the
+# keyboard's focus.
+PICTURE_CSS = """
+.mg-picture { margin: 0.6em 0; }
+.mg-picture.mg-panned .mg-picture-pane { border: 1px solid #ccc; cursor: grab; }
+.mg-picture-pane:focus-visible { outline: 3px solid #000; outline-offset: 2px; }
+.mg-picture-tools { display: flex; flex-wrap: wrap; gap: 0.3em 0.6em; align-items: center; margin: 0.3em 0; }
+.mg-picture-tools[hidden] { display: none; }
+.mg-picture-help { color: #555; font-size: 0.9em; }
+"""
 
 # The tour's pages (lessons.tour): one stylesheet, inlined; pre.book holds the book's own words.
 TOUR_CSS = """

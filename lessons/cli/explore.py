@@ -1,6 +1,8 @@
-"""``micrograph explore EXPRESSION``: the explorer, one HTML page where G and B follow the sliders.
+"""``micrograph explore EXPRESSION`` or ``micrograph explore --mlp DATA``: the explorer, one HTML page where G
+and B follow the sliders; for ``--mlp``, a small network's minibatch cost drawn by layers or neurons.
 
-Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5, Algorithms 6.1, 6.2, 6.5, 6.6.
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5, Algorithms 6.1, 6.2, 6.5, 6.6;
+sections 6.5.4 and 6.5.7 (an MLP's minibatch cost by layers).
 """
 
 from __future__ import annotations
@@ -8,9 +10,25 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lessons.cli.common import MAX_NODES, at_option, expression_and_output, integer, path
+from lessons.cli.common import (
+    MAX_NODES,
+    UserError,
+    at_option,
+    bindings,
+    integer,
+    leaves,
+    output_file,
+    path,
+    real,
+)
+from lessons.cli.train import DATASETS
 
-__all__ = ["add", "run"]
+__all__ = ["add", "run", "MAX_BATCH", "MAX_WIDTH"]
+
+MAX_BATCH = 64
+"""The largest minibatch ``--batch`` draws: every example adds a copy of the network's scalars to G."""
+MAX_WIDTH = 64
+"""The widest hidden layer ``--hidden`` draws."""
 
 
 def add(sub: Any) -> None:
@@ -21,11 +39,16 @@ def add(sub: Any) -> None:
         description="Parse an expression (as render does, never eval) and write the explorer as one "
         "self-contained HTML page: a slider per variable, G and B recomputed in the browser by JavaScript "
         "generated from the operation table, the frames of Algorithms 6.1 and 6.2, and a node's "
-        "grad_table entry as the book's sum when clicked.",
-        epilog='example: micrograph explore "tanh(x*y + exp(x))" --at x=1 --at y=2 --out z.html',
+        "grad_table entry as the book's sum when clicked. With --mlp DATA instead of an expression: the "
+        "cost J = mean L + lambda Omega of a minibatch of a shipped data set through a one-hidden-layer "
+        "MLP (tanh, softmax cross-entropy, weight decay), drawn by layers or by neurons (G and B grouped "
+        "the same way; a button switches level); click a box, or Tab to it and press Enter, to see its "
+        "scalars; the sliders are the examples' inputs.",
+        epilog='examples: micrograph explore "tanh(x*y + exp(x))" --at x=1 --at y=2 --out z.html; '
+        "micrograph explore --mlp iris --batch 2 --level layers --out iris.html",
     )
     xp.takes_expression = True
-    xp.add_argument("expression", help='e.g. "tanh(x*y + exp(x))"')
+    xp.add_argument("expression", nargs="?", help='e.g. "tanh(x*y + exp(x))" (or --mlp DATA instead)')
     at_option(xp, "the starting value of a variable")
     xp.add_argument(
         "--wrt",
@@ -40,21 +63,88 @@ def add(sub: Any) -> None:
         "--max-nodes",
         type=integer(1, MAX_NODES),
         default=300,
-        help="refuse to draw bigger graphs (default 300); raising it costs layout time: G and B of about 400 "
-        "nodes each take a few seconds of Graphviz",
+        help="refuse to draw bigger graphs (default 300; with --mlp, the most boxes in one drawing, and a "
+        "group of more scalars is not opened); raising it costs layout time: G and B of about 500 nodes "
+        "each take a few tenths of a second of Graphviz",
     )
     xp.add_argument(
         "--predict", action="store_true", help="hide the grad_table: type each entry from u(n) down"
     )
+    mlp = xp.add_argument_group("a network instead of an expression (sections 6.5.4 and 6.5.7)")
+    mlp.add_argument("--mlp", choices=DATASETS, help="explore an MLP's minibatch cost on this data set")
+    mlp.add_argument(
+        "--level",
+        choices=("layers", "neurons"),
+        default="layers",
+        help="with --mlp: the level shown first, one box per layer or per neuron (default layers)",
+    )
+    mlp.add_argument(
+        "--hidden",
+        type=integer(1, MAX_WIDTH),
+        default=8,
+        help=f"with --mlp: hidden units, 1 to {MAX_WIDTH} (default 8)",
+    )
+    mlp.add_argument(
+        "--batch",
+        type=integer(1, MAX_BATCH),
+        default=2,
+        help=f"with --mlp: the examples in the minibatch, 1 to {MAX_BATCH} (default 2)",
+    )
+    mlp.add_argument(
+        "--l2",
+        type=real(0.0, above=False),
+        default=1e-3,
+        help="with --mlp: weight decay lambda (default 1e-3)",
+    )
+    mlp.add_argument(
+        "--seed", type=integer(0, 2**63 - 1), default=0, help="with --mlp: seed for the split and the weights"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write the page; 0, or a UserError for an output refused."""
-    z, wrt, out = expression_and_output(args.expression, args.at, args.wrt, args.out, args.force, (".html",))
+    """Write the page; 0, or a UserError for an output refused or options that do not go together."""
+    if args.mlp is not None:
+        return _run_mlp(args)
+    if args.expression is None:
+        raise UserError("explore needs an EXPRESSION, or --mlp DATA for a network")
+    from micrograph.expr import build
+
+    env, wrt_names = bindings(args.expression, args.at, args.wrt)
+    out = output_file(args.out, args.force, (".html",))
+    z = build(args.expression, env)  # a DomainError stops here, before anything is written
+    by_name = leaves(z)
     import viz
 
-    explorer = viz.explore(z, wrt or None, max_nodes=args.max_nodes, predict=args.predict)
-    written = explorer.save(out, overwrite=args.force)
+    wrt = [by_name[n] for n in wrt_names] or None
+    explorer = viz.explore(z, wrt, max_nodes=args.max_nodes, predict=args.predict)
+    return _written(explorer, out, args.force)
+
+
+def _run_mlp(args: argparse.Namespace) -> int:
+    """``--mlp DATA``: the minibatch cost of a one-hidden-layer MLP on DATA, explored by layers or neurons."""
+    if args.expression is not None:
+        raise UserError(f"give an EXPRESSION or --mlp {args.mlp}, not both (got {args.expression.strip()!r})")
+    for given, option in ((args.at, "--at"), (args.wrt, "--wrt"), (args.predict, "--predict")):
+        if given:
+            raise UserError(
+                f"{option} is for an expression; --mlp {args.mlp} explores the network's parameters"
+            )
+    from micrograph import datasets, nn
+
+    out = output_file(args.out, args.force, (".html",))
+    X, y = getattr(datasets, args.mlp)()
+    train, _ = datasets.standardize(*datasets.split(X, y, test_fraction=0.3, seed=args.seed))
+    Xb, yb = train[0][: args.batch], train[1][: args.batch]
+    model = nn.MLP(len(X[0]), [args.hidden, len(set(y))], activation="tanh", seed=args.seed)
+    cost = nn.forward_minibatch(model, Xb, yb, l2=args.l2)  # J = (1/B) sum_b L_b + lambda Omega(theta)
+    import viz
+
+    explorer = viz.explore(cost.J, max_nodes=args.max_nodes, level=args.level)
+    return _written(explorer, out, args.force)
+
+
+def _written(explorer: Any, out: Any, force: bool) -> int:
+    written = explorer.save(out, overwrite=force)
     print(
         f"wrote {written} ({explorer.spec['n']} nodes, {len(explorer.spec['frames'])} frames); "
         "open it in a browser"

@@ -30,59 +30,27 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lessons.exercises import judges, progress
+from lessons.exercises.exercise import Exercise
 from lessons.exercises.judge import judge_solution
 from lessons.exercises.limits import BUDGET, MEMORY_LIMIT, TIME_LIMIT, WALL_LIMIT, Limits
 from lessons.exercises.report import Failure, Report
 from lessons.exercises.runner import stop_on_signals
 from lessons.exercises.source import read_submission, solution_source
-from lessons.exercises.templates import LESSONS, TEMPLATES
-from viz.render import write_atomic
+from lessons.exercises.templates import template
+from viz.files import write_atomic
 
 __all__ = [
     "EXERCISES", "Exercise", "Report", "Failure", "list", "start", "check", "reference", "exercise_of",
     "SVG_MARKER",
 ]  # fmt: skip
 
-
-@dataclass(frozen=True)
-class Exercise:
-    """One exercise: its name, what it asks, the book's algorithm, the function(s) the student writes."""
-
-    name: str
-    title: str
-    book: str
-    functions: tuple[str, ...]
-
-    @property
-    def file(self) -> str:
-        """The file ``start`` writes: ``NAME.py``."""
-        return f"{self.name}.py"
-
-    @property
-    def lesson(self) -> int:
-        """The lesson that steps through the algorithm first (its template names it)."""
-        return LESSONS[self.name]
-
-
-EXERCISES: dict[str, Exercise] = {
-    e.name: e
-    for e in [
-        Exercise("derivatives", "tanh, sigmoid, x/y, x**y, log, sqrt", "∂u(i)/∂u(j), Alg. 6.2",
-                 ("tanh_dx", "sigmoid_dx", "div_dx", "div_dy", "pow_dx", "pow_dy", "log_dx", "sqrt_dx")),
-        Exercise("topo", "u(1)..u(n), leaves first", "section 6.5.3", ("topological_order",)),
-        Exercise("forward", "forward propagation", "Algorithm 6.1", ("forward",)),
-        Exercise("backprop", "back-propagation, grad_table", "Algorithm 6.2", ("backprop",)),
-        Exercise("build_grad", "symbol-to-symbol: B is nodes", "Algorithms 6.5, 6.6", ("build_grad",)),
-        Exercise("mlp_backward", "the MLP, layer by layer", "Algorithm 6.4", ("backward_mlp",)),
-        Exercise("naive", "the naive chain rule, counted", "figure 6.9, eq. 6.53", ("naive_grad",)),
-    ]
-}  # fmt: skip
-"""The exercises by name, in the order of the book's section 6.5 (the order ``list`` shows)."""
+EXERCISES: dict[str, Exercise] = judges.EXERCISES
+"""The exercises by name, in the order of the book's section 6.5 (the order ``list`` shows), as their table
+registers them (:data:`lessons.exercises.judges.MODULES`)."""
 
 SVG_MARKER = "<!-- micrograph exercise: drawing of a failure -->\n"
 """The first line of a failure drawing written next to a student's file (only such a file is replaced)."""
@@ -147,7 +115,7 @@ def start(name: str, directory: str | os.PathLike[str] = ".") -> Path:
     path = Path(directory) / e.file
     if path.exists() or path.is_symlink():
         raise FileExistsError(f"{path} exists; not overwriting it (move it away to start again)")
-    return write_atomic(path, TEMPLATES[e.name].encode("utf-8"), overwrite=False)
+    return write_atomic(path, template(e.name).encode("utf-8"), overwrite=False)
 
 
 MARKER_LINE = "# micrograph exercise:"
@@ -177,10 +145,7 @@ def reference(name: str) -> Any:
     They are the engine's algorithms, so :func:`check` refuses them: the exercise asks for the algorithm
     written out. Raises ValueError for an unknown exercise.
     """
-    from lessons.exercises import references
-
-    _exercise(name)
-    return references.REFERENCES[name]()
+    return _exercise(name).reference()
 
 
 def check(
@@ -237,15 +202,7 @@ def check(
     source, filename = solution_source(e.functions, solution)
     is_path = isinstance(solution, (str, os.PathLike))
     with stop_on_signals():
-        report = judge_solution(
-            e.name,
-            f"{e.title} ({e.book})",
-            judges.cases(e.name, seed),
-            source,
-            filename,
-            seed=seed,
-            limits=limits,
-        )
+        report = judge_solution(e, judges.cases(e.name, seed), source, filename, seed=seed, limits=limits)
     failure = report.failure
     if drawing == "auto":
         drawing = Path(solution).with_name(f"{Path(solution).stem}.failure.svg") if is_path else None

@@ -68,18 +68,10 @@ from lessons.exercises.grading import MIN_SECRET, PACKAGES, SECRET_FILE, read_se
 from lessons.exercises.limits import BUDGET, WALL_LIMIT
 from lessons.exercises.platforms import PLATFORMS
 from micrograph import __version__
-from viz.render import write_atomic
+from viz.files import write_atomic
 
-__all__ = [
-    "write_autograder",
-    "autograder_secret",
-    "build_wheel",
-    "checkout_root",
-    "AutograderError",
-    "ROOT_VARIABLE",
-    "CHECK_TIMEOUT",
-    "PRAIRIELEARN_TIMEOUT",
-]
+__all__ = ["write_autograder", "autograder_secret", "build_wheel", "checkout_root", "AutograderError",
+           "ROOT_VARIABLE", "CHECK_TIMEOUT", "PRAIRIELEARN_TIMEOUT"]  # fmt: skip
 
 ROOT_VARIABLE = "MICROGRAPH_AUTOGRADER_ROOT"
 """The environment variable that moves the platform's root directory (``/autograder``, ``/grade``)."""

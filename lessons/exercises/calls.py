@@ -1,11 +1,14 @@
 """The calls, one per exercise: the student's module loaded, its function called on a case, the answer
 made plain data, on the solution's side of the wall.
 
-Each call takes the case's request (the graph as records, the inputs), builds what the exercise gives
-(:mod:`lessons.exercises.given`), calls the student's function, and returns the result with what the harness
-observed: the tools' counts, the first change to the graph, the calls a build_grad made, each call's CPU time
-in a growth case. It runs in the child interpreter (:mod:`lessons.exercises.child`) and in the page's Web
-Worker: standard library only at import.
+An exercise names its call (``call_backprop`` ...) in its entry
+(:meth:`lessons.exercises.exercise.Exercise.entry`), which the judge sends as plain data with the solution;
+this file, copied into the check's private directory, holds the calls themselves. Each call takes the case's
+request (the graph as records, the inputs), builds what the exercise gives (:mod:`lessons.exercises.given`),
+calls the student's function, and returns the result with what the harness observed: the tools' counts, the
+first change to the graph, the calls a build_grad made, each call's CPU time in a growth case. It runs in
+the child interpreter (:mod:`lessons.exercises.child`) and in the page's Web Worker: standard library only
+at import.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -18,17 +21,10 @@ import sys
 import types
 from typing import Any
 
-from lessons.exercises.given import (
-    Plain,
-    SubGraph,
-    build_nodes,
-    graph_of,
-    mutation,
-    records_of_B,
-    snapshot,
-)
+from lessons.exercises.given import Plain, SubGraph, build_nodes, graph_of, mutation, records_of_B, snapshot
 
-__all__ = ["Solution", "Missing", "CALLS", "growth", "TOOLS"]
+__all__ = ["Solution", "Missing", "growth", "TOOLS", "call_derivatives", "call_topo", "call_forward",
+           "call_backprop", "call_naive", "call_build_grad", "call_mlp"]  # fmt: skip
 
 TOOLS = "lessons.exercises.tools"
 
@@ -114,13 +110,31 @@ def _timed(fn: Any, *args: Any) -> tuple[Any, float]:
     return result, clock() - start
 
 
-def _call_derivatives(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+def _graph(request: dict[str, Any], plain: Plain) -> tuple[Any, list[tuple[Any, ...]]]:
+    """G rebuilt from the request, its nodes known to ``plain`` by position, and their state before the
+    solution is called (to find what it changed)."""
+    G, _ = graph_of(request)
+    plain.refs = {id(v): i for i, v in enumerate(G.nodes)}
+    return G, snapshot(G.nodes)
+
+
+def _tools() -> Any:
+    """The counted tools, their counts reset for the call that follows: the tools' own counts, never what
+    the solution says of itself."""
+    tools = sys.modules[TOOLS]
+    tools.reset_counts()
+    return tools
+
+
+def call_derivatives(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+    """The local derivatives: the function the request names, at each of its points."""
     fn = sol.function(request["function"])
     results = [plain(fn(*args, out)) for args, out in request["points"]]
     return {"result": results}
 
 
-def _call_topo(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+def call_topo(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+    """topological_order(z) on the nodes of the shuffled records, each known by the id the request gave it."""
     fn = sol.function("topological_order")
     made = build_nodes(request["records"])
     refs = {id(v): rid for rid, v in made.items()}
@@ -134,22 +148,19 @@ def _call_topo(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str
     return {"result": plain(order), "mutation": changed, "seconds": seconds}
 
 
-def _call_forward(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+def call_forward(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+    """forward(G, x), Algorithm 6.1 at the request's inputs."""
     fn = sol.function("forward")
-    G, _ = graph_of(request)
-    plain.refs = {id(v): i for i, v in enumerate(G.nodes)}
-    before = snapshot(G.nodes)
+    G, before = _graph(request, plain)
     u, seconds = _timed(fn, G, list(request["x"]))
     return {"result": plain(u), "mutation": mutation(G.nodes, before), "seconds": seconds}
 
 
-def _call_backprop(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+def call_backprop(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+    """backprop(G), Algorithm 6.2, with the local derivatives it evaluated, counted and in order."""
     fn = sol.function("backprop")
-    tools = sys.modules[TOOLS]
-    G, _ = graph_of(request)
-    plain.refs = {id(v): i for i, v in enumerate(G.nodes)}
-    before = snapshot(G.nodes)
-    tools.reset_counts()
+    G, before = _graph(request, plain)
+    tools = _tools()
     table, seconds = _timed(fn, G)
     counts = tools.counts()
     calls = [[plain.refs.get(id(node), -1), k] for node, k in tools.calls()[:400]]
@@ -162,15 +173,13 @@ def _call_backprop(sol: Solution, request: dict[str, Any], plain: Plain) -> dict
     }
 
 
-def _call_naive(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+def call_naive(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+    """naive_grad(z, w), equation 6.53, with the local derivatives and recomputations it made, counted."""
     fn = sol.function("naive_grad")
-    tools = sys.modules[TOOLS]
-    G, _ = graph_of(request)
-    plain.refs = {id(v): i for i, v in enumerate(G.nodes)}
-    before = snapshot(G.nodes)
-    tools.reset_counts()
+    G, before = _graph(request, plain)
+    tools = _tools()
     result = fn(G.output, G.nodes[request["w"]])
-    counts = tools.counts()  # the counts are the tools' own, never what the solution says of itself
+    counts = tools.counts()
     value = getattr(result, "value", result)
     return {"result": plain(value), "mutation": mutation(G.nodes, before), "counts": counts}
 
@@ -204,7 +213,8 @@ class _Recursion:
         return self.again[code], code.co_name
 
 
-def _call_build_grad(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+def call_build_grad(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+    """Algorithm 6.6 driven as Algorithm 6.5 drives it, with B as records and the calls counted."""
     from micrograph import engine, ops
 
     fn = sol.function("build_grad")
@@ -243,7 +253,8 @@ def _call_build_grad(sol: Solution, request: dict[str, Any], plain: Plain) -> di
     }
 
 
-def _call_mlp(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+def call_mlp(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+    """backward_mlp(net), Algorithm 6.4 on the numbers of one example's forward pass."""
     from micrograph.ops import OPS
 
     fn = sol.function("backward_mlp")
@@ -260,17 +271,6 @@ def _call_mlp(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str,
     result = fn(net)
     changed = json.dumps([net.W, net.b, net.a, net.h, net.g], default=repr) != before
     return {"result": plain(result), "mutation": [0, "net", None, None] if changed else []}
-
-
-CALLS = {
-    "derivatives": _call_derivatives,
-    "topo": _call_topo,
-    "forward": _call_forward,
-    "backprop": _call_backprop,
-    "naive": _call_naive,
-    "build_grad": _call_build_grad,
-    "mlp_backward": _call_mlp,
-}
 
 
 def growth(call: Any, solution: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:

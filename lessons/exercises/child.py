@@ -63,35 +63,20 @@ def _sibling(name: str) -> types.ModuleType:
 
 
 if TYPE_CHECKING:
-    from lessons.exercises.calls import CALLS, TOOLS, Missing, Solution, growth
+    import lessons.exercises.calls as _calls
+    from lessons.exercises.calls import TOOLS, Missing, Solution, growth
     from lessons.exercises.given import Plain
 else:
     Plain = _sibling("given").Plain
     _calls = _sibling("calls")
-    CALLS, TOOLS, Missing, Solution, growth = (
-        _calls.CALLS,
-        _calls.TOOLS,
-        _calls.Missing,
-        _calls.Solution,
-        _calls.growth,
-    )
-
-ALGORITHMS = {
-    "derivatives": ("the local derivatives ∂u(i)/∂u(j)", "micrograph"),
-    "topo": ("the topological order u(1)..u(n)", "micrograph.graph"),
-    "forward": ("Algorithm 6.1", "micrograph.forward"),
-    "backprop": ("Algorithm 6.2", "micrograph.backprop"),
-    "build_grad": ("Algorithm 6.6", "micrograph.symbolic"),
-    "mlp_backward": ("Algorithm 6.4", "micrograph.mlp_backward"),
-    "naive": ("the naive chain rule of equation 6.53", "micrograph.naive"),
-}
-"""{exercise: (what the student writes, the engine's module that implements it)}."""
+    TOOLS, Missing, Solution, growth = _calls.TOOLS, _calls.Missing, _calls.Solution, _calls.growth
 
 ALLOWED = {
     "micrograph.engine", "micrograph.ops", "micrograph.meta", "micrograph.lecture", "micrograph.errors",
     "micrograph.memory",
 }  # fmt: skip
-"""The engine's modules a solution may import (nodes and the operation table), except in ``derivatives``."""
+"""The engine's modules a solution may import (nodes and the operation table), in an exercise that gives the
+solution micrograph's nodes (``nodes`` of the exercise's entry)."""
 
 PRELOAD = (
     "math",
@@ -139,30 +124,29 @@ class IsolationError(Exception):
     """The solution cannot be run apart from the judge (becoming the check's own user failed)."""
 
 
-def _unavailable(exercise: str, module: str) -> str:
-    what, _ = ALGORITHMS[exercise]
+def _unavailable(entry: dict[str, Any], module: str) -> str:
     return (
-        f"this exercise asks you to write {what}; micrograph's own ({module}) is not available while your "
-        "code is checked"
+        f"this exercise asks you to write {entry['writes']}; micrograph's own ({module}) is not available "
+        "while your code is checked"
     )
 
 
 class _Guard(importlib.abc.MetaPathFinder):
     """Refuses the modules a solution may not import while it is checked (first on ``sys.meta_path``)."""
 
-    def __init__(self, exercise: str) -> None:
-        self.exercise = exercise
+    def __init__(self, entry: dict[str, Any]) -> None:
+        self.entry = entry
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         top = fullname.split(".")[0]
-        if top == "micrograph" and (self.exercise == "derivatives" or fullname not in ALLOWED):
-            raise ImportError(_unavailable(self.exercise, fullname), name=fullname)
+        if top == "micrograph" and (not self.entry["nodes"] or fullname not in ALLOWED):
+            raise ImportError(_unavailable(self.entry, fullname), name=fullname)
         if top in ("viz", "lessons") and fullname not in ("lessons", "lessons.exercises", TOOLS):
-            raise ImportError(_unavailable(self.exercise, fullname), name=fullname)
+            raise ImportError(_unavailable(self.entry, fullname), name=fullname)
         return None
 
 
-def _stub(name: str, path: list[str], exercise: str) -> types.ModuleType:
+def _stub(name: str, path: list[str], entry: dict[str, Any]) -> types.ModuleType:
     """A package module that holds only what is set on it; any other name is refused with the message."""
     module = types.ModuleType(name)
     module.__path__ = path
@@ -171,26 +155,28 @@ def _stub(name: str, path: list[str], exercise: str) -> types.ModuleType:
     def __getattr__(attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
-        raise AttributeError(_unavailable(exercise, f"{name}.{attr}"))
+        raise AttributeError(_unavailable(entry, f"{name}.{attr}"))
 
     module.__getattr__ = __getattr__  # type: ignore[method-assign]
     sys.modules[name] = module
     return module
 
 
-def _install(root: str, exercise: str) -> None:
-    """The stub packages, the engine's nodes and operations, the tools, and the guard."""
+def _install(root: str, entry: dict[str, Any]) -> None:
+    """The stub packages, the engine's nodes and operations and the tools (where the exercise gives them),
+    and the guard; ``entry`` is what the judge says of the exercise
+    (:meth:`lessons.exercises.exercise.Exercise.entry`)."""
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != os.path.abspath(root)]
     sys.path.insert(0, root)
-    micrograph = _stub("micrograph", [os.path.join(root, "micrograph")], exercise)
-    lessons = _stub("lessons", [], exercise)
-    package = _stub("lessons.exercises", [], exercise)
+    micrograph = _stub("micrograph", [os.path.join(root, "micrograph")], entry)
+    lessons = _stub("lessons", [], entry)
+    package = _stub("lessons.exercises", [], entry)
     lessons.exercises = package  # type: ignore[attr-defined]
-    if exercise != "derivatives":
+    if entry["nodes"]:
         import micrograph.engine as engine
         import micrograph.ops as ops
 
-        _disable(engine, exercise)
+        _disable(engine, entry)
         for name in [m for m in sys.modules if m.startswith("micrograph.") and m not in ALLOWED]:
             del sys.modules[name]  # loaded by engine.py from an installed wheel: found again only past the
             vars(micrograph).pop(name.split(".")[1], None)  # guard, and not as the stub package's attribute
@@ -204,16 +190,16 @@ def _install(root: str, exercise: str) -> None:
         sys.modules[TOOLS] = tools
         spec.loader.exec_module(tools)
         package.tools = tools  # type: ignore[attr-defined]
-    sys.meta_path.insert(0, _Guard(exercise))
+    sys.meta_path.insert(0, _Guard(entry))
 
 
-def _disable(engine: Any, exercise: str) -> None:
+def _disable(engine: Any, entry: dict[str, Any]) -> None:
     """The nodes' own algorithms out of reach: ``Value.backward`` (Algorithm 6.2 in its push form), the
     per-node push, the graph walks of pickling and copying, and the modules that hold them."""
 
     def refuse(name: str) -> Any:
         def refused(*args: Any, **kw: Any) -> Any:
-            raise AttributeError(_unavailable(exercise, name))
+            raise AttributeError(_unavailable(entry, name))
 
         return refused
 
@@ -373,9 +359,10 @@ def _error(e: BaseException, refs: dict[int, int]) -> dict[str, Any]:
 # The loop.
 
 
-def _load(request: dict[str, Any], exercise: str) -> tuple[Solution | None, dict[str, Any]]:
+def _load(request: dict[str, Any]) -> tuple[Solution | None, dict[str, Any]]:
     try:
-        solution = Solution(request["source"], request["filename"], exercise, request.get("imports"))
+        name = request["exercise"]["name"]
+        solution = Solution(request["source"], request["filename"], name, request.get("imports"))
         return solution, {"ok": True}
     except SyntaxError as e:
         lines = "".join(traceback.format_exception_only(type(e), e))
@@ -386,10 +373,18 @@ def _load(request: dict[str, Any], exercise: str) -> tuple[Solution | None, dict
         return None, {"ok": False, "error": _error(e, {})}
 
 
-def _answer(solution: Solution, request: dict[str, Any], exercise: str) -> dict[str, Any]:
+def _call(entry: dict[str, Any]) -> Any:
+    """The function of :mod:`lessons.exercises.calls` that runs the exercise's cases (entry's ``call``)."""
+    name = str(entry["call"])
+    call = vars(_calls).get(name)
+    if not name.startswith("call_") or not callable(call):
+        raise ValueError(f"lessons.exercises.calls has no call {name!r}")
+    return call
+
+
+def _answer(solution: Solution, request: dict[str, Any], call: Any) -> dict[str, Any]:
     plain = Plain({})
     try:
-        call = CALLS[exercise]
         answer = (
             growth(call, solution, request, plain) if "growth" in request else call(solution, request, plain)
         )
@@ -405,28 +400,37 @@ class Child:
 
     The pipe loop of :func:`main` (a CPython child of the runner) and a Web Worker running Pyodide in a
     browser both drive this object; neither holds the judge. :meth:`handle` takes a request as the runner
-    sends it (``{"op": "load", "source", "filename"}`` or ``{"op": "case", ...}``) and returns the answer
-    with the request's ``id``.
+    sends it (``{"op": "load", "source", "filename", "imports", "exercise"}`` or ``{"op": "case", ...}``)
+    and returns the answer with the request's ``id``. The load request says what this side needs of the
+    exercise, as plain data (``exercise``: :meth:`lessons.exercises.exercise.Exercise.entry`): the guard is
+    put in place from it, before the solution's own code runs.
 
     Args:
         root: the directory holding the packages ``micrograph``, ``viz`` and ``lessons``.
-        exercise: the exercise's name (which modules are blocked, which call is made).
+        exercise: the exercise's name, as the runner or the page started this side for it.
     """
 
     def __init__(
         self, root: str, exercise: str, uid: int | None = None, numpy_path: str | None = None
     ) -> None:
         global _HIDDEN
+        self.root = root
         self.exercise = exercise
         self.uid = uid
         self.numpy_path = numpy_path
         self.solution: Solution | None = None
-        _install(root, exercise)
+        self.call: Any = None
         _HIDDEN = _hidden(root)
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The answer to one request (plain data, JSON-serialisable), with the request's ``id``."""
+        """The answer to one request (plain data, JSON-serialisable), with the request's ``id``.
+
+        A load puts the guard in place from the exercise's entry (once), then loads the solution as the
+        check's own user."""
         if request["op"] == "load":
+            if self.call is None:
+                self.call = _call(request["exercise"])
+                _install(self.root, request["exercise"])
             try:
                 _drop_privileges(request["source"], self.uid, self.numpy_path)
             except IsolationError as e:
@@ -435,11 +439,11 @@ class Child:
                     "error": {"kind": "isolation", "message": str(e)},
                     "id": request.get("id"),
                 }
-            self.solution, answer = _load(request, self.exercise)
+            self.solution, answer = _load(request)
         elif self.solution is None:
             answer = {"ok": False, "error": {"kind": "not-loaded"}}
         else:
-            answer = _answer(self.solution, request, self.exercise)
+            answer = _answer(self.solution, request, self.call)
         answer["id"] = request.get("id")
         return answer
 

@@ -43,21 +43,9 @@ from pathlib import Path
 
 from lessons.exercises.sandbox import readable_by_others
 
-__all__ = [
-    "PACKAGES",
-    "SECRET_FILE",
-    "MIN_SECRET",
-    "SEEDS",
-    "student_seed",
-    "read_secret",
-    "gradescope_student",
-    "prairielearn_student",
-    "choose_seed",
-    "add_note",
-    "package_dirs",
-    "unprotected",
-    "refused_result",
-]
+__all__ = ["PACKAGES", "SECRET_FILE", "MIN_SECRET", "SEEDS", "student_seed", "read_secret",
+           "gradescope_student", "prairielearn_student", "choose_seed", "add_note", "package_dirs",
+           "unprotected", "refused_result"]  # fmt: skip
 
 PACKAGES = ("micrograph", "viz", "lessons")
 """micrograph's installed packages: the engine (the answer key), the drawings and the exercises' judge."""

@@ -60,6 +60,12 @@ class Imports:
     asks: str
     modules: frozenset[str]
 
+    @classmethod
+    def python(cls, asks: str, *more: str) -> Imports:
+        """The allow-list of an algorithm written in Python: :mod:`math`, the :data:`HARMLESS` modules, and
+        ``more``."""
+        return cls(asks, frozenset({"math", *HARMLESS, *more}))
+
     def message(self, module: str) -> str:
         """The one sentence that refuses ``module``."""
         return f"this exercise asks you to write {self.asks}; {module} is not allowed here"

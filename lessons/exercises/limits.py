@@ -15,6 +15,7 @@ import collections
 from dataclasses import dataclass, field
 
 __all__ = [
+    "Budget",
     "Limits",
     "Stop",
     "IsolationError",
@@ -93,6 +94,52 @@ class Limits:
             )
         if not self.case_wall:
             object.__setattr__(self, "case_wall", max(10.0, 10 * self.cpu))
+
+
+class Budget:
+    """The clock of one check: its wall-clock deadline, its time budget and what the cases spent of it.
+
+    The command line's runner (:class:`lessons.exercises.runner.Runner`, CPU seconds and waiting) and the
+    browser page's (:class:`lessons.web.ExerciseCheck`, its worker's clock) keep it alike and refuse a case
+    in the same words.
+
+    Args:
+        limits: the check's limits (``wall``, ``budget``, ``cpu``).
+        now: the clock's reading at the start of the check, in seconds (``time.monotonic()``, or the page's
+            ``performance.now() / 1000``).
+    """
+
+    def __init__(self, limits: Limits, now: float) -> None:
+        self.limits = limits
+        self.deadline = now + limits.wall
+        self.spent = 0.0
+
+    @property
+    def remaining(self) -> float:
+        """Seconds of the budget not spent yet."""
+        return max(0.0, self.limits.budget - self.spent)
+
+    def refused(self, now: float, interrupted: str = "") -> Stop | None:
+        """Why the next case must not start at ``now`` (the check stopped, past its deadline, its budget
+        spent), or None."""
+        if interrupted:
+            return Stop("stopped", f"not run: the check was stopped ({interrupted})")
+        if now > self.deadline:
+            return Stop(
+                "wall", f"the whole check's time limit ({self.limits.wall:g} s) was reached before this case"
+            )
+        if self.remaining <= 0.01:
+            return Stop("budget", f"not run: the check's time budget ({self.limits.budget:g} s) was spent")
+        return None
+
+    def case_seconds(self, cpu: float = 0.0) -> float:
+        """The seconds a case may take: its own (``cpu``; 0: the limits' ``cpu``), at most the limits' and
+        what is left of the budget."""
+        return min(cpu or self.limits.cpu, self.limits.cpu, self.remaining)
+
+    def charge(self, seconds: float) -> None:
+        """Count ``seconds`` a case (or a start of the solution) used against the budget."""
+        self.spent += max(0.0, seconds)
 
 
 class IsolationError(Exception):

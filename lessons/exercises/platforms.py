@@ -28,17 +28,8 @@ import base64
 import math
 from typing import Any
 
-__all__ = [
-    "PLATFORMS",
-    "GRADESCOPE_SPEC",
-    "PRAIRIELEARN_SPEC",
-    "MAX_IMAGE_BYTES",
-    "to_gradescope",
-    "to_prairielearn",
-    "to_platform",
-    "diagnosis_text",
-    "unchecked_result",
-]
+__all__ = ["PLATFORMS", "GRADESCOPE_SPEC", "PRAIRIELEARN_SPEC", "MAX_IMAGE_BYTES", "to_gradescope",
+           "to_prairielearn", "to_platform", "diagnosis_text", "unchecked_result"]  # fmt: skip
 
 PLATFORMS = ("gradescope", "prairielearn")
 """The course platforms a result can be written for (``--format``, ``--platform``)."""

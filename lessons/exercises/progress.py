@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from lessons.exercises.jsonfile import JSONFileError, read_json
-from viz.render import write_atomic
+from viz.files import write_atomic
 
 __all__ = ["PROGRESS_FILE", "ProgressError", "read", "record", "LOCK_TIMEOUT", "MAX_BYTES", "MAX_DEPTH"]
 

@@ -17,71 +17,89 @@ import textwrap
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from viz.render import write_atomic
+from viz.files import write_atomic
 
 __all__ = ["Failure", "CaseResult", "Report", "BOOK", "WIDTH", "PLACES"]
 
 WIDTH = 80
 
+
+def _at(where: str, **sentences: str) -> dict[str, tuple[str, str]]:
+    """The book's sentences at one place: {key: (words, where)}."""
+    return {key: (words, where) for key, words in sentences.items()}
+
+
 BOOK: dict[str, tuple[str, str]] = {
-    # key: (the book's words, where)
-    "sum": (
-        "For any node that may be reached by going backwards from z through two or more paths, we simply "
-        "sum the gradients arriving from different paths at that node.",
+    **_at(
         "section 6.5.6",
+        sum=(
+            "For any node that may be reached by going backwards from z through two or more paths, we "
+            "simply sum the gradients arriving from different paths at that node."
+        ),
     ),
-    "loop": (
-        "for j = n − 1 down to 1 do ... grad_table[u(j)] ← Σ_{i: j ∈ Pa(u(i))} grad_table[u(i)] ∂u(i)/∂u(j)",
+    **_at(
         "section 6.5.3, Algorithm 6.2",
+        loop=(
+            "for j = n − 1 down to 1 do ... grad_table[u(j)] ← Σ_{i: j ∈ Pa(u(i))} grad_table[u(i)] "
+            "∂u(i)/∂u(j)"
+        ),
+        table=(
+            "Initialize grad_table, a data structure that will store the derivatives that have been computed."
+        ),
+        edges=(
+            "The computational cost of this algorithm is proportional to the number of edges in the graph, "
+            "assuming that the partial derivative associated with each edge requires a constant time."
+        ),
+        local=(
+            "Each ∂u(i)/∂u(j) is a function of the parents u(j) of u(i), thus linking the nodes of the "
+            "forward graph to those added for the back-propagation graph."
+        ),
     ),
-    "table": (
-        "Initialize grad_table, a data structure that will store the derivatives that have been computed.",
-        "section 6.5.3, Algorithm 6.2",
-    ),
-    "edges": (
-        "The computational cost of this algorithm is proportional to the number of edges in the graph, "
-        "assuming that the partial derivative associated with each edge requires a constant time.",
-        "section 6.5.3, Algorithm 6.2",
-    ),
-    "local": (
-        "Each ∂u(i)/∂u(j) is a function of the parents u(j) of u(i), thus linking the nodes of the forward "
-        "graph to those added for the back-propagation graph.",
-        "section 6.5.3, Algorithm 6.2",
-    ),
-    "order": (
-        "We will assume that the nodes of the graph have been ordered in such a way that we can compute "
-        "their output one after the other, starting at u(n_i+1) and going up to u(n).",
+    **_at(
         "section 6.5.3",
+        order=(
+            "We will assume that the nodes of the graph have been ordered in such a way that we can compute "
+            "their output one after the other, starting at u(n_i+1) and going up to u(n)."
+        ),
+        reverse="Computation in B proceeds in exactly the reverse of the order of computation in G",
     ),
-    "inputs": ("for i = 1, ..., n_i do u(i) ← x_i end for", "section 6.5.3, Algorithm 6.1"),
-    "parents": ("A(i) ← {u(j) | j ∈ Pa(u(i))}; u(i) ← f(i)(A(i))", "section 6.5.3, Algorithm 6.1"),
-    "reverse": (
-        "Computation in B proceeds in exactly the reverse of the order of computation in G",
-        "section 6.5.3",
+    **_at(
+        "section 6.5.3, Algorithm 6.1",
+        inputs="for i = 1, ..., n_i do u(i) ← x_i end for",
+        parents="A(i) ← {u(j) | j ∈ Pa(u(i))}; u(i) ← f(i)(A(i))",
     ),
-    "recompute": (
-        "In the alternative approach, f(w) is recomputed each time it is needed.",
+    **_at(
         "section 6.5.2, figure 6.9, equation 6.53",
+        recompute="In the alternative approach, f(w) is recomputed each time it is needed.",
     ),
-    "store": (
-        "Equation 6.52 suggests an implementation in which we compute the value of f(w) only once and store "
-        "it in the variable x. This is the approach taken by the back-propagation algorithm.",
+    **_at(
         "section 6.5.2, figure 6.9",
+        store=(
+            "Equation 6.52 suggests an implementation in which we compute the value of f(w) only once and "
+            "store it in the variable x. This is the approach taken by the back-propagation algorithm."
+        ),
     ),
-    "symbolic": (
-        "Instead, it adds nodes to a computational graph describing how to compute these derivatives.",
+    **_at(
         "section 6.5.5, figure 6.10",
+        symbolic=(
+            "Instead, it adds nodes to a computational graph describing how to compute these derivatives."
+        ),
     ),
-    "again": (
-        "Because the derivatives are just another computational graph, it is possible to run "
-        "back-propagation again, differentiating the derivatives in order to obtain higher derivatives.",
+    **_at(
         "section 6.5.5",
+        again=(
+            "Because the derivatives are just another computational graph, it is possible to run "
+            "back-propagation again, differentiating the derivatives in order to obtain higher derivatives."
+        ),
     ),
-    "mlp_f": ("g ← ∇_{a(k)} J = g ⊙ f′(a(k))", "section 6.5.4, Algorithm 6.4"),
-    "mlp_w": ("∇_{W(k)} J = g h(k−1)ᵀ + λ ∇_{W(k)} Ω(θ)", "section 6.5.4, Algorithm 6.4"),
-    "mlp_b": ("∇_{b(k)} J = g + λ ∇_{b(k)} Ω(θ)", "section 6.5.4, Algorithm 6.4"),
-    "mlp_g": ("g ← ∇_{h(k−1)} J = W(k)ᵀ g", "section 6.5.4, Algorithm 6.4"),
-    "mlp_loop": ("for k = l, l − 1, ..., 1 do", "section 6.5.4, Algorithm 6.4"),
+    **_at(
+        "section 6.5.4, Algorithm 6.4",
+        mlp_f="g ← ∇_{a(k)} J = g ⊙ f′(a(k))",
+        mlp_w="∇_{W(k)} J = g h(k−1)ᵀ + λ ∇_{W(k)} Ω(θ)",
+        mlp_b="∇_{b(k)} J = g + λ ∇_{b(k)} Ω(θ)",
+        mlp_g="g ← ∇_{h(k−1)} J = W(k)ᵀ g",
+        mlp_loop="for k = l, l − 1, ..., 1 do",
+    ),
 }
 """The book's sentences and lines a hint points to: {key: (words, where)}, quoted from the book's text."""
 

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from lessons.exercises.jsonfile import nesting
-from lessons.exercises.limits import MAX_ANSWER, MAX_NESTING, IsolationError, Limits, Output, Stop
+from lessons.exercises.limits import MAX_ANSWER, MAX_NESTING, Budget, IsolationError, Limits, Output, Stop
 from lessons.exercises.processes import Tree, protect_judge, sleeping
 from lessons.exercises.sandbox import Sandbox, fresh_uid
 
@@ -282,14 +282,14 @@ class _Watch:
         if self.sleep0 is None:  # no schedstat: the wall clock of the exchange stands in for its CPU time
             self.cpu = max(self.cpu, now - self.start_wall)
         if final:
-            runner.spent += self.cpu + self.slept
+            runner.budget.charge(self.cpu + self.slept)
             return None
         return self._over(now, limits)
 
     def _over(self, now: float, limits: Limits) -> Stop | None:
         runner = self.runner
         stop = None
-        if now > runner.deadline:
+        if now > runner.budget.deadline:
             stop = Stop(
                 "wall", f"the whole check's time limit ({limits.wall:g} s of wall-clock time) was reached"
             )
@@ -303,7 +303,7 @@ class _Watch:
             stop = Stop(
                 "wait", f"the case ran {limits.case_wall:g} s of wall-clock time", now - self.start_wall
             )
-        elif runner.spent + self.cpu + self.slept > limits.budget:
+        elif runner.budget.spent + self.cpu + self.slept > limits.budget:
             stop = Stop(
                 "budget",
                 f"the check's time budget ({limits.budget:g} s of CPU time and waiting) was spent "
@@ -311,7 +311,7 @@ class _Watch:
                 self.cpu,
             )
         if stop is not None:
-            runner.spent += self.cpu + self.slept
+            runner.budget.charge(self.cpu + self.slept)
         return stop
 
 
@@ -363,13 +363,12 @@ class Runner:
         self.source = source
         self.filename = filename
         self.limits = limits
-        self.deadline = time.monotonic() + limits.wall
+        self.budget = Budget(limits, time.monotonic())
         self.output = Output()
         self.child: _Child | None = None
         self.loaded: dict[str, Any] | Stop | None = None
         self.counter = 0
         self.question: dict[str, Any] = {"source": source, "filename": filename}
-        self.spent = 0.0
         self.interrupted = ""
         protect_judge()
         root = sys.platform.startswith("linux") and hasattr(os, "geteuid") and os.geteuid() == 0
@@ -405,11 +404,6 @@ class Runner:
                 pass
             child.tree.kill(rounds=5)
 
-    @property
-    def remaining(self) -> float:
-        """Seconds of the budget not spent yet."""
-        return max(0.0, self.limits.budget - self.spent)
-
     def load(self, question: dict[str, Any] | None = None) -> dict[str, Any] | Stop:
         """Start a child and load the solution in it: its answer (``ok``, or the error), or a Stop.
 
@@ -428,22 +422,14 @@ class Runner:
         self.child = _Child(self.exercise, self.limits, self.output, self.sandbox, self.token)
         answer = self._exchange(
             {**self.question, "op": "load"},
-            cpu=min(self.remaining, max(self.limits.cpu, 5.0)),
+            cpu=min(self.budget.remaining, max(self.limits.cpu, 5.0)),
             wait=max(self.limits.wait, 10.0),
         )
         self.loaded = answer
         return answer
 
     def _refused(self) -> Stop | None:
-        if self.interrupted:
-            return Stop("stopped", f"not run: the check was stopped ({self.interrupted})")
-        if time.monotonic() > self.deadline:
-            return Stop(
-                "wall", f"the whole check's time limit ({self.limits.wall:g} s) was reached before this case"
-            )
-        if self.remaining <= 0.01:
-            return Stop("budget", f"not run: the check's time budget ({self.limits.budget:g} s) was spent")
-        return None
+        return self.budget.refused(time.monotonic(), self.interrupted)
 
     def run(self, request: dict[str, Any], cpu: float = 0.0) -> dict[str, Any] | Stop:
         """One case: the solution's answer as plain data, or a :class:`Stop` saying why there is none.
@@ -471,7 +457,7 @@ class Runner:
                 return refused
         return self._exchange(
             {"op": "case", **request},
-            cpu=min(cpu or self.limits.cpu, self.limits.cpu, self.remaining),
+            cpu=self.budget.case_seconds(cpu),
             wait=self.limits.wait,
         )
 

@@ -8,6 +8,8 @@
 // says "Working…" with the seconds spent, and Stop terminates the Python worker and starts a fresh one.
 import { EditorView, basicSetup, indentWithTab, keymap, python as pythonMode } from "./vendor.js";
 import { drawChart } from "./charts.js";
+import { fitExplorer, showExplorer, showSvg } from "./drawings.js";
+import { Python, SolutionWorker } from "./workers.js";
 
 const $ = (id) => document.getElementById(id);
 const say = (text) => { $("status").textContent = text; };
@@ -22,51 +24,9 @@ let shown = 0;      // the number of the step shown
 let editor = null;
 let spare = null;
 let readyText = "";
-let caseSeconds = 4;     // a case's seconds of the page's clock when it sets none (manifest.json says)
-let slower = 2;          // a case's own CPU limit times this, in the page
-let budgetSeconds = 30;  // the whole check's seconds spent in cases, after which the rest are not run
-let wallSeconds = 90;
 window.micrographTimes = {};
 
-// --- the page's Python: a Web Worker (python.js), asked by message --------------------------------------
-class Python {
-  constructor() {
-    this.worker = new Worker("python.js", { type: "module" });
-    this.next = 1;
-    this.pending = new Map();  // id -> { resolve, reject } of each request not answered yet
-    this.ready = new Promise((resolve, reject) => { this.onReady = resolve; this.onFailed = reject; });
-    this.ready.catch(() => {});  // a worker that cannot start is reported by each request and by boot
-    this.worker.onmessage = (e) => {
-      const m = e.data;
-      if (m.ready) { this.onReady(m.times); return; }
-      if (m.failed) { this.onFailed(new Error(m.failed)); return; }
-      const waiting = this.pending.get(m.id);
-      this.pending.delete(m.id);
-      if (!waiting) return;
-      if ("error" in m) waiting.reject(new Error(m.error)); else waiting.resolve(m.result);
-    };
-    this.worker.onerror = (e) => {  // python.js or a file it imports could not load or run
-      e.preventDefault();
-      this.end(new Error("the page's Python stopped: " + (e.message || "its worker could not load")));
-    };
-  }
-  // lessons.web's answer to `op` (python.js's OPS) with `args`: a promise of its text, or of its error
-  call(op, ...args) {
-    return new Promise((resolve, reject) => {
-      const id = this.next++;
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, op, args });
-    });
-  }
-  // Every request not answered yet fails with `error`; the worker is terminated.
-  end(error) {
-    this.worker.terminate();
-    this.onFailed(error);
-    for (const waiting of this.pending.values()) waiting.reject(error);
-    this.pending.clear();
-  }
-}
-let python = null;
+let python = null;  // the page's Python (workers.js), started by boot and again after a Stop
 
 // --- work: while Python works, a busy page that can stop it ---------------------------------------------
 const WORK_CONTROLS = ["lesson", "start", "next", "back", "goto", "go", "answer", "x-draw", "check"];
@@ -171,12 +131,8 @@ async function boot() {
   // a check made at once answers in 0.7 s, not 2.2 s (benchmarks/site.py), which keeps its budget of 3 s.
   python = new Python();
   spare = new SolutionWorker();
-  const manifest = await (await fetch("manifest.json")).json();
-  caseSeconds = manifest.case_seconds;
-  slower = manifest.slower;
-  budgetSeconds = manifest.budget_seconds;
-  wallSeconds = manifest.wall_seconds;
-  const [times, listed, asked] = await Promise.all([
+  const [manifest, times, listed, asked] = await Promise.all([
+    fetch("manifest.json").then((r) => r.json()),
     python.ready, python.call("catalogue"), python.call("readAddress", location.search),
   ]);
   window.micrographTimes.python = since(times.python);  // Pyodide and Graphviz loaded, in the worker
@@ -319,29 +275,6 @@ function show(json) {
   $("verdict").textContent = "";
 }
 
-// A drawing's SVG into `box`: inline, as Graphviz wrote it, up to INLINE_CHARS (a lesson's own drawings are
-// 40 kB at most); a larger one (0.4 MB for lesson 2 on a product of 201 factors: its parsing, layout and
-// painting held the page's thread for 100 ms and more, at once and again at each repaint) in a sandboxed
-// frame of its own (no scripts, an origin of its own), which the browser may lay out and paint in a process
-// of its own, off this page's thread. The frame is as wide as the drawing or the box, and as tall as that
-// width makes the drawing.
-const INLINE_CHARS = 100_000;
-function showSvg(box, svg) {
-  if (svg.length <= INLINE_CHARS) { box.innerHTML = svg; return; }
-  const size = /<svg[^>]*?\swidth="([\d.]+)pt"[^>]*?\sheight="([\d.]+)pt"/.exec(svg.slice(0, 2000));
-  const [width, height] = size ? [Number(size[1]) * 4 / 3, Number(size[2]) * 4 / 3] : [800, 600];  // pt -> CSS px
-  const frame = document.createElement("iframe");
-  frame.className = "drawing";
-  frame.title = box.getAttribute("aria-label") || "Drawing";
-  frame.setAttribute("sandbox", "");  // no scripts, no forms, an origin of its own
-  frame.style.width = `min(100%, ${Math.ceil(width)}px)`;
-  frame.style.aspectRatio = `${width} / ${height}`;
-  frame.srcdoc = "<!doctype html><meta charset=\"utf-8\">" +
-    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">" +
-    "<style>html, body { margin: 0; } svg { display: block; width: 100%; height: auto; }</style>" + svg;
-  box.replaceChildren(frame);
-}
-
 async function answer(event) {
   event.preventDefault();
   if (!lesson || phase !== "ready") return;
@@ -353,7 +286,7 @@ async function answer(event) {
   }
 }
 
-// --- the explorer: viz.explore's own self-contained page, made in Python and shown in a frame ---------------
+// --- the explorer: viz.explore's own self-contained page, made in Python, in a frame as tall as it ------------
 function setUpExplorer() {
   if (address.explore !== null) {
     $("x-expr").value = address.explore;
@@ -361,6 +294,7 @@ function setUpExplorer() {
     $("x-predict").checked = address.predict;
   }
   $("explorer-form").onsubmit = (e) => { e.preventDefault(); drawExplorer(); };
+  fitExplorer($("explorer-frame"));
   for (const id of ["x-expr", "x-at", "x-predict"]) $(id).disabled = false;
 }
 
@@ -378,7 +312,7 @@ async function drawExplorer() {
   }
   // The frame is sandboxed (scripts only: an origin of its own), so the browser may run it in a process of
   // its own: its page's layout of a graph of hundreds of nodes then holds that process, not this page's.
-  $("explorer-frame").srcdoc = html;
+  showExplorer($("explorer-frame"), html);
   window.micrographTimes.explorer = performance.now() - t0;
   const url = new URL(location.href);  // the expression and its values in the address: a link shares the graph
   url.searchParams.set("explore", expr);
@@ -442,39 +376,6 @@ function showProgress() {
   }));
 }
 
-// The student's side: one Web Worker, booted ahead of time; used for one check, then thrown away.
-class SolutionWorker {
-  constructor() {
-    this.worker = new Worker("worker.js", { type: "module" });
-    this.waiting = null;
-    this.timer = null;
-    this.ready = new Promise((resolve) => { this.onReady = resolve; });
-    this.worker.onmessage = (e) => {
-      if (e.data.ready) { this.onReady(); return; }
-      const w = this.waiting; this.waiting = null;
-      if (w) w(e.data);
-    };
-    this.worker.onerror = (e) => {
-      const w = this.waiting; this.waiting = null;
-      if (w) w({ stop: { kind: "crash", detail: "the solution's interpreter stopped: " + (e.message || "an error") } });
-    };
-  }
-  post(message, seconds) {
-    return new Promise((resolve) => {
-      this.timer = seconds ? setTimeout(() => {
-        this.waiting = null;
-        this.terminate();
-        resolve({ stop: { kind: "cpu", detail: `the case ran longer than ${seconds.toFixed(1)} s of the page's clock`, seconds } });
-      }, seconds * 1000) : null;
-      this.waiting = (data) => { clearTimeout(this.timer); resolve(data); };
-      this.worker.postMessage(message);
-    });
-  }
-  async start(exercise) { await this.ready; return this.post({ exercise }, 0); }
-  ask(request, seconds) { return this.post({ request }, seconds); }
-  terminate() { clearTimeout(this.timer); this.worker.terminate(); }
-}
-
 function takeWorker() {
   const w = spare || new SolutionWorker();
   spare = null;
@@ -492,52 +393,27 @@ async function check() {
   showSvg($("failure"), "");
   let worker = null;
   try {
+    // The judge (lessons/web_check.py, in the page's Python) decides every step and writes every word; the
+    // page carries its questions to the student's worker and reports, by its clock, what happened.
     const r = await working(`checking ${name}`, async (halt) => {
       const until = (promise) => Promise.race([promise, halt]);  // a wait on the student's worker, stoppable
-      let question = await python.call("checkStart", name, source);
-      const asked = performance.now();
-      worker = takeWorker();
-      await until(worker.start(name));
-      window.micrographTimes.checkWorkerWait = performance.now() - asked;  // a worker still starting Python
-      const deadline = t0 + wallSeconds * 1000;
-      let spent = 0;  // seconds the cases and the restarts took, charged to the budget as the command line does
-      const judge = (reply) => python.call("checkSend", JSON.stringify(reply), "");
-      while (question) {
-        if (performance.now() > deadline) {  // the whole check's limit, on this page's clock
-          question = await judge({ stop: { kind: "wall", detail: `the whole check's time limit (${wallSeconds} s) was reached before this case` } });
-          continue;
-        }
-        const left = budgetSeconds - spent;
-        if (left <= 0.01) {
-          question = await judge({ stop: { kind: "budget", detail: `not run: the check's time budget (${budgetSeconds} s of the page's clock) was spent` } });
-          continue;
-        }
-        if (worker === null) {  // the last worker was stopped: a new one, with the solution loaded again
-          const restarted = performance.now();  // charged to the budget, as the command line charges start-ups
+      const clock = () => performance.now() / 1000;
+      let action = JSON.parse(await python.call("checkStart", name, source, clock()));
+      while (!action.done) {
+        let started = 0;
+        if (action.fresh || worker === null) {  // a new worker: the first, or one after a stopped case
+          if (worker) worker.terminate();
+          const t = performance.now();
           worker = takeWorker();
           await until(worker.start(name));
-          const loaded = await until(worker.ask(await python.call("checkReload")));
-          spent += (performance.now() - restarted) / 1000;
-          if (loaded.stop || !JSON.parse(loaded.answer).ok) {
-            worker.terminate(); worker = null;
-            question = await judge({ stop: { kind: "crash", detail: "the solution could not be loaded again" } });
-            continue;
-          }
+          started = (performance.now() - t) / 1000;
+          window.micrographTimes.checkWorkerWait ??= started * 1000;  // a worker still starting Python
         }
-        const own = JSON.parse(question).cpu;  // the case's CPU limit on the command line, if it sets one
-        const seconds = Math.min(own ? own * slower : caseSeconds, left);
-        const started = performance.now();
-        const reply = await until(worker.ask(question, seconds));
-        spent += (performance.now() - started) / 1000;
-        if (reply.stop && reply.stop.kind === "cpu" && seconds === left && seconds < (own ? own * slower : caseSeconds)) {
-          reply.stop = { kind: "budget", detail: `the check's time budget (${budgetSeconds} s of the page's clock) was spent during this case`, seconds };
-        }
-        if (reply.stop) {
-          worker.terminate(); worker = null;
-          question = await judge({ stop: reply.stop });
-        } else {
-          question = await python.call("checkSend", reply.answer, reply.printed);
-        }
+        const t = performance.now();
+        const reply = await until(worker.ask(action.ask, action.seconds));
+        if (!("answer" in reply)) { worker.terminate(); worker = null; }
+        const happened = { ...reply, seconds: (performance.now() - t) / 1000, started };
+        action = JSON.parse(await python.call("checkEvent", JSON.stringify(happened), clock()));
       }
       return JSON.parse(await python.call("checkResult"));
     });

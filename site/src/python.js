@@ -3,17 +3,20 @@
 // minutes of work never freeze the page and the page's Stop button can end it (it terminates this worker and
 // starts another). The page (app.js) asks by message, { id, op, args }, and gets { id, result } or
 // { id, error }: every result is the text lessons.web returns (JSON, SVG or HTML), which the page shows.
-// This worker holds the judge of an exercise check (lessons.web.ExerciseCheck); the student's code runs in
-// another worker (worker.js), which holds no answer key, and the page relays the questions between the two.
+// This worker holds the judge of an exercise check (lessons.web_check.ExerciseCheck), which decides every
+// step; the student's code runs in another worker (worker.js), which holds no answer key, and the page
+// relays the questions between the two.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 import { vizInstance } from "./graphviz.js";
 
 const now = () => performance.timeOrigin + performance.now(); // the page's clock and this one agree on it
 
 let web = null;
+let pyodide = null;
+let webCheck = null;  // lessons.web_check, imported at the first check (the judges are not needed before)
 let view = null;     // the lesson being stepped, a lessons.web.LessonView
 let viewKey = null;  // which lesson, expression and values it was started on
-let session = null;  // the exercise check being judged, a lessons.web.ExerciseCheck
+let session = null;  // the exercise check being judged, a lessons.web_check.ExerciseCheck
 
 const booting = (async () => {
   const manifest = fetch("manifest.json").then((r) => r.json());
@@ -27,6 +30,7 @@ const booting = (async () => {
   for (const data of await wheels) py.unpackArchive(data, "zip", { extractDir: "/mg" });
   py.runPython("import sys; sys.path.insert(0, '/mg')");
   web = py.pyimport("lessons.web");
+  pyodide = py;
   web.setup((source) => viz.renderString(source, { format: "svg", engine: "dot" }));
   return { python, imported: now() };
 })();
@@ -63,13 +67,13 @@ const OPS = {
   move: (lesson, shown, how, k, width) => lessonAt(lesson, shown).move(how, k, width),
   answer: (lesson, shown, text) => lessonAt(lesson, shown).answer(text),
   explorer: (expr, at, predict) => web.explorer_html(expr, at, predict),
-  checkStart: (name, source) => {
+  checkStart: (name, source, now) => {
     endCheck();
-    session = web.ExerciseCheck(name, source, 0);
-    return session.first();
+    webCheck ??= pyodide.pyimport("lessons.web_check");
+    session = webCheck.ExerciseCheck(name, source, now, 0);
+    return session.action(now);
   },
-  checkSend: (answer, printed) => session.send(answer, printed),
-  checkReload: () => session.reload(),
+  checkEvent: (happened, now) => { session.event(happened); return session.action(now); },
   checkResult: () => {
     const result = session.result();
     endCheck();

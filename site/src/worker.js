@@ -52,7 +52,7 @@ self.onmessage = async (event) => {
     answer = py.globals.get("handle")(message.request);
   } catch (error) {
     // Child.handle turns the solution's exceptions into answers; this is the interpreter itself failing
-    self.postMessage({ stop: { kind: "crash", detail: "the solution's interpreter failed: " + String(error).split("\n").pop() } });
+    self.postMessage({ failed: String(error).split("\n").pop() });
     return;
   }
   self.postMessage({ answer, printed: printed.map((line) => line + "\n").join("") });

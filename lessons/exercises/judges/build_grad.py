@@ -9,74 +9,69 @@ differentiated again (section 6.5.10), and B's size against the B that :func:`mi
 build_grad without its memo builds the same gradient again and again, once per path: the runner counts the
 calls of ``op.bprop`` (Algorithm 6.6 makes one per node and consumer) and the calls each function of the
 solution's file makes to itself, through any helper, and B holds repeated nodes unless the solution merges
-them.
+them. The exercise, template and all, is :data:`EXERCISE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.5-6.5.6, Algorithms 6.5, 6.6.
 """
 
 from __future__ import annotations
 
+import types
 from collections.abc import Iterator
 from typing import Any
 
+from lessons.exercises import answers
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
-from lessons.exercises.imports import HARMLESS, Imports
-from lessons.exercises.judge import Case, Fail, close, draw, graph_request, mutation_text, node_name, shown
-from lessons.exercises.judges.backprop import algorithm_6_2, diagnose_entry
-from lessons.exercises.judges.mistakes import Mistake, failure
-from lessons.exercises.judges.scaling import Tally, paths_stop
-from micrograph import grad
+from lessons.exercises.exercise import Exercise
+from lessons.exercises.imports import Imports
+from lessons.exercises.judges.entry import algorithm_6_2, diagnose_entry
+from lessons.exercises.judges.mistakes import Mistake, failure, table
+from lessons.exercises.judges.scaling import measured_cases
+from lessons.exercises.schema import boolean, count, list_of, position, record, text
+from lessons.exercises.verdict import Case, Fail, close, draw, graph_request, mutation_text, node_name, shown
+from micrograph import build_grad, grad
 from micrograph.engine import Value, as_value
 from micrograph.errors import DomainError
 from micrograph.graph import Graph
 from micrograph.ops import op_by_name, pow_const
 from micrograph.order import topological_order
 
-__all__ = ["cases", "MISTAKES", "IMPORTS"]
+__all__ = ["EXERCISE", "MISTAKES", "cases"]
 
 _MEMO = "begin with: if V in grad_table: return grad_table[V]."
-MISTAKES: dict[str, Mistake] = {
-    m.code: m
-    for m in [
-        Mistake(
-            "mutation", "B is new nodes that consume G's nodes; G itself stays as it was.", words="changed G"
-        ),
-        Mistake("no-memo", _MEMO, words="no memo: gradients built again"),
-        Mistake(
-            "number",
-            "build nodes: op.bprop on Value arguments returns Value nodes; sum them with +, never take "
-            ".data.",
-            "symbolic",
-            words="returned a number, not a node of B",
-        ),
-        Mistake(
-            "not-stored",
-            "store the sum in grad_table[V] before returning it.",
-            words="the sum not stored in grad_table[V]",
-        ),
-        Mistake("B-domain", "", "symbolic", words="a B that cannot be evaluated"),
-        Mistake(
-            "unknown-op",
-            "build B with micrograph's operations (op.bprop, +, *).",
-            words="an operation micrograph does not have",
-        ),
-        Mistake(
-            "numbers-in-B",
-            "pass the nodes themselves (C, its inputs) to op.bprop, never their .data.",
-            "symbolic",
-            words="node.data passed to op.bprop",
-        ),
-        Mistake("not-differentiable", "", "again", words="a B whose derivative is wrong"),
-        Mistake("paths", _MEMO, "recompute", words="every path walked again (no memo)"),
-    ]
-}
-"""The mistakes this exercise recognises (and those of Algorithm 6.2's sums, :mod:`.backprop`)."""
-
-IMPORTS = Imports(
-    "Algorithm 6.6 in Python, with micrograph's nodes and operations", frozenset({"math", *HARMLESS})
+MISTAKES: dict[str, Mistake] = table(
+    Mistake(
+        "mutation", "B is new nodes that consume G's nodes; G itself stays as it was.", words="changed G"
+    ),
+    Mistake("no-memo", _MEMO, words="no memo: gradients built again"),
+    Mistake(
+        "number",
+        "build nodes: op.bprop on Value arguments returns Value nodes; sum them with +, never take .data.",
+        "symbolic",
+        words="returned a number, not a node of B",
+    ),
+    Mistake(
+        "not-stored",
+        "store the sum in grad_table[V] before returning it.",
+        words="the sum not stored in grad_table[V]",
+    ),
+    Mistake("B-domain", "", "symbolic", words="a B that cannot be evaluated"),
+    Mistake(
+        "unknown-op",
+        "build B with micrograph's operations (op.bprop, +, *).",
+        words="an operation micrograph does not have",
+    ),
+    Mistake(
+        "numbers-in-B",
+        "pass the nodes themselves (C, its inputs) to op.bprop, never their .data.",
+        "symbolic",
+        words="node.data passed to op.bprop",
+    ),
+    Mistake("not-differentiable", "", "again", words="a B whose derivative is wrong"),
+    Mistake("paths", _MEMO, "recompute", words="every path walked again (no memo)"),
 )
-"""The modules a solution may import (and micrograph's nodes, which the import guard allows)."""
+"""The mistakes this exercise recognises (and those of Algorithm 6.2's sums, :mod:`.backprop`)."""
 
 _PATHS = "every path walked: work grows with the number of paths (figure 6.9)."
 _NEEDS = (
@@ -326,24 +321,79 @@ def _judge(spec: GraphCase, G: Graph, T: list[Value], members: list[int]) -> Any
     return judge
 
 
+def _part(spec: GraphCase, number: int) -> tuple[Graph, dict[str, Any], Any, dict[str, Any]]:
+    """A case's G, its request (G, the members of G' and the targets T) and the judge of what the solution
+    built."""
+    z, T = spec.build()
+    G = Graph(z)
+    members = [G.index[v] for v in G.prune(T).nodes]
+    request = {**graph_request(G), "members": members, "targets": [G.index[V] for V in T]}
+    return G, request, _judge(spec, G, T, members), {}
+
+
 def cases(seed: int) -> Iterator[Case]:
     """The graph cases but the deep chain, driven as Algorithm 6.5 drives build_grad."""
-    tally = Tally()
-    for spec in graph_cases(deep=False, seed=seed):
-        z, T = spec.build()
-        G = Graph(z)
-        members = [G.index[v] for v in G.prune(T).nodes]
-        request = {**graph_request(G), "members": members, "targets": [G.index[V] for V in T]}
-        judge, hooks = tally.add(
-            _judge(spec, G, T, members), paths_stop(spec, G, MISTAKES["paths"], _PATHS, _NEEDS)
-        )
-        yield Case(
-            spec.name,
-            request,
-            judge,
-            graph=G,
-            what="build_grad(V, G, G', grad_table)",
-            book="symbolic",
-            extra=hooks,
-            cpu=spec.cpu,
-        )
+    what = "build_grad(V, G, G', grad_table)"
+    specs = graph_cases(deep=False, seed=seed)
+    return measured_cases(specs, _part, MISTAKES, what=what, book="symbolic", paths=_PATHS, needs=_NEEDS)
+
+
+TEMPLATE = '''\
+# micrograph exercise: build_grad
+"""Algorithm 6.6, build_grad: symbol-to-symbol back-propagation. The result is a node of B, not a number.
+
+Algorithm 6.6 (section 6.5.6), in words: to build the gradient of z with respect to V,
+  - if V is already in grad_table, return grad_table[V];
+  - for each consumer C of V in G' (get_consumers(V, G')):
+        op = get_operation(C);  D = build_grad(C, G, G', grad_table)
+        G(i) = op.bprop(get_inputs(C, G'), V, D)
+  - G = the sum of the G(i); grad_table[V] = G; return G.
+The checker calls it as Algorithm 6.5 does: grad_table[z] <- 1, then build_grad(V, G, G', grad_table)
+for each V in the target set T.
+
+In micrograph: G_prime.get_consumers(V); C.op; C.inputs; and op.bprop(C.inputs, V, D, C), whose last
+argument is C itself (tanh's rule reuses the node's output). op.bprop returns a node (or None when every
+local derivative is exactly 0). Everything here is a Value node: add the terms with +, never read .data,
+so that B can be evaluated again for new inputs and differentiated again. Leave G's nodes as they are.
+
+@SEE@
+@CHECK@
+"""
+
+
+def build_grad(V, G, G_prime, grad_table):
+    """Return the node dz/dV of B, and store it in grad_table[V]."""
+    # TODO
+    raise NotImplementedError
+'''
+
+EXERCISE = Exercise(
+    name="build_grad",
+    title="symbol-to-symbol: B is nodes",
+    book="Algorithms 6.5, 6.6",
+    functions=("build_grad",),
+    lesson=6,
+    template=TEMPLATE,
+    cases=cases,
+    answer=answers.Schema(
+        {
+            "result": list_of(answers.node_of_B, lambda ctx: ctx.targets),
+            "entries": list_of(
+                record(("position", position), ("node", answers.node_of_B)), lambda ctx: ctx.n
+            ),
+            "B": answers.b_records,
+            "seed_kept": boolean,
+            "calls": count,
+            "mutation": answers.GRAPH_MUTATION,
+        },
+        {"recursive": text, "bprop": count},
+    ),
+    imports=Imports.python("Algorithm 6.6 in Python, with micrograph's nodes and operations"),
+    reference=lambda: types.SimpleNamespace(build_grad=build_grad),  # Algorithm 6.6
+    call="call_build_grad",
+    writes="Algorithm 6.6",
+    shares=("backprop",),
+)
+"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`, and backprop's rows for a wrong
+sum), what a solution may import (and micrograph's nodes, which the import guard allows), micrograph's own
+build_grad as the reference."""

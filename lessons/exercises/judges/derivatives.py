@@ -3,7 +3,7 @@ Algorithm 6.2.
 
 The answer key is the operation table's rule (``Op.local_derivative``) at fixed points (the last near the
 domain's edge) and at points drawn from the check's seed. Nothing of micrograph is importable by the solution
-in this exercise.
+in this exercise. The exercise, template and all, is :data:`EXERCISE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
 """
@@ -12,18 +12,22 @@ from __future__ import annotations
 
 import math
 import random
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from lessons.exercises.answers import Schema
 from lessons.exercises.drawing import Mark
+from lessons.exercises.exercise import Exercise
 from lessons.exercises.imports import Imports
-from lessons.exercises.judge import Case, Fail, close, decode, differ, draw, shown
-from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.judges.mistakes import Mistake, failure, table
+from lessons.exercises.schema import list_of, plain
+from lessons.exercises.verdict import Case, Fail, close, decode, differ, draw, shown
 from micrograph.engine import Value
 from micrograph.graph import Graph
 from micrograph.ops import OPS
 
-__all__ = ["cases", "MISTAKES", "IMPORTS", "DERIVATIVE_RULES", "POINTS"]
+__all__ = ["EXERCISE", "MISTAKES", "cases", "DERIVATIVE_RULES", "POINTS"]
 
 DERIVATIVE_RULES: list[tuple[str, str, int]] = [
     ("tanh_dx", "tanh", 0),
@@ -57,90 +61,79 @@ _DRAW: dict[str, Callable[[random.Random], tuple[float, ...]]] = {
 }
 """Random points inside each domain, away from its edge."""
 
-MISTAKES: dict[str, Mistake] = {
-    m.code: m
-    for m in [
-        Mistake(
-            "tanh-input",
-            "the derivative of tanh is written with its output: tanh′(x) = 1 − tanh(x)² = 1 − out², "
-            "not 1 − x².",
-            "local",
-            words="tanh′ written with the input x",
-        ),
-        Mistake(
-            "sigmoid-input",
-            "σ′(x) = σ(x)(1 − σ(x)) = out·(1 − out): it is written with the output.",
-            "local",
-            words="σ′ written with the input x",
-        ),
-        Mistake(
-            "quotient-sign",
-            "d(x/y)/dy = −x/y² (the quotient rule's minus sign).",
-            "local",
-            words="d(x/y)/dy without its minus sign",
-        ),
-        Mistake(
-            "div-dy-as-dx",
-            "1/y is d(x/y)/dx; with respect to y the result is −x/y².",
-            "local",
-            words="d(x/y)/dy given as 1/y",
-        ),
-        Mistake(
-            "div-dy-no-x", "d(x/y)/dy = −x/y²: the x is missing.", "local", words="d(x/y)/dy without its x"
-        ),
-        Mistake(
-            "div-dx-as-dy",
-            "d(x/y)/dx = 1/y; −x/y² is the derivative in y.",
-            "local",
-            words="d(x/y)/dx given as −x/y²",
-        ),
-        Mistake(
-            "pow-dx-as-dy",
-            "out·log x is d(x^y)/dy; in x it is y·x^(y−1).",
-            "local",
-            words="d(x^y)/dx given as out·log x",
-        ),
-        Mistake(
-            "pow-exponent",
-            "d(x^y)/dx = y·x^(y−1): the exponent goes down by one.",
-            "local",
-            words="d(x^y)/dx with the wrong exponent",
-        ),
-        Mistake(
-            "pow-dy-power-rule",
-            "the power rule is for the base; for the exponent d(x^y)/dy = x^y·log x = out·log x.",
-            "local",
-            words="the power rule used for the exponent",
-        ),
-        Mistake(
-            "log-output",
-            "log′(x) = 1/x, with the input x, not the output.",
-            "local",
-            words="log′ written with the output",
-        ),
-        Mistake(
-            "sqrt-input",
-            "√′(x) = 1/(2√x) = 0.5/out: divide by the square root, not by x.",
-            "local",
-            words="√′ divided by x, not by √x",
-        ),
-        Mistake("sqrt-times", "√′(x) = 0.5/out, a division.", "local", words="√′ multiplied, not divided"),
-        Mistake(
-            "sign",
-            "the sign is wrong: check which way u moves when x_k grows.",
-            "local",
-            words="a derivative with the wrong sign",
-        ),
-        Mistake(
-            "not-a-number", "return a number (a float).", "local", words="a derivative that is not a number"
-        ),
-        Mistake("wrong-derivative", "", "local", words="a wrong local derivative"),
-    ]
-}
+MISTAKES: dict[str, Mistake] = table(
+    Mistake(
+        "tanh-input",
+        "the derivative of tanh is written with its output: tanh′(x) = 1 − tanh(x)² = 1 − out², not 1 − x².",
+        "local",
+        words="tanh′ written with the input x",
+    ),
+    Mistake(
+        "sigmoid-input",
+        "σ′(x) = σ(x)(1 − σ(x)) = out·(1 − out): it is written with the output.",
+        "local",
+        words="σ′ written with the input x",
+    ),
+    Mistake(
+        "quotient-sign",
+        "d(x/y)/dy = −x/y² (the quotient rule's minus sign).",
+        "local",
+        words="d(x/y)/dy without its minus sign",
+    ),
+    Mistake(
+        "div-dy-as-dx",
+        "1/y is d(x/y)/dx; with respect to y the result is −x/y².",
+        "local",
+        words="d(x/y)/dy given as 1/y",
+    ),
+    Mistake("div-dy-no-x", "d(x/y)/dy = −x/y²: the x is missing.", "local", words="d(x/y)/dy without its x"),
+    Mistake(
+        "div-dx-as-dy",
+        "d(x/y)/dx = 1/y; −x/y² is the derivative in y.",
+        "local",
+        words="d(x/y)/dx given as −x/y²",
+    ),
+    Mistake(
+        "pow-dx-as-dy",
+        "out·log x is d(x^y)/dy; in x it is y·x^(y−1).",
+        "local",
+        words="d(x^y)/dx given as out·log x",
+    ),
+    Mistake(
+        "pow-exponent",
+        "d(x^y)/dx = y·x^(y−1): the exponent goes down by one.",
+        "local",
+        words="d(x^y)/dx with the wrong exponent",
+    ),
+    Mistake(
+        "pow-dy-power-rule",
+        "the power rule is for the base; for the exponent d(x^y)/dy = x^y·log x = out·log x.",
+        "local",
+        words="the power rule used for the exponent",
+    ),
+    Mistake(
+        "log-output",
+        "log′(x) = 1/x, with the input x, not the output.",
+        "local",
+        words="log′ written with the output",
+    ),
+    Mistake(
+        "sqrt-input",
+        "√′(x) = 1/(2√x) = 0.5/out: divide by the square root, not by x.",
+        "local",
+        words="√′ divided by x, not by √x",
+    ),
+    Mistake("sqrt-times", "√′(x) = 0.5/out, a division.", "local", words="√′ multiplied, not divided"),
+    Mistake(
+        "sign",
+        "the sign is wrong: check which way u moves when x_k grows.",
+        "local",
+        words="a derivative with the wrong sign",
+    ),
+    Mistake("not-a-number", "return a number (a float).", "local", words="a derivative that is not a number"),
+    Mistake("wrong-derivative", "", "local", words="a wrong local derivative"),
+)
 """The mistakes this exercise recognises."""
-
-IMPORTS = Imports("the local derivatives with math", frozenset({"math", "__future__", "typing"}))
-"""The modules a solution may import."""
 
 _CANDIDATES: dict[str, list[tuple[str, Callable[[float, float, float], float]]]] = {
     "tanh_dx": [("tanh-input", lambda x, y, out: 1 - x * x)],
@@ -197,7 +190,7 @@ def _judge(fname: str, opname: str, k: int, points: list[tuple[float, ...]]) -> 
                 failure(
                     MISTAKES[_mistake(fname, args, out, actual, expected)],
                     f"{call} returned {shown(actual)}; the derivative is {shown(expected)}.",
-                    details=details + ([differ(expected, actual)] if differ(expected, actual) else []),
+                    details=details + differ(expected, actual),
                     node="u",
                     expected=expected,
                     actual=actual if isinstance(actual, (int, float)) else shown(actual),
@@ -237,3 +230,87 @@ def cases(seed: int) -> Iterator[Case]:
             book="local",
             cpu=1.0,
         )
+
+
+def _reference() -> Any:
+    """The operation table's rules in the exercise's shape: ``tanh_dx(x, out)``, ``div_dy(x, y, out)`` ..."""
+
+    def rule(opname: str, k: int) -> Callable[..., float]:
+        op = OPS[opname]
+        return lambda *args: float(op.local_derivative(k, args[:-1], args[-1]))  # (x[, y], out)
+
+    return types.SimpleNamespace(**{f: rule(op, k) for f, op, k in DERIVATIVE_RULES})
+
+
+TEMPLATE = '''\
+# micrograph exercise: derivatives
+"""Local derivatives: du/dx_k for six operations, the factor ∂u(i)/∂u(j) of each term of Algorithm 6.2.
+
+Each function gets the argument values and the operation's own output `out` (u itself), as the
+rules of micrograph's operation table do: some derivatives are simplest written with `out`.
+
+The book (section 6.5.3, Algorithm 6.2): "Each ∂u(i)/∂u(j) is a function of the parents u(j) of u(i)".
+
+@SEE@
+@CHECK@
+"""
+import math
+
+
+def tanh_dx(x, out):
+    """u = tanh(x), out = tanh(x): return du/dx."""
+    raise NotImplementedError  # TODO
+
+
+def sigmoid_dx(x, out):
+    """u = sigmoid(x) = 1 / (1 + exp(-x)), out = sigmoid(x): return du/dx."""
+    raise NotImplementedError  # TODO
+
+
+def div_dx(x, y, out):
+    """u = x / y: return du/dx (y != 0)."""
+    raise NotImplementedError  # TODO
+
+
+def div_dy(x, y, out):
+    """u = x / y: return du/dy (y != 0)."""
+    raise NotImplementedError  # TODO
+
+
+def pow_dx(x, y, out):
+    """u = x ** y (x > 0): return du/dx."""
+    raise NotImplementedError  # TODO
+
+
+def pow_dy(x, y, out):
+    """u = x ** y (x > 0): return du/dy."""
+    raise NotImplementedError  # TODO
+
+
+def log_dx(x, out):
+    """u = log(x) (x > 0): return du/dx."""
+    raise NotImplementedError  # TODO
+
+
+def sqrt_dx(x, out):
+    """u = sqrt(x) (x > 0): return du/dx."""
+    raise NotImplementedError  # TODO
+'''
+
+EXERCISE = Exercise(
+    name="derivatives",
+    title="tanh, sigmoid, x/y, x**y, log, sqrt",
+    book="∂u(i)/∂u(j), Alg. 6.2",
+    functions=tuple(f for f, _, _ in DERIVATIVE_RULES),
+    lesson=2,
+    template=TEMPLATE,
+    cases=cases,
+    answer=Schema({"result": list_of(plain, lambda ctx: ctx.points)}),
+    imports=Imports("the local derivatives with math", frozenset({"math", "__future__", "typing"})),
+    reference=_reference,
+    call="call_derivatives",
+    writes="the local derivatives ∂u(i)/∂u(j)",
+    nodes=False,
+)
+"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (math,
+and nothing of micrograph's), the operation table's rules as the reference."""

@@ -1,7 +1,7 @@
 """Exercise ``forward``: Algorithm 6.1, forward propagation over u(1)..u(n).
 
 The solution gets G (its nodes still holding the values of an earlier pass) and new inputs x; the answer key
-is :func:`micrograph.forward.evaluate` at x.
+is :func:`micrograph.forward.evaluate` at x. The exercise, template and all, is :data:`EXERCISE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
 """
@@ -9,14 +9,19 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, 
 from __future__ import annotations
 
 import math
+import types
 from collections.abc import Iterator
 from typing import Any
 
+from lessons.exercises import answers
 from lessons.exercises.cases import Case as GraphCase
-from lessons.exercises.cases import graph_cases, growth_chains
+from lessons.exercises.cases import graph_cases
 from lessons.exercises.drawing import Mark
-from lessons.exercises.imports import HARMLESS, Imports
-from lessons.exercises.judge import (
+from lessons.exercises.exercise import Exercise
+from lessons.exercises.imports import Imports
+from lessons.exercises.judges.mistakes import Mistake, failure, table
+from lessons.exercises.judges.scaling import GROWTH_HINT, measured_cases
+from lessons.exercises.verdict import (
     Case,
     Fail,
     close,
@@ -28,77 +33,67 @@ from lessons.exercises.judge import (
     node_name,
     shown,
 )
-from lessons.exercises.judges.mistakes import Mistake, failure
-from lessons.exercises.judges.scaling import GROWTH_HINT, Tally, growth_case, paths_stop
 from micrograph.errors import DomainError
 from micrograph.forward import evaluate
 from micrograph.graph import Graph
 
-__all__ = ["cases", "MISTAKES", "IMPORTS"]
+__all__ = ["EXERCISE", "MISTAKES", "cases"]
 
 _RANGE = (
     "the loop runs for i = n_i + 1, ..., n: in Python, range(n_inputs, n), which starts at the first "
     "operation."
 )
-MISTAKES: dict[str, Mistake] = {
-    m.code: m
-    for m in [
-        Mistake("mutation", "keep every value in u[i]; do not assign node.data.", words="assigned node.data"),
-        Mistake(
-            "not-a-list",
-            "return the list u of all n values (a list, or a numpy array converted with .tolist()).",
-            words="did not return the list u",
-        ),
-        Mistake(
-            "skip-u1",
-            "the inputs loop runs for i = 1, ..., n_i: in Python, range(n_inputs), from 0.",
-            "inputs",
-            words="the first input u(1) skipped",
-        ),
-        Mistake(
-            "inputs",
-            "set the inputs first: u[i] = x[i] for i < n_i.",
-            "inputs",
-            words="the inputs not set first",
-        ),
-        Mistake("skip-first", _RANGE, "order", words="the first operation node skipped"),
-        Mistake(
-            "not-computed", "compute every node after the inputs.", "order", words="a node never computed"
-        ),
-        Mistake(
-            "stale",
-            "A(i) is the values this pass computed: u[j] for each parent j, not parent.data.",
-            "parents",
-            words="read parent.data, not this pass's u[j]",
-        ),
-        Mistake(
-            "argument-order",
-            "Pa(u(i)) is ordered: pass the parents in argument order (node.inputs), never through a set.",
-            "parents",
-            words="the parents passed out of order",
-        ),
-        Mistake("wrong-value", "", "parents", words="a wrong value"),
-        Mistake(
-            "none-read",
-            "set the inputs first, from position 0 (u(1) is u[0]): for i in range(G.n_inputs): "
-            "u[i] = x[i]; then compute each node from its parents' values in u, in order.",
-            "inputs",
-            words="read a value before it was set",
-        ),
-        Mistake(
-            "paths",
-            "compute u[i] once for each i, in order, from the values of its parents already in u; never "
-            "evaluate a parent again.",
-            "recompute",
-            words="every path evaluated again",
-        ),
-        Mistake("growth", GROWTH_HINT, words="time grows faster than the graph"),
-    ]
-}
+MISTAKES: dict[str, Mistake] = table(
+    Mistake("mutation", "keep every value in u[i]; do not assign node.data.", words="assigned node.data"),
+    Mistake(
+        "not-a-list",
+        "return the list u of all n values (a list, or a numpy array converted with .tolist()).",
+        words="did not return the list u",
+    ),
+    Mistake(
+        "skip-u1",
+        "the inputs loop runs for i = 1, ..., n_i: in Python, range(n_inputs), from 0.",
+        "inputs",
+        words="the first input u(1) skipped",
+    ),
+    Mistake(
+        "inputs",
+        "set the inputs first: u[i] = x[i] for i < n_i.",
+        "inputs",
+        words="the inputs not set first",
+    ),
+    Mistake("skip-first", _RANGE, "order", words="the first operation node skipped"),
+    Mistake("not-computed", "compute every node after the inputs.", "order", words="a node never computed"),
+    Mistake(
+        "stale",
+        "A(i) is the values this pass computed: u[j] for each parent j, not parent.data.",
+        "parents",
+        words="read parent.data, not this pass's u[j]",
+    ),
+    Mistake(
+        "argument-order",
+        "Pa(u(i)) is ordered: pass the parents in argument order (node.inputs), never through a set.",
+        "parents",
+        words="the parents passed out of order",
+    ),
+    Mistake("wrong-value", "", "parents", words="a wrong value"),
+    Mistake(
+        "none-read",
+        "set the inputs first, from position 0 (u(1) is u[0]): for i in range(G.n_inputs): "
+        "u[i] = x[i]; then compute each node from its parents' values in u, in order.",
+        "inputs",
+        words="read a value before it was set",
+    ),
+    Mistake(
+        "paths",
+        "compute u[i] once for each i, in order, from the values of its parents already in u; never "
+        "evaluate a parent again.",
+        "recompute",
+        words="every path evaluated again",
+    ),
+    Mistake("growth", GROWTH_HINT, words="time grows faster than the graph"),
+)
 """The mistakes this exercise recognises."""
-
-IMPORTS = Imports("Algorithm 6.1 in Python, with math or numpy", frozenset({"math", "numpy", *HARMLESS}))
-"""The modules a solution may import (and micrograph's nodes, which the import guard allows)."""
 
 _PATHS = "every value recomputed along every path: work grows with the number of paths (figure 6.9)."
 _NEEDS = (
@@ -165,9 +160,7 @@ def _wrong(
             if code == "skip-u1"
             else f"u[{i}] = {shown(a)}, but the input x[{i}] is {shown(x[i])}."
         )
-        raise _fail(
-            code, headline, details=[differ(e, a)] if differ(e, a) else [], **kw, **draw(graph, **picture)
-        )
+        raise _fail(code, headline, details=differ(e, a), **kw, **draw(graph, **picture))
     pa = list(graph.parents[i])
     picture["marks"] = [Mark(j, i, k, f"u{j + 1} = {shown(expected[j])}") for k, j in enumerate(pa)]
     formula = f"{v.op.name}({', '.join(f'u{j + 1}' for j in pa)})"
@@ -175,7 +168,7 @@ def _wrong(
         f"{name} = {formula} = {v.op.name}({', '.join(shown(expected[j]) for j in pa)}) = {shown(e)}; "
         f"yours is {shown(a)}."
     ]
-    details += [differ(e, a)] if differ(e, a) else []
+    details += differ(e, a)
     if a is None:
         code = "skip-first" if i == n_i else "not-computed"
         raise _fail(
@@ -242,29 +235,66 @@ def _judge(graph: Graph, x: list[float], expected: list[float], stale: list[floa
     return judge
 
 
-def _part(spec: GraphCase) -> tuple[Graph, dict[str, Any], Any]:
-    """A case's G, its request (G and new inputs) and the judge of the solution's answer."""
+def _part(spec: GraphCase, number: int) -> tuple[Graph, dict[str, Any], Any, dict[str, Any]]:
+    """A case's G, its request (G and new inputs), the judge of the solution's answer, and the case's own
+    hook (an exception on None read as a value never set)."""
     graph, x, expected = _new_inputs(spec)
     stale = [v.data for v in graph.nodes]
-    return graph, {**graph_request(graph), "x": x}, _judge(graph, x, expected, stale)
+    request = {**graph_request(graph), "x": x}
+    return graph, request, _judge(graph, x, expected, stale), {"exception": _none_read}
 
 
 def cases(seed: int) -> Iterator[Case]:
     """The graph cases with inputs moved by 10 %; the answer key is Algorithm 6.1 at those inputs. Then the
     growth case on :func:`~lessons.exercises.cases.growth_chains`."""
-    tally = Tally()
-    for spec in graph_cases(seed=seed):
-        graph, request, judge = _part(spec)
-        counted, hooks = tally.add(judge, paths_stop(spec, graph, MISTAKES["paths"], _PATHS, _NEEDS))
-        yield Case(
-            spec.name,
-            request,
-            counted,
-            graph=graph,
-            what="forward(G, x)",
-            book="order",
-            extra={"exception": _none_read, **hooks},
-            cpu=spec.cpu,
-        )
-    parts = [_part(spec)[1:] for spec in growth_chains()]
-    yield growth_case(parts, tally, MISTAKES["growth"], "values", "forward(G, x)")
+    specs = graph_cases(seed=seed)
+    what = "forward(G, x)"
+    return measured_cases(
+        specs, _part, MISTAKES, what=what, book="order", paths=_PATHS, needs=_NEEDS, right="values"
+    )
+
+
+TEMPLATE = '''\
+# micrograph exercise: forward
+"""Algorithm 6.1, forward propagation over the ordered node list u(1)..u(n).
+
+The book (section 6.5.3, Algorithm 6.1):
+
+@ALGORITHM_6_1@
+
+Here positions are 0-based: G.nodes[0] is u(1), G.nodes[n - 1] is u(n); G.n_inputs is n_i.
+G.parents[i] is the tuple of positions j of the parents of G.nodes[i], in argument order.
+G.nodes[i].op.f is f(i) on numbers: G.nodes[i].op.f(2.0, 3.0) for a two-argument operation.
+Return the whole list u (the checker reads every u(i)), and leave the nodes as they are: do not
+assign node.data (the graph is shared with whoever called you).
+
+@SEE@
+@CHECK@
+"""
+
+
+def forward(G, x):
+    """Return the list u of the values of u(1)..u(n) for the inputs x (a list of n_i numbers)."""
+    n = len(G.nodes)
+    u = [None] * n
+    # TODO: lines 1-3, the inputs.
+    # TODO: lines 4-7, every other node in order, from the values in u.
+    raise NotImplementedError
+'''
+
+EXERCISE = Exercise(
+    name="forward",
+    title="forward propagation",
+    book="Algorithm 6.1",
+    functions=("forward",),
+    lesson=1,
+    template=TEMPLATE,
+    cases=cases,
+    answer=answers.ON_G,
+    imports=Imports.python("Algorithm 6.1 in Python, with math or numpy", "numpy"),
+    reference=lambda: types.SimpleNamespace(forward=lambda G, x: evaluate(G, x)),  # Algorithm 6.1
+    call="call_forward",
+    writes="Algorithm 6.1",
+)
+"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and
+micrograph's nodes, which the import guard allows), micrograph's own forward pass as the reference."""

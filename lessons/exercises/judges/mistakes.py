@@ -1,9 +1,9 @@
 """A recognised mistake as a row of data: its code, the hint, the book's sentence, a phrase in words.
 
-Each exercise's judge keeps its mistakes in a table ``MISTAKES = {code: Mistake(...)}``; a diagnosis names
-the row, so the hint, the book's sentence and the phrase a class report shows are written once per mistake.
-The judge itself (:mod:`lessons.exercises.judge`) names the failures common to every exercise (a timeout, a
-syntax error ...) with the codes of :data:`GENERAL`, which gives each its phrase.
+Each exercise's judge keeps its mistakes in a table ``MISTAKES = table(Mistake(...), ...)``, {code: row};
+a diagnosis names the row, so the hint, the book's sentence and the phrase a class report shows are written
+once per mistake. The failures common to every exercise (a timeout, a syntax error ...,
+:mod:`lessons.exercises.failures`) have the codes of :data:`GENERAL`, which gives each its phrase.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 from lessons.exercises.report import Failure
 
-__all__ = ["Mistake", "failure", "GENERAL"]
+__all__ = ["Mistake", "table", "failure", "GENERAL"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,11 @@ class Mistake:
     hint: str = ""
     book: str = ""
     words: str = ""
+
+
+def table(*rows: Mistake) -> dict[str, Mistake]:
+    """An exercise's mistakes by code, in the order written: ``MISTAKES = table(Mistake(...), ...)``."""
+    return {m.code: m for m in rows}
 
 
 GENERAL: dict[str, str] = {

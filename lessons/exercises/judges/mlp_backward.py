@@ -3,7 +3,7 @@
 The solution gets one example's forward pass (Algorithm 6.3) as plain numbers, indexed as the book does,
 and the activations' derivative ``net.f_prime``; the answer key is :func:`micrograph.nn.backward_mlp`. The
 networks have non-zero biases and several λ (zero among them), so a penalty on the biases, or none on the
-weights, changes the answer.
+weights, changes the answer. The exercise, template and all, is :data:`EXERCISE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.4.
 """
@@ -11,58 +11,54 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, 
 from __future__ import annotations
 
 import random
+import types
 from collections.abc import Iterator
 from typing import Any
 
+from lessons.exercises import answers
 from lessons.exercises.drawing import Mark
-from lessons.exercises.imports import HARMLESS, Imports
-from lessons.exercises.judge import Case, Fail, close, decode, differ, draw, shown
-from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.exercise import Exercise
+from lessons.exercises.imports import Imports
+from lessons.exercises.judges.mistakes import Mistake, failure, table
+from lessons.exercises.schema import plain
+from lessons.exercises.verdict import Case, Fail, close, decode, differ, draw, shown
 from micrograph import backprop, nn
 from micrograph.engine import Value
 from micrograph.graph import Graph
 from micrograph.ops import op_by_name
 
-__all__ = ["cases", "MISTAKES", "IMPORTS", "NETS", "mlp_example"]
+__all__ = ["EXERCISE", "MISTAKES", "cases", "NETS", "mlp_example"]
 
-MISTAKES: dict[str, Mistake] = {
-    m.code: m
-    for m in [
-        Mistake(
-            "mutation",
-            "build new lists for the gradients; g ← ... rebinds g, it does not write into net.g.",
-            words="changed the network",
-        ),
-        Mistake("shape", "", "mlp_w", words="gradients of the wrong shape"),
-        Mistake(
-            "transposed",
-            "∇W(k) J = g h(k−1)ᵀ: entry [m][i] = g[m] × h(k−1)[i].",
-            "mlp_w",
-            words="∇W transposed",
-        ),
-        Mistake(
-            "bias-decay",
-            "Ω(θ) here penalises the weights only: ∇b Ω = 0.",
-            "mlp_b",
-            words="the biases penalised too",
-        ),
-        Mistake(
-            "no-f-prime",
-            "multiply g by f′(a(k)) element-wise first.",
-            "mlp_f",
-            words="g not multiplied by f′(a(k))",
-        ),
-        Mistake("wrong-b", "", "mlp_b", words="a wrong bias gradient"),
-        Mistake(
-            "no-penalty", "add λ ∇W Ω = 2λ W(k) to g h(k−1)ᵀ.", "mlp_w", words="the weight penalty left out"
-        ),
-        Mistake("wrong-W", "", "mlp_w", words="a wrong weight gradient"),
-    ]
-}
+MISTAKES: dict[str, Mistake] = table(
+    Mistake(
+        "mutation",
+        "build new lists for the gradients; g ← ... rebinds g, it does not write into net.g.",
+        words="changed the network",
+    ),
+    Mistake("shape", "", "mlp_w", words="gradients of the wrong shape"),
+    Mistake(
+        "transposed",
+        "∇W(k) J = g h(k−1)ᵀ: entry [m][i] = g[m] × h(k−1)[i].",
+        "mlp_w",
+        words="∇W transposed",
+    ),
+    Mistake(
+        "bias-decay",
+        "Ω(θ) here penalises the weights only: ∇b Ω = 0.",
+        "mlp_b",
+        words="the biases penalised too",
+    ),
+    Mistake(
+        "no-f-prime",
+        "multiply g by f′(a(k)) element-wise first.",
+        "mlp_f",
+        words="g not multiplied by f′(a(k))",
+    ),
+    Mistake("wrong-b", "", "mlp_b", words="a wrong bias gradient"),
+    Mistake("no-penalty", "add λ ∇W Ω = 2λ W(k) to g h(k−1)ᵀ.", "mlp_w", words="the weight penalty left out"),
+    Mistake("wrong-W", "", "mlp_w", words="a wrong weight gradient"),
+)
 """The mistakes this exercise recognises."""
-
-IMPORTS = Imports("Algorithm 6.4 in Python, with math or numpy", frozenset({"math", "numpy", *HARMLESS}))
-"""The modules a solution may import."""
 
 NETS: list[tuple[str, int, list[int], str, float, int]] = [
     ("MLP(3, [2, 1]), tanh, λ = 0.01", 3, [2, 1], "tanh", 0.01, 1),
@@ -141,17 +137,34 @@ def _shape_text(x: Any) -> str:
     )
 
 
-def _mlp_draw(
-    graph: Graph, param: Value, e: float, a: Any, what: str, marks: tuple[Mark, ...] = ()
-) -> dict[str, Any]:
-    return draw(
-        graph,
-        wrong=graph.index[param],
-        expected=shown(e),
-        actual=shown(a),
-        marks=marks,
-        grads=list(backprop(graph).values()),
-        title=f"Algorithm 6.4: {what} is the first wrong gradient (grad: the right values)",
+def _wrong(
+    graph: Graph, param: Value, code: str, e: float, a: Any, name: tuple[str, str, str], **kw: Any
+) -> Fail:
+    """The failure of a wrong gradient of ``param``, drawn on J's graph with the right gradients.
+
+    ``name``: the entry (``grad_b[2][0]``), where it is in the network (``layer 2, unit 0``) and the node
+    (``b(2)[0]``); ``kw``: the failure's hint and the drawing's marks."""
+    entry, place, node = name
+    marks = kw.pop("marks", ())
+    return Fail(
+        failure(
+            MISTAKES[code],
+            f"{entry} is wrong ({place}): expected {shown(e)}, yours {shown(a)}.",
+            node=node,
+            expected=e,
+            actual=a,
+            details=differ(e, a),
+            **kw,
+            **draw(
+                graph,
+                wrong=graph.index[param],
+                expected=shown(e),
+                actual=shown(a),
+                marks=marks,
+                grads=list(backprop(graph).values()),
+                title=f"Algorithm 6.4: {entry} is the first wrong gradient (grad: the right values)",
+            ),
+        )
     )
 
 
@@ -186,18 +199,8 @@ def _check_b(
         hint = (
             f"multiply g by f′(a({k})) element-wise first." if code == "no-f-prime" else MISTAKES[code].hint
         )
-        raise Fail(
-            failure(
-                MISTAKES[code],
-                f"grad_b[{k}][{m}] is wrong (layer {k}, unit {m}): expected {shown(e)}, yours {shown(a)}.",
-                hint=hint,
-                node=f"b({k})[{m}]",
-                expected=e,
-                actual=a,
-                details=[differ(e, a)] if differ(e, a) else [],
-                **_mlp_draw(graph, neuron.b, e, a, f"grad_b[{k}][{m}]", marks),
-            )
-        )
+        name = (f"grad_b[{k}][{m}]", f"layer {k}, unit {m}", f"b({k})[{m}]")
+        raise _wrong(graph, neuron.b, code, e, a, name, hint=hint, marks=marks)
 
 
 def _check_W(net: dict[str, Any], key: dict[Value, float], graph: Graph, k: int, Wk: Any, layer: Any) -> None:
@@ -209,19 +212,8 @@ def _check_W(net: dict[str, Any], key: dict[Value, float], graph: Graph, k: int,
                 continue
             code = "no-penalty" if lam and close(a, e - 2 * lam * w.data) else "wrong-W"
             hint = f"add λ ∇W Ω = 2λ W({k}) to g h({k - 1})ᵀ." if code == "no-penalty" else ""
-            raise Fail(
-                failure(
-                    MISTAKES[code],
-                    f"grad_W[{k}][{m}][{i}] is wrong (layer {k}, row {m}, column {i}): "
-                    f"expected {shown(e)}, yours {shown(a)}.",
-                    hint=hint,
-                    node=f"W({k})[{m}][{i}]",
-                    expected=e,
-                    actual=a,
-                    details=[differ(e, a)] if differ(e, a) else [],
-                    **_mlp_draw(graph, w, e, a, f"grad_W[{k}][{m}][{i}]"),
-                )
-            )
+            name = (f"grad_W[{k}][{m}][{i}]", f"layer {k}, row {m}, column {i}", f"W({k})[{m}][{i}]")
+            raise _wrong(graph, w, code, e, a, name, hint=hint)
 
 
 def _compare(
@@ -291,3 +283,67 @@ def cases(seed: int) -> Iterator[Case]:
         yield Case(
             title, request, _judge(net, model, fwd, key), what="backward_mlp(net)", book="mlp_loop", cpu=1.0
         )
+
+
+def _reference() -> Any:
+    """micrograph's Algorithm 6.4 in the exercise's shape: ``backward_mlp(net)`` -> (grad_W, grad_b), for a
+    ``net`` that holds the model, one example (x, y) and λ (``net.model``, ``net.x``, ``net.y``,
+    ``net.lam``)."""
+
+    def backward_mlp(net: Any) -> tuple[dict[int, Any], dict[int, Any]]:
+        grads = nn.backward_mlp(net.model, net.x, net.y, loss="mse", l2=net.lam)  # Algorithm 6.4
+        layers = list(enumerate(net.model.layers, 1))
+        grad_W = {k: [[grads[w] for w in n.w] for n in layer.neurons] for k, layer in layers}
+        grad_b = {k: [grads[n.b] for n in layer.neurons] for k, layer in layers}
+        return grad_W, grad_b
+
+    return types.SimpleNamespace(backward_mlp=backward_mlp)
+
+
+TEMPLATE = '''\
+# micrograph exercise: mlp_backward
+"""Algorithm 6.4, the backward pass of an MLP on numbers, layer by layer.
+
+The book (section 6.5.4, Algorithm 6.4):
+
+@ALGORITHM_6_4@
+
+net holds one example's forward pass (Algorithm 6.3) as numbers, indexed as the book does (k = 1..l;
+index 0 of W, b, a is unused):
+    net.l            the number of layers
+    net.W[k][m][i]   the weight of layer k from unit i of h(k-1) to unit m of h(k)
+    net.b[k][m], net.a[k][m], net.h[k][m]   (net.h[0] is x)
+    net.g            grad_yhat J, one number per output
+    net.lam          lambda; Omega(theta) = the sum of the squares of the weights (not the biases)
+    net.f_prime(k, a, h)   f'(a) for layer k's activation at a (whose activation is h)
+Return (grad_W, grad_b): dicts {k: ...} with grad_W[k] shaped like W[k], grad_b[k] like b[k].
+
+@SEE@
+@CHECK@
+"""
+
+
+def backward_mlp(net):
+    """Return (grad_W, grad_b) for every layer k = 1..l."""
+    grad_W, grad_b = {}, {}
+    g = list(net.g)
+    # TODO: the loop over k from l down to 1, the four lines of the book.
+    raise NotImplementedError
+'''
+
+EXERCISE = Exercise(
+    name="mlp_backward",
+    title="the MLP, layer by layer",
+    book="Algorithm 6.4",
+    functions=("backward_mlp",),
+    lesson=5,
+    template=TEMPLATE,
+    cases=cases,
+    answer=answers.Schema({"result": plain, "mutation": answers.NET_MUTATION}),
+    imports=Imports.python("Algorithm 6.4 in Python, with math or numpy", "numpy"),
+    reference=_reference,
+    call="call_mlp",
+    writes="Algorithm 6.4",
+)
+"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import,
+micrograph's own Algorithm 6.4 as the reference."""

@@ -2,68 +2,64 @@
 
 The answer key is Algorithm 6.2's dz/dw (:func:`micrograph.backprop`) for the value, and figure 6.9's closed
 forms (:func:`micrograph.families.expected_counts`) or the engine's path count
-(:func:`micrograph.naive.naive_cost`) for the counts.
+(:func:`micrograph.naive.naive_cost`) for the counts. The exercise, template and all, is :data:`EXERCISE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.2, figure 6.9, equation 6.53.
 """
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
+from lessons.exercises import answers
 from lessons.exercises.cases import random_dag, random_seeds
-from lessons.exercises.imports import HARMLESS, Imports
-from lessons.exercises.judge import Case, Fail, close, decode, differ, graph_request, mutation_text, shown
-from lessons.exercises.judges.mistakes import Mistake, failure
-from micrograph import backprop
+from lessons.exercises.exercise import Exercise
+from lessons.exercises.imports import Imports
+from lessons.exercises.judges.mistakes import Mistake, failure, table
+from lessons.exercises.schema import plain
+from lessons.exercises.verdict import Case, Fail, close, decode, differ, graph_request, mutation_text, shown
+from micrograph import backprop, naive_grad
 from micrograph.engine import Value
 from micrograph.families import chain, expected_counts, ladder
 from micrograph.graph import Graph
 from micrograph.naive import naive_cost
 
-__all__ = ["cases", "MISTAKES", "IMPORTS"]
+__all__ = ["EXERCISE", "MISTAKES", "cases"]
 
 _COUNT_HINT = (
     "for each argument k of u that depends on w: recompute u's arguments and u itself from the leaves, "
     "then evaluate du/dx_k once."
 )
-MISTAKES: dict[str, Mistake] = {
-    m.code: m
-    for m in [
-        Mistake(
-            "mutation",
-            "only read the nodes; recompute values with tools.evaluate.",
-            words="changed the graph",
-        ),
-        Mistake(
-            "wrong-value",
-            "sum the terms of every argument that depends on w.",
-            "sum",
-            words="a wrong derivative",
-        ),
-        Mistake(
-            "uncounted",
-            "use tools.local_derivative and tools.evaluate, which count.",
-            words="evaluations not from tools",
-        ),
-        Mistake(
-            "stored",
-            "equation 6.53 recomputes every subexpression from the leaves each time it needs it: "
-            "f′(f(f(w))) f′(f(w)) f′(w). Read no .data of a non-leaf; recompute it with tools.evaluate.",
-            "recompute",
-            words="values stored, not recomputed",
-        ),
-        Mistake("count", _COUNT_HINT, "recompute", words="the wrong number of evaluations"),
-    ]
-}
-"""The mistakes this exercise recognises."""
-
-IMPORTS = Imports(
-    "the naive chain rule in Python, with math and the counted tools", frozenset({"math", *HARMLESS})
+MISTAKES: dict[str, Mistake] = table(
+    Mistake(
+        "mutation",
+        "only read the nodes; recompute values with tools.evaluate.",
+        words="changed the graph",
+    ),
+    Mistake(
+        "wrong-value",
+        "sum the terms of every argument that depends on w.",
+        "sum",
+        words="a wrong derivative",
+    ),
+    Mistake(
+        "uncounted",
+        "use tools.local_derivative and tools.evaluate, which count.",
+        words="evaluations not from tools",
+    ),
+    Mistake(
+        "stored",
+        "equation 6.53 recomputes every subexpression from the leaves each time it needs it: "
+        "f′(f(f(w))) f′(f(w)) f′(w). Read no .data of a non-leaf; recompute it with tools.evaluate.",
+        "recompute",
+        words="values stored, not recomputed",
+    ),
+    Mistake("count", _COUNT_HINT, "recompute", words="the wrong number of evaluations"),
 )
-"""The modules a solution may import."""
+"""The mistakes this exercise recognises."""
 
 _VALUE_CASES: list[tuple[str, Callable[[], tuple[Value, Value]]]] = [
     ("a * a: one node takes the same parent twice", lambda: (lambda a: (a * a, a))(Value(1.5, label="a"))),
@@ -141,7 +137,7 @@ def _judge(graph: Graph, w: Value, family: str, d: int) -> Any:
                 failure(
                     MISTAKES["wrong-value"],
                     f"naive_grad(z, w) = {shown(value)}; dz/dw = {shown(want)}.",
-                    details=details + ([differ(want, value)] if differ(want, value) else []),
+                    details=details + differ(want, value),
                     book="sum" if shared else "recompute",
                     hint=MISTAKES["wrong-value"].hint if shared else "",
                     expected=want,
@@ -178,3 +174,51 @@ def cases(seed: int) -> Iterator[Case]:
             book="recompute",
             cpu=1.0,
         )
+
+
+TEMPLATE = '''\
+# micrograph exercise: naive
+"""The naive chain rule of equation 6.53: dz/dw as a sum over paths, every subexpression recomputed.
+
+The book (section 6.5.2, figure 6.9): for x = f(w), y = f(x), z = f(y),
+    dz/dw = f'(y) f'(x) f'(w)                (6.52: values stored; back-propagation)
+          = f'(f(f(w))) f'(f(w)) f'(w)       (6.53: "f(w) is recomputed each time it is needed")
+
+Write 6.53 for any graph: D(w) = 1, and for a node u that depends on w,
+    D(u) = sum over the arguments x_k of u that depend on w of  du/dx_k * D(x_k).
+For each such argument k: recompute u's argument values from the leaves (a leaf's value is
+leaf.data; every other value is recomputed with tools.evaluate(node, argument_values)), recompute u
+itself (out = tools.evaluate(u, args)), then evaluate du/dx_k once with
+tools.local_derivative(u, k, args, out). Read no .data of a node that is not a leaf.
+Both tools count: the checker compares your counts with the closed forms for figure 6.9's chain
+(d local derivatives, d(d + 1)/2 recomputations) and for a ladder whose paths double at every level.
+
+@SEE@
+@CHECK@
+"""
+from lessons.exercises import tools
+
+
+def naive_grad(z, w):
+    """Return dz/dw, a number, by the naive chain rule (recursion is fine: these graphs are shallow)."""
+    # TODO
+    raise NotImplementedError
+'''
+
+EXERCISE = Exercise(
+    name="naive",
+    title="the naive chain rule, counted",
+    book="figure 6.9, eq. 6.53",
+    functions=("naive_grad",),
+    lesson=3,
+    template=TEMPLATE,
+    cases=cases,
+    answer=answers.Schema({"result": plain, "mutation": answers.GRAPH_MUTATION, "counts": answers.COUNTS}),
+    imports=Imports.python("the naive chain rule in Python, with math and the counted tools"),
+    reference=lambda: types.SimpleNamespace(naive_grad=naive_grad),  # equation 6.53
+    call="call_naive",
+    writes="the naive chain rule of equation 6.53",
+)
+"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and
+micrograph's nodes and tools, which the import guard allows), micrograph's own naive_grad as the
+reference."""

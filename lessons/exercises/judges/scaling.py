@@ -21,19 +21,20 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from lessons.exercises.cases import GROWTH
+from lessons.exercises.cases import GROWTH, growth_chains
 from lessons.exercises.cases import Case as GraphCase
-from lessons.exercises.judge import Case, Fail
 from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.limits import Stop
 from lessons.exercises.report import Failure
-from lessons.exercises.runner import Stop
+from lessons.exercises.verdict import Case, Fail
 from micrograph.graph import Graph
 from micrograph.naive import naive_cost
 
-__all__ = ["Tally", "paths_stop", "growth_case", "exponent", "SIGNIFICANT", "EXPONENT", "GROWTH_HINT"]
+__all__ = ["Tally", "measured_cases", "paths_stop", "growth_case", "exponent", "SIGNIFICANT", "EXPONENT",
+           "GROWTH_HINT"]  # fmt: skip
 
 SIGNIFICANT = 0.15
 """CPU seconds of the largest chain's call below which the growth case passes whatever the exponent: the
@@ -53,8 +54,11 @@ GROWTH_HINT = (
 
 Judge = Callable[[dict[str, Any]], None]
 
-
 Make = Callable[[Case, Stop], Failure]
+
+Part = Callable[[GraphCase, int], tuple[Graph, dict[str, Any], Judge, dict[str, Any]]]
+"""``part(spec, number)``: a graph case's G, its request, the judge of its answer and the case's own hooks
+(``number``: the case's place among the graph cases; -1 for a chain of the growth case)."""
 
 
 class Tally:
@@ -217,3 +221,35 @@ def growth_case(
         extra=hooks,
         cpu=3.0,
     )
+
+
+def measured_cases(
+    specs: list[GraphCase],
+    part: Part,
+    mistakes: Mapping[str, Mistake],
+    *,
+    what: str,
+    book: str,
+    paths: str,
+    needs: str,
+    right: str = "",
+) -> Iterator[Case]:
+    """An exercise's cases on graphs of section 6.5 with its work measured: each graph case, with the big
+    ladder's stop diagnosed (:func:`paths_stop`), then the growth case on
+    :func:`~lessons.exercises.cases.growth_chains` (:func:`growth_case`).
+
+    Args:
+        specs: the graph cases (:func:`~lessons.exercises.cases.graph_cases`). part: builds each case.
+        mistakes: the exercise's rows (its ``paths`` and, for a growth case, ``growth``).
+        what, book: as :class:`~lessons.exercises.verdict.Case`'s. paths, needs: for :func:`paths_stop`.
+        right: what was right when only the time is wrong (``"grad_table"``); "" for no growth case.
+    """
+    tally = Tally()
+    for number, spec in enumerate(specs):
+        graph, request, judge, hooks = part(spec, number)
+        counted, stop = tally.add(judge, paths_stop(spec, graph, mistakes["paths"], paths, needs))
+        extra = {**hooks, **stop}
+        yield Case(spec.name, request, counted, graph=graph, what=what, book=book, extra=extra, cpu=spec.cpu)
+    if right:
+        parts = [part(spec, -1)[1:3] for spec in growth_chains()]
+        yield growth_case(parts, tally, mistakes["growth"], right, what)

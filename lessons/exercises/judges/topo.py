@@ -1,7 +1,8 @@
 """Exercise ``topo``: the ordered node list u(1)..u(n), every node after its parents, the leaves first.
 
 The graph is sent to the solution as its node records in a shuffled order with shuffled ids, so nothing the
-solution's process holds reveals the order; the answer key is :class:`micrograph.Graph`'s order.
+solution's process holds reveals the order; the answer key is :class:`micrograph.Graph`'s order. The
+exercise, template and all, is :data:`EXERCISE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3.
 """
@@ -9,14 +10,19 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3.
 from __future__ import annotations
 
 import random
+import types
 from collections.abc import Iterator
 from typing import Any
 
+from lessons.exercises import answers
 from lessons.exercises.cases import Case as GraphCase
-from lessons.exercises.cases import graph_cases, growth_chains
+from lessons.exercises.cases import graph_cases
 from lessons.exercises.drawing import Mark
-from lessons.exercises.imports import HARMLESS, Imports
-from lessons.exercises.judge import (
+from lessons.exercises.exercise import Exercise
+from lessons.exercises.imports import Imports
+from lessons.exercises.judges.mistakes import Mistake, failure, table
+from lessons.exercises.judges.scaling import GROWTH_HINT, measured_cases
+from lessons.exercises.verdict import (
     Case,
     Fail,
     NodeRef,
@@ -27,62 +33,54 @@ from lessons.exercises.judge import (
     node_name,
     shown,
 )
-from lessons.exercises.judges.mistakes import Mistake, failure
-from lessons.exercises.judges.scaling import GROWTH_HINT, Tally, growth_case, paths_stop
 from micrograph.engine import Value
 from micrograph.graph import Graph
 
-__all__ = ["cases", "MISTAKES", "IMPORTS"]
+__all__ = ["EXERCISE", "MISTAKES", "cases"]
 
-MISTAKES: dict[str, Mistake] = {
-    m.code: m
-    for m in [
-        Mistake(
-            "mutation", "only read the nodes (.inputs); build a new list.", words="changed the graph's nodes"
-        ),
-        Mistake("not-a-list", "return a list of the nodes.", words="did not return a list"),
-        Mistake(
-            "stranger",
-            "return the nodes of z's graph themselves, not copies or new nodes.",
-            words="listed something not in the graph",
-        ),
-        Mistake(
-            "no-visited",
-            "keep a set of the nodes already visited and skip them.",
-            words="a node listed twice (no visited set)",
-        ),
-        Mistake(
-            "missing-node",
-            "start from z and follow node.inputs to every ancestor, constants included.",
-            words="a node of the graph left out",
-        ),
-        Mistake(
-            "reversed",
-            "u(1)..u(n) starts with the inputs and ends with the output u(n) = z.",
-            "order",
-            words="the order reversed, z first",
-        ),
-        Mistake("parent-after", "", "order", words="a node listed before its parent"),
-        Mistake(
-            "leaves-not-first",
-            "put the leaves first, in the order you met them, then the other nodes in your order.",
-            "inputs",
-            words="the leaves not listed first",
-        ),
-        Mistake(
-            "paths",
-            "keep a set of the nodes already visited and skip them: each node is expanded once, whatever "
-            "the number of paths that reach it.",
-            "recompute",
-            words="every path expanded (no visited set)",
-        ),
-        Mistake("growth", GROWTH_HINT, words="time grows faster than the graph"),
-    ]
-}
+MISTAKES: dict[str, Mistake] = table(
+    Mistake(
+        "mutation", "only read the nodes (.inputs); build a new list.", words="changed the graph's nodes"
+    ),
+    Mistake("not-a-list", "return a list of the nodes.", words="did not return a list"),
+    Mistake(
+        "stranger",
+        "return the nodes of z's graph themselves, not copies or new nodes.",
+        words="listed something not in the graph",
+    ),
+    Mistake(
+        "no-visited",
+        "keep a set of the nodes already visited and skip them.",
+        words="a node listed twice (no visited set)",
+    ),
+    Mistake(
+        "missing-node",
+        "start from z and follow node.inputs to every ancestor, constants included.",
+        words="a node of the graph left out",
+    ),
+    Mistake(
+        "reversed",
+        "u(1)..u(n) starts with the inputs and ends with the output u(n) = z.",
+        "order",
+        words="the order reversed, z first",
+    ),
+    Mistake("parent-after", "", "order", words="a node listed before its parent"),
+    Mistake(
+        "leaves-not-first",
+        "put the leaves first, in the order you met them, then the other nodes in your order.",
+        "inputs",
+        words="the leaves not listed first",
+    ),
+    Mistake(
+        "paths",
+        "keep a set of the nodes already visited and skip them: each node is expanded once, whatever "
+        "the number of paths that reach it.",
+        "recompute",
+        words="every path expanded (no visited set)",
+    ),
+    Mistake("growth", GROWTH_HINT, words="time grows faster than the graph"),
+)
 """The mistakes this exercise recognises."""
-
-IMPORTS = Imports("the order u(1)..u(n) in Python", frozenset({"math", *HARMLESS}))
-"""The modules a solution may import (and micrograph's nodes, which the import guard allows)."""
 
 _PATHS = "every path followed: work grows with the number of paths (figure 6.9)."
 _NEEDS = (
@@ -205,21 +203,60 @@ def _part(spec: GraphCase, rng: random.Random) -> tuple[Graph, dict[str, Any], A
 
 def cases(seed: int) -> Iterator[Case]:
     """The graph cases, sent shuffled; the answer key is the engine's order. Then the growth case on
-    :func:`~lessons.exercises.cases.growth_chains`."""
-    tally = Tally()
-    for number, spec in enumerate(graph_cases(seed=seed)):
-        graph, request, judge, positions = _part(spec, random.Random(seed * 7919 + number))
-        counted, hooks = tally.add(judge, paths_stop(spec, graph, MISTAKES["paths"], _PATHS, _NEEDS))
-        yield Case(
-            spec.name,
-            request,
-            counted,
-            graph=graph,
-            what="topological_order(z)",
-            book="order",
-            extra={"ref_to_pos": positions, **hooks},
-            cpu=spec.cpu,
-        )
-    rng = random.Random(seed * 7919 - 1)
-    parts = [_part(spec, rng)[1:3] for spec in growth_chains()]
-    yield growth_case(parts, tally, MISTAKES["growth"], "order", "topological_order(z)")
+    :func:`~lessons.exercises.cases.growth_chains`, its chains shuffled by one generator of their own."""
+    growth = random.Random(seed * 7919 - 1)
+
+    def part(spec: GraphCase, number: int) -> tuple[Graph, dict[str, Any], Any, dict[str, Any]]:
+        rng = random.Random(seed * 7919 + number) if number >= 0 else growth
+        graph, request, judge, positions = _part(spec, rng)
+        return graph, request, judge, {"ref_to_pos": positions}
+
+    specs = graph_cases(seed=seed)
+    what = "topological_order(z)"
+    return measured_cases(
+        specs, part, MISTAKES, what=what, book="order", paths=_PATHS, needs=_NEEDS, right="order"
+    )
+
+
+TEMPLATE = '''\
+# micrograph exercise: topo
+"""The ordered node list u(1)..u(n): every node after its parents, the n_i leaves first, z last.
+
+The book (section 6.5.3): "We will assume that the nodes of the graph have been ordered in such a way
+that we can compute their output one after the other, starting at u(n_i+1) and going up to u(n)."
+Algorithm 6.1 sets the inputs first: for i = 1, ..., n_i do u(i) <- x_i.
+
+A node is a micrograph Value: node.inputs is the tuple of its parents Pa(u) in argument order (a * a has
+the same parent twice); node.op is None for a leaf (an input or a constant).
+
+The checker's graphs include a chain 2,000 nodes deep: Python allows about 1,000 nested calls.
+
+@SEE@
+@CHECK@
+"""
+
+
+def topological_order(z):
+    """Return a list of every node z depends on (z included), each once: leaves first, z last."""
+    # TODO: a depth-first search from z that emits a node after all its parents have been emitted.
+    #       Remember the nodes already seen: a shared node is reached by several paths.
+    # TODO: then put the leaves (node.op is None) first.
+    raise NotImplementedError
+'''
+
+EXERCISE = Exercise(
+    name="topo",
+    title="u(1)..u(n), leaves first",
+    book="section 6.5.3",
+    functions=("topological_order",),
+    lesson=1,
+    template=TEMPLATE,
+    cases=cases,
+    answer=answers.ON_G,
+    imports=Imports.python("the order u(1)..u(n) in Python"),
+    reference=lambda: types.SimpleNamespace(topological_order=lambda z: Graph(z).nodes),
+    call="call_topo",
+    writes="the topological order u(1)..u(n)",
+)
+"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and
+micrograph's nodes, which the import guard allows), micrograph's own order as the reference."""

@@ -5,7 +5,8 @@
 import { fmt } from "./words.js";
 
 // Reads p.m, p.W, p.spec, p.paneG, p.paneB, p.views, p.inView, p.size, p.visible, p.outs (the dz/dw
-// outputs) and p.select (a click on a node of G). Gives p.gNode, p.bNode, p.draw and p.moved.
+// outputs), p.select (a click on a node of G), p.focused and p.label (the focused node's accessible name,
+// focus.js). Gives p.gNode, p.bNode, p.draw and p.moved.
 export function boxes(p) {
   var m = p.m, W = p.W, spec = p.spec, n = m.n, nodes = m.nodes, D = m.D;
   var gNode = [], dataText = [], gradText = [], bNode = [], bText = [];
@@ -27,6 +28,19 @@ export function boxes(p) {
       g.addEventListener("mouseleave", function () { hover(g, [], spec.b[b].consumers, false); });
     });
   }
+  // A copy of a node, drawn beside a far consumer (viz/explore_layout.py), is that node: a click and hovering
+  // do what they do on the node, and the copy is lit with it.
+  function copies(pane, attr, node, click, hovered) {
+    if (!pane) { return; }
+    pane.querySelectorAll("g[" + attr + "]").forEach(function (g) {
+      var i = parseInt(g.getAttribute(attr), 10);
+      if (click) { g.addEventListener("click", function () { click(i); }); }
+      g.addEventListener("mouseenter", function () { g.classList.add("mg-hover"); hovered(node[i], i, true); });
+      g.addEventListener("mouseleave", function () { g.classList.remove("mg-hover"); hovered(node[i], i, false); });
+    });
+  }
+  copies(p.paneG, "data-copy", gNode, function (i) { p.select(i); }, function (g, i, on) { hover(g, nodes[i].consumers, nodes[i].b_consumers, on); });
+  copies(p.paneB, "data-bcopy", bNode, null, function (g, b, on) { hover(g, [], spec.b[b].consumers, on); });
   // The node under the pointer and its consumers (in G and in B) highlighted.
   function hover(g, inG, inB, on) {
     g.classList.toggle("mg-hover", on);
@@ -46,6 +60,7 @@ export function boxes(p) {
       g.classList.toggle("mg-current", cls.indexOf("c") >= 0);
       g.classList.toggle("mg-selected", cls.indexOf("s") >= 0);
     }
+    if (g === p.focused) { p.label(g); }
   }
   function draw() {
     var f = m.frames[m.k];
@@ -61,6 +76,7 @@ export function boxes(p) {
       if (vb && p.inView(vb, bNode[b])) {
         setText(t, boxData[0] + (open ? fmt(m.u[spec.b[b].slot], D) : W.box_unknown) + boxData[1]);
         bNode[b].mgStale = false;
+        if (bNode[b] === p.focused) { p.label(bNode[b]); }
       } else { bNode[b].mgStale = true; }
     });
     spec.wrt.forEach(function (w, idx) { p.outs[idx].textContent = open || m.gradShown(w.j) ? fmt(m.gradOf(w.j), D) : W.box_empty; });

@@ -6,11 +6,16 @@
 //   words.js     numbers as Python formats them, Python's templates filled, elements
 //   model.js     p.m: the inputs, the program's slots, the frame shown, where an algorithm stops
 //   panes.js     the drawings of G and B, panned and zoomed; the toolbar
+//   pan.js       a drawing in a pane that pans and zooms as a page with a map does (the lessons' pictures too)
 //   boxes.js     the numbers written into the boxes in view; hovering a node
+//   focus.js     the nodes from the keyboard: Tab, Enter, the arrows along the edges
 //   stepping.js  the frames of Algorithms 6.1 and 6.2, their pseudo-code and sentence; the keys
 //   sum.js       the clicked node's grad_table entry as the book's sum
 //   predict.js   predict mode: the student types each grad_table entry
+//   groups.js    an MLP by layers or neurons: the groups' boxes, the level, a group's scalars opened
 import { boxes } from "./boxes.js";
+import { focusing } from "./focus.js";
+import { grouping } from "./groups.js";
 import { model } from "./model.js";
 import { panes } from "./panes.js";
 import { predicting } from "./predict.js";
@@ -79,6 +84,8 @@ export function mount(el, spec, evaluate, d3, keys) {
 
   panes(p, tools, graphs);
   boxes(p);
+  focusing(p);
+  if (spec.mlp) { grouping(p, tools, main, keys, function (next) { p.unkey(); mount(el, next, evaluate, d3, keys); }); }
   stepping(p, nav, side, keys);
   if (m.predict) {
     var ask = make("div", "mg-predict");
@@ -86,6 +93,7 @@ export function mount(el, spec, evaluate, d3, keys) {
     predicting(p, ask);
   }
   var sum = make("div", "mg-sum");
+  sum.setAttribute("aria-live", "polite");  // a node opened from the keyboard: its sum is read out
   side.appendChild(sum);
   sums(p, sum);
 
@@ -117,7 +125,27 @@ export function mount(el, spec, evaluate, d3, keys) {
 
 export function page(evaluate, d3) {
   var spec = JSON.parse(document.getElementById("micrograph-spec").textContent);
+  if (document.documentElement.classList.contains("mg-embedded")) { embedded(); }
   mount(document.getElementById("micrograph-explorer"), spec, evaluate, d3, document);
+}
+
+// The page in a frame that the page holding it makes as tall as this page (the site's explorer tab marks
+// the page so: class mg-embedded on <html>, --mg-vh its own window's 1vh), so that nothing scrolls inside
+// the frame: this page says its height whenever it changes, and takes the new --mg-vh when that window's
+// height changes. Messages from any other window are ignored.
+function embedded() {
+  var root = document.documentElement, body = document.body, said = -1;
+  function tell() {
+    var st = getComputedStyle(body);
+    var h = Math.ceil(body.getBoundingClientRect().height + parseFloat(st.marginTop) + parseFloat(st.marginBottom));
+    if (h !== said) { said = h; window.parent.postMessage({ micrographHeight: h }, "*"); }
+  }
+  window.addEventListener("message", function (e) {
+    var vh = e.source === window.parent && e.data ? e.data.micrographViewport : null;
+    if (typeof vh === "number" && vh > 0) { root.style.setProperty("--mg-vh", vh / 100 + "px"); }
+  });
+  if (window.ResizeObserver) { new ResizeObserver(tell).observe(body); }
+  tell();
 }
 
 export function widget(widgetModel, el, evaluate, d3) {  // anywidget's model: the spec, synced from Python

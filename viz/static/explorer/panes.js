@@ -1,9 +1,11 @@
-// The explorer's two drawings, G and B, each in a pane that pans and zooms (d3-zoom: wheel, drag, pinch
-// and touch pan), with the toolbar's buttons: zoom in and out, fit, 1:1, show G, B or both.
+// The explorer's two drawings, G and B, each in a pane that pans and zooms (pan.js: drag, Ctrl+wheel,
+// two-finger pan and pinch; the wheel and a one-finger swipe scroll the page), with the toolbar's buttons:
+// zoom in and out, fit, 1:1, show G, B or both.
+import { LEGIBLE_PX, NATURAL, fitScale, setCorner, setView, size, zoomable } from "./pan.js";
 import { button, make } from "./words.js";
 
-var LEGIBLE = 0.9;  // the least first-view scale: the smallest text, 10 pt argument numbers, at 9 px
-var NATURAL = 4 / 3;  // 1:1, Graphviz's points as CSS pixels (1 pt = 4/3 px)
+var LEGIBLE = LEGIBLE_PX / 10;  // the least first-view scale: the smallest text, 10 pt argument numbers, at 9 px
+var NARROW = "(max-width: 760px)";  // a phone, as explore.css's @media says
 
 // Builds the panes into `graphs` and the buttons into `tools`. Reads p.W, p.d3, p.spec; p.gNode and
 // p.bNode (the drawings' nodes) and p.moved (a pan or zoom has moved boxes into view) when called.
@@ -29,32 +31,13 @@ export function panes(p, tools, graphs) {
   var paneG = pane(spec.svg_g, "mg-pane-g", W.graph_g);
   var paneB = spec.svg_b ? pane(spec.svg_b, "mg-pane-b", W.graph_b) : null;
 
-  function zoomable(e) {
+  function zoomPane(e) {
     var svg = e.querySelector("svg");
     var box = (svg.getAttribute("viewBox") || "0 0 100 100").split(/[\s,]+/).map(Number);
-    ["width", "height", "viewBox"].forEach(function (a) { svg.removeAttribute(a); });
-    var g = document.createElementNS("http://www.w3.org/2000/svg", "g");
-    g.setAttribute("class", "mg-zoom");
-    while (svg.firstChild) { g.appendChild(svg.firstChild); }
-    svg.appendChild(g);
-    var z = { pane: e, svg: svg, g: g, w: box[2], h: box[3], ready: false, k: 1 };
-    z.zoom = d3.zoom().scaleExtent([0.02, 8]).on("zoom", function (ev) {
-      g.setAttribute("transform", ev.transform.toString());
-      z.k = ev.transform.k;
-      e.setAttribute("data-scale", ev.transform.k.toFixed(4));
-      if (p.ready) { p.moved(); }
-    });
-    z.sel = d3.select(svg).call(z.zoom).on("dblclick.zoom", null);
-    return z;
+    return zoomable(d3, e, svg, box[2], box[3], 0.02, 8, function () { if (p.ready) { p.moved(); } });
   }
-  var views = [zoomable(paneG)];
-  if (paneB) { views.push(zoomable(paneB)); }
-  function size(z) { return [z.pane.clientWidth || 1, z.pane.clientHeight || 1]; }
-  function setView(z, scale, cx, cy) {  // scale, and the drawing's point (cx, cy) at the pane's centre
-    var s = size(z);
-    z.sel.call(z.zoom.transform, d3.zoomIdentity.translate(s[0] / 2 - scale * cx, s[1] / 2 - scale * cy).scale(scale));
-  }
-  function fitScale(z) { var s = size(z); return Math.min(s[0] / z.w, s[1] / z.h); }
+  var views = [zoomPane(paneG)];
+  if (paneB) { views.push(zoomPane(paneB)); }
   function center(z, g) {  // a node's centre in the drawing's coordinates
     var b = g.getBBox(), mat = z.g.getCTM().inverse().multiply(g.getCTM());
     var pt = z.svg.createSVGPoint();
@@ -62,28 +45,55 @@ export function panes(p, tools, graphs) {
     pt = pt.matrixTransform(mat);
     return [pt.x, pt.y];
   }
-  function firstView(z, focus) {  // the whole drawing if it is legible so; else legible, at the output
-    var f = fitScale(z);
-    if (f >= LEGIBLE) { setView(z, Math.min(f, NATURAL), z.w / 2, z.h / 2); } else {
-      var c = focus ? center(z, focus) : [z.w / 2, z.h / 2], s = size(z);
-      var hx = s[0] / (2 * LEGIBLE), hy = s[1] / (2 * LEGIBLE);  // half the pane, in the drawing's units
-      setView(z, LEGIBLE, Math.max(hx, Math.min(c[0], z.w - hx)), Math.max(hy, Math.min(c[1], z.h - hy)));
+  // The inputs in the drawing: the box [left, top, right, bottom] around G's variables (the leaves with a
+  // slider; all its leaves u(1)..u(n_i) if it has none), and the first one's, u(1)'s where it is one.
+  function inputs(z) {
+    var all = [Infinity, Infinity, -Infinity, -Infinity], first = null, leaves = p.spec.inputs;
+    var some = leaves.some(function (inp) { return inp.variable; });
+    for (var j = 0; j < leaves.length; j++) {
+      var g = p.gNode[j];
+      if (!g || (some && !leaves[j].variable)) { continue; }
+      var b = g.getBBox(), c = center(z, g);
+      var box = [c[0] - b.width / 2, c[1] - b.height / 2, c[0] + b.width / 2, c[1] + b.height / 2];
+      all = [Math.min(all[0], box[0]), Math.min(all[1], box[1]), Math.max(all[2], box[2]), Math.max(all[3], box[3])];
+      first = first || box;
+    }
+    return first ? { all: all, first: first } : { all: [0, 0, 0, 0], first: [0, 0, 0, 0] };
+  }
+  // The first view: the whole drawing if it is legible so. Else, at a legible scale: on a phone, G from its
+  // inputs (the whole width if it is legible so): all of them where the pane holds them (from their left,
+  // centred up and down), else from the first, u(1), at the top left; on a wider screen, and for B, the
+  // output (G's u(n), B's last node).
+  function firstView(z, focus, fromInputs) {
+    var f = fitScale(z), s = size(z), margin = 8;
+    if (f >= LEGIBLE) { setView(d3, z, Math.min(f, NATURAL), z.w / 2, z.h / 2); } else if (fromInputs) {
+      var k = Math.max(LEGIBLE, Math.min(s[0] / z.w, NATURAL)), at = inputs(z), m = margin / k;
+      var wide = (at.all[2] - at.all[0]) * k + 2 * margin > s[0], tall = (at.all[3] - at.all[1]) * k + 2 * margin > s[1];
+      var x = (wide ? at.first[0] : at.all[0]) - m;
+      var y = tall ? at.first[1] - m : (at.all[1] + at.all[3]) / 2 - s[1] / (2 * k);
+      setCorner(d3, z, k, x, y);
+    } else {
+      var c = focus ? center(z, focus) : [z.w / 2, z.h / 2];
+      setCorner(d3, z, LEGIBLE, c[0] - s[0] / (2 * LEGIBLE), c[1] - s[1] / (2 * LEGIBLE));
     }
     z.ready = true;
   }
   function visible(z) { return z.pane.offsetParent !== null; }
   function firstViews() {
+    var narrow = window.matchMedia(NARROW).matches;
     views.forEach(function (z, idx) {
-      if (!z.ready && visible(z)) { firstView(z, idx === 0 ? p.gNode[p.m.n - 1] : p.bNode[p.bNode.length - 1]); }
+      if (!z.ready && visible(z)) {
+        firstView(z, idx === 0 ? p.gNode[p.m.n - 1] : p.bNode[p.bNode.length - 1], idx === 0 && narrow);
+      }
     });
   }
-  function reveal(i) {  // keep the current step's node in view when it has scrolled out
-    var z = views[0], g = p.gNode[i];
+  function reveal(i, z, g) {  // keep a node (the current step's, or the focused one) in view when it is out
+    z = z || views[0]; g = g || p.gNode[i];
     if (!g || !visible(z)) { return; }
     var r = g.getBoundingClientRect(), q = z.pane.getBoundingClientRect();
     if (r.left >= q.left && r.right <= q.right && r.top >= q.top && r.bottom <= q.bottom) { return; }
     var c = center(z, g);
-    setView(z, z.k, c[0], c[1]);
+    setView(d3, z, z.k, c[0], c[1]);
   }
   // Whether a node's box is in its pane's view, from the view's state that p.draw reads once per frame
   // (z.open, z.t, z.size); the box's place in the drawing is measured once.
@@ -96,13 +106,13 @@ export function panes(p, tools, graphs) {
   zoomIn.addEventListener("click", function () { views.forEach(function (z) { if (visible(z)) { z.sel.call(z.zoom.scaleBy, 1.25); } }); });
   zoomOut.addEventListener("click", function () { views.forEach(function (z) { if (visible(z)) { z.sel.call(z.zoom.scaleBy, 0.8); } }); });
   fit.addEventListener("click", function () {
-    views.forEach(function (z) { if (visible(z)) { setView(z, fitScale(z), z.w / 2, z.h / 2); } });
+    views.forEach(function (z) { if (visible(z)) { setView(d3, z, fitScale(z), z.w / 2, z.h / 2); } });
   });
   one.addEventListener("click", function () {
     views.forEach(function (z) {
       if (!visible(z)) { return; }
       var s = size(z), t = d3.zoomTransform(z.svg);
-      setView(z, NATURAL, (s[0] / 2 - t.x) / t.k, (s[1] / 2 - t.y) / t.k);
+      setView(d3, z, NATURAL, (s[0] / 2 - t.x) / t.k, (s[1] / 2 - t.y) / t.k);
     });
   });
   function show(which) {

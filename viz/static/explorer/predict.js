@@ -1,36 +1,42 @@
 // Predict mode: the student types each grad_table entry in Algorithm 6.2's order, from u(n) down; each is
-// checked at once (4 significant digits), and a wrong one is told which term of its sum over consumers
-// differs, as the exercise checker says it.
+// checked at once (4 significant digits), and a wrong one is named with the catalogue of mistakes the
+// exercise checker names it with (viz.mistakes): its code and words, and the terms of the sum it changes.
 import { termList } from "./sum.js";
 import { button, fmt, make, say } from "./words.js";
 
 function close(a, b) { return Math.abs(a - b) <= 1e-3 * Math.abs(b) + 1e-12; }
+
+// A recipe's letters, one per term of the sum, its runs spelt out (viz.mistakes.Wrong.as_data: "200pd").
+function usesOf(sent) {
+  return sent.replace(/(\d+)([pxgdn])/g, function (run, k, use) { return use.repeat(+k); });
+}
+
+// The entry a catalogued mistake gives at the current inputs (viz.mistakes.Wrong.value): the terms of the
+// sum in Algorithm 6.2's order, each replaced as its recipe's letter says, added one after another from 0.
+function wrongEntry(m, terms, uses) {
+  var total = 0;
+  for (var t = 0; t < terms.length; t++) {
+    var c = uses.charAt(t), term = terms[t];
+    total += c === "p" ? m.product(term) : c === "n" ? -m.product(term) : c === "g" ? m.gradOf(term.i) : c === "d" ? m.derivative(term) : 0;
+  }
+  return total;
+}
 
 // Builds the question into `ask`. Reads p.m, p.W, p.spec, p.select, p.draw. Gives p.restartPredict (the
 // inputs changed: the entries start again from u(n)).
 export function predicting(p, ask) {
   var m = p.m, W = p.W, spec = p.spec, n = m.n, nodes = m.nodes, D = m.D, predict = m.predict;
 
-  function diagnose(j, typed) {  // which term of the sum over consumers differs, as the checker says
-    var terms = spec.consumers[j], e = m.gradOf(j), v = nodes[j];
-    var out = { text: [say(W.wrong, { name: v.name, typed: fmt(typed, D) })], term: -1 };
-    function found(words, t) { out.text.push(say(W[words], { ui: nodes[terms[t].i].name, name: v.name, term: m.fill(terms[t].text), count: spec.count_terms[j] })); out.term = t; }
-    var t;
-    if (j === n - 1) { out.text.push(m.fill(v.total)); return out; }
-    for (t = 0; t < terms.length && out.term < 0; t++) {
-      if (terms.length > 1 && close(typed, e - m.product(terms[t]))) { found("left_out", t); }
-    }
-    for (t = 0; t < terms.length && out.term < 0; t++) {
-      if (terms.length > 1 && close(typed, m.product(terms[t]))) { found("only_one", t); }
-    }
-    for (t = 0; t < terms.length && out.term < 0; t++) {
-      if (close(typed, e - m.product(terms[t]) + m.gradOf(terms[t].i))) { found("no_derivative", t); }
-    }
-    for (t = 0; t < terms.length && out.term < 0; t++) {
-      if (close(typed, e - m.product(terms[t]) + m.derivative(terms[t]))) { found("no_grad", t); }
-    }
-    if (out.term < 0) { out.text.push(close(typed, -e) && e !== 0 ? W.sign : say(W.terms, { count: spec.count_terms[j] })); }
-    return out;
+  // The catalogue's mistakes whose entry is the typed number, one row per code in the catalogue's order;
+  // when none is, the entry's last row, which stands for any number (seed for u(n), else wrong-sum).
+  function diagnose(j, typed) {
+    var rows = spec.wrong[j], terms = spec.consumers[j], found = [], named = {};
+    rows.forEach(function (row) {
+      if (row.uses === null || named[row.code]) { return; }
+      var uses = usesOf(row.uses);
+      if (close(typed, wrongEntry(m, terms, uses))) { named[row.code] = true; found.push({ code: row.code, uses: uses }); }
+    });
+    return found.length ? found : [{ code: rows[rows.length - 1].code, uses: null }];
   }
 
   ask.appendChild(make("p", "mg-hint", W.predict_intro));
@@ -68,11 +74,22 @@ export function predicting(p, ask) {
       p.select(j); askNext(); p.draw();
       return;
     }
-    var d = diagnose(j, typed);
+    var found = diagnose(j, typed), words = spec.mistakes.words;
     feedback.classList.add("mg-wrong");
-    feedback.setAttribute("data-term", String(d.term));
-    d.text.forEach(function (line) { feedback.appendChild(make("p", null, line)); });
-    if (j < n - 1 && d.term < 0) { feedback.appendChild(termList(p, j)); }
+    feedback.setAttribute("data-mistakes", found.map(function (row) { return row.code; }).join(" "));
+    feedback.appendChild(make("p", null, say(W.wrong, { name: nodes[j].name, typed: fmt(typed, D) })));
+    found.forEach(function (row, r) {
+      var line = make("p", "mg-mistake", say(r ? W.also : W.mistake, { code: row.code, words: words[row.code] }));
+      line.setAttribute("data-mistake", row.code);
+      if (r) { line.classList.add("mg-also"); }
+      feedback.appendChild(line);
+    });
+    if (j === n - 1) {
+      feedback.appendChild(make("p", null, m.fill(nodes[j].total)));
+    } else {
+      feedback.appendChild(make("p", null, say(W.terms, { count: spec.count_terms[j] })));
+      feedback.appendChild(termList(p, j, found[0].uses));
+    }
     p.select(j);
   }
   askInput.addEventListener("keydown", function (e) { if (e.key === "Enter") { check(); e.preventDefault(); } });

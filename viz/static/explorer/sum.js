@@ -3,10 +3,17 @@
 // is not there yet (not filled at this step, hidden in predict mode, an algorithm stopped first).
 import { make, say } from "./words.js";
 
-// The terms of grad_table[u(j)]'s sum as a list, one item per consumer edge.
-export function termList(p, j) {
+// The terms of grad_table[u(j)]'s sum as a list, one item per consumer edge. `uses` (predict mode: a
+// mistake's recipe, viz.mistakes) marks each term the mistake changes with what it does to it.
+export function termList(p, j, uses) {
   var list = make("ol", "mg-terms");
-  p.spec.consumers[j].forEach(function (t) { list.appendChild(make("li", "mg-term", p.m.fill(t.text))); });
+  p.spec.consumers[j].forEach(function (t, at) {
+    var use = uses ? uses.charAt(at) : "p", text = p.m.fill(t.text);
+    var item = make("li", "mg-term", use === "p" ? text : say(p.W.term_use, { use: p.spec.mistakes.uses[use], term: text }));
+    if (uses) { item.setAttribute("data-use", use); }
+    if (use !== "p") { item.classList.add("mg-term-changed"); }
+    list.appendChild(item);
+  });
   return list;
 }
 

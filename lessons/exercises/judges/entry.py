@@ -1,0 +1,284 @@
+"""A wrong grad_table entry diagnosed: the terms of its sum, the mistake it is, the hint and a drawing.
+
+The exercises ``backprop`` and ``build_grad`` both compute Algorithm 6.2's grad_table (build_grad as B's
+values), so a wrong entry of either is diagnosed here. The mistakes of a sum are the catalogue of
+:mod:`viz.mistakes`, shared with the explorer's predict mode: an entry is named by the first of the
+catalogue's wrong entries whose number it is (to :data:`~lessons.exercises.judge.TOLERANCE`) and which the
+solution's own evaluations of local derivatives, when known, do not contradict (a term "overwritten" was
+evaluated; a consumer "never used" was not). The rows here give each mistake its hint and the book's
+sentence; its code and words are the catalogue's, so the report, a class report and the explorer name the
+same mistake the same way.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lessons.exercises.drawing import Mark
+from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.verdict import Fail, close, differ, draw, node_name, shown
+from micrograph import backprop
+from micrograph.backprop import BackpropStep, Term
+from micrograph.graph import Graph
+from viz.mistakes import ENTRY_MISTAKES, Wrong, distinct, wrong_entries
+
+__all__ = ["ROWS", "LOOP", "algorithm_6_2", "diagnose_entry"]
+
+LOOP = "for j = n − 1 down to 1: in Python, range(n - 2, -1, -1) over 0-based positions."
+_REPEATED = (
+    "loop over the argument positions k of each consumer (for k, p in enumerate(C.inputs) if p is "
+    "node), not over the distinct consumers only."
+)
+_TERM = "each term is grad_table[u(i)] × ∂u(i)/∂u(j), "
+
+
+def algorithm_6_2(graph: Graph) -> tuple[list[float], dict[int, BackpropStep]]:
+    """The engine's grad_table (aligned with ``graph.nodes``) and every iteration's terms, by position j."""
+    steps: dict[int, BackpropStep] = {}
+    table = backprop(graph, observe=lambda step: steps.__setitem__(step.j, step))
+    return [table[v] for v in graph.nodes], steps
+
+
+def _row(code: str, hint: str, book: str) -> Mistake:
+    """A mistake of the catalogue (:data:`viz.mistakes.ENTRY_MISTAKES`): its words are the catalogue's."""
+    return Mistake(code, hint, book, words=ENTRY_MISTAKES[code])
+
+
+ROWS: dict[str, Mistake] = {
+    m.code: m
+    for m in [
+        _row("seed", "grad_table[u(n)] ← 1 before the loop.", "loop"),
+        Mistake("forward-loop", LOOP, "loop", words="the loop runs from u(1) upwards"),
+        Mistake(
+            "skip-u1",
+            "the loop runs down to j = 1 inclusive: in Python, down to position 0 "
+            "(range(..., -1, -1), not range(..., 0, -1)).",
+            "loop",
+            words="the loop stops before u(1)",
+        ),
+        Mistake(
+            "missing-entry",
+            "Algorithm 6.2 computes an entry for every node of G.",
+            "loop",
+            words="a node left without an entry",
+        ),
+        _row("repeated-argument", _REPEATED, "sum"),
+        _row(
+            "first-consumer",
+            "sum over every consumer: G.get_consumers(node) lists all of them, and each "
+            "contributes a term per edge.",
+            "sum",
+        ),
+        _row(
+            "overwrite",
+            "add every consumer's term into the entry (+=, or sum()), do not assign each in turn.",
+            "sum",
+        ),
+        _row(
+            "missing-term",
+            "sum over every edge out of u(j): every consumer, every argument position.",
+            "loop",
+        ),
+        _row(
+            "sign",
+            "the terms are added; a minus sign belongs in a local derivative (∂(a − b)/∂b = −1), "
+            "which tools.local_derivative already gives.",
+            "loop",
+        ),
+        _row(
+            "no-local-derivative", _TERM + "the consumer's entry times tools.local_derivative(C, k).", "loop"
+        ),
+        _row(
+            "no-grad-factor",
+            _TERM + "tools.local_derivative(C, k) times the consumer's entry grad_table[C].",
+            "loop",
+        ),
+        _row("wrong-sum", "", "loop"),
+    ]
+}
+"""The mistakes of a grad_table entry and of the loop that fills it: {code: the hint and the book's
+sentence}; the sum's mistakes in :data:`viz.mistakes.ENTRY_MISTAKES`' order."""
+
+
+def _forward_loop(calls: list[list[int]]) -> bool:
+    """True if the solution's local derivatives were evaluated from u(1) upwards (the loop runs forward)."""
+    targets = [i for i, _ in calls[:50] if i >= 0]
+    return len(targets) >= 2 and targets[0] < targets[-1] and targets[0] == min(targets)
+
+
+def _terms_text(j: int, terms: list[Term], e: float, actual: Any) -> list[str]:
+    u_j = f"u{j + 1}"
+    lines = [
+        f"grad_table[{u_j}] = Σ_i grad_table[u(i)] × ∂u(i)/∂{u_j} has {len(terms)} term(s), one per edge "
+        f"out of {u_j}:"
+    ]
+    for t in terms:
+        lines.append(
+            f"  u{t.i + 1} takes {u_j} as argument {t.k + 1}: grad_table[u{t.i + 1}] × ∂u{t.i + 1}/∂{u_j} "
+            f"= {shown(t.grad_i)} × {shown(t.derivative)} = {shown(t.product)}"
+        )
+    lines.append(f"expected sum {shown(e)}; yours {'no entry' if actual is None else shown(actual)}.")
+    return lines + differ(e, actual)
+
+
+def _fits(wrong: Wrong, terms: list[Term], calls: list[list[int]] | None) -> bool:
+    """Whether the solution's evaluations of local derivatives (None: not known) agree with the mistake."""
+    changed = [(terms[t].i, terms[t].k) for t in wrong.changed()]
+    evaluated = {(i, k) for i, k in calls or []}
+    if wrong.code in ("repeated-argument", "first-consumer"):  # the terms left out were never evaluated
+        return calls is None or all(edge not in evaluated for edge in changed)
+    if wrong.code == "overwrite":  # the terms lost were evaluated, then overwritten
+        return not calls or all(edge in evaluated for edge in changed)
+    return True
+
+
+def _said(wrong: Wrong, j: int, name: str, terms: list[Term], actual: Any) -> tuple[str, list[Mark] | None]:
+    """The headline of a recognised mistake of the sum, and the edges to mark (None: every term's)."""
+    changed = [terms[t] for t in wrong.changed()]
+    missing = [Mark(j, t.i, t.k, f"{t.product:.4g} missing") for t in changed]
+    code = wrong.code
+    if code == "repeated-argument":
+        t = changed[0]
+        return (
+            f"grad_table[{name}] misses the term of the second edge from u{j + 1} into u{t.i + 1}: "
+            f"u{t.i + 1} takes u{j + 1} twice (as in a * a), so the sum has a term for each.",
+            missing,
+        )
+    if code == "first-consumer":
+        consumers = list(dict.fromkeys(t.i for t in terms))
+        return (
+            f"grad_table[{name}] holds only the term(s) of its first consumer, u{consumers[0] + 1}: "
+            f"{len(consumers) - 1} other consumer(s) were never used.",
+            missing,
+        )
+    if code == "overwrite":
+        (kept,) = [t for x, t in enumerate(terms) if x not in wrong.changed()]
+        lost = "the other term was" if len(terms) == 2 else f"the other {len(terms) - 1} were"
+        marks = [Mark(j, t.i, t.k, f"{t.product:.4g} lost") for t in changed]
+        marks.append(Mark(j, kept.i, kept.k, f"{kept.product:.4g} kept"))
+        return f"grad_table[{name}] holds one term of its sum, {shown(actual)}: {lost} overwritten.", marks
+    if code == "missing-term":
+        edges = ", ".join(f"u{t.i + 1} (argument {t.k + 1})" for t in changed)
+        return (
+            f"grad_table[{name}] misses {len(changed)} of its {len(terms)} terms: those of the edges into "
+            f"{edges}.",
+            missing,
+        )
+    if code in ("no-local-derivative", "no-grad-factor"):
+        local = code == "no-local-derivative"
+        marks = [
+            Mark(j, t.i, t.k, f"{t.grad_i if local else t.derivative:.4g}, not {t.product:.4g}")
+            for t in changed
+        ]
+        d = f"the local derivative ∂u(i)/∂u{j + 1}"
+        if len(changed) > 1:
+            alone, left = ("grad_table[u(i)]", d) if local else (d, "the factor grad_table[u(i)]")
+            return f"every term of grad_table[{name}] is {alone} alone: {left} is missing from each.", marks
+        t = changed[0]
+        ui, d = f"u{t.i + 1}", f"the local derivative ∂u{t.i + 1}/∂u{j + 1}"
+        number, left = (t.grad_i, d) if local else (t.derivative, f"its factor grad_table[{ui}]")
+        return (
+            f"grad_table[{name}]'s term through {ui} (argument {t.k + 1}) is {shown(number)} instead of "
+            f"{shown(t.product)}: {left} is missing.",
+            marks,
+        )
+    return f"grad_table[{name}] has the wrong sign.", None  # sign, the one row left
+
+
+def _which(
+    graph: Graph, j: int, actual: Any, e: float, terms: list[Term], calls: list[list[int]] | None
+) -> tuple[str, str, list[Mark] | None]:
+    """The recognised mistake of a wrong entry: (code, headline, marks or None for the default marks)."""
+    name = node_name(graph, j)
+    if j == len(graph.nodes) - 1:
+        return "seed", f"grad_table[u(n)] = {shown(actual)}: it must start at 1 (dz/dz = 1).", None
+    if calls is not None and _forward_loop(calls):
+        return (
+            "forward-loop",
+            f"grad_table[{name}] is wrong, and your loop evaluated the local derivatives from u(1) upwards.",
+            None,
+        )
+    if actual is None:
+        if j == 0:
+            return "skip-u1", "grad_table has no entry for u(1): the loop stops one node early.", None
+        return "missing-entry", f"grad_table has no entry for {name}.", None
+    for wrong in wrong_entries([(t.i, t.k) for t in terms]):
+        if wrong.uses is not None and close(actual, wrong.value(terms)) and _fits(wrong, terms, calls):
+            return (wrong.code, *_said(wrong, j, name, terms, actual))
+    return "wrong-sum", f"grad_table[{name}] is wrong: expected {shown(e)}, yours {shown(actual)}.", None
+
+
+def _also(code: str, actual: Any, terms: list[Term], calls: list[list[int]] | None) -> list[str]:
+    """The other mistakes of the catalogue whose entry is the same number (each recipe once, as the
+    explorer says them), that the evaluations do not contradict: one line naming each, or none."""
+    rows = distinct(wrong_entries([(t.i, t.k) for t in terms]))
+    fit = [
+        w.code
+        for w in rows
+        if w.uses is not None and close(actual, w.value(terms)) and _fits(w, terms, calls)
+    ]
+    return [
+        f"The same number is what another mistake gives too: {other} ({ENTRY_MISTAKES[other]})."
+        for other in dict.fromkeys(fit)
+        if other != code
+    ]
+
+
+def diagnose_entry(
+    graph: Graph,
+    j: int,
+    actual: Any,
+    expected: list[float],
+    steps: dict[int, BackpropStep],
+    *,
+    what: str,
+    calls: list[list[int]] | None,
+) -> Fail:
+    """The :class:`Fail` for a wrong grad_table[u(j)]: the terms of its sum, the mistake it is, a hint.
+
+    Args:
+        graph: G. j: the 0-based position of the first wrong entry from u(n) down.
+        actual: the solution's entry (None: no entry). expected: the engine's grad_table by position.
+        steps: Algorithm 6.2's iterations by position (their terms). what: the function's name.
+        calls: the (consumer position, k) of the solution's first local-derivative evaluations, or None
+            when they are not known (build_grad).
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
+    """
+    e = expected[j]
+    terms = list(steps[j].terms) if j in steps else []
+    code, headline, marks = _which(graph, j, actual, e, terms, calls)
+    lines = _terms_text(j, terms, e, actual) + (
+        _also(code, actual, terms, calls) if code in ENTRY_MISTAKES else []
+    )
+    if code == "forward-loop":
+        lines.append(
+            "When a node's entry is computed, the entries of its consumers (which come later in "
+            "u(1)..u(n)) must already be in the table: the loop runs from u(n) down."
+        )
+    default = [Mark(j, t.i, t.k, f"{t.grad_i:.4g} × {t.derivative:.4g} = {t.product:.4g}") for t in terms]
+    name = node_name(graph, j)
+    picture = draw(
+        graph,
+        wrong=j,
+        expected=shown(e),
+        actual=shown(actual),
+        grads=expected,
+        marks=default if marks is None else marks,
+        title=f"{what}: grad_table[{name}] is the first wrong entry from u(n) down. Red edges: its terms. "
+        "grad: the right values",
+    )
+    got = actual if isinstance(actual, (int, float)) else shown(actual)
+    return Fail(
+        failure(
+            ROWS[code],
+            headline,
+            details=[] if code == "seed" else lines,
+            node=name,
+            expected=e,
+            actual=got,
+            **picture,
+        )
+    )

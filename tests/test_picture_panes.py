@@ -1,0 +1,151 @@
+"""The lessons' pictures on the tour's pages, kept legible (viz.pictures), in Debian's chromium (Playwright).
+
+At 1280x800 and 390x844: every text of lesson 3's drawings (the ladder of step 4 among them) and of a sum of
+60 terms is at least 9 px high on screen; a drawing too wide for its place pans and zooms in a pane (the
+explorer's own pane code) whose least zoom keeps that height; the wheel over it scrolls the page, Ctrl+wheel
+zooms it; nothing scrolls inside the pane. The script's join and the inline SVG are checked without a
+browser.
+
+Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, figure 6.9.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CHROMIUM
+
+from lessons import tour
+from micrograph import Graph
+from micrograph.expr import build
+from viz.dot import digraph
+from viz.pictures import inline_svg, pictures_script
+from viz.render import pipe_svg
+
+SCREENS = {"desktop": (1280, 800), "phone": (390, 844)}
+SUM_60 = " + ".join(f"x*{k}" for k in range(1, 61))
+
+needs_chromium = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"chromium is not at {CHROMIUM}")
+needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
+
+
+def _graph(text: str) -> Graph:
+    return Graph(build(text, {"x": 0.5, "y": 2.0}))
+
+
+def test_the_script_defines_two_names_and_joins_every_module() -> None:
+    script = pictures_script()
+    assert "var micrographD3 = " in script and "var micrographPictures = " in script
+    assert not re.search(r"^\s*(import|export)\b", script, re.M)
+    assert "Ctrl+wheel or pinch to zoom" in script  # its words come from Python
+
+
+@needs_dot
+def test_an_inline_drawing_has_no_prolog_and_no_ids_unless_it_refers_to_one() -> None:
+    svg = pipe_svg(digraph(_graph("tanh(x*y)")))
+    assert svg.lstrip().startswith("<?xml") and ' id="' in svg
+    inline = inline_svg(svg)
+    assert inline.startswith("<svg") and ' id="' not in inline and inline.count("<g") == svg.count("<g")
+    kept = inline_svg(
+        '<?xml version="1.0"?>\n<svg><defs><linearGradient id="l"/></defs><g fill="url(#l)"/></svg>'
+    )
+    assert kept.startswith("<svg") and 'id="l"' in kept
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Lesson 3's page of the tour, and a page of one drawing, the sum of 60 terms, as the tour shows one."""
+    out = tmp_path_factory.mktemp("tour")
+    tour.run(out / "tour", progress=False, only=[3])
+    made = {"lesson3": out / "tour" / "lesson3" / tour.INDEX}
+    (out / tour.PICTURES).write_text(pictures_script(), encoding="utf-8")
+    drawing = inline_svg(pipe_svg(digraph(_graph(SUM_60))))
+    made["sum_60"] = out / "sum.html"
+    made["sum_60"].write_text(
+        "<!doctype html><html lang='en'><meta charset='utf-8'><title>60 terms</title>"
+        f"<body><p>A sum of 60 terms.</p><figure class='mg-picture'>{drawing}</figure>"
+        f"<p style='height: 1200px'>The page goes on.</p><script src='{tour.PICTURES}'></script>"
+        "<script>micrographPictures.showAll();</script></body></html>\n",
+        encoding="utf-8",
+    )
+    return made
+
+
+TEXT_HEIGHTS = """box => Array.from(box.querySelectorAll("svg text"))
+  .map(t => t.getBoundingClientRect().height).filter(h => h > 0)"""
+"""The height on screen of each text of a picture (those drawn: a height above 0)."""
+
+
+def _open(browser: Any, path: Path, screen: str) -> tuple[Any, list[str]]:
+    width, height = SCREENS[screen]
+    page = browser.new_page(viewport={"width": width, "height": height})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.resolve().as_uri())
+    page.wait_for_selector(".mg-picture .mg-picture-pane")
+    return page, errors
+
+
+def _scale(page: Any, picture: Any) -> float:
+    return float(picture.locator(".mg-picture-pane").get_attribute("data-scale"))
+
+
+@needs_chromium
+@needs_dot
+@pytest.mark.slow
+@pytest.mark.parametrize("screen", list(SCREENS))
+@pytest.mark.parametrize("name", ["lesson3", "sum_60"])
+def test_every_picture_is_legible_and_a_wide_one_pans_and_zooms(
+    browser: Any, pages: dict[str, Path], name: str, screen: str
+) -> None:
+    page, errors = _open(browser, pages[name], screen)
+    pictures = page.locator(".mg-picture")
+    assert pictures.count() >= 1
+    for k in range(pictures.count()):
+        heights = pictures.nth(k).evaluate(TEXT_HEIGHTS)
+        assert heights and min(heights) >= 9.0, (k, min(heights))
+        pane = pictures.nth(k).locator(".mg-picture-pane")
+        assert pane.evaluate("p => p.scrollTop === 0 && p.scrollLeft === 0 && p.scrollWidth <= p.clientWidth")
+        assert pane.bounding_box()["width"] <= SCREENS[screen][0]
+    wide = page.locator(".mg-picture.mg-panned")
+    if name == "lesson3":  # the ladder (step 4) pans on a phone, and is whole at 1:1 or less on a desktop
+        ladder = page.locator("#step4 .mg-picture")
+        assert ("mg-panned" in ladder.get_attribute("class")) == (screen == "phone")
+    if screen == "desktop" and name == "lesson3":
+        assert wide.count() == 0
+        assert errors == []
+        return
+    assert wide.count() >= 1
+    picture = wide.first
+    picture.scroll_into_view_if_needed()
+    box = picture.locator(".mg-picture-pane").bounding_box()
+    k0 = _scale(page, picture)
+    at = page.evaluate("window.scrollY")
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.wheel(0, -300 if at > 0 else 300)
+    page.wait_for_function("y => window.scrollY !== y", arg=at)
+    assert _scale(page, picture) == k0
+    box = picture.locator(".mg-picture-pane").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.keyboard.down("Control")
+    page.mouse.wheel(0, -100)
+    page.keyboard.up("Control")
+    assert _scale(page, picture) > k0
+    for _ in range(12):  # zoom out as far as it goes: never below legible
+        picture.get_by_role("button", name="Zoom out").click()
+    assert _scale(page, picture) == pytest.approx(k0)
+    assert min(picture.evaluate(TEXT_HEIGHTS)) >= 9.0
+    # from the keyboard: the pane takes the focus, the arrows pan it, + zooms
+    picture.locator(".mg-picture-pane").focus()
+    before = picture.locator("svg g.mg-zoom").get_attribute("transform")
+    page.keyboard.press("ArrowRight")
+    assert picture.locator("svg g.mg-zoom").get_attribute("transform") != before
+    page.keyboard.press("+")
+    assert _scale(page, picture) == pytest.approx(k0 * 1.25)
+    assert errors == []
+    page.close()
