@@ -22,11 +22,11 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "dumb", "PYTHON_COLORS": "
 pytestmark = pytest.mark.slow  # real terminals
 
 
-def _spawn(*args: str) -> pexpect.spawn:
-    child = pexpect.spawn(
-        sys.executable, list(args), cwd=str(ROOT), env=ENV, encoding="utf-8", timeout=60, dimensions=(50, 160)
-    )
-    return child
+def _spawn(*args: str, rows: int = 50) -> pexpect.spawn:
+    return pexpect.spawn(
+        sys.executable, list(args), cwd=str(ROOT), env=ENV, encoding="utf-8", timeout=60,
+        dimensions=(rows, 160),
+    )  # fmt: skip
 
 
 def _ended(child: pexpect.spawn) -> None:
@@ -37,7 +37,8 @@ def _ended(child: pexpect.spawn) -> None:
 
 
 def test_python_m_lessons_steps_with_enter_back_and_quit():
-    child = _spawn("-m", "lessons", "2")
+    # a screen that holds a whole step: the pager of a longer step is tests/test_lessons_pager.py's
+    child = _spawn("-m", "lessons", "2", rows=200)
     child.expect(r"Step 1: The forward pass has run")
     child.expect_exact("Enter: next step")
     child.sendline("")

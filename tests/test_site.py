@@ -295,10 +295,11 @@ def _chart_texts(chart: charts.Chart) -> list[str]:
     return [" ".join(t.split()) for t in texts if t.strip()]
 
 
-def _chart_shown(page: Any, chart: charts.Chart) -> None:
-    """The chart drawn in the page shows every text of the chart's data, one path per line, a marker at
-    each of a line's points (its title: the point's numbers), the rules, shaded regions and level lines."""
-    root = page.locator("#lesson-picture figure.chart")
+def _chart_shown(page: Any, chart: charts.Chart, box: str = "#lesson-picture") -> None:
+    """The chart drawn in the page (in ``box``) shows every text of the chart's data, one path per line, a
+    marker at each of a line's points (its title: the point's numbers), the rules, shaded regions and level
+    lines."""
+    root = page.locator(f"{box} figure.chart")
     assert root.get_attribute("data-chart") == chart.name
     shown = " ".join(root.text_content().split())
     for text in _chart_texts(chart):
@@ -405,13 +406,16 @@ def test_every_kind_of_mark_is_drawn_by_the_page(page: Any) -> None:
         charts.hessian([[2.0]], ["w"]),
         charts.blowup(6, families=("ladder",), max_operations=50),
     ]
-    for chart in examples:
+    for chart in examples:  # in a box of their own: the lesson's own picture may be shown meanwhile
         page.evaluate(
             "async (spec) => { const m = await import('./charts.js');"
-            " m.drawChart(spec, document.getElementById('lesson-picture')); }",
+            " const box = document.getElementById('charts-drawn') || document.createElement('div');"
+            " box.id = 'charts-drawn'; document.body.append(box); box.replaceChildren();"
+            " m.drawChart(spec, box); }",
             chart.to_dict(),
         )
-        _chart_shown(page, chart)
+        _chart_shown(page, chart, "#charts-drawn")
+    page.evaluate("() => document.getElementById('charts-drawn').remove()")
 
 
 @pytest.mark.slow
