@@ -439,8 +439,6 @@ def real_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         path.parent.mkdir()
         path.write_text(text)
         reports[label] = exercises.check("backprop", path, record=False, drawing=None)
-        if "cases" not in reports[label].as_dict():
-            pytest.skip("pending: the check's report has no scored cases yet")
     return reports
 
 
