@@ -2,12 +2,12 @@
 
 Run alone (``python benchmarks/site.py [--quick]``) or from ``benchmarks/run.py`` (``make bench``, part 9,
 ``--only site``), which prints :func:`section`. The site is built once by ``micrograph site``'s own
-function (:func:`lessons.site.build_site`: ``npm ci`` from the lockfile, the wheels by pip) into a
-temporary directory, served on localhost by :func:`lessons.site.server`, and opened in Debian's chromium
-through Playwright with every request that leaves localhost blocked (and reported). Measured, each against
-the budget the site was given:
+function (:func:`lessons.publish.site.build_site`: ``npm ci`` from the lockfile, the wheels by pip) into a
+temporary directory, served on localhost by :func:`lessons.publish.site.server`, and opened in Debian's
+chromium through Playwright with every request that leaves localhost blocked (and reported). Measured, each
+against the budget the site was given:
 
-a. the built site's bytes (:func:`lessons.site.site_size`), at most 40 MiB;
+a. the built site's bytes (:func:`lessons.publish.site.site_size`), at most 40 MiB;
 b. time to interactive: from opening the page in a fresh browser context (empty cache) until
    ``body[data-ready=true]`` (Python loaded, the first lesson shown), the median and the worst of N loads
    (3; 1 with ``--quick``), at most 10 s; the page's own measure (``window.micrographTimes.interactive``,
@@ -325,7 +325,7 @@ def section(quick: bool = False, log: Callable[[str], None] | None = None) -> st
         registry); the size alone, with the reason, when the page cannot be opened (no chromium, no
         Playwright).
     """
-    from lessons import site
+    from lessons.publish import site
 
     say = log or (lambda s: print(s, file=sys.stderr, flush=True))
     with tempfile.TemporaryDirectory(prefix="micrograph-site-bench-") as tmp:

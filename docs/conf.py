@@ -1,8 +1,8 @@
 """Sphinx configuration of micrograph's documentation site (``make docs``: ``sphinx-build -W``).
 
 Why Sphinx with MyST-NB and autodoc, not MkDocs Material with mkdocstrings: the lessons are Jupyter
-notebooks generated from the lesson modules (``lessons.notebooks``), and MyST-NB executes them during the
-build with the kernel that runs micrograph, so every number and picture on a lesson page is computed
+notebooks generated from the lesson modules (``lessons.publish.notebooks``), and MyST-NB executes them during
+the build with the kernel that runs micrograph, so every number and picture on a lesson page is computed
 when the site is built, and a notebook that raises fails the build. autodoc with napoleon reads the
 Google-style docstrings as they are written, and Sphinx's ``-W`` turns every broken cross-reference,
 missing file and docstring markup error into a failure. The README and ``docs/*.md`` stay Markdown
@@ -73,7 +73,7 @@ GENERATED = HERE / "_generated"
 def _generate() -> None:
     """Write the lesson notebooks, figure 6.10 and the explorer page into ``docs/_generated``."""
     import viz
-    from lessons.notebooks import write_notebooks
+    from lessons.publish.notebooks import write_notebooks
     from micrograph.families import chain
 
     if GENERATED.exists():

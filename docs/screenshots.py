@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.site is not None:
         where = shoot(args.site, args.out)
     else:
-        from lessons import site
+        from lessons.publish import site
 
         with tempfile.TemporaryDirectory() as tmp:
             site.build_site(Path(tmp) / "site", log=lambda s: print(s, file=sys.stderr))

@@ -1,8 +1,8 @@
 """The built site (``micrograph site``) served on localhost and opened in chromium, offline.
 
 What the site's benchmark (``benchmarks/site.py``) and its screenshot (``docs/screenshots.py``) both do, and
-what ``tests/test_site.py``'s fixtures do: serve a built site with :func:`lessons.site.server` in a thread,
-and open it in fresh browser contexts in which every request that leaves the server is blocked and
+what ``tests/test_site.py``'s fixtures do: serve a built site with :func:`lessons.publish.site.server` in a
+thread, and open it in fresh browser contexts in which every request that leaves the server is blocked and
 recorded, so a page that needs a file from elsewhere shows it.
 """
 
@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from lessons import site
+from lessons.publish import site
 
 READY_MS = 120_000
 """Milliseconds a load may take before it fails (the page loads Python; a busy machine is slow)."""

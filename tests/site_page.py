@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from site_browser import OfflinePages, served
 
-from lessons import site
+from lessons.publish import site
 
 
 def build_or_skip(out: Path) -> None:

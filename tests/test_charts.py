@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lessons
-from lessons.web import LessonView
+from lessons.publish.web import LessonView
 from micrograph import families
 from micrograph.nn import MLP, History
 from viz import charts

@@ -156,7 +156,7 @@ def test_tour_replaces_nothing_without_force_and_never_other_files(
 def test_an_interrupted_tour_leaves_the_old_one_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from lessons import tour
+    from lessons.publish import tour
 
     assert main(["tour", "--out", str(tmp_path / "T"), "--lessons", "1,2", "--quiet"], capsys)[0] == 0
     before = {p.relative_to(tmp_path): p.read_bytes() for p in (tmp_path / "T").rglob("*") if p.is_file()}

@@ -146,8 +146,8 @@ def test_a_full_disk_names_the_output_file(
 def test_the_parser_is_built_without_importing_what_the_commands_use() -> None:
     """--help is cheap: building the parser loads neither the drawing layer, the lessons' machinery, the
     exercises nor any heavy library; each subcommand imports those when it runs."""
-    heavy = ("viz", "lessons.stepper", "lessons.exercises", "lessons.tour", "lessons.site", "matplotlib",
-             "graphviz", "tqdm", "nbformat", "micrograph.nn", "micrograph.compile")  # fmt: skip
+    heavy = ("viz", "lessons.stepper", "lessons.exercises", "lessons.publish.tour", "lessons.publish.site",
+             "matplotlib", "graphviz", "tqdm", "nbformat", "micrograph.nn", "micrograph.compile")  # fmt: skip
     code = (
         "import sys; from lessons import cli; cli.build_parser(); "
         f"print(sorted(m for m in {heavy!r} if m in sys.modules))"

@@ -69,7 +69,7 @@ def quick(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     results written; the directory to work in."""
     import nbformat.v4
 
-    from lessons import notebooks
+    from lessons.publish import notebooks
 
     monkeypatch.setattr(autograder, "build_wheel", lambda root=None: FAKE_WHEEL)
     monkeypatch.setattr(notebooks, "notebook", lambda n, pages=None: nbformat.v4.new_notebook())
@@ -199,7 +199,7 @@ def test_two_trainings_into_one_directory_at_once(tmp_path: Path) -> None:
 def fake_site(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Callable[[], Any]]:
     """``micrograph site`` with the build (npm, pip) replaced by one page; what runs when the page is made
     (append a function) stands for another process acting while the site is built."""
-    from lessons import site
+    from lessons.publish import site
 
     during: list[Callable[[], Any]] = []
 

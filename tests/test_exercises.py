@@ -319,7 +319,7 @@ def test_a_solution_mutating_the_graph_is_caught_for_every_exercise_that_gets_on
 
 
 def test_the_tour_index_lists_the_exercises() -> None:
-    from lessons import tour
+    from lessons.publish import tour
 
     page = "\n".join(tour._exercises_section())
     for name in exercises.EXERCISES:

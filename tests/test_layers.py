@@ -174,7 +174,7 @@ def test_the_application_search_sees_an_import_of_viz_or_lessons(tmp_path: Path)
     """The search finds each spelling of an import of the layers above, at module level or in a function."""
     for line in (
         "import viz",
-        "from lessons import tour",
+        "from lessons.publish import tour",
         "import lessons.cli as c",
         "from viz.render import x",
     ):

@@ -312,7 +312,7 @@ def test_fit_code_moves_a_long_trailing_comment_above_its_line_and_leaves_string
 def test_the_tour_pages_label_each_quoted_line_as_the_books_or_micrographs(n: int) -> None:
     import html as html_module
 
-    from lessons.tour import _Entry, _lesson_page
+    from lessons.publish.tour import _Entry, _lesson_page
 
     l = lessons.start(n)
     entries = []

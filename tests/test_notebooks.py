@@ -23,7 +23,7 @@ nbformat = pytest.importorskip("nbformat", reason="nbformat is not installed (th
 nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed (the dev extra)")
 pytest.importorskip("ipykernel", reason="ipykernel is not installed (the dev extra)")
 
-from lessons.notebooks import notebook, write_notebooks  # noqa: E402
+from lessons.publish.notebooks import notebook, write_notebooks  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow

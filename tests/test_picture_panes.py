@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from conftest import CHROMIUM
 
-from lessons import tour
+from lessons.publish import tour
 from micrograph import Graph
 from micrograph.expr import build
 from viz.dot import digraph

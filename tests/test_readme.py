@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 from site_browser import OfflinePages, served
 
-from lessons.site_files import missing_files
+from lessons.publish.site_files import missing_files
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -245,7 +245,7 @@ def test_the_site_as_the_readme_builds_and_serves_it(clone: Path, browser: Any) 
     address = re.search(r"serves it at (http://127\.0\.0\.1:(\d+)/)", README)
     assert address is not None
     if not _port_free(int(address.group(2))):  # someone else's server: the page is served from here
-        print(f"\nport {address.group(2)} is in use: {serve} not run, the site served by lessons.site")
+        print(f"\nport {address.group(2)} is in use: {serve} not run, the site served by Python")
         with served(out) as url:
             _open_ready(browser, url)
         return

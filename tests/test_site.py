@@ -25,7 +25,7 @@ from site_browser import READY_MS, OfflinePages
 from site_page import expect
 
 import lessons
-from lessons import site
+from lessons.publish import site
 from micrograph import Graph, Value
 from micrograph.nn import MLP, History
 from viz import charts

@@ -1,7 +1,7 @@
 """A site that lacks a file its page loads: the build refuses to write it, ``--serve`` refuses to serve it,
 and a page whose scripts cannot load says so on screen instead of "Loading Python…" for ever.
 
-The reading of what a page loads (``lessons.site_files``) runs on small hand-written sites (fast); the
+The reading of what a page loads (``lessons.publish.site_files``) runs on small hand-written sites (fast); the
 build, and the page in Debian's chromium, on a site built by ``micrograph site`` (slow: npm and pip).
 """
 
@@ -19,8 +19,9 @@ import pytest
 from site_browser import served
 from site_page import build_or_skip
 
-from lessons import cli, site
-from lessons.site_files import Missing, missing_files
+from lessons import cli
+from lessons.publish import site
+from lessons.publish.site_files import Missing, missing_files
 
 PAGE = """<!doctype html><html><head>
 <link rel="stylesheet" href="style.css"><link rel="icon" href="data:,">

@@ -20,7 +20,7 @@ from test_explore_as_a_page import SCROLLED_INSIDE
 from test_explore_screens import SCREENS, _inputs_in_first_view
 from test_picture_panes import TEXT_HEIGHTS
 
-from lessons import site
+from lessons.publish import site
 from micrograph import Graph, Value
 from micrograph.expr import build
 

@@ -26,7 +26,7 @@ from site_browser import READY_MS, WATCH, OfflinePages, served
 from site_page import type_solution
 
 import lessons
-from lessons.site_files import Missing, missing_files
+from lessons.publish.site_files import Missing, missing_files
 from micrograph import Graph, Value
 from micrograph.expr import build
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import lessons
-from lessons import tour
+from lessons.publish import tour
 
 
 class _Links(HTMLParser):

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from lessons import cli, swap, tour
+from lessons import cli
+from lessons.publish import swap, tour
 
 ROOT = Path(__file__).resolve().parents[1]
 

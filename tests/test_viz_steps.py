@@ -183,7 +183,7 @@ def test_page_quotes_algorithm_6_2_return_line_with_n_i(tmp_path) -> None:  # ty
 def test_tour_pages_use_each_lessons_opening_numbers(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """steps_lesson1/2 run at the lesson's AT; figure 6.10's page at w = 0.5 (dz/dw = 0.5339, as README)."""
     import lessons
-    from lessons import tour
+    from lessons.publish import tour
 
     live = {n: lessons.start(n) for n in (1, 2, 6)}
     for l in live.values():  # noqa: E741 - the stepper, as in the REPL

@@ -1,8 +1,8 @@
 """What a link asks the page for, checked in Python before the page uses it, and predict in the page.
 
-``lessons.web.read_address`` reads ``?lesson=N&expr=...&at=...&step=K``, ``?exercise=NAME`` and the explorer's
-parts; anything it cannot use becomes one sentence and the page falls back to its lists. ``LessonView.answer``
-checks the number typed in the page's Answer box as the REPL's ``l.answer`` does.
+``lessons.publish.web.read_address`` reads ``?lesson=N&expr=...&at=...&step=K``, ``?exercise=NAME`` and the
+explorer's parts; anything it cannot use becomes one sentence and the page falls back to its lists.
+``LessonView.answer`` checks the number typed in the page's Answer box as the REPL's ``l.answer`` does.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import lessons
-from lessons import web
 from lessons.exercises import EXERCISES
+from lessons.publish import web
 
 
 def read(query: str) -> dict[str, object]:

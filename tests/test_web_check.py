@@ -1,4 +1,4 @@
-"""The page's exercise check (lessons/web_check.py) judges as ``micrograph exercise check`` does.
+"""The page's exercise check (lessons/publish/web_check.py) judges as ``micrograph exercise check`` does.
 
 The page only carries the judge's questions to the student's worker and reports, by its clock, what
 happened. Here the student's worker is the command line's own child (:class:`lessons.exercises.runner.Runner`)
@@ -18,7 +18,7 @@ from exercise_solutions import CORRECT, mutant
 from lessons import exercises
 from lessons.exercises.limits import Limits, Stop
 from lessons.exercises.runner import Runner
-from lessons.web_check import PAGE_LIMITS, ExerciseCheck
+from lessons.publish.web_check import PAGE_LIMITS, ExerciseCheck
 
 WRONG = mutant(
     CORRECT["backprop"],

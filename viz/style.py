@@ -185,7 +185,7 @@ PICTURE_CSS = """
 .mg-picture-help { color: #555; font-size: 0.9em; }
 """
 
-# The tour's pages (lessons.tour): one stylesheet, inlined; pre.book holds the book's own words.
+# The tour's pages (lessons.publish.tour): one stylesheet, inlined; pre.book holds the book's own words.
 TOUR_CSS = """
 body { font-family: system-ui, sans-serif; max-width: 70em; margin: 2em auto; padding: 0 1em; color: #222; }
 h1, h2, h3 { font-weight: 600; } code, pre { font-family: ui-monospace, monospace; font-size: 0.92em; }

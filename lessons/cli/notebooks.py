@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         raise UserError("micrograph notebooks needs nbformat: pip install 'micrograph[notebook]'") from None
     import lessons
-    from lessons.notebooks import write_notebooks
+    from lessons.publish.notebooks import write_notebooks
 
     files = [f"lesson{n}.ipynb" for n in lessons.LESSONS]
     out = output_dir(args.out, args.force, files)

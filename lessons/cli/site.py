@@ -34,7 +34,7 @@ def add(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Build the site (unless --serve finds one already), then serve it with --serve; 0, or a UserError
     for a site that cannot be built or served (an earlier site without --force: FileExistsError)."""
-    from lessons import site
+    from lessons.publish import site
 
     out = Path(args.out)
     try:

@@ -55,7 +55,7 @@ def add(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the tour into ``--out``; 0, or a UserError for an unknown lesson or an output refused."""
     import lessons
-    from lessons import tour
+    from lessons.publish import tour
 
     if args.lessons == []:
         raise UserError(

@@ -4,7 +4,7 @@ The constants are the check's defaults (per case, for the whole check, memory, a
 holds one check's; :class:`Stop` says why a case got no answer; :class:`Output` keeps what the solution
 printed, capped; :class:`IsolationError` is the check's refusal to grade where the solution cannot be kept
 apart from the judge. The runner (:mod:`lessons.exercises.runner`) enforces them, the judge reads them, and
-the site's page uses the same numbers in its own clock (:data:`lessons.site.CHECK_LIMITS`).
+the site's page uses the same numbers in its own clock (:data:`lessons.publish.site.CHECK_LIMITS`).
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5 (the exercises' checker).
 """
@@ -100,8 +100,8 @@ class Budget:
     """The clock of one check: its wall-clock deadline, its time budget and what the cases spent of it.
 
     The command line's runner (:class:`lessons.exercises.runner.Runner`, CPU seconds and waiting) and the
-    browser page's (:class:`lessons.web.ExerciseCheck`, its worker's clock) keep it alike and refuse a case
-    in the same words.
+    browser page's (:class:`lessons.publish.web_check.ExerciseCheck`, its worker's clock) keep it alike and
+    refuse a case in the same words.
 
     Args:
         limits: the check's limits (``wall``, ``budget``, ``cpu``).

@@ -1,5 +1,5 @@
 // micrograph's site: the lessons, the exercises and the explorer, with micrograph's Python running in this
-// page's Web Workers. Every text, number and picture comes from micrograph's Python (lessons/web.py), which
+// page's Web Workers. Every text, number and picture comes from micrograph's Python (lessons/publish/web.py), which
 // runs in python.js's worker with Graphviz beside it; this file keeps only the page: it asks that worker by
 // message (Python, below), shows its answers (a plot is drawn here, by charts.js), and drives exercise
 // checks: the judge runs in python.js, the student's code in another worker (worker.js, no answer key),
@@ -393,7 +393,7 @@ async function check() {
   showSvg($("failure"), "");
   let worker = null;
   try {
-    // The judge (lessons/web_check.py, in the page's Python) decides every step and writes every word; the
+    // The judge (lessons/publish/web_check.py, in the page's Python) decides every step and writes every word; the
     // page carries its questions to the student's worker and reports, by its clock, what happened.
     const r = await working(`checking ${name}`, async (halt) => {
       const until = (promise) => Promise.race([promise, halt]);  // a wait on the student's worker, stoppable

@@ -1,9 +1,9 @@
-// The page's Python in a Web Worker of its own: Pyodide with micrograph's files (lessons/web.py), and Graphviz
+// The page's Python in a Web Worker of its own: Pyodide with micrograph's files (lessons/publish/web.py), and Graphviz
 // compiled to WebAssembly to lay the drawings out, both off the page's thread, so that a large expression's
 // minutes of work never freeze the page and the page's Stop button can end it (it terminates this worker and
 // starts another). The page (app.js) asks by message, { id, op, args }, and gets { id, result } or
-// { id, error }: every result is the text lessons.web returns (JSON, SVG or HTML), which the page shows.
-// This worker holds the judge of an exercise check (lessons.web_check.ExerciseCheck), which decides every
+// { id, error }: every result is the text lessons.publish.web returns (JSON, SVG or HTML), which the page shows.
+// This worker holds the judge of an exercise check (lessons.publish.web_check.ExerciseCheck), which decides every
 // step; the student's code runs in another worker (worker.js), which holds no answer key, and the page
 // relays the questions between the two.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
@@ -13,10 +13,10 @@ const now = () => performance.timeOrigin + performance.now(); // the page's cloc
 
 let web = null;
 let pyodide = null;
-let webCheck = null;  // lessons.web_check, imported at the first check (the judges are not needed before)
-let view = null;     // the lesson being stepped, a lessons.web.LessonView
+let webCheck = null;  // lessons.publish.web_check, imported at the first check (the judges are not needed before)
+let view = null;     // the lesson being stepped, a lessons.publish.web.LessonView
 let viewKey = null;  // which lesson, expression and values it was started on
-let session = null;  // the exercise check being judged, a lessons.web_check.ExerciseCheck
+let session = null;  // the exercise check being judged, a lessons.publish.web_check.ExerciseCheck
 
 const booting = (async () => {
   const manifest = fetch("manifest.json").then((r) => r.json());
@@ -29,7 +29,7 @@ const booting = (async () => {
   const python = now(); // Pyodide and Graphviz loaded
   for (const data of await wheels) py.unpackArchive(data, "zip", { extractDir: "/mg" });
   py.runPython("import sys; sys.path.insert(0, '/mg')");
-  web = py.pyimport("lessons.web");
+  web = py.pyimport("lessons.publish.web");
   pyodide = py;
   web.setup((source) => viz.renderString(source, { format: "svg", engine: "dot" }));
   return { python, imported: now() };
@@ -69,7 +69,7 @@ const OPS = {
   explorer: (expr, at, predict) => web.explorer_html(expr, at, predict),
   checkStart: (name, source, now) => {
     endCheck();
-    webCheck ??= pyodide.pyimport("lessons.web_check");
+    webCheck ??= pyodide.pyimport("lessons.publish.web_check");
     session = webCheck.ExerciseCheck(name, source, now, 0);
     return session.action(now);
   },

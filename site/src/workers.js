@@ -26,7 +26,7 @@ export class Python {
       this.end(new Error("the page's Python stopped: " + (e.message || "its worker could not load")));
     };
   }
-  // lessons.web's answer to `op` (python.js's OPS) with `args`: a promise of its text, or of its error
+  // lessons.publish.web's answer to `op` (python.js's OPS) with `args`: a promise of its text, or of its error
   call(op, ...args) {
     return new Promise((resolve, reject) => {
       const id = this.next++;

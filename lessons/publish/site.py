@@ -19,8 +19,8 @@ it needs no network. It holds:
   every step, explorer and verdict, and relays an exercise check's questions), ``workers.js`` (the two kinds
   of Web Worker as the page talks to them), ``drawings.js`` (the drawings laid out by ``pictures.js``; the
   explorer's frame as tall as its page), ``python.js`` (the Web
-  Worker that runs the page's Python, :mod:`lessons.web`, and Graphviz, off the page's thread, so that the
-  page never freezes and its Stop button can end the work), ``charts.js`` (a Chart drawn with Observable
+  Worker that runs the page's Python, :mod:`lessons.publish.web`, and Graphviz, off the page's thread, so that
+  the page never freezes and its Stop button can end the work), ``charts.js`` (a Chart drawn with Observable
   Plot), ``worker.js`` (the student's code in a Web Worker of its own), ``loading.js`` (a plain script that
   says on the page when the module scripts cannot load).
 
@@ -29,8 +29,8 @@ The JavaScript packages are pinned by ``site/package.json`` and ``site/package-l
 exactly the locked versions and checks each file against the lockfile's integrity hash. Nothing downloaded
 is kept in the repository. The site is built in a new directory beside ``--out`` and moved into place, so an
 interrupted build leaves the old site or the new one. Before it is moved, every file its page loads is looked
-for in it (:func:`lessons.site_files.missing_files`): a site that lacks one is not written, and the build
-fails naming the file. Paths are made absolute before a build tool gets them, as each tool runs in a
+for in it (:func:`lessons.publish.site_files.missing_files`): a site that lacks one is not written, and the
+build fails naming the file. Paths are made absolute before a build tool gets them, as each tool runs in a
 directory of its own (esbuild in the npm cache, pip in the checkout).
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
@@ -52,11 +52,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lessons.site_files import missing_files
+from lessons.publish.site_files import missing_files
 
 __all__ = ["SiteError", "build_site", "serve", "server", "site_size", "MARKER", "BUDGET"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "site"
 MARKER = ".micrograph-site"
 """A file in every built site: only a directory holding it is replaced by ``--force``."""

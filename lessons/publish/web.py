@@ -9,8 +9,8 @@ asks; every answer is a string (JSON, SVG or HTML) that the page only displays:
   Graphviz (see :func:`viz.render.set_layout`), or a plot as its :class:`viz.charts.Chart`'s data, which the
   page draws with Observable Plot (the REPL draws the same Chart with matplotlib, which is not part of the
   browser's Python);
-* an exercise check is :class:`lessons.web_check.ExerciseCheck`: the judge of ``micrograph exercise check``,
-  driven by the page one action at a time.
+* an exercise check is :class:`lessons.publish.web_check.ExerciseCheck`: the judge of ``micrograph exercise
+  check``, driven by the page one action at a time.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """

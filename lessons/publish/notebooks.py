@@ -37,8 +37,8 @@ __all__ = ["Page", "notebook", "page", "record", "start", "write_notebooks"]
 def start(n: int) -> tuple[Live, Iterator[Step], dict[str, Any]]:
     """The live namespace ``l`` of lesson n, its steps (a generator), and the names its code uses.
 
-    Called by a notebook's first cell: ``l, lesson, names = lessons.notebooks.start(n)``. The names are
-    the lesson module's globals (``Value``, ``Graph``, ``fmt`` ...), which its steps' code refers to.
+    Called by a notebook's first cell: ``l, lesson, names = lessons.publish.notebooks.start(n)``. The names
+    are the lesson module's globals (``Value``, ``Graph``, ``fmt`` ...), which its steps' code refers to.
 
     Raises:
         ValueError: there is no lesson n.
@@ -131,8 +131,8 @@ def notebook(n: int, pages: list[Page] | None = None) -> Any:
             "you step through it with `lessons.start(" + str(n) + ")`."
         ),
         v4.new_code_cell(
-            "import lessons.notebooks\n\n"
-            f"l, lesson, names = lessons.notebooks.start({n})  # the live objects, the steps, their names\n"
+            "import lessons.publish.notebooks\n\n"
+            f"l, lesson, names = lessons.publish.notebooks.start({n})  # the live objects, its steps, names\n"
             "globals().update(names)"
         ),
     ]

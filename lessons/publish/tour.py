@@ -6,7 +6,7 @@ step's diagram as SVG (a Graphviz drawing) or its plot as PNG (a matplotlib figu
 step-through pages of :func:`viz.steps` (Algorithms 6.1 and 6.2, frame by frame) for the graphs of lessons
 1, 2 and 6, one of Algorithms 6.5 and 6.6 (each call of build_grad) for figure 6.10's, and an
 ``index.html`` that links every file with one line of explanation. The directory is built beside ``out``
-and swapped in whole (:mod:`lessons.swap`).
+and swapped in whole (:mod:`lessons.publish.swap`).
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import lessons
-from lessons.notebooks import Page, page, write_notebooks
+from lessons.publish.notebooks import Page, page, write_notebooks
+from lessons.publish.swap import _naming, built_beside, mark
 from lessons.showing import figure_svg
 from lessons.stepper import Stepper
-from lessons.swap import _naming, built_beside, mark
 from micrograph import Graph, pseudocode
 from viz import style
 from viz.charts import Chart
@@ -308,8 +308,8 @@ def run(
     tour beside it removes the unfinished directory once it is an hour old and no tour holds its lock).
 
     An existing ``out`` is replaced only with ``replace=True``, and only if every file in it is one the
-    earlier tour wrote (listed in its marker, :data:`lessons.swap.MARKER`) or it is empty: files added by
-    hand are never deleted, and the error names them. The check is made again at the moment of the swap,
+    earlier tour wrote (listed in its marker, :data:`lessons.publish.swap.MARKER`) or it is empty: files added
+    by hand are never deleted, and the error names them. The check is made again at the moment of the swap,
     under a lock on the parent directory, so a directory or a file that appears while the tour runs is never
     removed, and concurrent tours into one new directory do not replace each other.
 
