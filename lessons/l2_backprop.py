@@ -18,6 +18,7 @@ from lessons.engine_spans import backprop_call, graph_order
 from lessons.step import Question, Step
 from micrograph import BackpropStep, Graph, Value, backprop, pseudocode
 from micrograph.expr import build
+from micrograph.push import plain_loop
 from viz.words import NamedTable, clean, factor, fmt, formula, node_names, node_table
 
 __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
@@ -189,7 +190,8 @@ def _push(l: Any) -> None:
         node.grad = 0.0  # micrograd's zero_grad, on every node of G
     # micrograph's push form (Value.backward): walking back from z, each node adds
     # its .grad × the local derivative into each of its parents' .grad
-    l.z.backward()
+    with plain_loop():  # its plain loop, whose lines are shown (compiled, the same bits)
+        l.z.backward()
     l.pushed = NamedTable(l.graph, title="pushed")  # the same sums, in the push form of section 6.5.6
     for node in l.graph.nodes:
         l.pushed[node] = node.grad

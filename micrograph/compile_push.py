@@ -11,7 +11,11 @@ them, so that no rule is called and no method is looked up per node:
 * :func:`push_function`: those statements compiled as ``push(node, g)``, once per operation;
 * :func:`push_loop`: the whole loop, ``push_all(order)``, compiled once, on first use: the statements of
   the most frequent operations (:data:`INLINED`) written into it, every other operation's
-  ``push_function`` called.
+  ``push_function`` called;
+* :func:`backward`: ``Value.backward`` when :data:`micrograph.push.COMPILED` is true: the loop over
+  :func:`reverse_order`, the order it walks, z first, by :func:`micrograph.order.topological_order`'s
+  depth-first search written for speed: a node's state kept in its ``.grad`` instead of a set (a test holds
+  the two orders equal on random graphs), and :func:`unmark`, which undoes it.
 
 The text is the rules', operation for operation, so the gradients are those of the plain loop bit for bit
 (a test holds them equal on random graphs). Like the plain loop, the loop raises OverflowError for a
@@ -22,7 +26,7 @@ table's checked operations, and a term that is not finite here, which the check 
 way Algorithm 6.2 then decides.)
 
 The module reads the node's slots (``data``, ``grad``, ``op``, ``_a``, ``_b``) and the table only: it sits
-below the node's class, which it never imports.
+below the node's class, which it never imports. What it writes is ``.grad``.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6.
 """
@@ -31,7 +35,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from micrograph.ops import ADD, MUL, RELU, TANH, Op
@@ -40,7 +44,7 @@ from micrograph.templates import derivative_source
 if TYPE_CHECKING:
     from micrograph.engine import Value
 
-__all__ = ["INLINED", "push_source", "push_function", "push_loop"]
+__all__ = ["INLINED", "backward", "push_source", "push_function", "push_loop", "reverse_order", "unmark"]
 
 INLINED = (ADD, MUL, RELU, TANH)
 """The operations whose pushes the loop holds written out, most frequent first: the rest are called."""
@@ -149,3 +153,136 @@ def push_loop() -> Callable[[list[Value]], None]:
     exec(compile(source, "<Value.backward's pushes>", "exec"), namespace)  # text from the table's rules
     _loop.append(namespace["push_all"])
     return _loop[0]
+
+
+def backward(z: Value, gradient: float) -> bool:
+    """:func:`micrograph.push.backward`'s order and pushes, written for speed: add dz/du into every ``.grad``.
+
+    :func:`reverse_order` (which also sets the earlier gradients aside), z's gradient seeded, the
+    compiled :func:`push_loop`, the earlier gradients added back: the plain loop's steps, with the same
+    results bit for bit. The caller pauses the collector.
+
+    Args:
+        z: the node to back-propagate from.
+        gradient: the seed dz/dz (a float).
+
+    Returns:
+        True; False if a push failed (a derivative that does not exist, a gradient not finite), every
+        ``.grad`` then as it was before the call, for the caller to let Algorithm 6.2 name the edge.
+
+    Raises:
+        ValueError: the graph has a cycle (no ``.grad`` changed). KeyboardInterrupt and the like pass
+        through with every ``.grad`` as it was.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6.
+    """
+    order, held = reverse_order(z)
+    z.grad = gradient
+    try:
+        push_loop()(order)
+    except (ArithmeticError, ValueError):
+        unmark(order, held)
+        return False
+    except BaseException:
+        unmark(order, held)
+        raise
+    for node, old in held:
+        node.grad += old
+    return True
+
+
+# The marks of reverse_order's search, each a float 0.0 of its own, told apart by identity: _OPEN for a node
+# whose parents are being searched, _DONE for a node in the order. No other .grad is ever one of these
+# objects (a sum makes a new float), and a node in the order needs no reset afterwards: its gradient is
+# already the 0.0 that the pushes add into.
+_OPEN = float("0")
+_DONE = float("0")
+
+
+def reverse_order(z: Value) -> tuple[list[Value], list[tuple[Value, float]]]:
+    """The ancestors of z, z first, each before its parents; every ``.grad`` among them set to zero.
+
+    The reverse of :func:`micrograph.order.topological_order` ``((z,))``, node for node (a test holds them
+    equal), by the same depth-first search written for ``Value.backward``, where speed matters most: a
+    node's state is kept in its ``.grad`` (its old gradient is set aside first), so no set of finished nodes
+    is built and looked up. A node is opened when it first reaches the top of the stack: its unfinished
+    parents are pushed, the second above the first (a parent pushed twice is skipped when it comes up
+    finished). It is finished (appended to the order) when it is on top again, so every node comes after
+    its parents, and the first parent's ancestors before the second's; the order is then reversed.
+
+    Returns:
+        The order, and the nodes that held a non-zero gradient with those gradients (``backward`` adds them
+        back at the end; :func:`unmark` restores them).
+
+    Raises:
+        ValueError: the graph has a cycle (made through the parent slots); every ``.grad`` is restored.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.1 and 6.5.6.
+    """
+    order: list[Value] = []
+    held: list[tuple[Value, float]] = []
+    keep, append = held.append, order.append
+    opened, done = _OPEN, _DONE
+    stack = [z]
+    push, pop = stack.append, stack.pop
+    try:
+        while stack:
+            node = stack[-1]
+            g = node.grad
+            if g is not opened:
+                if g is done:  # pushed twice, finished since
+                    pop()
+                    continue
+                if g:
+                    keep((node, g))
+                a = node._a  # the opened nodes are the path: an opened parent closes a cycle
+                if a is not None:
+                    b = node._b
+                    if b is not None and b.grad is not done:
+                        if b.grad is opened:
+                            raise _cycle(node)
+                        node.grad = opened
+                        push(b)
+                        if a.grad is not done:
+                            if a.grad is opened:
+                                raise _cycle(node)
+                            push(a)
+                        continue
+                    if a.grad is not done:
+                        if a.grad is opened:
+                            raise _cycle(node)
+                        node.grad = opened
+                        push(a)
+                        continue
+            pop()
+            node.grad = done
+            append(node)
+    except BaseException:  # a cycle, or interrupted: every node marked so far gets its gradient back
+        unmark(order, held, stack)
+        raise
+    order.reverse()
+    return order, held
+
+
+def unmark(order: list[Value], held: list[tuple[Value, float]], more: Iterable[Value] = ()) -> None:
+    """Undo :func:`reverse_order` and any pushes since: each ``.grad`` of ``order`` as it was before.
+
+    Args:
+        order: the nodes :func:`reverse_order` returned (or finished, if it was interrupted).
+        held: the gradients it set aside.
+        more: nodes it may have marked besides (its stack, when it was interrupted).
+    """
+    for node in order:
+        node.grad = 0.0
+    for node in more:  # the stack: opened nodes, and pushed ones not opened yet (their .grad untouched)
+        if node.grad is _OPEN or node.grad is _DONE:
+            node.grad = 0.0
+    for node, old in held:
+        node.grad = old
+
+
+def _cycle(node: Value) -> ValueError:
+    return ValueError(
+        f"the graph has a cycle: the node {node!r} is its own ancestor (a node's parents must be built "
+        "before it; were its parent slots changed by hand?)"
+    )

@@ -12,8 +12,8 @@ operation table, and a test holds them equal. The push form needs only the order
 no positions, which makes it the cheaper one for a graph built to be back-propagated once.
 
 The loop is :func:`backward`'s plain loop; :mod:`micrograph.compile_push` writes the same pushes out as
-one compiled loop, which ``backward`` runs while :data:`COMPILED` is true (a test holds the two equal, bit
-for bit, on random graphs).
+one compiled loop, and the same order as a search that keeps its marks in ``.grad``, which ``backward``
+runs while :data:`COMPILED` is true (tests hold the two equal, bit for bit, on random graphs).
 
 The functions read and write the node's fields only: this module sits below the node's class, which takes
 them as its methods (``Value.backward``, ``Value._backward``).
@@ -23,6 +23,8 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6 (
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from micrograph import compile_push
@@ -33,13 +35,15 @@ from micrograph.order import topological_order
 if TYPE_CHECKING:
     from micrograph.engine import Value
 
-__all__ = ["COMPILED", "backward", "push_to_parents"]
+__all__ = ["COMPILED", "backward", "plain_loop", "push_to_parents"]
 
 COMPILED = True
 """Whether :func:`backward` runs its pushes as the loop compiled from the table's rules
-(:func:`micrograph.compile_push.push_loop`) rather than its plain loop, which is many times slower
-(docs/performance.md, part 3, gives the times). The results are the same bit for bit; set it False to
-step through the plain loop (in a debugger, say)."""
+(:func:`micrograph.compile_push.push_loop`), over the order found by the search written for speed
+(:func:`micrograph.compile_push.reverse_order`), rather than its plain loop over
+:func:`~micrograph.order.topological_order`, which is many times slower (docs/performance.md, part 3,
+gives the times). The order and the results are the same bit for bit; set it False to step through the
+plain loop (in a debugger, say)."""
 
 
 def backward(z: Value, gradient: float = 1.0) -> None:
@@ -80,27 +84,28 @@ def backward(z: Value, gradient: float = 1.0) -> None:
     """
     if type(gradient) is not float:
         gradient = to_float(gradient, "backward(gradient)")
+    if COMPILED:  # the same order and pushes, written for speed (tests hold the two equal, bit for bit)
+        with paused_gc():
+            if not compile_push.backward(z, gradient):  # a push failed; every .grad is as it was
+                _locate_failure(z, gradient)
+        return
     order = topological_order((z,))  # each node after its parents
     # z first: each node before its parents, so after every one of its consumers
     order.reverse()
     with paused_gc():  # the pushes create nothing that can form a cycle
         # earlier gradients set aside, so the sums start from zero
         held = [(node, g) for node in order if (g := node.grad)]
-        for node, _ in held:
+        for node in order:
             node.grad = 0.0
         z.grad = gradient
         try:
-            if COMPILED:
-                # the loop below, written out from the same rules
-                compile_push.push_loop()(order)
-            else:
-                # a node's gradient is complete: its consumers have all pushed
-                for node in order:
-                    g = node.grad
-                    # inf or nan: Algorithm 6.2 says where (see _locate_failure)
-                    if g - g != 0.0:
-                        raise OverflowError("not finite")
-                    node._backward()  # g × du/dx_k into each parent x_k
+            # a node's gradient is complete: its consumers have all pushed
+            for node in order:
+                g = node.grad
+                # inf or nan: Algorithm 6.2 says where (see _locate_failure)
+                if g - g != 0.0:
+                    raise OverflowError("not finite")
+                node._backward()  # g × du/dx_k into each parent x_k
         except (ArithmeticError, ValueError):  # a derivative that does not exist, a gradient not finite
             _restore(order, held)
             _locate_failure(z, gradient)
@@ -110,6 +115,21 @@ def backward(z: Value, gradient: float = 1.0) -> None:
             raise
         for node, old in held:  # the earlier gradients, added back (IEEE addition is commutative)
             node.grad += old
+
+
+@contextmanager
+def plain_loop() -> Iterator[None]:
+    """Within the block, :func:`backward` runs its plain loop (:data:`COMPILED` is False), then as before.
+
+    For a view that shows the lines of ``backward`` that ran (lesson 2's push form): the compiled twin
+    gives the same gradients bit for bit, but its lines are generated text.
+    """
+    global COMPILED
+    before, COMPILED = COMPILED, False
+    try:
+        yield
+    finally:
+        COMPILED = before
 
 
 def push_to_parents(u: Value) -> None:

@@ -24,7 +24,7 @@ from strategies import Recipe, interpret, recipes
 
 import micrograph.push
 from micrograph import DomainError, Graph, Value
-from micrograph.compile_push import INLINED, push_function, push_loop
+from micrograph.compile_push import INLINED, push_function, push_loop, reverse_order
 from micrograph.engine import apply, as_value
 from micrograph.ops import LOG, OPS, POW, SQRT, XLOGY, pow_const
 from micrograph.order import topological_order
@@ -46,6 +46,45 @@ def test_topological_order_puts_every_node_after_its_parents_once(recipe: Recipe
     assert len(position) == len(order) and order[-1] is z
     assert all(position[parent] < position[node] for node in order for parent in node.inputs)
     assert set(xs) <= set(position)
+
+
+@settings(max_examples=60, deadline=None)
+@given(recipe=recipes(max_vars=3, max_steps=12), held=st.lists(st.sampled_from([0.0, -0.0, 1.5, math.nan])))
+def test_the_search_written_for_speed_gives_the_same_order_and_sets_aside_the_same_gradients(
+    recipe: Recipe, held: list[float]
+) -> None:
+    """compile_push.reverse_order, which backward runs, is topological_order reversed, node for node."""
+    values, _ = recipe
+    xs = [Value(v) for v in values]
+    try:
+        z = interpret(recipe)(NS, *xs)
+    except ArithmeticError:
+        return
+    readable = topological_order([z])[::-1]
+    for node, g in zip(readable, held):
+        node.grad = g
+    before = [(node, node.grad) for node in readable if node.grad]
+    fast, kept = reverse_order(z)
+    assert fast == readable
+    assert sorted((id(n), repr(g)) for n, g in kept) == sorted((id(n), repr(g)) for n, g in before)
+    assert all(node.grad == 0.0 for node in fast)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "plain"])
+def test_a_cycle_is_refused_by_both_searches_and_changes_no_gradient(
+    compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(micrograph.push, "COMPILED", compiled)
+    x = Value(0.5)
+    a = x * 2.0
+    b = a.tanh() + x
+    c = b * a
+    a._a = c  # a cycle made through the private parent slots: a -> c -> a
+    for node, g in ((x, 3.0), (a, -1.0), (b, 0.0), (c, 2.0)):
+        node.grad = g
+    with pytest.raises(ValueError, match="the graph has a cycle"):
+        c.backward()
+    assert (x.grad, a.grad, b.grad, c.grad) == (3.0, -1.0, 0.0, 2.0)
 
 
 @pytest.mark.slow
@@ -274,6 +313,8 @@ def test_an_interrupted_backward_leaves_every_gradient_as_it_was(
 def test_an_interrupted_search_changes_no_gradient() -> None:
     class Interrupting:
         """A parent whose parents cannot be read: the search stops with Ctrl-C on reaching it."""
+
+        grad = 0.0
 
         @property
         def _a(self) -> Any:
