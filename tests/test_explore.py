@@ -199,7 +199,7 @@ def test_the_script_has_no_sentence_and_the_style_no_colour_of_its_own() -> None
         literals = [s for line in js.splitlines() for s in re.findall(r'"([^"\\]*)"', line.split("//")[0])]
         sentences = [s for s in literals if re.search(r"[A-Za-z]{2,} [A-Za-z]{2,}", s)]
         assert sentences == [], path.name  # every sentence the page says is a template from Python
-    css = (static / "explore.css").read_text(encoding="utf-8")
+    css = viz.style.SECTIONS["explorer"]  # the explorer's section of the pages' one stylesheet
     assert re.findall(r"#[0-9a-fA-F]{3,6}\b", css) == []  # colours are viz.style's, as CSS variables
     css_of = importlib.import_module("viz.explore_page")._css
     assert all(f"--mg-{k}: {v};" in css_of() for k, v in viz.style.EXPLORER.items())

@@ -41,9 +41,9 @@ def _asset(name: str) -> str:
 
 
 def _css() -> str:
-    """The explorer's stylesheet: its colours from :mod:`viz.style` as CSS variables, then explore.css."""
-    colours = "".join(f"--mg-{k}: {v}; " for k, v in style.EXPLORER.items())
-    return f".mg-explorer {{ {colours}}}\n" + _asset("explore.css")
+    """The explorer's stylesheet: the pages' colours set on ``.mg-explorer`` (a notebook's own are left
+    alone), then the explorer's section of the pages' one stylesheet (:func:`viz.style.stylesheet`)."""
+    return style.stylesheet("explorer", scope=".mg-explorer")
 
 
 def explorer_script() -> str:

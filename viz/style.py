@@ -2,7 +2,8 @@
 
 The palette tells the forward graph G (blues) from the backward subgraph B (oranges), two hues that
 stay apart for the common forms of colour blindness; grey means "outside G'" (faded) or "a constant".
-Change a drawing's look here and nowhere else.
+Change a drawing's look here and nowhere else; the pages' colours too (:data:`PAGE`), which the pages'
+one stylesheet, ``static/micrograph.css``, reads as CSS custom properties (:func:`stylesheet`).
 
 Legend (used by :func:`viz.draw` and :func:`viz.draw_side_by_side`):
 
@@ -22,6 +23,9 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, 
 """
 
 from __future__ import annotations
+
+import re
+from importlib import resources
 
 __all__ = [
     "FONT",
@@ -43,9 +47,15 @@ __all__ = [
     "CLUSTER_B",
     "LEGEND",
     "SIGNIFICANT_DIGITS",
-    "HTML_CSS",
+    "PAGE",
     "EXPLORER",
+    "STYLESHEET",
+    "SECTIONS",
+    "css_variables",
+    "stylesheet",
+    "HTML_CSS",
     "PICTURE_CSS",
+    "TOUR_CSS",
     "PLOT_COLORS",
     "PLOT_RC",
     "WRONG",
@@ -116,84 +126,99 @@ LEGEND: list[tuple[str, dict[str, str]]] = [
 ]
 """(text, style) pairs drawn as the legend of :func:`viz.draw_side_by_side`."""
 
-# The step-by-step HTML page (viz.steps): one stylesheet, inlined.
-HTML_CSS = """
-body { font-family: Helvetica, Arial, sans-serif; margin: 1.2em; color: #1a1a1a; background: #ffffff; }
-h1 { font-size: 1.3em; margin: 0 0 0.4em 0; }
-.nav { margin: 0.5em 0 0.8em 0; display: flex; gap: 0.6em; align-items: center; }
-.nav button { font-size: 1em; padding: 0.3em 1em; }
-.counter { font-weight: bold; min-width: 9em; }
-.frame { display: none; }
-.frame.current { display: block; }
-.cols { display: flex; gap: 1.5em; align-items: flex-start; flex-wrap: wrap; }
-.graph svg { max-width: 62vw; height: auto; }
-.cols.wide .graph svg { max-width: 96vw; }  /* G and B side by side: the code goes below */
-.algo { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.92em; white-space: pre;
-        line-height: 1.5; background: #f7f7f7; border: 1px solid #dddddd; padding: 0.6em; }
-.algo .line { padding: 0 0.3em; }
-.algo .line.current { background: #ffe14d; font-weight: bold; }
-.algo .line.current::before { content: "\\25B6  "; }
-.algo .line:not(.current)::before { content: "   "; }
-.explain { margin: 0.6em 0; font-size: 1.02em; max-width: 60em; }
-figure.code { margin: 0; }
-figure.code figcaption { font-size: 0.85em; font-weight: bold; color: #444444; margin: 0 0 0.2em 0; }
-figure.code[data-words="summary"] figcaption { font-style: italic; }
-table.gt { border-collapse: collapse; margin-top: 0.6em; font-size: 0.95em; }
-table.gt th, table.gt td { border: 1px solid #cccccc; padding: 0.15em 0.6em; text-align: left; }
-table.gt td.num { font-family: monospace; text-align: right; }
-table.gt tr.current td { background: #ffe14d; }
-table.gt tr.empty td.num { color: #aaaaaa; }
-.help { color: #666666; font-size: 0.9em; }
-"""
-
 # The exercises' failure drawings (lessons.exercises): the first wrong node and the edges of its wrong term.
 WRONG: dict[str, str] = {"fillcolor": "#f8c9c9", "color": "#c0392b", "fontcolor": "#1a1a1a", "penwidth": "3",
                          "style": "filled,bold"}  # fmt: skip
 WRONG_EDGE: dict[str, str] = {"color": "#c0392b", "penwidth": "2.5", "fontcolor": "#c0392b"}
 
-# The explorer's page (viz.explore): its colours, given to explore.css as CSS variables (--mg-text, ...).
-EXPLORER: dict[str, str] = {
+# The pages' colours (the step pages, the tour's pages, the lessons' pictures, the explorer, the site's page),
+# written once: static/micrograph.css reads each as a CSS custom property, var(--mg-NAME).
+PAGE: dict[str, str] = {
     "text": "#1a1a1a",
     "background": "#ffffff",
     "muted": "#555555",
     "rule": "#dddddd",
     "code": "#f7f7f7",
-    "current": HIGHLIGHT["fillcolor"],  # the node and the pseudo-code line of the current step
+    "current": HIGHLIGHT["fillcolor"],  # the node, the pseudo-code line and the grad_table row of the step
     "current-edge": HIGHLIGHT["color"],
-    "selected": "#6a1b9a",  # the node whose sum the panel shows
+    "selected": "#6a1b9a",  # the node whose sum the explorer's panel shows
     "hover": OPERATION["color"],  # the node under the pointer; its consumers are drawn in B's orange
     "consumer": BACKWARD["color"],
     "wrong": WRONG_EDGE["color"],  # outside a domain; a wrong prediction
     "right": VARIABLE["color"],
     "pane-g": CLUSTER_G["fillcolor"],
     "pane-b": CLUSTER_B["fillcolor"],
-    "focus": "#000000",  # the ring around the node that has the keyboard's focus
+    "focus": "#000000",  # the ring around what has the keyboard's focus
+    "caption": "#444444",  # a step page's caption over its code
+    "cell": "#cccccc",  # a grad_table's cells; a picture's pane
+    "empty": "#aaaaaa",  # a grad_table entry not computed yet
+    "aside": "#666666",  # a help line, a remark aside
+    "ink": "#222222",  # the tour's and the site's text
+    "pre": "#f6f6f6",  # preformatted text on the tour's and the site's pages
+    "book": "#eef2ff",  # the book's own words on the tour's pages
+    "faint": "#eeeeee",  # a picture's frame on the tour's pages
+    "field": "#bbbbbb",  # the site's editor and explorer frame
+    "passed": "#22aa22",  # an exercise's report: passed, failed
+    "failed": "#cc2222",
 }
+EXPLORER = PAGE
+"""The explorer's colours (viz.explore_page): the pages' own."""
 
 # A node box drawn by viz.dot.html_box when its style leaves a colour out.
 BOX_DEFAULT: dict[str, str] = {"fillcolor": "#ffffff", "color": "#555555", "fontcolor": "#1a1a1a"}
 
-# A lesson's picture on a page (viz.pictures: the site and the tour's lesson pages), put in the page by the
-# pictures' script: framed when it pans and zooms, its buttons and help line below it, a ring when it has the
-# keyboard's focus.
-PICTURE_CSS = """
-.mg-picture { margin: 0.6em 0; }
-.mg-picture.mg-panned .mg-picture-pane { border: 1px solid #ccc; cursor: grab; }
-.mg-picture-pane:focus-visible { outline: 3px solid #000; outline-offset: 2px; }
-.mg-picture-tools { display: flex; flex-wrap: wrap; gap: 0.3em 0.6em; align-items: center; margin: 0.3em 0; }
-.mg-picture-tools[hidden] { display: none; }
-.mg-picture-help { color: #555; font-size: 0.9em; }
-"""
+STYLESHEET = "micrograph.css"
+"""The pages' one stylesheet (``viz/static``): a section per kind of page, every colour a ``var(--mg-NAME)``
+of :data:`PAGE`."""
 
-# The tour's pages (lessons.publish.tour): one stylesheet, inlined; pre.book holds the book's own words.
-TOUR_CSS = """
-body { font-family: system-ui, sans-serif; max-width: 70em; margin: 2em auto; padding: 0 1em; color: #222; }
-h1, h2, h3 { font-weight: 600; } code, pre { font-family: ui-monospace, monospace; font-size: 0.92em; }
-pre { background: #f6f6f6; padding: 0.6em 0.9em; overflow-x: auto; } pre.book { background: #eef2ff; }
-.step { border-top: 1px solid #ddd; padding-top: 1em; margin-top: 1.5em; }
-img { max-width: 100%; border: 1px solid #eee; } li { margin: 0.25em 0; } .muted { color: #666; }
-.who { font-size: 0.8em; font-weight: 600; color: #555; margin: 0.8em 0 0.2em 0; }
-"""
+_SECTION = re.compile(r"^/\* @section ([a-z]+)\b", re.M)
+
+
+def _sections() -> dict[str, str]:
+    """The stylesheet's sections by name, each from its ``/* @section NAME ... */`` line to the next's."""
+    text = resources.files("viz").joinpath("static").joinpath(STYLESHEET).read_text(encoding="utf-8")
+    marks = list(_SECTION.finditer(text))
+    ends = [m.start() for m in marks[1:]] + [len(text)]
+    return {m.group(1): text[m.start() : end].strip() + "\n" for m, end in zip(marks, ends)}
+
+
+SECTIONS = _sections()
+"""The stylesheet's sections: steps, tour, picture, explorer, site."""
+
+
+def css_variables(scope: str = ":root") -> str:
+    """The pages' colours (:data:`PAGE`) as CSS custom properties (``--mg-NAME: COLOUR;``) set on ``scope``.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+    """
+    return f"{scope} {{ " + "".join(f"--mg-{k}: {v}; " for k, v in PAGE.items()) + "}\n"
+
+
+def stylesheet(kind: str, scope: str = ":root") -> str:
+    """The rules of one kind of page, after the colours they use set on ``scope`` (a CSS selector).
+
+    Args:
+        kind: one of :data:`SECTIONS` (``steps``, ``tour``, ``picture``, ``explorer``, ``site``).
+        scope: where the colours are set: the whole page (``:root``), or the element that holds the page's
+            part (the explorer's ``.mg-explorer``, so that a notebook's other colours are left alone).
+
+    Raises:
+        ValueError: ``kind`` is not a section of the stylesheet.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
+    """
+    if kind not in SECTIONS:
+        raise ValueError(f"kind {kind!r} is not a section of {STYLESHEET}: one of {', '.join(SECTIONS)}")
+    return css_variables(scope) + SECTIONS[kind]
+
+
+HTML_CSS = stylesheet("steps")
+"""The step-through page's stylesheet (viz.steps), inlined."""
+PICTURE_CSS = stylesheet("picture")
+"""A lesson's picture on a page (viz.pictures: the site and the tour's lesson pages), put in the page by the
+pictures' script."""
+TOUR_CSS = stylesheet("tour")
+"""The tour's pages (lessons.publish.tour), inlined."""
 
 # matplotlib: colours for the plots (back-propagation in the blue of G, the naive rule in orange).
 PLOT_COLORS: dict[str, str] = {

@@ -15,6 +15,8 @@ it needs no network. It holds:
 * ``pictures.js``, made by :func:`viz.pictures.pictures_script`: d3-zoom (vendored from npm in
   ``viz/static/vendor``, its licenses added to ``licenses/``) and the explorer's own pane code, which keep
   each drawing legible and let it pan and zoom;
+* ``style.css``, made by :func:`viz.style.stylesheet`: the page's rules from the pages' one stylesheet
+  (``viz/static/micrograph.css``) and their colours from :mod:`viz.style`;
 * the page (``site/src``): ``index.html``, ``app.js`` (the page's controls; it asks the page's Python for
   every step, explorer and verdict, and relays an exercise check's questions), ``workers.js`` (the two kinds
   of Web Worker as the page talks to them), ``drawings.js`` (the drawings laid out by ``pictures.js``; the
@@ -72,7 +74,10 @@ PYODIDE_FILES = (
     "pyodide-lock.json",
 )
 PAGE_FILES = ("index.html", "loading.js", "app.js", "workers.js", "drawings.js", "charts.js", "python.js",
-              "worker.js", "style.css")  # fmt: skip
+              "worker.js")  # fmt: skip
+STYLESHEET = "style.css"
+"""The page's stylesheet (:func:`viz.style.stylesheet`: the pages' colours and the site's section of their one
+stylesheet, ``viz/static/micrograph.css``), written when the site is built."""
 PICTURES = "pictures.js"
 """The drawings' script (:func:`viz.pictures.pictures_script`: d3-zoom and the explorer's pane code), made
 when the site is built."""
@@ -250,6 +255,7 @@ def _stage(stage: Path, log: Callable[[str], None]) -> None:
     """Every file of the site into ``stage`` (a new directory)."""
     import micrograph
     from viz.pictures import pictures_script
+    from viz.style import stylesheet
 
     modules = npm_packages(log)
     (stage / "pyodide").mkdir(parents=True)
@@ -260,6 +266,7 @@ def _stage(stage: Path, log: Callable[[str], None]) -> None:
     for name in PAGE_FILES:
         shutil.copyfile(SOURCE / "src" / name, stage / name)
     (stage / PICTURES).write_text(pictures_script(), encoding="utf-8")
+    (stage / STYLESHEET).write_text(stylesheet("site"), encoding="utf-8")
     _vendored_licenses(stage / "licenses")
     ours, others = wheels(stage / "wheels", log)
     pyodide = json.loads((modules / "pyodide" / "package.json").read_text())["version"]

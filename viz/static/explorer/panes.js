@@ -5,7 +5,7 @@ import { LEGIBLE_PX, NATURAL, fitScale, setCorner, setView, size, zoomable } fro
 import { button, make } from "./words.js";
 
 var LEGIBLE = LEGIBLE_PX / 10;  // the least first-view scale: the smallest text, 10 pt argument numbers, at 9 px
-var NARROW = "(max-width: 760px)";  // a phone, as explore.css's @media says
+var NARROW = "(max-width: 760px)";  // a phone, as micrograph.css's explorer section says
 
 // Builds the panes into `graphs` and the buttons into `tools`. Reads p.W, p.d3, p.spec; p.gNode and
 // p.bNode (the drawings' nodes) and p.moved (a pan or zoom has moved boxes into view) when called.
