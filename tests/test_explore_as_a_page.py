@@ -13,23 +13,20 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 
 
 from __future__ import annotations
 
-import os
-import shutil
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHROMIUM
-from test_explore_screens import SCREENS, _inputs_in_first_view, _transform
+from conftest import CHROMIUM_AND_DOT
+from test_explore_screens import SCREENS, _inputs_in_first_view, _open, _transform, save_explorers
 
-import viz
 from micrograph import Graph, Value
 from micrograph.expr import build
 from viz.words import fmt
 
 pytestmark = [
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"chromium is not installed at {CHROMIUM}"),
-    pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed"),
+    *CHROMIUM_AND_DOT,
     pytest.mark.slow,
 ]
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -51,24 +48,9 @@ def graph(name: str) -> Value:
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Value]]:
-    out = tmp_path_factory.mktemp("explorer")
-    made = {}
-    for name in GRAPHS:
-        z = graph(name)
-        made[name] = (viz.explore(z, max_nodes=1000).save(out / f"{name}.html"), z)
-    return made
-
-
-def _open(browser: Any, path: Path, screen: str) -> tuple[Any, Any, list[str]]:
-    width, height = SCREENS[screen]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.goto(path.resolve().as_uri())
-    page.wait_for_selector(".mg-pane-g g[data-node]")
-    return context, page, errors
+    return save_explorers(
+        tmp_path_factory.mktemp("explorer"), {name: partial(graph, name) for name in GRAPHS}
+    )
 
 
 SCROLLED_INSIDE = """() => Array.from(document.querySelectorAll("body *")).filter(e => {
