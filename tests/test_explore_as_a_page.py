@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import CHROMIUM_AND_DOT
+from gestures import ctrl_wheel, wheel_scrolls_the_page
 from test_explore_screens import SCREENS, _inputs_in_first_view, _open, _transform, save_explorers
 
 from micrograph import Graph, Value
@@ -60,12 +61,6 @@ SCROLLED_INSIDE = """() => Array.from(document.querySelectorAll("body *")).filte
 """Every element that scrolls inside the page (the page itself is not one of them)."""
 
 
-def _centre(page: Any, selector: str) -> tuple[float, float]:
-    page.locator(selector).scroll_into_view_if_needed()
-    box = page.locator(selector).bounding_box()
-    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-
-
 def _focused(page: Any) -> dict[str, Any]:
     return page.evaluate(
         """() => { const e = document.activeElement;
@@ -83,18 +78,12 @@ def test_the_wheel_scrolls_the_page_and_ctrl_wheel_zooms(
     context, page, errors = _open(browser, path, screen)
     assert page.evaluate(SCROLLED_INSIDE) == []
     for pane in (".mg-pane-g", ".mg-pane-b"):
-        x, y = _centre(page, pane)
+        page.locator(pane).scroll_into_view_if_needed()
         before = {p: _transform(page, p) for p in (".mg-pane-g", ".mg-pane-b")}
-        at = page.evaluate("window.scrollY")
-        page.mouse.move(x, y)
-        page.mouse.wheel(0, -300 if at > 0 else 300)  # towards the end of the page that is further
-        page.wait_for_function("y => window.scrollY !== y", arg=at)
+        wheel_scrolls_the_page(page, page.locator(pane))
         assert {p: _transform(page, p) for p in before} == before
-        x, y = _centre(page, pane)
-        page.mouse.move(x, y)
-        page.keyboard.down("Control")
-        page.mouse.wheel(0, -100)  # one notch of a mouse wheel, towards the reader: zoom in
-        page.keyboard.up("Control")
+        page.locator(pane).scroll_into_view_if_needed()
+        ctrl_wheel(page, page.locator(pane))
         page.wait_for_function(
             "([p, k]) => parseFloat(document.querySelector(p).dataset.scale) > k", arg=[pane, before[pane][2]]
         )
