@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import CHROMIUM_AND_DOT
+from gestures import ctrl_wheel, wheel_scrolls_the_page
 from test_explore_browser import _big_graph
 
 import viz
@@ -174,15 +175,9 @@ def test_zoom_pan_fit_and_the_g_b_toggles(browser: Any, pages: Any, screen: str)
         before[1] + 25, abs=1
     )
     # the wheel scrolls the page, the drawing stays; Ctrl+wheel zooms the drawing
-    page.mouse.move(cx, cy)
-    page.mouse.wheel(0, 200)
-    page.wait_for_function("() => window.scrollY > 0")
+    wheel_scrolls_the_page(page, page.locator(".mg-pane-g"))
     assert _transform(page, ".mg-pane-g") == after
-    box = page.locator(".mg-pane-g").bounding_box()
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.keyboard.down("Control")
-    page.mouse.wheel(0, -200)
-    page.keyboard.up("Control")
+    ctrl_wheel(page, page.locator(".mg-pane-g"))
     page.wait_for_function(
         "k => parseFloat(document.querySelector('.mg-pane-g').dataset.scale) > k", arg=after[2]
     )
