@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +33,7 @@ for _p in (str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")):
         sys.path.insert(0, _p)
 
 from layout import rows as layout_rows  # noqa: E402  (benchmarks/layout.py, beside this file)
+from measure import command_seconds  # noqa: E402
 
 FRAME_MS = 1000.0 / 60.0
 
@@ -80,18 +80,7 @@ def page_seconds(nodes: int, repeats: int = 2) -> tuple[int, float]:
 
 def tower_seconds(ws: int = 100) -> float:
     """Seconds of ``micrograph render`` on a power tower of ``ws`` w's (a fresh process)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        t0 = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "micrograph", "render", "**".join(["w"] * ws), "--at", "w=1.01", "--out",
-             str(Path(tmp) / "tower.svg")],
-            capture_output=True, text=True, env=env, timeout=600, check=False,
-        )  # fmt: skip
-        seconds = time.perf_counter() - t0
-    if done.returncode != 0:
-        raise RuntimeError(f"micrograph render failed: {done.stderr.strip()}")
-    return seconds
+    return command_seconds(["render", "**".join(["w"] * ws), "--at", "w=1.01"], "tower.svg")
 
 
 def slider_ms(nodes: int = 400, moves: int = 40) -> dict[str, float] | None:

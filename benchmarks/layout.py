@@ -23,8 +23,6 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 (
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +33,8 @@ from typing import Any, NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from measure import command_seconds  # noqa: E402  (benchmarks/measure.py, beside this file)
 
 from micrograph.engine import Value, sum_nodes  # noqa: E402  (the checkout's micrograph, ROOT first)
 
@@ -144,18 +144,8 @@ def measure(family: Family, repeats: int = 2) -> dict[str, Any]:
 
 def cli_seconds(depth: int = 100) -> float:
     """Seconds of ``micrograph explore`` on family (a) as typed (a fresh process, --max-nodes 1000)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        t0 = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "micrograph", "explore", nested_tanh_text(depth), "--at", "x=0.5", "--at",
-             "y=0.3", "--max-nodes", "1000", "--out", str(Path(tmp) / "page.html")],
-            capture_output=True, text=True, env=env, timeout=600, check=False,
-        )  # fmt: skip
-        seconds = time.perf_counter() - t0
-    if done.returncode != 0:
-        raise RuntimeError(f"micrograph explore failed: {done.stderr.strip()}")
-    return seconds
+    argv = ["explore", nested_tanh_text(depth), "--at", "x=0.5", "--at", "y=0.3", "--max-nodes", "1000"]
+    return command_seconds(argv, "page.html")
 
 
 def rows(quick: bool = False) -> list[tuple[str, str, str, bool]]:

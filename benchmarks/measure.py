@@ -8,8 +8,12 @@ figures out as a Markdown table.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +28,26 @@ def run_worker(args: list[str], timeout: float = 1800, python: str | None = None
     if out.returncode != 0:
         raise RuntimeError(f"worker {' '.join(args)} failed:\n{out.stderr[-4000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def command_seconds(argv: Sequence[str], out: str) -> float:
+    """Seconds of ``python -m micrograph ARGV --out OUT`` in a fresh process, as a user types it (this
+    checkout first on its path, OUT a file of a temporary directory).
+
+    Raises:
+        RuntimeError: the command failed (its message is micrograph's).
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        t0 = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "micrograph", *argv, "--out", str(Path(tmp) / out)],
+            capture_output=True, text=True, env=env, timeout=600, check=False,
+        )  # fmt: skip
+        seconds = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise RuntimeError(f"micrograph {argv[0]} failed: {done.stderr.strip()}")
+    return seconds
 
 
 def mean(xs: list[float]) -> float:

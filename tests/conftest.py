@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -79,6 +80,14 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 """The one set of launch options for every browser test: headless, no network of chromium's own."""
+
+
+CHROMIUM_AND_DOT = [
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"chromium is not installed at {CHROMIUM}"),
+    pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed"),
+]
+"""The marks of a test module that opens a drawing's page in chromium: skipped without chromium or without
+Graphviz's dot (a module's ``pytestmark``, with its own marks added)."""
 
 
 def launch_chromium(playwright: Any) -> Any:

@@ -1,6 +1,6 @@
 """Correct solutions of the seven exercises, written as a student writes them (one file each), and numpy ones.
 
-The checks must pass every one of them; tests/test_exercises_catalogue.py and tests/test_exercise_attacks.py
+The checks must pass every one of them; tests/wrong_solutions.py and tests/test_exercise_attacks.py
 use them. They are the student's side of the exercises and live with the tests: the engine's own algorithms
 are in micrograph/, written once. A typical wrong solution is one of them with a line changed
 (:func:`mutant`), so that it cannot drift from the solution it is a mistake of.

@@ -12,14 +12,12 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, 
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pytest
-from conftest import CHROMIUM
+from conftest import CHROMIUM_AND_DOT
 
 from micrograph import Graph
 from micrograph.families import chain
@@ -32,8 +30,7 @@ pytestmark = [
         not (SITE / "index.html").is_file(),
         reason=f"the documentation site is not built ({SITE} has no index.html): run `make docs`",
     ),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"chromium is not installed at {CHROMIUM}"),
-    pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed"),
+    *CHROMIUM_AND_DOT,
 ]
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 

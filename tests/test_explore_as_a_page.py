@@ -13,23 +13,21 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 
 
 from __future__ import annotations
 
-import os
-import shutil
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHROMIUM
-from test_explore_screens import SCREENS, _inputs_in_first_view, _transform
+from conftest import CHROMIUM_AND_DOT
+from gestures import ctrl_wheel, wheel_scrolls_the_page
+from test_explore_screens import SCREENS, _inputs_in_first_view, _open, _transform, save_explorers
 
-import viz
 from micrograph import Graph, Value
 from micrograph.expr import build
 from viz.words import fmt
 
 pytestmark = [
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"chromium is not installed at {CHROMIUM}"),
-    pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed"),
+    *CHROMIUM_AND_DOT,
     pytest.mark.slow,
 ]
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -51,24 +49,9 @@ def graph(name: str) -> Value:
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Value]]:
-    out = tmp_path_factory.mktemp("explorer")
-    made = {}
-    for name in GRAPHS:
-        z = graph(name)
-        made[name] = (viz.explore(z, max_nodes=1000).save(out / f"{name}.html"), z)
-    return made
-
-
-def _open(browser: Any, path: Path, screen: str) -> tuple[Any, Any, list[str]]:
-    width, height = SCREENS[screen]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.goto(path.resolve().as_uri())
-    page.wait_for_selector(".mg-pane-g g[data-node]")
-    return context, page, errors
+    return save_explorers(
+        tmp_path_factory.mktemp("explorer"), {name: partial(graph, name) for name in GRAPHS}
+    )
 
 
 SCROLLED_INSIDE = """() => Array.from(document.querySelectorAll("body *")).filter(e => {
@@ -76,12 +59,6 @@ SCROLLED_INSIDE = """() => Array.from(document.querySelectorAll("body *")).filte
   return (e.scrollHeight > e.clientHeight + 1 && /(auto|scroll)/.test(s.overflowY)) || e.scrollTop > 0;
 }).map(e => e.className || e.tagName)"""
 """Every element that scrolls inside the page (the page itself is not one of them)."""
-
-
-def _centre(page: Any, selector: str) -> tuple[float, float]:
-    page.locator(selector).scroll_into_view_if_needed()
-    box = page.locator(selector).bounding_box()
-    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
 
 
 def _focused(page: Any) -> dict[str, Any]:
@@ -101,18 +78,12 @@ def test_the_wheel_scrolls_the_page_and_ctrl_wheel_zooms(
     context, page, errors = _open(browser, path, screen)
     assert page.evaluate(SCROLLED_INSIDE) == []
     for pane in (".mg-pane-g", ".mg-pane-b"):
-        x, y = _centre(page, pane)
+        page.locator(pane).scroll_into_view_if_needed()
         before = {p: _transform(page, p) for p in (".mg-pane-g", ".mg-pane-b")}
-        at = page.evaluate("window.scrollY")
-        page.mouse.move(x, y)
-        page.mouse.wheel(0, -300 if at > 0 else 300)  # towards the end of the page that is further
-        page.wait_for_function("y => window.scrollY !== y", arg=at)
+        wheel_scrolls_the_page(page, page.locator(pane))
         assert {p: _transform(page, p) for p in before} == before
-        x, y = _centre(page, pane)
-        page.mouse.move(x, y)
-        page.keyboard.down("Control")
-        page.mouse.wheel(0, -100)  # one notch of a mouse wheel, towards the reader: zoom in
-        page.keyboard.up("Control")
+        page.locator(pane).scroll_into_view_if_needed()
+        ctrl_wheel(page, page.locator(pane))
         page.wait_for_function(
             "([p, k]) => parseFloat(document.querySelector(p).dataset.scale) > k", arg=[pane, before[pane][2]]
         )

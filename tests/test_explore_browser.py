@@ -12,16 +12,14 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 
 from __future__ import annotations
 
 import math
-import os
 import random
-import shutil
 import statistics
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHROMIUM, open_watched
+from conftest import CHROMIUM_AND_DOT, open_watched
 
 import viz
 from micrograph import Graph, Value
@@ -31,8 +29,7 @@ from viz.frames import frames
 from viz.words import fmt
 
 pytestmark = [
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"chromium is not installed at {CHROMIUM}"),
-    pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed"),
+    *CHROMIUM_AND_DOT,
     pytest.mark.slow,
 ]
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 import socket
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHROMIUM
+from conftest import CHROMIUM_AND_DOT
 
 from micrograph import Graph, Value
 from viz.words import fmt
@@ -30,8 +29,7 @@ from viz.words import fmt
 ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = [
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"chromium is not installed at {CHROMIUM}"),
-    pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed"),
+    *CHROMIUM_AND_DOT,
     pytest.mark.slow,
 ]
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")

@@ -26,7 +26,8 @@ from micrograph import Graph, Value
 from micrograph.expr import build
 from micrograph.graph import topological_order
 from micrograph.symbolic import grad
-from viz.dot import copy_name, digraph
+from viz.boxes import copy_name
+from viz.dot import digraph
 from viz.explore import explorer_spec
 from viz.explore_layout import COPY_TITLE, LONGEST_EDGE, far_edges
 from viz.render import pipe_svg

@@ -11,13 +11,11 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, 
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHROMIUM
+from conftest import CHROMIUM_AND_DOT
 
 import viz
 from lessons.exercises import judges
@@ -29,8 +27,7 @@ from viz.mistakes import USES, Wrong
 from viz.words import fmt
 
 pytestmark = [
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"chromium is not installed at {CHROMIUM}"),
-    pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed"),
+    *CHROMIUM_AND_DOT,
     pytest.mark.slow,
 ]
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")

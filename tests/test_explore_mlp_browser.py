@@ -10,13 +10,11 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.4 
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHROMIUM
+from conftest import CHROMIUM_AND_DOT
 
 import viz
 from micrograph import Graph, nn
@@ -24,8 +22,7 @@ from viz.groups import group_graph
 from viz.words import fmt
 
 pytestmark = [
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"chromium is not installed at {CHROMIUM}"),
-    pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed"),
+    *CHROMIUM_AND_DOT,
     pytest.mark.slow,
 ]
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")

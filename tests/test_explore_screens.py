@@ -12,15 +12,14 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHROMIUM
+from conftest import CHROMIUM_AND_DOT
+from gestures import ctrl_wheel, wheel_scrolls_the_page
 from test_explore_browser import _big_graph
 
 import viz
@@ -29,8 +28,7 @@ from micrograph.families import chain
 from viz.words import fmt
 
 pytestmark = [
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"chromium is not installed at {CHROMIUM}"),
-    pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed"),
+    *CHROMIUM_AND_DOT,
     pytest.mark.slow,
 ]
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -51,14 +49,18 @@ GRAPHS = {
 }
 
 
-@pytest.fixture(scope="module")
-def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Value]]:
-    out = tmp_path_factory.mktemp("explorer")
+def save_explorers(out: Path, graphs: Mapping[str, Callable[[], Value]]) -> dict[str, tuple[Path, Value]]:
+    """Each graph's explorer saved in ``out`` as NAME.html: {NAME: (the page, its output z)}."""
     made = {}
-    for name, make in GRAPHS.items():
+    for name, make in graphs.items():
         z = make()
         made[name] = (viz.explore(z, max_nodes=1000).save(out / f"{name}.html"), z)
     return made
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Value]]:
+    return save_explorers(tmp_path_factory.mktemp("explorer"), GRAPHS)
 
 
 def _open(browser: Any, path: Path, screen: str, touch: bool = False) -> tuple[Any, Any, list[str]]:
@@ -173,15 +175,9 @@ def test_zoom_pan_fit_and_the_g_b_toggles(browser: Any, pages: Any, screen: str)
         before[1] + 25, abs=1
     )
     # the wheel scrolls the page, the drawing stays; Ctrl+wheel zooms the drawing
-    page.mouse.move(cx, cy)
-    page.mouse.wheel(0, 200)
-    page.wait_for_function("() => window.scrollY > 0")
+    wheel_scrolls_the_page(page, page.locator(".mg-pane-g"))
     assert _transform(page, ".mg-pane-g") == after
-    box = page.locator(".mg-pane-g").bounding_box()
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.keyboard.down("Control")
-    page.mouse.wheel(0, -200)
-    page.keyboard.up("Control")
+    ctrl_wheel(page, page.locator(".mg-pane-g"))
     page.wait_for_function(
         "k => parseFloat(document.querySelector('.mg-pane-g').dataset.scale) > k", arg=after[2]
     )

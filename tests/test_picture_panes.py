@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import CHROMIUM
+from gestures import ctrl_wheel, wheel_scrolls_the_page
 
 from lessons.publish import tour
 from micrograph import Graph
@@ -123,18 +124,10 @@ def test_every_picture_is_legible_and_a_wide_one_pans_and_zooms(
     assert wide.count() >= 1
     picture = wide.first
     picture.scroll_into_view_if_needed()
-    box = picture.locator(".mg-picture-pane").bounding_box()
     k0 = _scale(page, picture)
-    at = page.evaluate("window.scrollY")
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.mouse.wheel(0, -300 if at > 0 else 300)
-    page.wait_for_function("y => window.scrollY !== y", arg=at)
+    wheel_scrolls_the_page(page, picture.locator(".mg-picture-pane"))
     assert _scale(page, picture) == k0
-    box = picture.locator(".mg-picture-pane").bounding_box()
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.keyboard.down("Control")
-    page.mouse.wheel(0, -100)
-    page.keyboard.up("Control")
+    ctrl_wheel(page, picture.locator(".mg-picture-pane"))
     assert _scale(page, picture) > k0
     for _ in range(12):  # zoom out as far as it goes: never below legible
         picture.get_by_role("button", name="Zoom out").click()

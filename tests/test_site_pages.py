@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from gestures import ctrl_wheel, wheel_scrolls_the_page
 from site_browser import READY_MS, OfflinePages, served
 from test_explore_as_a_page import SCROLLED_INSIDE
 from test_explore_screens import SCREENS, _inputs_in_first_view
@@ -99,19 +100,11 @@ def test_the_explorers_frame_fits_its_page_and_the_wheel_scrolls_the_site(page: 
     assert abs(height - inner[1]) <= 1 and inner[2] <= height
     for pane in (".mg-pane-g", ".mg-pane-b"):
         frame.locator(pane).scroll_into_view_if_needed()
-        box = frame.locator(pane).bounding_box()
         k = _scale(frame, pane)
-        at = page.evaluate("window.scrollY")
-        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        page.mouse.wheel(0, -300 if at > 0 else 300)
-        page.wait_for_function("y => window.scrollY !== y", arg=at)
+        wheel_scrolls_the_page(page, frame.locator(pane))
         assert _scale(frame, pane) == k
         frame.locator(pane).scroll_into_view_if_needed()
-        box = frame.locator(pane).bounding_box()
-        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        page.keyboard.down("Control")
-        page.mouse.wheel(0, -100)
-        page.keyboard.up("Control")
+        ctrl_wheel(page, frame.locator(pane))
         frame.locator(f"{pane}[data-scale]").wait_for()
         assert _scale(frame, pane) > k
 
@@ -166,16 +159,9 @@ def test_a_lessons_pictures_stay_legible(page: Any, screen: str) -> None:
     assert len(heights) >= 60 and min(heights) >= 9.0
     pane = drawing.locator(".mg-picture-pane")
     pane.scroll_into_view_if_needed()
-    box, k = pane.bounding_box(), float(pane.get_attribute("data-scale"))
-    at = page.evaluate("window.scrollY")
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.mouse.wheel(0, -300 if at > 0 else 300)
-    page.wait_for_function("y => window.scrollY !== y", arg=at)
+    k = float(pane.get_attribute("data-scale"))
+    wheel_scrolls_the_page(page, pane)
     assert float(pane.get_attribute("data-scale")) == k
-    box = pane.bounding_box()
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.keyboard.down("Control")
-    page.mouse.wheel(0, -100)
-    page.keyboard.up("Control")
+    ctrl_wheel(page, pane)
     assert float(pane.get_attribute("data-scale")) > k
     assert page.evaluate(SCROLLED_INSIDE) == []

@@ -26,7 +26,8 @@ import graphviz
 from micrograph.engine import Value
 from micrograph.graph import Graph
 from viz import style
-from viz.dot import _fields, _new_digraph, _node_attrs, check_size, draw_backward, html_box
+from viz.boxes import _fields, _new_digraph, _node_attrs, html_box
+from viz.dot import check_size, draw_backward
 from viz.explore_layout import BOX_WIDTH, _annotated_svg
 from viz.group_words import Row, backward_rows, titles, value_rows
 from viz.groups import LEVELS, Grouping, group_backward, group_graph

@@ -24,7 +24,8 @@ import graphviz
 
 from micrograph.engine import Value
 from micrograph.graph import Graph
-from viz.dot import copy_name, digraph, draw_backward
+from viz.boxes import copy_name
+from viz.dot import digraph, draw_backward
 from viz.render import pipe_svg, svg_element
 from viz.words import clean
 

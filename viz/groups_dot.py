@@ -21,7 +21,8 @@ import graphviz
 from micrograph.engine import Value
 from micrograph.graph import Graph
 from viz import style
-from viz.dot import _caption, _fields, _legend_html, _new_digraph, _node_attrs, check_size, html_box
+from viz.boxes import _caption, _fields, _legend_html, _new_digraph, _node_attrs, html_box
+from viz.dot import check_size
 from viz.group_words import Row, backward_rows, heading, row_text, titles, value_rows
 from viz.groups import Group, Grouping, group_backward, group_graph
 from viz.words import clean, count, node_names

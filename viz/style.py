@@ -80,7 +80,7 @@ GRAPH: dict[str, str] = {
     "nslimit": "2",
 }
 NODE: dict[str, str] = {"shape": "plain", "fontname": FONT, "fontsize": FONTSIZE}
-"""A node's box is its HTML-like label (viz.dot.html_box), in the colours of its kind below."""
+"""A node's box is its HTML-like label (viz.boxes.html_box), in the colours of its kind below."""
 EDGE: dict[str, str] = {"fontname": FONT, "fontsize": EDGE_FONTSIZE, "color": "#555555", "arrowsize": "0.7"}
 
 # Node kinds: each a dict of Graphviz node attributes.
@@ -164,7 +164,7 @@ PAGE: dict[str, str] = {
 EXPLORER = PAGE
 """The explorer's colours (viz.explore_page): the pages' own."""
 
-# A node box drawn by viz.dot.html_box when its style leaves a colour out.
+# A node box drawn by viz.boxes.html_box when its style leaves a colour out.
 BOX_DEFAULT: dict[str, str] = {"fillcolor": "#ffffff", "color": "#555555", "fontcolor": "#1a1a1a"}
 
 STYLESHEET = "micrograph.css"

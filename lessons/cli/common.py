@@ -31,8 +31,8 @@ from typing import Any, NoReturn, overload
 
 __all__ = [
     "PROG", "MAX_NODES", "UserError", "Parser", "Version", "integer", "real", "path", "output_file",
-    "output_dir", "new_files", "at_option", "bindings", "leaves", "expressions_as_positionals",
-    "user_message", "fail",
+    "output_dir", "new_files", "at_option", "wrt_option", "max_nodes_option", "bindings", "leaves",
+    "expressions_as_positionals", "user_message", "fail",
 ]  # fmt: skip
 
 PROG = "micrograph"
@@ -158,6 +158,16 @@ def at_option(p: argparse.ArgumentParser, what: str = "the value of a variable")
         metavar="NAME=NUMBER",
         help=f"{what}; repeat for each (e.g. --at w=0.5)",
     )
+
+
+def wrt_option(p: argparse.ArgumentParser, help: str) -> None:
+    """``--wrt NAME``, repeatable: the variables to differentiate by (the targets T of Algorithm 6.5)."""
+    p.add_argument("--wrt", action="append", default=[], metavar="NAME", help=help)
+
+
+def max_nodes_option(p: argparse.ArgumentParser, default: int, help: str) -> None:
+    """``--max-nodes N``, 1 to :data:`MAX_NODES`: the largest drawing or page the command makes."""
+    p.add_argument("--max-nodes", type=integer(1, MAX_NODES), default=default, help=help)
 
 
 def bindings(expression: str, at: list[str], wrt: list[str]) -> tuple[dict[str, float], list[str]]:

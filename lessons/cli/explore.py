@@ -11,15 +11,16 @@ import argparse
 from typing import Any
 
 from lessons.cli.common import (
-    MAX_NODES,
     UserError,
     at_option,
     bindings,
     integer,
     leaves,
+    max_nodes_option,
     output_file,
     path,
     real,
+    wrt_option,
 )
 from lessons.cli.train import DATASETS
 
@@ -50,20 +51,13 @@ def add(sub: Any) -> None:
     xp.takes_expression = True
     xp.add_argument("expression", nargs="?", help='e.g. "tanh(x*y + exp(x))" (or --mlp DATA instead)')
     at_option(xp, "the starting value of a variable")
-    xp.add_argument(
-        "--wrt",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="draw B for these variables (repeatable; default: every variable)",
-    )
+    wrt_option(xp, "draw B for these variables (repeatable; default: every variable)")
     xp.add_argument("--out", required=True, type=path, help="the page to write (.html)")
     xp.add_argument("--force", action="store_true", help="overwrite an existing file")
-    xp.add_argument(
-        "--max-nodes",
-        type=integer(1, MAX_NODES),
-        default=300,
-        help="refuse to draw bigger graphs (default 300; with --mlp, the most boxes in one drawing, and a "
+    max_nodes_option(
+        xp,
+        300,
+        "refuse to draw bigger graphs (default 300; with --mlp, the most boxes in one drawing, and a "
         "group of more scalars is not opened); raising it costs layout time: G and B of about 500 nodes "
         "each take a few tenths of a second of Graphviz",
     )

@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Any
 
-from lessons.cli.common import MAX_NODES, PROG, at_option, expression_and_output, integer, path
+from lessons.cli.common import PROG, at_option, expression_and_output, max_nodes_option, path, wrt_option
 
 __all__ = ["add", "run", "SUFFIXES"]
 
@@ -32,13 +32,7 @@ def add(sub: Any) -> None:
     r.takes_expression = True
     r.add_argument("expression", help='e.g. "tanh(tanh(tanh(w)))" or "x*y + exp(x)"')
     at_option(r)
-    r.add_argument(
-        "--wrt",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="differentiate with respect to this variable (repeatable): draws B beside G",
-    )
+    wrt_option(r, "differentiate with respect to this variable (repeatable): draws B beside G")
     r.add_argument(
         "--out",
         type=path,
@@ -46,12 +40,7 @@ def add(sub: Any) -> None:
         ".gif or .mp4 (Algorithms 6.1 and 6.2 animated, for slides)",
     )
     r.add_argument("--force", action="store_true", help="overwrite an existing file")
-    r.add_argument(
-        "--max-nodes",
-        type=integer(1, MAX_NODES),
-        default=300,
-        help="refuse to draw bigger graphs (default 300)",
-    )
+    max_nodes_option(r, 300, "refuse to draw bigger graphs (default 300)")
 
 
 def run(args: argparse.Namespace) -> int:

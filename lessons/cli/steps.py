@@ -8,7 +8,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lessons.cli.common import MAX_NODES, UserError, at_option, expression_and_output, integer, leaves, path
+from lessons.cli.common import (
+    UserError,
+    at_option,
+    expression_and_output,
+    leaves,
+    max_nodes_option,
+    path,
+    wrt_option,
+)
 from micrograph import pseudocode
 
 __all__ = ["add", "run"]
@@ -37,22 +45,14 @@ def add(sub: Any) -> None:
         "build_grad (Algorithm 6.6, symbol-to-symbol), G and B side by side with the nodes each call adds "
         "to B highlighted; all: both, one page",
     )
-    st.add_argument(
-        "--wrt",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="with --algorithm 6.6 or all: a variable of T, the targets of Algorithm 6.5 (repeatable; "
+    wrt_option(
+        st,
+        "with --algorithm 6.6 or all: a variable of T, the targets of Algorithm 6.5 (repeatable; "
         "default: every variable)",
     )
     st.add_argument("--out", required=True, type=path, help="the page to write (.html)")
     st.add_argument("--force", action="store_true", help="overwrite an existing file")
-    st.add_argument(
-        "--max-nodes",
-        type=integer(1, MAX_NODES),
-        default=80,
-        help="refuse bigger graphs: G, or G and B together for 6.6 (default 80)",
-    )
+    max_nodes_option(st, 80, "refuse bigger graphs: G, or G and B together for 6.6 (default 80)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,7 +17,8 @@ import graphviz
 
 from micrograph.graph import Graph
 from viz import style
-from viz.dot import digraph, html_box
+from viz.boxes import html_box
+from viz.dot import digraph
 from viz.render import pipe_svg
 from viz.words import clean, fmt, formula, node_names
 

@@ -2,6 +2,7 @@
 // their rows of numbers, a button per level, and a group's scalars opened below the drawings when the group
 // is clicked, or focused (Tab) and Enter or Space pressed; Escape or the close button shuts them. Every
 // number is a slot of the program, as boxes.js writes the nodes' (a row names the nodes it shows).
+import { drawingPane } from "./panes.js";
 import { button, fmt, make, say } from "./words.js";
 
 var NATURAL = 4 / 3;  // Graphviz's points as CSS pixels
@@ -101,11 +102,7 @@ export function grouping(p, tools, main, keys, restart) {
     sel.call(zoom.transform, p.d3.zoomIdentity.translate((w - k * box[2]) / 2, (h - k * box[3]) / 2).scale(k));
   }
   function pane(svg, cls, name) {
-    var e = make("div", "mg-pane " + cls);
-    e.setAttribute("role", "group");
-    e.setAttribute("aria-label", name);
-    e.innerHTML = svg;  // Graphviz's drawing, made in Python; labels escaped there
-    panes.appendChild(e);
+    var e = drawingPane(panes, svg, cls, name);
     zoomable(e);
     return e;
   }

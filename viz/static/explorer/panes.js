@@ -7,6 +7,17 @@ import { button, make } from "./words.js";
 var LEGIBLE = LEGIBLE_PX / 10;  // the least first-view scale: the smallest text, 10 pt argument numbers, at 9 px
 var NARROW = "(max-width: 760px)";  // a phone, as micrograph.css's explorer section says
 
+// A pane holding a drawing (Graphviz's SVG, made in Python, its labels escaped there), added to `into`: a
+// group named `name` for a screen reader, of class `cls` (mg-pane-g or mg-pane-b).
+export function drawingPane(into, svg, cls, name) {
+  var e = make("div", "mg-pane " + cls);
+  e.setAttribute("role", "group");
+  e.setAttribute("aria-label", name);
+  e.innerHTML = svg;
+  into.appendChild(e);
+  return e;
+}
+
 // Builds the panes into `graphs` and the buttons into `tools`. Reads p.W, p.d3, p.spec; p.gNode and
 // p.bNode (the drawings' nodes) and p.moved (a pan or zoom has moved boxes into view) when called.
 // Gives p.paneG, p.paneB, p.views and p.firstViews, p.reveal, p.show, p.size, p.visible, p.center,
@@ -20,16 +31,8 @@ export function panes(p, tools, graphs) {
   [zoomIn, zoomOut, fit, one, showG, showB, showBoth].forEach(function (b) { tools.appendChild(b); });
   if (!spec.svg_b) { showB.disabled = true; showBoth.disabled = true; }
 
-  function pane(svg, cls, name) {
-    var e = make("div", "mg-pane " + cls);
-    e.setAttribute("role", "group");
-    e.setAttribute("aria-label", name);
-    e.innerHTML = svg;  // Graphviz's drawing, made in Python; labels escaped there
-    graphs.appendChild(e);
-    return e;
-  }
-  var paneG = pane(spec.svg_g, "mg-pane-g", W.graph_g);
-  var paneB = spec.svg_b ? pane(spec.svg_b, "mg-pane-b", W.graph_b) : null;
+  var paneG = drawingPane(graphs, spec.svg_g, "mg-pane-g", W.graph_g);
+  var paneB = spec.svg_b ? drawingPane(graphs, spec.svg_b, "mg-pane-b", W.graph_b) : null;
 
   function zoomPane(e) {
     var svg = e.querySelector("svg");
