@@ -1,8 +1,10 @@
 """A lesson's step shown: as text in a terminal, as HTML in Jupyter, its picture as SVG.
 
-The :class:`~lessons.stepper.Stepper` shows its current step with these (``repr``, ``show``,
-``_repr_html_``, ``svg``); the tour, the notebooks and the browser site draw a step's picture with
-:func:`picture_svg`.
+Each view renders the step's one record, :class:`~lessons.shown.Shown`: the
+:class:`~lessons.stepper.Stepper` shows its current step with :func:`as_text` (``repr``, ``show``) and
+:func:`as_html` (``_repr_html_``); the tour's page and the site's JSON render the same record
+(:mod:`lessons.publish.tour`, :mod:`lessons.publish.web`). The tour, the notebooks and the browser site draw
+a step's picture with :func:`picture_svg`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -16,9 +18,9 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lessons.stepper import Stepper
+    from lessons.shown import Shown
 
-__all__ = ["show_text", "show_html", "picture_svg", "figure_svg", "PRE_STYLE", "WIDTH"]
+__all__ = ["as_text", "as_html", "picture_svg", "figure_svg", "PRE_STYLE", "WIDTH"]
 
 WIDTH = 100
 """The widest a step's text is wrapped in a terminal, in columns."""
@@ -28,13 +30,13 @@ PRE_STYLE = "white-space: pre-wrap; word-break: normal; overflow-wrap: normal"
 space, never inside a word (JupyterLab's own style for output ``pre`` breaks anywhere: "n / etwork")."""
 
 
-def show_text(
-    stepper: Stepper, *, width: int | None = None, keys: str | None = None, place: str = "terminal"
+def as_text(
+    shown: Shown, *, width: int | None = None, keys: str | None = None, place: str = "terminal"
 ) -> str:
     """A step as plain text: title, the book's line, the text, the code, the values now, the keys.
 
     Args:
-        stepper: the lesson, at the step to show.
+        shown: the step.
         width: wrap the text to this many columns (default: the terminal's width, at most 100).
         keys: the last line, the keys that move on (default: the REPL's ``l.next()  l.back() ...``).
         place: where it is read, for how a question is answered there: ``"terminal"`` (the REPL's
@@ -43,33 +45,32 @@ def show_text(
     if width is None:
         width = min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns - 1)
     width = max(width, 40)
-    step = stepper.step
-    head = textwrap.fill(f"Lesson {stepper.number}: {stepper.title} ({stepper.section})", width=width)
-    out = [head, textwrap.fill(f"Step {stepper.index}: {step.title}", width=width), ""]
-    if step.line:
-        lead = f"  {step.source}:  "
+    head = textwrap.fill(f"Lesson {shown.number}: {shown.lesson} ({shown.section})", width=width)
+    out = [head, textwrap.fill(f"Step {shown.index}: {shown.title}", width=width), ""]
+    if shown.line:
+        lead = f"  {shown.source}:  "
         pad = " " * len(lead)
-        for i, ln in enumerate(step.line.splitlines()):
+        for i, ln in enumerate(shown.line.splitlines()):
             indent = ln[: len(ln) - len(ln.lstrip())]
             wrapped = textwrap.wrap(
                 ln.strip(), width=max(20, width - len(lead) - len(indent)), break_on_hyphens=False
             ) or [""]
             out += [(lead if i == 0 and k == 0 else pad) + indent + w for k, w in enumerate(wrapped)]
         out.append("")
-    for para in stepper.text.split("\n\n"):
+    for para in shown.text.split("\n\n"):
         out.append(textwrap.fill(" ".join(para.split()), width=width) if not para.startswith("  ") else para)
         out.append("")
-    code = stepper.code
+    code = shown.code
     if code:
         out.append("  Code that ran (micrograph's own lines, with this step's values):")
         out += [("    " + ln).rstrip() for ln in code.splitlines()]
         out.append("")
-    vals = stepper.values()
+    vals = shown.values
     if vals:
         out.append("  Values now:")
         out += ["    " + ln for ln in vals.splitlines()]
         out.append("")
-    q = stepper.question
+    q = shown.question
     if q is not None:
         how = (
             "type it in the Answer box below, then Next shows it"
@@ -78,10 +79,10 @@ def show_text(
             if keys is None
             else "you are asked next"
         )
-        out.append(textwrap.fill(f"Predict: {q.text} ({how})", width=width))
+        out.append(textwrap.fill(f"Predict: {q} ({how})", width=width))
         out.append("")
     if keys is None:
-        names = stepper.objects()
+        names = shown.objects
         if names:
             out.append(textwrap.fill("Live objects: " + ", ".join("l." + n for n in names), width=width))
         keys = "l.next()  l.back()  l.goto(k)  l.restart()  l.svg('step.svg')"
@@ -90,35 +91,35 @@ def show_text(
     return "\n".join(out)
 
 
-def show_html(stepper: Stepper) -> str:
+def as_html(shown: Shown) -> str:
     """A step as HTML, with the step's picture inlined as SVG (for Jupyter).
 
     Args:
-        stepper: the lesson, at the step to show.
+        shown: the step, with its picture (``Shown.of(stepper, picture=True)``).
     """
-    step = stepper.step
     e = html.escape
     parts = [
-        f"<h3>Lesson {stepper.number}: {e(stepper.title)} <small>({e(stepper.section)})</small></h3>",
-        f"<h4>Step {stepper.index}: {e(step.title)}</h4>",
+        f"<h3>Lesson {shown.number}: {e(shown.lesson)} <small>({e(shown.section)})</small></h3>",
+        f"<h4>Step {shown.index}: {e(shown.title)}</h4>",
     ]
-    if step.line:
-        who = step.source
+    if shown.line:
+        who = shown.source
         parts.append(f"<p><small>{e(who)}:</small></p>")
-        parts.append(f"<pre class='{who.lower()}' style='{PRE_STYLE}'>{e(step.line)}</pre>")
-    parts += [f"<p>{e(p)}</p>" for p in stepper.text.split("\n\n")]
-    code = stepper.code
-    if code:
+        parts.append(f"<pre class='{who.lower()}' style='{PRE_STYLE}'>{e(shown.line)}</pre>")
+    parts += [f"<p>{e(p)}</p>" for p in shown.text.split("\n\n")]
+    if shown.code:
         parts.append("<p><small>Code that ran (micrograph's own lines, with this step's values):</small></p>")
-        parts.append(f"<pre class='engine' style='{PRE_STYLE}'>{e(code)}</pre>")
-    vals = stepper.values()
-    if vals:
-        parts.append(f"<pre style='{PRE_STYLE}'>{e(vals)}</pre>")
-    try:
-        svg = stepper.svg_text()
-    except (ValueError, RuntimeError) as problem:  # too large to draw (GraphTooLarge), or no Graphviz
-        svg = ""
-        parts.append(f"<p><i>{e(str(problem))}</i></p>")
+        parts.append(f"<pre class='engine' style='{PRE_STYLE}'>{e(shown.code)}</pre>")
+    if shown.values:
+        parts.append(f"<pre style='{PRE_STYLE}'>{e(shown.values)}</pre>")
+    svg = ""
+    if shown.picture_note:
+        parts.append(f"<p><i>{e(shown.picture_note)}</i></p>")
+    else:
+        try:
+            svg = picture_svg(shown.picture)
+        except (ValueError, RuntimeError) as problem:  # too large to draw (GraphTooLarge), or no Graphviz
+            parts.append(f"<p><i>{e(str(problem))}</i></p>")
     if svg:
         from viz.render import svg_element
 

@@ -1,10 +1,11 @@
 """The stepper a student moves through a lesson with, in a REPL: ``next``, ``back``, ``goto``, ``restart``.
 
 A :class:`Stepper` runs a lesson's steps (:mod:`lessons.step`) one at a time on its live objects, on the
-lesson's own example or on the student's expression (``expr=``, ``at=``), and shows the current step
-(:mod:`lessons.showing`). Going back replays the lesson from its start up to the step asked for (the steps
-mutate live objects, such as a node's value, so a replay is the simple way to be exact). Expensive results
-that do not depend on the student (training a network) are kept in ``l.memo`` across replays.
+lesson's own example or on the student's expression (``expr=``, ``at=``), and shows the current step (its
+record, :class:`lessons.shown.Shown`, rendered by :mod:`lessons.showing`). Going back replays the lesson
+from its start up to the step asked for (the steps mutate live objects, such as a node's value, so a
+replay is the simple way to be exact). Expensive results that do not depend on the student (training a
+network) are kept in ``l.memo`` across replays.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -17,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from lessons.engine_lines import EngineLines, render
-from lessons.showing import picture_svg, show_html, show_text
+from lessons.showing import as_html, as_text, picture_svg
+from lessons.shown import Shown
 from lessons.step import CODE_WIDTH, Live, Note, Question, Step
 from micrograph import Graph, Value
 from micrograph.expr import bind, build, variables
@@ -321,11 +323,11 @@ class Stepper:
             keys: the last line, the keys that move on (default: the REPL's ``l.next()  l.back() ...``).
             place: ``"terminal"`` or ``"page"``, for how a question is answered there.
         """
-        return show_text(self, width=width, keys=keys, place=place)
+        return as_text(Shown.of(self), width=width, keys=keys, place=place)
 
     def _repr_html_(self) -> str:
         """The current step as HTML, with the step's picture inlined as SVG (for Jupyter)."""
-        return show_html(self)
+        return as_html(Shown.of(self, picture=True))
 
     def svg_text(self) -> str:
         """The current step's picture as SVG source ('' when the step has none)."""

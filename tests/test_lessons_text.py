@@ -313,17 +313,17 @@ def test_the_tour_pages_label_each_quoted_line_as_the_books_or_micrographs(n: in
     import html as html_module
 
     from lessons.publish.tour import _Entry, _lesson_page
+    from lessons.shown import Shown
 
     l = lessons.start(n)
     entries = []
     while True:
-        s = l.step
-        entries.append(_Entry(l.index, s.title, s.line, s.quoted, l.text, l.code, l.values(), None, None))
+        entries.append(_Entry(Shown.of(l), None, ""))
         if isinstance(l.next(), str):
             break
     page = _lesson_page(l, entries)
     blocks = re.findall(r"<p class='who'>(.*?)</p><pre class='(book|ours)'>(.*?)</pre>", page, re.S)
-    assert len(blocks) == sum(1 for en in entries if en.line)
+    assert len(blocks) == sum(1 for en in entries if en.shown.line)
     for who, kind, text in blocks:
         text = html_module.unescape(text)
         if kind == "book":

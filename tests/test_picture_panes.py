@@ -25,6 +25,7 @@ from lessons.publish import tour
 from micrograph import Graph
 from micrograph.expr import build
 from viz.dot import digraph
+from viz.page import html_page
 from viz.pictures import inline_svg, pictures_script
 from viz.render import pipe_svg
 
@@ -64,14 +65,16 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("tour")
     tour.run(out / "tour", progress=False, only=[3])
     made = {"lesson3": out / "tour" / "lesson3" / tour.INDEX}
-    (out / tour.PICTURES).write_text(pictures_script(), encoding="utf-8")
     drawing = inline_svg(pipe_svg(digraph(_graph(SUM_60))))
     made["sum_60"] = out / "sum.html"
     made["sum_60"].write_text(
-        "<!doctype html><html lang='en'><meta charset='utf-8'><title>60 terms</title>"
-        f"<body><p>A sum of 60 terms.</p><figure class='mg-picture'>{drawing}</figure>"
-        f"<p style='height: 1200px'>The page goes on.</p><script src='{tour.PICTURES}'></script>"
-        "<script>micrographPictures.showAll();</script></body></html>\n",
+        html_page(
+            title="60 terms",
+            css="",
+            body=f"<p>A sum of 60 terms.</p><figure class='mg-picture'>{drawing}</figure>"
+            "<p style='height: 1200px'>The page goes on.</p>",
+            script=(pictures_script(), "micrographPictures.showAll();"),
+        ),
         encoding="utf-8",
     )
     return made

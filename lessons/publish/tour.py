@@ -16,6 +16,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 
 from __future__ import annotations
 
+import functools
 import html
 import os
 import shutil
@@ -30,17 +31,17 @@ import lessons
 from lessons.publish.notebooks import Page, page, write_notebooks
 from lessons.publish.swap import _naming, built_beside, mark
 from lessons.showing import figure_svg
+from lessons.shown import Shown
 from lessons.stepper import Stepper
 from micrograph import Graph, pseudocode
 from viz import style
 from viz.charts import Chart
+from viz.page import html_page
 from viz.pictures import inline_svg, pictures_script
 
 __all__ = ["INDEX", "TourResult", "run"]
 
 INDEX = "index.html"
-PICTURES = "pictures.js"
-"""The script of the lesson pages' pictures (:func:`viz.pictures.pictures_script`), beside the index."""
 
 
 @dataclass
@@ -60,14 +61,8 @@ class TourResult:
 
 @dataclass
 class _Entry:
-    index: int
-    title: str
-    line: str
-    quoted: bool  # line is the book's own words (else micrograph's)
-    text: str
-    code: str
-    values: str
-    image: str | None  # relative to the lesson's directory
+    shown: Shown  # the step, as every view shows it
+    image: str | None  # its picture's file, relative to the lesson's directory
     drawing: str  # the diagram's SVG (shown inline, legible, in a pane that pans and zooms), or ""
 
 
@@ -97,7 +92,8 @@ def _run_lesson(n: int, out: Path, result: TourResult, bar: Any, notebook: bool)
     while True:
         if bar is not None:
             bar.set_postfix_str(f"lesson {n}, step {l.index}")
-        fig = l.figure()
+        shown = Shown.of(l, picture=True)
+        fig = shown.picture
         if isinstance(fig, Chart):
             fig = fig.figure()  # drawn by matplotlib once, for the PNG and the page's SVG
         image = None
@@ -113,52 +109,69 @@ def _run_lesson(n: int, out: Path, result: TourResult, bar: Any, notebook: bool)
                 drawing = (d / name).read_text(encoding="utf-8")
                 svg = drawing if run.pages is not None else ""
             image = name
-        run.entries.append(_Entry(l.index, l.step.title, l.step.line, l.step.quoted, l.text, l.code,
-                                  l.values(), image, drawing))  # fmt: skip
+        run.entries.append(_Entry(shown, image, drawing))
         if run.pages is not None:
             run.pages.append(page(l, svg))
         result.steps += 1
         if isinstance(l.next(), str):
             break
     with _naming(d / INDEX):
-        html_page = _lesson_page(l, run.entries).encode("utf-8")
-        result.files.append(viz.write_atomic(d / INDEX, html_page, overwrite=False))
+        text = _lesson_page(l, run.entries).encode("utf-8")
+        result.files.append(viz.write_atomic(d / INDEX, text, overwrite=False))
     return run
 
 
 def _lesson_page(l: Stepper, entries: list[_Entry]) -> str:
+    """A lesson's page: its steps' sections in the one page shell, with the pictures' script inlined."""
     e = html.escape
     parts = [
-        "<!doctype html><html lang='en'><meta charset='utf-8'>",
-        f"<title>Lesson {l.number}: {e(l.title)}</title><style>{style.TOUR_CSS}</style>",
         f"<p><a href='../{INDEX}'>← all lessons</a></p>",
         f"<h1>Lesson {l.number}: {e(l.title)}</h1><p class='muted'>Deep Learning, {e(l.section)}. "
         f"In a Python REPL: <code>import lessons; l = lessons.start({l.number})</code>, then "
         f"<code>l.next()</code>.</p>",
     ]
-    for en in entries:
-        parts.append(f"<div class='step' id='step{en.index}'><h2>Step {en.index}: {e(en.title)}</h2>")
-        if en.line:  # labelled: the book's own words, or micrograph's
-            who = f"The book ({e(l.section)}):" if en.quoted else "micrograph (not the book's words):"
-            kind = "book" if en.quoted else "ours"
-            parts.append(f"<p class='who'>{who}</p><pre class='{kind}'>{e(en.line)}</pre>")
-        parts += [f"<p>{e(' '.join(p.split()))}</p>" for p in en.text.split("\n\n")]
-        if en.code:
-            parts.append(
-                "<p class='muted'>Code that ran (micrograph's own lines, with this step's values):</p>"
-                f"<pre class='engine'>{e(en.code)}</pre>"
-            )
-        if en.values:
-            parts.append(f"<p class='muted'>Values now:</p><pre>{e(en.values)}</pre>")
-        if en.drawing:  # inline, so that its text can be kept legible (viz.pictures)
-            name = e(en.image or "")
-            parts.append(f"<figure class='mg-picture' aria-label='{e(en.title)}'>{inline_svg(en.drawing)}"
-                         f"</figure><p class='muted'><a href='{name}'>{name}</a></p>")  # fmt: skip
-        elif en.image:
-            parts.append(f"<p><a href='{e(en.image)}'><img src='{e(en.image)}' alt='{e(en.title)}'></a></p>")
-        parts.append("</div>")
-    parts.append(f"<script src='../{PICTURES}'></script><script>micrographPictures.showAll();</script>")
-    return "\n".join(parts) + "\n</html>\n"
+    parts += [_section(en) for en in entries]
+    return html_page(
+        title=f"Lesson {l.number}: {l.title}",
+        css=style.TOUR_CSS,
+        body="\n".join(parts),
+        script=(_pictures_script(), "micrographPictures.showAll();"),
+        local_images=True,
+    )
+
+
+def _section(en: _Entry) -> str:
+    """A step's section of its lesson's page."""
+    e, s = html.escape, en.shown
+    parts = [f"<div class='step' id='step{s.index}'><h2>Step {s.index}: {e(s.title)}</h2>"]
+    if s.line:  # labelled: the book's own words, or micrograph's
+        who = f"The book ({e(s.section)}):" if s.quoted else "micrograph (not the book's words):"
+        kind = "book" if s.quoted else "ours"
+        parts.append(f"<p class='who'>{who}</p><pre class='{kind}'>{e(s.line)}</pre>")
+    parts += [f"<p>{e(' '.join(p.split()))}</p>" for p in s.text.split("\n\n")]
+    if s.code:
+        parts.append(
+            "<p class='muted'>Code that ran (micrograph's own lines, with this step's values):</p>"
+            f"<pre class='engine'>{e(s.code)}</pre>"
+        )
+    if s.values:
+        parts.append(f"<p class='muted'>Values now:</p><pre>{e(s.values)}</pre>")
+    if s.picture_note:
+        parts.append(f"<p><i>{e(s.picture_note)}</i></p>")
+    if en.drawing:  # inline, so that its text can be kept legible (viz.pictures)
+        name = e(en.image or "")
+        parts.append(f"<figure class='mg-picture' aria-label='{e(s.title)}'>{inline_svg(en.drawing)}"
+                     f"</figure><p class='muted'><a href='{name}'>{name}</a></p>")  # fmt: skip
+    elif en.image:
+        parts.append(f"<p><a href='{e(en.image)}'><img src='{e(en.image)}' alt='{e(s.title)}'></a></p>")
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+@functools.cache
+def _pictures_script() -> str:
+    """The lesson pages' script (:func:`viz.pictures.pictures_script`), joined once per process."""
+    return pictures_script()
 
 
 def _flipbooks(out: Path, numbers: list[int], result: TourResult) -> list[tuple[str, str]]:
@@ -237,8 +250,6 @@ def _expr(z: Any) -> str:
 def _index(out: Path, runs: list[_Run], pages: list[tuple[str, str]], seconds: float) -> str:
     e = html.escape
     parts = [
-        "<!doctype html><html lang='en'><meta charset='utf-8'>",
-        f"<title>micrograph tour</title><style>{style.TOUR_CSS}</style>",
         "<h1>micrograph: the tour</h1>",
         "<p>Back-propagation as section 6.5 of <i>Deep Learning</i> (Goodfellow, Bengio &amp; "
         "Courville, 2016) "
@@ -263,16 +274,17 @@ def _index(out: Path, runs: list[_Run], pages: list[tuple[str, str]], seconds: f
             if en.image:
                 href = f"lesson{l.number}/{en.image}"
                 parts.append(
-                    f"<li><a href='{e(href)}'>{e(href)}</a>: step {en.index}, {e(en.title)}. "
-                    f"{e(_first_sentence(en.text))}</li>"
+                    f"<li><a href='{e(href)}'>{e(href)}</a>: step {en.shown.index}, {e(en.shown.title)}. "
+                    f"{e(_first_sentence(en.shown.text))}</li>"
                 )
         parts.append("</ul>")
-    parts.append(f"<p class='muted'><a href='{PICTURES}'>{PICTURES}</a>: the lesson pages' script that keeps "
-                 "each drawing legible and lets it pan and zoom (d3-zoom from npm, and the explorer's own "
-                 "pane code).</p>")  # fmt: skip
+    parts.append(
+        "<p class='muted'>Each lesson page carries the script that keeps its drawings legible and lets them "
+        "pan and zoom (d3-zoom from npm, and the explorer's own pane code).</p>"
+    )
     parts += _exercises_section()
-    parts.append(f"<p class='muted'>Written by <code>micrograph tour</code> in {seconds:.1f} s.</p></html>")
-    return "\n".join(parts) + "\n"
+    parts.append(f"<p class='muted'>Written by <code>micrograph tour</code> in {seconds:.1f} s.</p>")
+    return html_page(title="micrograph tour", css=style.TOUR_CSS, body="\n".join(parts), script=())
 
 
 def _exercises_section() -> list[str]:
@@ -353,9 +365,6 @@ def _build(building: Path, numbers: list[int], result: TourResult, progress: boo
     t0 = time.perf_counter()
     runs = []
     notebook = _wants_notebooks(numbers)
-    with _naming(building / PICTURES):
-        script = pictures_script().encode("utf-8")
-        result.files.append(viz.write_atomic(building / PICTURES, script, overwrite=False))
     with tqdm(total=len(numbers), desc="tour", unit="lesson", disable=not progress) as bar:
         for n in numbers:
             t = time.perf_counter()

@@ -26,14 +26,15 @@ from typing import Any
 import lessons
 from lessons.exercises import EXERCISES
 from lessons.exercises.templates import template
-from lessons.showing import picture_svg
+from lessons.showing import as_text, picture_svg
+from lessons.shown import Shown
 from micrograph.engine import Value
 from micrograph.expr import bind, build, parse_binding
 from viz.charts import Chart
 from viz.explore import explore
 from viz.render import set_layout, svg_element
 
-__all__ = ["setup", "catalogue", "parse_at", "explorer_html", "LessonView"]
+__all__ = ["setup", "catalogue", "parse_at", "explorer_html", "LessonView", "step_json"]
 
 WIDTH = 99
 """Columns of a step's text: ``python -m lessons N`` in a terminal 100 columns wide prints the same."""
@@ -208,32 +209,10 @@ class LessonView:
         return self.state(note, width)
 
     def state(self, note: str = "", width: int = 0) -> str:
-        """The current step as JSON: number, title, index, count, at_end, text, the picture (``svg``: a
-        drawing's SVG, or ``chart``: a plot's :meth:`viz.charts.Chart.to_dict`, else "" and None),
-        picture_note (why a drawing is missing: too large, or Graphviz failed), width (the columns the text is
-        wrapped to), code (the engine's lines the step ran, with their values, as in the text), note, question
-        (the text of
-        the step's question to predict, answered with :meth:`answer`, or None)."""
-        s = self.stepper
+        """The current step as JSON (:func:`step_json` of its :class:`~lessons.shown.Shown`), its text
+        wrapped to ``width`` columns (0: :data:`WIDTH`), with ``note``."""
         wrap = min(max(int(width), 40), 200) if width else WIDTH
-        svg, chart, picture_note = self._picture()
-        return json.dumps(
-            {
-                "number": s.number,
-                "title": s.title,
-                "index": s.index,
-                "count": len(s),
-                "at_end": s.at_end,
-                "text": s.show(width=wrap, keys="", place="page"),
-                "code": s.code,
-                "width": wrap,
-                "svg": svg,
-                "chart": chart,
-                "picture_note": picture_note,
-                "note": note,
-                "question": None if s.question is None else s.question.text,
-            }
-        )
+        return step_json(Shown.of(self.stepper, picture=True), len(self.stepper), wrap, note)
 
     def answer(self, text: str) -> str:
         """Check the number typed in the page's Answer box against the current step's question, as the
@@ -247,18 +226,46 @@ class LessonView:
             return f"Type a finite number in the Answer box, not {words!r}."
         return str(self.stepper.answer(value))
 
-    def _picture(self) -> tuple[str, dict[str, Any] | None, str]:
-        """The step's picture: (a drawing's SVG, a plot's chart data, why there is no picture)."""
-        figure = self.stepper.figure()
-        if figure is None:
-            return "", None, ""
-        if isinstance(figure, Chart):
-            try:
-                return "", json.loads(figure.to_json()), ""
-            except ValueError as e:  # a number that is not finite: JSON, and so the page, has none
-                return "", None, f"the plot {figure.name} cannot be drawn in the page: {e}"
+
+def step_json(shown: Shown, count: int, width: int, note: str = "") -> str:
+    """A step as the page shows it, as JSON: number, title (the lesson's), index, count (the lesson's steps),
+    at_end, text (the REPL's text wrapped to ``width`` columns, its question answered in the page's box),
+    code (the engine's lines the step ran, with their values, as in the text), width, the picture (``svg``:
+    a drawing's SVG, or ``chart``: a plot's :meth:`viz.charts.Chart.to_dict`, else "" and None),
+    picture_note (why a drawing is missing: too large, or Graphviz failed), note, question (the text of the
+    step's question to predict, answered with :meth:`LessonView.answer`, or None)."""
+    svg, chart, picture_note = _picture(shown)
+    return json.dumps(
+        {
+            "number": shown.number,
+            "title": shown.lesson,
+            "index": shown.index,
+            "count": count,
+            "at_end": shown.at_end,
+            "text": as_text(shown, width=width, keys="", place="page"),
+            "code": shown.code,
+            "width": width,
+            "svg": svg,
+            "chart": chart,
+            "picture_note": picture_note,
+            "note": note,
+            "question": shown.question,
+        }
+    )
+
+
+def _picture(shown: Shown) -> tuple[str, dict[str, Any] | None, str]:
+    """The step's picture: (a drawing's SVG, a plot's chart data, why there is no picture)."""
+    figure = shown.picture
+    if shown.picture_note or figure is None:
+        return "", None, shown.picture_note
+    if isinstance(figure, Chart):
         try:
-            svg = picture_svg(figure)
-        except (ValueError, RuntimeError) as e:  # too large to draw readably, or Graphviz failed
-            return "", None, str(e)
-        return svg_element(svg), None, ""
+            return "", json.loads(figure.to_json()), ""
+        except ValueError as e:  # a number that is not finite: JSON, and so the page, has none
+            return "", None, f"the plot {figure.name} cannot be drawn in the page: {e}"
+    try:
+        svg = picture_svg(figure)
+    except (ValueError, RuntimeError) as e:  # too large to draw readably, or Graphviz failed
+        return "", None, str(e)
+    return svg_element(svg), None, ""
