@@ -137,7 +137,7 @@ def _iteration_text(l: Any) -> str:
 def _ask(l: Any) -> Question:
     g = l.graph
     j = _most_used(g)
-    answer = backprop(g)[g.nodes[j - 1]]  # the engine's Algorithm 6.2 is the answer key
+    answer = l.reported[j].total  # the answer key: the engine's Algorithm 6.2, as its observer saw it
     edges = len(g.consumer_edges[j - 1])
     u_j = node_names(g)[g.nodes[j - 1]]
     return Question(
