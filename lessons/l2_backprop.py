@@ -19,7 +19,8 @@ from lessons.step import Question, Step
 from micrograph import BackpropStep, Graph, Value, backprop, pseudocode
 from micrograph.expr import build
 from micrograph.push import plain_loop
-from viz.words import NamedTable, clean, factor, fmt, formula, node_names, node_table
+from viz.narration import LESSON, Numbers, iteration_text
+from viz.words import NamedTable, clean, fmt, formula, node_names, node_table
 
 __all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
 
@@ -125,35 +126,19 @@ def _iteration(l: Any, j: int) -> None:
 
 def _iteration_text(l: Any) -> str:
     g, j = l.graph, l.j
-    names = node_names(g)
-    u = [names[v] for v in g.nodes]  # u[i - 1] is the name of u(i)
-    who = u[j - 1] + (f" ({clean(g.nodes[j - 1].label)})" if g.nodes[j - 1].label else "")
-    if not l.terms:
-        return f"j = {j}: {who} has no consumers, so the sum is empty and grad_table[{u[j - 1]}] = 0."
-    lines = [
-        f"  grad_table[{u[i - 1]}] × ∂{u[i - 1]}/∂{u[j - 1]} = {factor(gi)} × {factor(d)} = {fmt(gi * d)}"
-        f"    ({u[i - 1]} = {formula(g.nodes[i - 1], names)})"
-        for i, _, gi, d in l.terms
-    ]
-    total = fmt(l.grad_table[g.nodes[j - 1]])
-    if len(l.terms) > 1:
-        addends = " + ".join(factor(gi * d) for _, _, gi, d in l.terms)
-        lines.append(f"  grad_table[{u[j - 1]}] = {addends} = {total}")
-        many = f" {who} has {len(l.terms)} edges into its consumers, so their terms add up."
-    else:
-        lines.append(f"  grad_table[{u[j - 1]}] = {total}")
-        many = ""
-    return (
-        f"j = {j}: {who}. The sum runs over the nodes that take {u[j - 1]} as an argument, one term per edge."
-        f"{many} Every grad_table[u(i)] used here was filled earlier, because consumers come later in "
-        f"the list.\n\n" + "\n".join(lines)
-    )
+    grads: list[float | None] = [None] * len(g.nodes)
+    for i, _, gi, _ in l.terms:
+        grads[i - 1] = gi  # the consumers' entries the sum reads
+    grads[j - 1] = l.grad_table[g.nodes[j - 1]]
+    numbers = Numbers([], grads, {(i - 1, k): d for i, k, _, d in l.terms})
+    edges = [(i - 1, k) for i, k, _, _ in l.terms]
+    return iteration_text(j - 1, edges, g, node_names(g), numbers, LESSON)  # the pages' words, a line a term
 
 
 def _ask(l: Any) -> Question:
     g = l.graph
     j = _most_used(g)
-    answer = backprop(g)[g.nodes[j - 1]]  # the engine's Algorithm 6.2 is the answer key
+    answer = l.reported[j].total  # the answer key: the engine's Algorithm 6.2, as its observer saw it
     edges = len(g.consumer_edges[j - 1])
     u_j = node_names(g)[g.nodes[j - 1]]
     return Question(

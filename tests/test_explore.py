@@ -154,7 +154,7 @@ def _fill(text: str, z: Value) -> str:
             node = g.nodes[i]
             d = node.op.local_derivative(k, node.inputs, node)  # type: ignore[union-attr]
             x = float(d.data if isinstance(d, Value) else d)
-            if kind == "p":
+            if kind.lower() == "p":
                 x *= grads[i]
         s = fmt(x)
         return f"({s})" if kind.isupper() and x < 0 else s
@@ -180,7 +180,7 @@ def test_the_panels_terms_are_arithmetic_that_holds() -> None:
     for terms in spec["consumers"]:
         for t in terms:
             text = _fill(t["text"], z)
-            # "grad_table[u5] · ∂u5/∂u1 (argument 1 of mul) = 0.4201 × 0.7000 = 0.2941, where ..."
+            # "grad_table[u2] × ∂u2/∂u1 (argument 1) = 0.4201 × 0.7000 = 0.2941, where ..."
             found = re.findall(rf"= ({number}) × ({number}) = ({number})", text)[0]
             g, d, p = (float(a.strip("()")) for a in found)
             assert abs(g * d - p) <= 1e-3 * abs(p) + 1e-12, text

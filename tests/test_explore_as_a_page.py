@@ -143,7 +143,16 @@ def test_a_keyboard_alone_walks_the_drawing(browser: Any, pages: Any, screen: st
     assert page.get_attribute(".mg-sum", "data-node") == "0"
     assert page.text_content(".mg-sum-title") == f"∂{g.name(z)}/∂u1 (x) = grad_table[u1]"
     assert page.locator(".mg-sum .mg-term").count() == len(g.consumer_edges[0])
-    assert page.text_content(".mg-sum .mg-total") == f"sum = {fmt(table[x])}"
+    steps: list[Any] = []
+    g.backprop(observe=steps.append)
+    terms = next(s for s in steps if s.j == 0).terms  # u1's sum, as the engine added it
+    addends = " + ".join(f"({fmt(t.product)})" if t.product < 0 else fmt(t.product) for t in terms)
+    said = (
+        f"grad_table[u1] ← {addends} = {fmt(table[x])}"
+        if len(terms) > 1
+        else f"grad_table[u1] ← {fmt(table[x])}"
+    )
+    assert page.text_content(".mg-sum .mg-total") == said
     # → to its first consumer, ↓ to the next, ← back to the first's argument 1 (u(1) again)
     consumers = sorted({c for c, _ in g.consumer_edges[0]})
     page.keyboard.press("ArrowRight")

@@ -169,10 +169,13 @@ def test_clicking_a_node_shows_its_sum_term_by_term(browser: Any, tmp_path: Path
     step = next(s for s in steps if s.j == j)
     assert len(terms) == len(step.terms) == 3
     for text, t in zip(terms, step.terms):
-        assert text.startswith(f"grad_table[u{t.i + 1}] · ∂u{t.i + 1}/∂u{j + 1} (argument {t.k + 1} of ")
+        # x is argument 1 and 2 of u(i): the term says which; a consumer that takes x once does not
+        which = f" (argument {t.k + 1})" if t.i == g.index[a] else ""
+        assert text.startswith(f"grad_table[u{t.i + 1}] × ∂u{t.i + 1}/∂u{j + 1}{which} = ")
         # the term's arithmetic holds as written: grad_table[u(i)] × the local derivative = the product
         assert f"= {fmt(t.grad_i)} × {fmt(t.derivative)} = {fmt(t.product)}" in text
-    assert total == f"sum = {fmt(step.total)}"
+    addends = " + ".join(f"({fmt(t.product)})" if t.product < 0 else fmt(t.product) for t in step.terms)
+    assert total == f"grad_table[u{j + 1}] ← {addends} = {fmt(step.total)}"
     page.close()
 
 

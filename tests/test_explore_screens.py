@@ -282,18 +282,18 @@ def test_every_control_has_an_accessible_name(browser: Any, pages: Any) -> None:
 def _terms_hold(page: Any) -> int:
     """Re-compute the panel's arithmetic from the numbers it shows; return how many terms were checked."""
     terms = page.eval_on_selector_all(".mg-sum .mg-term", "ls => ls.map(l => l.textContent)")
-    products = []
+    products, said = [], []
     for text in terms:
-        g, d, p = (
-            float(a.strip("()")) for a in re.findall(rf"= ({NUMBER}) × ({NUMBER}) = ({NUMBER})", text)[0]
-        )
-        assert g * d == pytest.approx(p, rel=2e-3, abs=1e-12), text
-        products.append(p)
+        g, d, p = re.findall(rf"= ({NUMBER}) × ({NUMBER}) = ({NUMBER})", text)[0]
+        factors = float(g.strip("()")) * float(d.strip("()"))
+        assert factors == pytest.approx(float(p), rel=2e-3, abs=1e-12), text
+        products.append(float(p))
+        said.append(f"({p})" if p.startswith("-") else p)  # an addend of the sum, bracketed when negative
     total = page.text_content(".mg-sum .mg-total")
-    if products:
-        m = re.fullmatch(rf"sum = ({NUMBER})", total)
-        assert m, total
-        shown = float(m.group(1))
+    if products:  # grad_table[u(j)] ← the products added = the entry (one term: the entry alone)
+        m = re.fullmatch(rf"grad_table\[u\d+\] ← (?:(.+) = )?({NUMBER})", total)
+        assert m and (m.group(1) or m.group(2)).split(" + ") == said, total
+        shown = float(m.group(2))
         assert sum(products) == pytest.approx(shown, rel=2e-3 * len(products), abs=1e-9 * len(products)), (
             total
         )

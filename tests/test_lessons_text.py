@@ -37,7 +37,7 @@ def _check_arithmetic(text: str) -> int:
         assert float(a) * float(b) == pytest.approx(float(c), rel=2e-3, abs=2e-4), text
         checked += 1
     for line in text.splitlines():
-        m = re.match(rf"\s*grad_table\[u\d+\] = ((?:\(?-?[0-9.]+\)? \+ )+\(?-?[0-9.]+\)?) = {num}$", line)
+        m = re.match(rf"\s*grad_table\[u\d+\] ← ((?:\(?-?[0-9.]+\)? \+ )+\(?-?[0-9.]+\)?) = {num}$", line)
         if m:
             addends = [float(x.strip("()")) for x in m.group(1).split(" + ")]
             assert sum(addends) == pytest.approx(float(m.group(2)), rel=2e-3, abs=5e-4), line
@@ -55,7 +55,7 @@ def test_lesson_2_shows_each_term_then_the_sum_and_the_arithmetic_holds(case) ->
         # the two terms of x, each on its own line with its own product, then their sum
         assert re.search(r"grad_table\[u3\] × ∂u3/∂u1 = 0\.2100 × \(-2\.000\) = -0\.4200", last_loop)
         assert re.search(r"grad_table\[u5\] × ∂u5/∂u1 = 1\.000 × \(-0\.7616\) = -0\.7616", last_loop)
-        assert "grad_table[u1] = (-0.4200) + (-0.7616) = -1.182" in last_loop
+        assert "grad_table[u1] ← (-0.4200) + (-0.7616) = -1.182" in last_loop
 
 
 # --- item 2: one numbering, the book's ---------------------------------------------------------------

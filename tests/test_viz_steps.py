@@ -69,8 +69,11 @@ def test_repeated_argument_gives_two_terms():
     last = next(f for f in frames(z) if f.algorithm == "6.2" and f.node == 0)
     assert [(i, k) for i, k, *_ in last.terms] == [(1, 0), (1, 1)]
     assert last.grads[0] == 6.0
-    assert "grad_table[u2] · ∂u2/∂u1 + grad_table[u2] · ∂u2/∂u1 = 1.000 × 3.000 + 1.000 × 3.000 = 6.000" in (
-        last.explanation
+    assert last.explanation == (
+        "j = 1: u1 (a) is an argument of u2, so its sum has 2 terms, one per edge out of u1. "
+        "grad_table[u2] × ∂u2/∂u1 (argument 1) = 1.000 × 3.000 = 3.000; "
+        "grad_table[u2] × ∂u2/∂u1 (argument 2) = 1.000 × 3.000 = 3.000; "
+        "grad_table[u1] ← 3.000 + 3.000 = 6.000."
     )
 
 
@@ -201,7 +204,7 @@ def test_tour_pages_use_each_lessons_opening_numbers(tmp_path) -> None:  # type:
     assert f"x_1 = {l1.AT['x']:.4f}" in text and f"x_2 = {l1.AT['y']:.4f}" in text
     assert "x = 0.8" in pages["steps_lesson1.html"]
     text = (tmp_path / "steps_figure_6_10.html").read_text(encoding="utf-8")
-    assert "x_1 = 0.5000" in text and "= 0.5339." in text
+    assert "x_1 = 0.5000" in text and "grad_table[u1] ← 0.5339." in text
     assert "w = 0.5" in pages["steps_figure_6_10.html"]
     text = (tmp_path / "steps_figure_6_10_alg66.html").read_text(encoding="utf-8")
     assert "Algorithm 6.6, call 3 of 3: build_grad(V = u1 (w))" in text and "= u9 = 0.5339." in text

@@ -48,7 +48,7 @@ from viz.explore_page import Explorer
 from viz.frames import Frame, observe
 from viz.groups import LEVELS
 from viz.mistakes import ENTRY_MISTAKES, USES, distinct, wrong_entries
-from viz.narration import HOLE, Holes, frame_text
+from viz.narration import HOLE, Holes, frame_text, iteration_head, sum_text, term_text
 from viz.words import clean, count, fmt, formula, formula_numbers, node_names
 
 __all__ = ["explore", "explorer_spec", "WORDS"]
@@ -80,8 +80,9 @@ def _node_words(graph: Graph, names: dict[Value, str], holes: Holes) -> list[dic
                 f"{name} = {formula(v, names)} = {said} is outside the domain of {v.op.name} ({v.op.domain})"
             )
         word["sum_title"] = f"∂{zname}/∂{head} = grad_table[{name}]"
-        word["sum_rule"] = f"= Σ over the consumers u(i) of {name}: grad_table[u(i)] · ∂u(i)/∂{name}"
-        word["total"] = f"sum = {holes.grad(i)}"
+        edges = graph.consumer_edges[i]  # the panel says iteration i of Algorithm 6.2 as the frames do
+        word["sum_rule"] = iteration_head(i, edges, graph, names)
+        word["total"] = sum_text(i, edges, graph, names, holes)
         word["prompt"] = f"grad_table[{name}] ="
         word["right"] = f"Right: grad_table[{name}] = {holes.grad(i)}."
         out.append(word)
@@ -93,16 +94,13 @@ def _node_words(graph: Graph, names: dict[Value, str], holes: Holes) -> list[dic
 
 
 def _term_words(graph: Graph, names: dict[Value, str], holes: Holes, i: int, k: int, rule: str) -> str:
-    """One term of grad_table[u(j)]'s sum, the edge u(j) -> u(i) as argument k, arithmetic that holds."""
+    """One term of grad_table[u(j)]'s sum, the edge u(j) -> u(i) as argument k, as the frames say it
+    (:func:`viz.narration.term_text`), then the local derivative's rule."""
     v = graph.nodes[i]
     j = graph.index[v.inputs[k]]
-    ui, uj = names[v], names[graph.nodes[j]]
-    op = v.op.name if v.op is not None else "?"
-    text = (
-        f"grad_table[{ui}] · ∂{ui}/∂{uj} (argument {k + 1} of {op}) = "
-        f"{holes.grad(i, True)} × {holes.derivative(i, k, True)} = {holes.product(i, k)}"
-    )
+    text = term_text(j, i, k, graph.consumer_edges[j], graph, names, holes)
     if rule:
+        ui, uj = names[v], names[graph.nodes[j]]
         text += f", where ∂{ui}/∂{uj} = {rule} = {holes.derivative(i, k)}"
     return text
 

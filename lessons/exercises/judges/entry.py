@@ -22,7 +22,9 @@ from lessons.exercises.verdict import Fail, close, differ, draw, node_name, show
 from micrograph import backprop
 from micrograph.backprop import BackpropStep, Term
 from micrograph.graph import Graph
+from micrograph.graph import node_name as book_name
 from viz.mistakes import ENTRY_MISTAKES, Wrong, distinct, wrong_entries
+from viz.narration import REPORT, Numbers, iteration_text
 
 __all__ = ["ROWS", "LOOP", "algorithm_6_2", "diagnose_entry"]
 
@@ -108,18 +110,19 @@ def _forward_loop(calls: list[list[int]]) -> bool:
     return len(targets) >= 2 and targets[0] < targets[-1] and targets[0] == min(targets)
 
 
-def _terms_text(j: int, terms: list[Term], e: float, actual: Any) -> list[str]:
-    u_j = f"u{j + 1}"
-    lines = [
-        f"grad_table[{u_j}] = Σ_i grad_table[u(i)] × ∂u(i)/∂{u_j} has {len(terms)} term(s), one per edge "
-        f"out of {u_j}:"
-    ]
+def _terms_text(graph: Graph, j: int, terms: list[Term], e: float, actual: Any) -> list[str]:
+    """The iteration as the lesson and the pages say it (:func:`viz.narration.iteration_text`), a line a
+    term, its numbers to a report's 10 digits; then the solution's entry beside the engine's."""
+    nodes = graph.nodes
+    names = {v: book_name(p + 1) for p, v in enumerate(nodes)}
+    grads: list[float | None] = [None] * len(nodes)
     for t in terms:
-        lines.append(
-            f"  u{t.i + 1} takes {u_j} as argument {t.k + 1}: grad_table[u{t.i + 1}] × ∂u{t.i + 1}/∂{u_j} "
-            f"= {shown(t.grad_i)} × {shown(t.derivative)} = {shown(t.product)}"
-        )
-    lines.append(f"expected sum {shown(e)}; yours {'no entry' if actual is None else shown(actual)}.")
+        grads[t.i] = t.grad_i
+    grads[j] = e
+    numbers = Numbers([], grads, {(t.i, t.k): t.derivative for t in terms}, write=shown)
+    said = iteration_text(j, [(t.i, t.k) for t in terms], graph, names, numbers, REPORT)
+    lines = [line for line in said.split("\n") if line]
+    lines.append(f"expected {shown(e)}; yours {'no entry' if actual is None else shown(actual)}.")
     return lines + differ(e, actual)
 
 
@@ -250,7 +253,7 @@ def diagnose_entry(
     e = expected[j]
     terms = list(steps[j].terms) if j in steps else []
     code, headline, marks = _which(graph, j, actual, e, terms, calls)
-    lines = _terms_text(j, terms, e, actual) + (
+    lines = _terms_text(graph, j, terms, e, actual) + (
         _also(code, actual, terms, calls) if code in ENTRY_MISTAKES else []
     )
     if code == "forward-loop":

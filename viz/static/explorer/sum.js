@@ -1,5 +1,5 @@
 // The grad_table panel: the node clicked, its entry as the book's sum over its consumers, term by term
-// (grad_table[u(i)] · ∂u(i)/∂u(j), each a template of Python's with its holes filled), or why the entry
+// (grad_table[u(i)] × ∂u(i)/∂u(j), each a template of Python's with its holes filled), or why the entry
 // is not there yet (not filled at this step, hidden in predict mode, an algorithm stopped first).
 import { make, say } from "./words.js";
 
