@@ -24,7 +24,11 @@ it needs no network. It holds:
   Worker that runs the page's Python, :mod:`lessons.publish.web`, and Graphviz, off the page's thread, so that
   the page never freezes and its Stop button can end the work), ``charts.js`` (a Chart drawn with Observable
   Plot), ``worker.js`` (the student's code in a Web Worker of its own), ``loading.js`` (a plain script that
-  says on the page when the module scripts cannot load).
+  says on the page when the module scripts cannot load), ``python_setup.js`` (micrograph made ready in
+  Pyodide, shared by ``python.js`` and the build's ``snapshot.mjs``);
+* ``pyodide/snapshot.gz``: Pyodide's memory with micrograph imported, saved by ``site/src/snapshot.mjs`` in
+  Node once the rest is staged; the page's Python starts from it, skipping the interpreter's start and
+  micrograph's imports (it starts the plain way if the image is missing or refused).
 
 The JavaScript packages are pinned by ``site/package.json`` and ``site/package-lock.json``; the build runs
 ``npm ci`` in a cache directory (``~/.cache/micrograph/site``, or ``$MICROGRAPH_CACHE``), which installs
@@ -74,7 +78,11 @@ PYODIDE_FILES = (
     "pyodide-lock.json",
 )
 PAGE_FILES = ("index.html", "loading.js", "app.js", "workers.js", "drawings.js", "charts.js", "python.js",
-              "worker.js")  # fmt: skip
+              "python_setup.js", "worker.js")  # fmt: skip
+SNAPSHOT = "pyodide/snapshot.gz"
+"""The image of Pyodide's memory with micrograph imported, gzip-compressed, which the page's Python starts
+from (``site/src/snapshot.mjs`` saves it when the site is built, in Node; ``python.js`` loads it)."""
+SNAPSHOT_TIMEOUT = 300
 STYLESHEET = "style.css"
 """The page's stylesheet (:func:`viz.style.stylesheet`: the pages' colours and the site's section of their one
 stylesheet, ``viz/static/micrograph.css``), written when the site is built."""
@@ -279,6 +287,9 @@ def _stage(stage: Path, log: Callable[[str], None]) -> None:
         "wheels": others,
     }
     (stage / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    log("node: Pyodide's memory saved with micrograph imported (the page starts from it) ...")
+    _run(["node", str(SOURCE / "src" / "snapshot.mjs"), str(stage), str(stage / SNAPSHOT)], SOURCE / "src",
+         "the snapshot of Pyodide's memory", SNAPSHOT_TIMEOUT)  # fmt: skip
     (stage / MARKER).write_text(
         "built by `micrograph site`; `micrograph site --force` replaces this directory\n"
     )

@@ -137,6 +137,7 @@ async function boot() {
   ]);
   window.micrographTimes.python = since(times.python);  // Pyodide and Graphviz loaded, in the worker
   window.micrographTimes.imported = since(times.imported);  // micrograph's modules imported
+  window.micrographTimes.snapshot = times.snapshot;  // whether Python started from its saved image
   catalogue = JSON.parse(listed);
   address = JSON.parse(asked);  // a link's parts, checked; notes for the rest
   readyText = `Ready: micrograph ${manifest.version} in Python ${manifest.python} (Pyodide ${manifest.pyodide}).`;

@@ -8,6 +8,7 @@
 // relays the questions between the two.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 import { vizInstance } from "./graphviz.js";
+import { importWeb, unpackWheels } from "./python_setup.js";
 
 const now = () => performance.timeOrigin + performance.now(); // the page's clock and this one agree on it
 
@@ -18,21 +19,33 @@ let view = null;     // the lesson being stepped, a lessons.publish.web.LessonVi
 let viewKey = null;  // which lesson, expression and values it was started on
 let session = null;  // the exercise check being judged, a lessons.publish.web_check.ExerciseCheck
 
+// Pyodide started from the image of its memory that the site's build saved with micrograph imported
+// (snapshot.mjs): the interpreter's start and micrograph's imports are skipped. A site without the image,
+// or an image this Pyodide cannot take, starts Python the plain way; `snapshot` says which ran.
+async function startPython() {
+  const indexURL = new URL("pyodide/", self.location.href).href;
+  try {
+    const response = await fetch("pyodide/snapshot.gz");
+    if (!response.ok) throw new Error(`snapshot: ${response.status}`);
+    const image = await new Response(response.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
+    return { py: await loadPyodide({ indexURL, _loadSnapshot: new Uint8Array(image) }), snapshot: true };
+  } catch (error) {
+    console.warn("micrograph: Python starts without its saved image:", error);
+    return { py: await loadPyodide({ indexURL }), snapshot: false };
+  }
+}
+
 const booting = (async () => {
   const manifest = fetch("manifest.json").then((r) => r.json());
   const wheels = manifest.then((m) => Promise.all([m.micrograph, ...m.wheels].map(  // fetched meanwhile
-    (name) => fetch("wheels/" + name).then((r) => r.arrayBuffer()))));
-  const [py, viz] = await Promise.all([
-    loadPyodide({ indexURL: new URL("pyodide/", self.location.href).href }),
-    vizInstance(),
-  ]);
+    (name) => fetch("wheels/" + name).then((r) => r.arrayBuffer().then((b) => new Uint8Array(b))))));
+  const [{ py, snapshot }, viz] = await Promise.all([startPython(), vizInstance()]);
   const python = now(); // Pyodide and Graphviz loaded
-  for (const data of await wheels) py.unpackArchive(data, "zip", { extractDir: "/mg" });
-  py.runPython("import sys; sys.path.insert(0, '/mg')");
-  web = py.pyimport("lessons.publish.web");
+  unpackWheels(py, await wheels);
+  web = importWeb(py);
   pyodide = py;
   web.setup((source) => viz.renderString(source, { format: "svg", engine: "dot" }));
-  return { python, imported: now() };
+  return { python, imported: now(), snapshot };
 })();
 
 // The lesson a step belongs to: the page names it with every request, so that after a Stop (a new worker,
