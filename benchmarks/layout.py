@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _where in (ROOT, ROOT / "benchmarks"):  # the checkout's packages; measure.py, beside this file
+    if str(_where) not in sys.path:
+        sys.path.insert(0, str(_where))
 
 from measure import command_seconds  # noqa: E402  (benchmarks/measure.py, beside this file)
 
