@@ -24,6 +24,8 @@ from micrograph import Graph, Value, grad
 from micrograph.order import topological_order
 from viz.explore import edge_derivatives, explorer_spec, frame_plan
 from viz.frames import observe
+from viz.narration import HOLE, Holes, iteration_head, right_text
+from viz.words import node_names
 
 pytestmark = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
 
@@ -126,3 +128,21 @@ def test_explorer_spec_runs_no_algorithm_on_numbers(monkeypatch: pytest.MonkeyPa
     assert calls == []
     observe(Graph(z))  # the counting itself is live: the step pages' frames do run both
     assert {"viz.frames.evaluate", "viz.frames.run_algorithm_6_2"} <= set(calls)
+
+
+def test_predict_mode_says_the_narrations_sentences() -> None:
+    """An entry typed right is confirmed, and a wrong one's terms introduced, in viz.narration's words: the
+    assignment of Algorithm 6.2 that fills it (the seed for u(n)), the head of its iteration."""
+    z, x = _example()
+    spec, _ = explorer_spec(z, [x], predict=True)
+    g = Graph(z)
+    names = node_names(g)
+    n = len(g.nodes)
+    for j, node in enumerate(spec["nodes"]):
+        edges = g.consumer_edges[j]
+        assert node["right"] == right_text(j, edges, g, names, Holes())
+        assert node["sum_rule"] == iteration_head(j, edges, g, names)
+    h = HOLE
+    assert spec["nodes"][0]["right"] == f"Right: grad_table[u1] ← {h}P2.0{h} + {h}P3.0{h} = {h}g0{h}."
+    assert spec["nodes"][n - 1]["right"] == "Right: grad_table[u6] ← 1 (Algorithm 6.2, line 4): ∂u6/∂u6 = 1."
+    assert "terms" not in spec["words"] and "count_terms" not in spec

@@ -10,8 +10,9 @@ written in JavaScript. The program holds
 * Algorithm 6.1 over G's nodes u(1)..u(n);
 * the grad_table of Algorithm 6.2 for every node of G, as the backward subgraph B that
   :func:`micrograph.grad` (Algorithms 6.5/6.6) builds with the table's derivative rules, once;
-* every local derivative du(i)/du(j), the rule of u(i)'s operation called on G's nodes (the terms shown
-  when a node is clicked).
+* every local derivative du(i)/du(j) (the terms shown when a node is clicked): the node of B that
+  build_grad formed from the rule of u(i)'s operation, as its observer reported it, so each is computed
+  once.
 
 The drawing of B is the part of that same B which computes the targets' entries, so each drawn node shows
 the slot of that very node. A value outside an operation's domain makes the generated code give NaN or an
@@ -50,8 +51,8 @@ from viz.explore_page import Explorer
 from viz.frames import Frame, derivative_formula
 from viz.groups import LEVELS
 from viz.mistakes import ENTRY_MISTAKES, USES, distinct, wrong_entries
-from viz.narration import HOLE, Holes, frame_text, iteration_head, sum_text, term_text
-from viz.words import clean, count, fmt, formula, formula_numbers, node_names
+from viz.narration import HOLE, Holes, entry_text, frame_text, iteration_head, right_text, term_text
+from viz.words import clean, fmt, formula, formula_numbers, node_names
 
 __all__ = ["explore", "explorer_spec", "WORDS"]
 
@@ -158,14 +159,10 @@ def _node_words(graph: Graph, names: dict[Value, str], holes: Holes) -> list[dic
         word["sum_title"] = f"∂{zname}/∂{head} = grad_table[{name}]"
         edges = graph.consumer_edges[i]  # the panel says iteration i of Algorithm 6.2 as the frames do
         word["sum_rule"] = iteration_head(i, edges, graph, names)
-        word["total"] = sum_text(i, edges, graph, names, holes)
+        word["total"] = entry_text(i, edges, graph, names, holes) + ("." if i == len(graph.nodes) - 1 else "")
         word["prompt"] = f"grad_table[{name}] ="
-        word["right"] = f"Right: grad_table[{name}] = {holes.grad(i)}."
+        word["right"] = right_text(i, edges, graph, names, holes)  # predict mode, an entry typed right
         out.append(word)
-    last = out[-1]
-    last["total"] = (
-        f"grad_table[{last['name']}] ← 1 (Algorithm 6.2, line 4): ∂{last['name']}/∂{last['name']} = 1."
-    )
     return out
 
 
@@ -218,7 +215,6 @@ WORDS = {
     "wrong": "Not grad_table[{name}]: you typed {typed}.",
     "mistake": "Mistake {code}: {words}.",
     "also": "Or mistake {code}: {words}, which gives the same number.",
-    "terms": "Its sum has {count}:",
     "term_use": "{use}: {term}",
     "zoom_in": "Zoom in",
     "zoom_out": "Zoom out",
@@ -263,8 +259,11 @@ def explorer_spec(
     """Everything the explorer page needs: the data (a JSON-able dict) and the generated JavaScript.
 
     G is built once and B once (``grad(z, every node of G)``, Algorithms 6.5/6.6): B's nodes give the
-    grad_table of every node, and the part of B that computes the targets' entries is drawn, from the
-    very nodes whose program slots the page reads. G and B are laid out apart (two ``dot`` runs at once).
+    grad_table of every node and, read from the terms build_grad's observer reports, every local
+    derivative (:func:`edge_derivatives`), so the program has one slot per node of G and of B; the part of
+    B that computes the targets' entries is drawn, from the very nodes whose program slots the page reads.
+    No algorithm runs on numbers: the frames are :func:`frame_plan`'s, their numbers holes. G and B are
+    laid out apart (two ``dot`` runs at once).
 
     Args:
         z: the output u(n).
@@ -420,7 +419,6 @@ def _spec(graph: Graph, names: dict[Value, str], fs: list[Frame], program: Any,
         "hole": HOLE,
         "b_size": len(B),
         "digits": fmt(1.0).count("0") + 1,
-        "count_terms": [count(len(edges), "term") for edges in graph.consumer_edges],
     }
 
 
