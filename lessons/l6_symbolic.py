@@ -442,15 +442,17 @@ def _values(l: Any) -> str:
 def _figure(l: Any) -> Any:
     if hasattr(l, "pairs"):
         return viz.draw(l.graph, grad_table=l.table_new, title=f"G at {_at(l)}, grad from Algorithm 6.2")
+    # B and the grad_table the steps computed (grad, Graph.backprop), drawn: nothing computed for the picture
+    table = l.table_new if hasattr(l, "table_new") else getattr(l, "table", None)
     if hasattr(l, "table_new"):
-        return viz.draw_side_by_side(l.z, l.T)
+        return viz.draw_side_by_side(l.z, l.T, gradients=l.dz, grad_table=table)
     if hasattr(l, "grad_nodes"):
         entries = [G_V for _, G_V in l.grad_nodes if G_V in l.B_nodes]  # the grad_table's nodes of B
-        return viz.draw_side_by_side(l.z, l.T, gradients=l.dz, highlight=entries)
+        return viz.draw_side_by_side(l.z, l.T, gradients=l.dz, grad_table=table, highlight=entries)
     if hasattr(l, "call"):  # the very nodes the observer reported, this call's highlighted
-        return viz.draw_side_by_side(l.z, l.T, gradients=l.dz, highlight=l.call.new_nodes)
+        return viz.draw_side_by_side(l.z, l.T, gradients=l.dz, grad_table=table, highlight=l.call.new_nodes)
     if hasattr(l, "dz"):
-        return viz.draw_side_by_side(l.z, l.T)
+        return viz.draw_side_by_side(l.z, l.T, gradients=l.dz, grad_table=table)
     if hasattr(l, "G2_prime"):
         return viz.draw(l.graph2, highlight=l.G2_prime.nodes, title="G' (highlighted) for T")
     return viz.draw(l.graph, title=f"G: z = {l.expr}")

@@ -238,7 +238,7 @@ def _figure(l: Any) -> Any:
         return None
     if hasattr(l, "fd2"):
         return None  # the check is in numbers; the drawing of the previous step is unchanged
-    return viz.draw_side_by_side(l.d1, l.wrt)
+    return viz.draw_side_by_side(l.d1, l.wrt, gradients=l.d2)  # d2 = grad(d1, wrt): B drawn as built
 
 
 def steps(l: Any) -> Iterator[Step]:

@@ -367,3 +367,36 @@ def test_random_dags_drawn_completely_and_deterministically(case):
 
 def text_lines(z: Value) -> int:
     return len(viz.text(z).splitlines())
+
+
+def test_side_by_side_draws_what_the_caller_computed_and_runs_no_algorithm(monkeypatch):
+    """Figure 6.10 from the caller's B and grad_table: grad and Algorithm 6.2 are not run for the picture,
+    and G's boxes show the numbers passed (here deliberately not dz/du, so they can only come from it)."""
+    import importlib
+
+    import micrograph
+    from viz.dot import figure_6_10
+
+    z, w = chain3()
+    G = Graph(z)
+    dz = micrograph.grad(z, w)
+    table = {v: 100.0 + k for k, v in enumerate(G.nodes)}
+    runs: list[str] = []
+    engine = importlib.import_module("micrograph.backprop")
+    for module, name in ((engine, "run_algorithm_6_2"), (micrograph, "grad")):
+        original = getattr(module, name)
+        monkeypatch.setattr(
+            module, name, lambda *a, _o=original, _n=name, **k: runs.append(_n) or _o(*a, **k)
+        )
+    found = nodes(viz.draw_side_by_side(z, w, gradients=dz, grad_table=table).source)
+    assert runs == []
+    assert [found[f"u{k + 1}"][0].split("grad ")[1].split("|")[0].strip('"') for k in range(4)] == [
+        "100.0",
+        "101.0",
+        "102.0",
+        "103.0",
+    ]
+    assert nodes(figure_6_10(G, [w], [dz], {}).source)["u1"][0].count("grad —") == 1  # missing: —
+    assert runs == []
+    viz.draw_side_by_side(z, w)  # the convenience computes what it is not given, once each
+    assert sorted(runs) == ["grad", "run_algorithm_6_2"]

@@ -28,6 +28,7 @@ __all__ = [
     "check_size",
     "draw",
     "draw_side_by_side",
+    "figure_6_10",
     "draw_backward",
     "digraph",
     "DEFAULT_MAX_NODES",
@@ -169,28 +170,20 @@ def draw_side_by_side(
     *,
     max_nodes: int = DEFAULT_MAX_NODES,
     gradients: Value | Sequence[Value] | None = None,
+    grad_table: Mapping[Value, float] | None = None,
     highlight: Iterable[Value] = (),
     level: str = "scalars",
     expand: Iterable[Value] = (),
 ) -> graphviz.Digraph:
     """Figure 6.10: the forward graph G on the left, the backward subgraph B built by ``grad`` on the right.
 
-    Calls :func:`micrograph.grad` (Algorithm 6.5) to build B, then draws two clusters, ``cluster_G``
-    ("forward graph G") and ``cluster_B`` ("backward subgraph B"). B's nodes are named on from G's:
-    u(n+1), u(n+2), ... in B's topological order, as Algorithm 6.6 inserts them into G.
-
-    Legend (also drawn under the figure):
-
-    * G, blue/green records: name, label, computation, ``data`` and ``grad``, the grad_table of
-      Algorithm 6.2 for this z (``Graph(z).backprop()``; no node's ``.grad`` is read or changed);
-    * faded grey records: nodes of G outside G' (``Graph(z).prune(wrt)``), which Algorithm 6.5 skips;
-    * B, orange records: name, computation and ``data`` (the value the node computes); dark orange bold:
-      the gradient nodes dz/du (grad_table entries), captioned ``∂z/∂w`` with the node's label or u-name;
-    * solid arrows: argument edges (numbered where the operation is not commutative);
-    * dashed orange arrows: from a node of G into a node of B that consumes its value.
-
-    B is kept to the right of G by invisible edges (``style=invis``) from z to B's first nodes; they carry
-    no meaning and are not drawn.
+    The convenience a user calls (``viz.draw_side_by_side(z, w)``): what the caller does not pass is
+    computed first, once, as an explicit step before any drawing: B by :func:`micrograph.grad` (Algorithm
+    6.5) when ``gradients`` is None, and the grad_table by Algorithm 6.2 (``Graph(z).backprop()``) when
+    ``grad_table`` is None (none where a local derivative does not exist: G is drawn without numbers for
+    grad). Then :func:`figure_6_10`, which runs no algorithm, draws them. A caller that has run the
+    algorithms already (a lesson, the step pages, the command line) passes their results, so nothing is
+    computed again for the picture.
 
     Args:
         z: the output, a Value.
@@ -199,11 +192,9 @@ def draw_side_by_side(
         gradients: the result of a ``grad(z, wrt)`` the caller already ran (a Value, or a list for a
             list ``wrt``): B is drawn from these very nodes instead of a new ``grad`` call, so a picture
             shows the nodes an observer of Algorithm 6.6 reported (``grad(..., observe=...)``).
-        highlight: nodes of B (or G) drawn highlighted, e.g. the nodes one call of build_grad added.
-        level: ``"scalars"``, or ``"layers"`` or ``"neurons"`` for a network built by ``micrograph.nn``: G
-            and B grouped the same way, one box per layer (neuron) (see :func:`draw`; ``highlight`` and
-            the faded nodes outside G' are then not drawn).
-        expand: at level layers or neurons, nodes of G whose group is drawn as its scalars, in G and in B.
+        grad_table: {node: dz/dnode} of Algorithm 6.2 for this z, shown as G's ``grad`` (the caller's
+            ``Graph(z).backprop()``); nodes missing from it show ``—``.
+        highlight, level, expand: as :func:`figure_6_10`.
 
     Returns:
         A ``graphviz.Digraph`` (no file written).
@@ -213,9 +204,10 @@ def draw_side_by_side(
         TypeError, ValueError: as :func:`micrograph.grad` (z or a target not a Value; an empty T);
             ValueError also if ``gradients`` are not one node per target, for an unknown level, or a node
             of ``expand`` not in G.
+        DomainError: B cannot be built: a local derivative does not exist at the graph's values.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, figure 6.10,
-    Algorithms 6.5 and 6.6.
+    Algorithms 6.2, 6.5 and 6.6.
     """
     if not isinstance(z, Value):
         raise TypeError(f"draw_side_by_side(z, wrt): z must be a Value, got {type(z).__name__} {z!r}")
@@ -227,28 +219,92 @@ def draw_side_by_side(
     G = Graph(z)
     if level == "scalars":
         check_size(len(G.nodes), max_nodes, "the forward graph G")
-    G_prime = G.prune(targets)
-    if gradients is None:
+    if gradients is None:  # Algorithm 6.5, once, for the caller that did not run it
         result = micrograph.grad(z, targets)
     else:
         result = [gradients] if isinstance(gradients, Value) else list(gradients)
-        if len(result) != len(targets) or not all(isinstance(d, Value) for d in result):
-            raise ValueError(
-                f"draw_side_by_side(gradients=...): one node per target, as grad(z, wrt) returns; got "
-                f"{len(result)} for {len(targets)} target(s)"
-            )
+    if grad_table is None:  # Algorithm 6.2, once, for the caller that did not run it
+        try:
+            grad_table = G.backprop()
+        except DomainError:  # a local derivative does not exist here: G drawn without numbers for grad
+            grad_table = {}
+    return figure_6_10(
+        G, targets, result, grad_table, max_nodes=max_nodes, highlight=highlight, level=level, expand=expand
+    )
+
+
+def figure_6_10(
+    G: Graph,
+    targets: Sequence[Value],
+    gradients: Sequence[Value],
+    grad_table: Mapping[Value, float],
+    *,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    highlight: Iterable[Value] = (),
+    level: str = "scalars",
+    expand: Iterable[Value] = (),
+) -> graphviz.Digraph:
+    """Figure 6.10 drawn from what the caller computed: G, and B from the nodes ``grad`` returned. It runs
+    no algorithm: the grad numbers are ``grad_table``'s, B's values its nodes' ``data``.
+
+    Two clusters, ``cluster_G`` ("forward graph G") and ``cluster_B`` ("backward subgraph B"). B's nodes
+    are named on from G's: u(n+1), u(n+2), ... in B's topological order, as Algorithm 6.6 inserts them.
+
+    Legend (also drawn under the figure):
+
+    * G, blue/green records: name, label, computation, ``data`` and ``grad``, the grad_table entry passed
+      (no node's ``.grad`` is read or changed);
+    * faded grey records: nodes of G outside G' (``G.prune(targets)``), which Algorithm 6.5 skips;
+    * B, orange records: name, computation and ``data`` (the value the node computes); dark orange bold:
+      the gradient nodes dz/du (grad_table entries), captioned ``∂z/∂w`` with the node's label or u-name;
+    * solid arrows: argument edges (numbered where the operation is not commutative);
+    * dashed orange arrows: from a node of G into a node of B that consumes its value.
+
+    B is kept to the right of G by invisible edges (``style=invis``) from z to B's first nodes; they carry
+    no meaning and are not drawn.
+
+    Args:
+        G: the forward graph of z.
+        targets: the targets T of the ``grad(z, T)`` that built ``gradients``.
+        gradients: the nodes that call returned, one per target.
+        grad_table: {node: dz/dnode} shown as G's ``grad`` (Algorithm 6.2's); a node missing shows ``—``.
+        max_nodes: the largest drawing, G and B together (300 by default).
+        highlight: nodes of B (or G) drawn highlighted, e.g. the nodes one call of build_grad added.
+        level: ``"scalars"``, or ``"layers"`` or ``"neurons"`` for a network built by ``micrograph.nn``: G
+            and B grouped the same way, one box per layer (neuron) (see :func:`draw`; ``highlight`` and
+            the faded nodes outside G' are then not drawn).
+        expand: at level layers or neurons, nodes of G whose group is drawn as its scalars, in G and in B.
+
+    Returns:
+        A ``graphviz.Digraph`` (no file written).
+
+    Raises:
+        GraphTooLarge: if G, or G and B together, have more than ``max_nodes`` nodes (boxes, by groups).
+        ValueError: ``gradients`` are not one node per target, an unknown level, or a node of ``expand``
+            not in G.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, figure 6.10,
+    Algorithms 6.5 and 6.6.
+    """
+    if level not in ("scalars", "layers", "neurons"):
+        raise ValueError(f"figure_6_10(level=...) must be 'scalars', 'layers' or 'neurons', got {level!r}")
+    if len(gradients) != len(targets) or not all(isinstance(d, Value) for d in gradients):
+        raise ValueError(
+            f"draw_side_by_side(gradients=...): one node per target, as grad(z, wrt) returns; got "
+            f"{len(gradients)} for {len(targets)} target(s)"
+        )
+    z = G.output
+    if level == "scalars":
+        check_size(len(G.nodes), max_nodes, "the forward graph G")
+    G_prime = G.prune(list(targets))
     marked = set(highlight)
-    B_nodes = [v for v in topological_order(result) if v not in G.index]
+    B_nodes = [v for v in topological_order(list(gradients)) if v not in G.index]
     if level == "scalars":
         check_size(len(G.nodes) + len(B_nodes), max_nodes, "G and B together")
-    try:
-        table: Mapping[Value, float] | None = G.backprop()
-    except DomainError:  # a local derivative does not exist here: draw G without numbers for grad
-        table = None
     if level != "scalars":
         from viz.groups_dot import side_by_side_grouped  # it draws its scalars with this module's boxes
 
-        grads = [table.get(v) if table is not None else None for v in G.nodes]
+        grads = [grad_table.get(v) for v in G.nodes]
         return side_by_side_grouped(G, B_nodes, grads, level, expand=expand, max_nodes=max_nodes)
 
     names = node_names(G, B_nodes)  # G's nodes u1..un, B's u(n+1).. in B's order
@@ -261,8 +317,7 @@ def draw_side_by_side(
         g.attr(**style.CLUSTER_G)
         for i, v in enumerate(G.nodes):
             faded = v not in G_prime
-            grad = table.get(v) if table is not None else None
-            _node(g, names[v], _fields(names[v], v, names, v.data, grad),
+            _node(g, names[v], _fields(names[v], v, names, v.data, grad_table.get(v)),
                   _node_attrs(v, faded=faded, highlighted=v in marked, output=i == n - 1))  # fmt: skip
     with dot.subgraph(name="cluster_B") as b:
         b.attr(**style.CLUSTER_B)

@@ -10,8 +10,9 @@ written in JavaScript. The program holds
 * Algorithm 6.1 over G's nodes u(1)..u(n);
 * the grad_table of Algorithm 6.2 for every node of G, as the backward subgraph B that
   :func:`micrograph.grad` (Algorithms 6.5/6.6) builds with the table's derivative rules, once;
-* every local derivative du(i)/du(j), the rule of u(i)'s operation called on G's nodes (the terms shown
-  when a node is clicked).
+* every local derivative du(i)/du(j) (the terms shown when a node is clicked): the node of B that
+  build_grad formed from the rule of u(i)'s operation, as its observer reported it, so each is computed
+  once.
 
 The drawing of B is the part of that same B which computes the targets' entries, so each drawn node shows
 the slot of that very node. A value outside an operation's domain makes the generated code give NaN or an
@@ -35,21 +36,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from micrograph.backprop import sweep
 from micrograph.compile_javascript import compile_javascript
 from micrograph.engine import Value
 from micrograph.graph import Graph, as_values
+from micrograph.ops import ADD, MUL, NEG
 from micrograph.order import topological_order
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
-from micrograph.symbolic import grad
+from micrograph.symbolic import BuildGradCall, grad
 from viz.dot import DEFAULT_MAX_NODES, check_size
 from viz.explore_groups import mlp_views
 from viz.explore_layout import layout
 from viz.explore_page import Explorer
-from viz.frames import Frame, observe
+from viz.frames import Frame, derivative_formula
 from viz.groups import LEVELS
 from viz.mistakes import ENTRY_MISTAKES, USES, distinct, wrong_entries
-from viz.narration import HOLE, Holes, frame_text, iteration_head, sum_text, term_text
-from viz.words import clean, count, fmt, formula, formula_numbers, node_names
+from viz.narration import HOLE, Holes, entry_text, frame_text, iteration_head, right_text, term_text
+from viz.words import clean, fmt, formula, formula_numbers, node_names
 
 __all__ = ["explore", "explorer_spec", "WORDS"]
 
@@ -58,6 +61,80 @@ def _b_nodes(graph: Graph, table: list[Value], targets: list[Value]) -> list[Val
     """The part of B that computes the targets' entries, in B's topological order (G's nodes left out)."""
     drawn = [table[graph.index[w]] for w in targets]
     return [v for v in topological_order(drawn) if v not in graph.index]
+
+
+def frame_plan(graph: Graph) -> list[Frame]:
+    """The frames of Algorithms 6.1 and 6.2 on ``graph`` as :func:`viz.frames.observe` reports them, without
+    their numbers: the steps in the order the engine's loops take them, Algorithm 6.2's iterations and each
+    one's edges as :func:`micrograph.backprop.sweep` gives them (the order and edges its loop walks), each
+    edge with its rule's formula. The explorer's page computes the numbers; a frame's are left empty (NaN
+    in a term).
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithms 6.1 and 6.2.
+    """
+    nodes = graph.nodes
+    n, n_i = len(nodes), graph.n_inputs
+    names = node_names(graph)
+    out = [Frame("6.1", (0, 1), i, [], [], "") for i in range(n_i)]  # u(i) <- x_i
+    out += [Frame("6.1", (4, 5), i, [], [], "") for i in range(n_i, n)]  # u(i) <- f(i)(A(i))
+    out.append(Frame("6.1", (7,), n - 1, [], [], ""))  # return u(n)
+    out.append(Frame("6.2", (0, 1, 2, 3), n - 1, [], [], ""))  # grad_table[u(n)] <- 1
+    order, edges = sweep(graph)
+    nan = float("nan")
+    for j in order:
+        terms = [(i, k, nan, nan, derivative_formula(nodes[i], k, names)) for i, k, *_ in edges[j]]
+        out.append(Frame("6.2", (4, 7), j, [], [], "", terms))
+    out.append(Frame("6.2", (9,), None, [], [], ""))  # return the grad_table
+    return out
+
+
+def edge_derivatives(graph: Graph, calls: Sequence[BuildGradCall]) -> dict[tuple[int, int], Value | float]:
+    """Every edge's local derivative du(i)/du(j), found in the terms build_grad reported, not built again.
+
+    Algorithm 6.6 forms each term G(i) = ``op.bprop(inputs, V, D)``: per argument position k of the
+    consumer C that is V, D × d for the local derivative d (:func:`micrograph.ops.scale`: D itself for
+    d = 1, −D for −1, nothing for 0), or d alone where D is the constant 1 and the rule built d; the terms
+    of a consumer that takes V twice are added. So d is read from the term: a node of B (or of G, or a
+    constant) whose program slot the page reads, or a number.
+
+    Args:
+        graph: G. calls: every call of build_grad of one ``grad(z, every node of G)``, as its observer
+            reported them (:class:`micrograph.symbolic.BuildGradCall`).
+
+    Returns:
+        ``{(i, k): d}`` for every edge of G: u(i) takes u(j) as argument k.
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithm 6.6.
+    """
+    index = graph.index
+    out: dict[tuple[int, int], Value | float] = {}
+    for call in calls:
+        for C, inputs, D, term in zip(call.consumers, call.inputs, call.D, call.terms):
+            i = index[C]
+            ks = [k for k, x in enumerate(inputs) if x is call.V]
+            if len(ks) == 1:
+                out[(i, ks[0])] = _factor(term, D)
+            elif term is None:  # every local derivative exactly 0
+                out.update(((i, k), 0.0) for k in ks)
+            elif term.op is ADD and len(ks) == 2:  # C takes V twice: (D × d0) + (D × d1)
+                out.update(((i, k), _factor(part, D)) for k, part in zip(ks, term.inputs))
+            else:  # one of two terms exactly 0, so which is which is not in the sum: the rule says it
+                assert C.op is not None  # a consumer is computed by an operation
+                out.update(((i, k), C.op.local_derivative(k, C.inputs, C)) for k in ks)
+    return out
+
+
+def _factor(term: Value | None, D: Value) -> Value | float:
+    """d in the term D × d that :func:`micrograph.ops.scale` formed (see :func:`edge_derivatives`)."""
+    if term is None:
+        return 0.0
+    if term is D:
+        return 1.0
+    if term.op is NEG and term.inputs[0] is D:
+        return -1.0
+    if term.op is MUL and term.inputs[0] is D:
+        return term.inputs[1]
+    return term  # D is grad_table[z] = 1 and the rule built d: the term is d
 
 
 def _node_words(graph: Graph, names: dict[Value, str], holes: Holes) -> list[dict[str, Any]]:
@@ -82,14 +159,10 @@ def _node_words(graph: Graph, names: dict[Value, str], holes: Holes) -> list[dic
         word["sum_title"] = f"∂{zname}/∂{head} = grad_table[{name}]"
         edges = graph.consumer_edges[i]  # the panel says iteration i of Algorithm 6.2 as the frames do
         word["sum_rule"] = iteration_head(i, edges, graph, names)
-        word["total"] = sum_text(i, edges, graph, names, holes)
+        word["total"] = entry_text(i, edges, graph, names, holes) + ("." if i == len(graph.nodes) - 1 else "")
         word["prompt"] = f"grad_table[{name}] ="
-        word["right"] = f"Right: grad_table[{name}] = {holes.grad(i)}."
+        word["right"] = right_text(i, edges, graph, names, holes)  # predict mode, an entry typed right
         out.append(word)
-    last = out[-1]
-    last["total"] = (
-        f"grad_table[{last['name']}] ← 1 (Algorithm 6.2, line 4): ∂{last['name']}/∂{last['name']} = 1."
-    )
     return out
 
 
@@ -142,7 +215,6 @@ WORDS = {
     "wrong": "Not grad_table[{name}]: you typed {typed}.",
     "mistake": "Mistake {code}: {words}.",
     "also": "Or mistake {code}: {words}, which gives the same number.",
-    "terms": "Its sum has {count}:",
     "term_use": "{use}: {term}",
     "zoom_in": "Zoom in",
     "zoom_out": "Zoom out",
@@ -187,8 +259,11 @@ def explorer_spec(
     """Everything the explorer page needs: the data (a JSON-able dict) and the generated JavaScript.
 
     G is built once and B once (``grad(z, every node of G)``, Algorithms 6.5/6.6): B's nodes give the
-    grad_table of every node, and the part of B that computes the targets' entries is drawn, from the
-    very nodes whose program slots the page reads. G and B are laid out apart (two ``dot`` runs at once).
+    grad_table of every node and, read from the terms build_grad's observer reports, every local
+    derivative (:func:`edge_derivatives`), so the program has one slot per node of G and of B; the part of
+    B that computes the targets' entries is drawn, from the very nodes whose program slots the page reads.
+    No algorithm runs on numbers: the frames are :func:`frame_plan`'s, their numbers holes. G and B are
+    laid out apart (two ``dot`` runs at once).
 
     Args:
         z: the output u(n).
@@ -226,7 +301,7 @@ def explorer_spec(
         )
     graph = Graph(z)
     nodes = graph.nodes
-    n, n_i = len(nodes), graph.n_inputs
+    n = len(nodes)
     grouped = level != "scalars"
     if not grouped:
         check_size(n, max_nodes)
@@ -239,17 +314,16 @@ def explorer_spec(
         if w not in graph.index:
             raise ValueError(f"explore(z, wrt): wrt[{k}] = {w!r} is not a node of the graph of z")
 
-    # The engine's Algorithms 6.1 and 6.2 observed (a DomainError is raised here); each frame's text is
-    # written once, below, with holes for the numbers the page computes.
-    fs = observe(graph).frames
-    table = grad(z, nodes)  # B, once: the grad_table of Algorithm 6.2 for every node, by Algorithms 6.5/6.6
+    # The frames' structure (Algorithm 6.1's and 6.2's steps, each iteration's edges): text with holes for
+    # the numbers the page computes, so no algorithm runs here on numbers that would be thrown away.
+    fs = frame_plan(graph)
+    calls: list[BuildGradCall] = []
+    # B, once: the grad_table of Algorithm 6.2 for every node, by Algorithms 6.5/6.6 (a DomainError is
+    # raised here where a local derivative does not exist)
+    table = grad(z, nodes, observe=calls.append)
     B = _b_nodes(graph, table, targets)
     names = node_names(graph, B)
-    # Every edge's local derivative du(i)/du(j): the operation's rule called on G's nodes.
-    edge_derivative: dict[tuple[int, int], Any] = {}
-    for i, v in enumerate(nodes[n_i:], n_i):
-        for k in range(len(v.inputs)):
-            edge_derivative[(i, k)] = v.op.local_derivative(k, v.inputs, v)  # type: ignore[union-attr]
+    edge_derivative = edge_derivatives(graph, calls)  # each du(i)/du(j) a node B holds already, or a number
     program = compile_javascript(
         graph, [*table, *(d for d in edge_derivative.values() if isinstance(d, Value))]
     )
@@ -345,7 +419,6 @@ def _spec(graph: Graph, names: dict[Value, str], fs: list[Frame], program: Any,
         "hole": HOLE,
         "b_size": len(B),
         "digits": fmt(1.0).count("0") + 1,
-        "count_terms": [count(len(edges), "term") for edges in graph.consumer_edges],
     }
 
 

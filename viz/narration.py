@@ -28,6 +28,8 @@ __all__ = [
     "iteration_head",
     "term_text",
     "sum_text",
+    "entry_text",
+    "right_text",
     "Place",
     "PAGE",
     "LESSON",
@@ -235,6 +237,23 @@ def sum_text(j: int, edges: Sequence[tuple[int, int]], graph: Graph, names: Mapp
         return f"grad_table[{uj}] ← {numbers.grad(j)}"
     addends = " + ".join(numbers.product(i, k, True) for i, k in edges)
     return f"grad_table[{uj}] ← {addends} = {numbers.grad(j)}"
+
+
+def entry_text(j: int, edges: Sequence[tuple[int, int]], graph: Graph, names: Mapping[Value, str],
+               numbers: Numbers) -> str:  # fmt: skip
+    """How Algorithm 6.2 fills grad_table[u(j+1)]: u(n)'s seed (line 4), or iteration j's sum
+    (:func:`sum_text`). Reference: Goodfellow, Bengio & Courville (2016), section 6.5.3, Algorithm 6.2."""
+    if j == len(graph.nodes) - 1:
+        z = names[graph.nodes[j]]
+        return f"grad_table[{z}] ← 1 (Algorithm 6.2, line 4): ∂{z}/∂{z} = 1"
+    return sum_text(j, edges, graph, names, numbers)
+
+
+def right_text(j: int, edges: Sequence[tuple[int, int]], graph: Graph, names: Mapping[Value, str],
+               numbers: Numbers) -> str:  # fmt: skip
+    """A grad_table entry the student predicted, confirmed: how Algorithm 6.2 fills it (:func:`entry_text`).
+    Reference: Goodfellow, Bengio & Courville (2016), section 6.5.3, Algorithm 6.2."""
+    return f"Right: {entry_text(j, edges, graph, names, numbers)}."
 
 
 def iteration_text(

@@ -19,9 +19,10 @@ from pathlib import Path
 
 from micrograph import pseudocode
 from micrograph.engine import Value
+from micrograph.errors import DomainError
 from micrograph.graph import Graph
 from viz import style
-from viz.dot import check_size, digraph, draw_side_by_side
+from viz.dot import check_size, digraph, figure_6_10
 from viz.files import write_atomic
 from viz.frames import Frame, frames
 from viz.page import html_page
@@ -152,6 +153,18 @@ def _symbolic_frame_html(k: int, frame: SymbolicFrame, svg: str) -> str:
     )
 
 
+def _grad_table(graph: Graph, fs: Sequence[Frame]) -> dict[Value, float]:
+    """The grad_table G's boxes show beside B: the observed Algorithm 6.2's last frame when the page has
+    its frames, else Algorithm 6.2 run once here for every frame of Algorithm 6.6 ({} where a local
+    derivative does not exist: G's boxes then show no grad)."""
+    if fs:
+        return {v: g for v, g in zip(graph.nodes, fs[-1].grads) if g is not None}
+    try:
+        return dict(graph.backprop())
+    except DomainError:
+        return {}
+
+
 def steps(
     z: Value,
     path: str | os.PathLike[str],
@@ -231,10 +244,10 @@ def steps(
     if algorithm in ("6.6", "all"):
         run = symbolic_frames(z, wrt)
         sym = run.frames
+        table = _grad_table(graph, fs)
         for sf in sym:
-            drawing = draw_side_by_side(
-                z, run.targets, gradients=run.gradients, highlight=sf.highlight, max_nodes=max_nodes
-            )
+            drawing = figure_6_10(graph, run.targets, run.gradients, table, highlight=sf.highlight,
+                                  max_nodes=max_nodes)  # fmt: skip
             dots.append(drawing)
     with ThreadPoolExecutor(max_workers=2) as pool:
         svgs = list(pool.map(pipe_svg, dots))

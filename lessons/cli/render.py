@@ -49,10 +49,15 @@ def run(args: argparse.Namespace) -> int:
     import viz
 
     if wrt:
-        dot = viz.draw_side_by_side(z, wrt, max_nodes=args.max_nodes)
+        from micrograph import Graph, grad
+
+        z.backward()  # Algorithm 6.2, once: the table below and G's boxes show each node's dz/du
+        dz = grad(z, wrt)  # Algorithm 6.5: B, drawn beside G
+        table = {v: v.grad for v in Graph(z).nodes}
+        dot = viz.draw_side_by_side(z, wrt, gradients=dz, grad_table=table, max_nodes=args.max_nodes)
     else:
         dot = viz.draw(z, max_nodes=args.max_nodes, title=args.expression)
-    z.backward()  # Algorithm 6.2: the table below shows each node's gradient dz/du
+        z.backward()  # Algorithm 6.2: the table below shows each node's gradient dz/du
     print(viz.text(z))
     for v in wrt:
         print(

@@ -87,7 +87,7 @@ export function predicting(p, ask) {
     if (j === n - 1) {
       feedback.appendChild(make("p", null, m.fill(nodes[j].total)));
     } else {
-      feedback.appendChild(make("p", null, say(W.terms, { count: spec.count_terms[j] })));
+      feedback.appendChild(make("p", null, nodes[j].sum_rule));  // viz.narration.iteration_head
       feedback.appendChild(termList(p, j, found[0].uses));
     }
     p.select(j);
