@@ -31,9 +31,9 @@ from typing import Any, NamedTuple, NoReturn, overload
 
 __all__ = [
     "PROG", "MAX_NODES", "UserError", "Parser", "Version", "integer", "real", "path", "output_file",
-    "output_dir", "new_files", "Command", "add_command", "at_option", "wrt_option", "max_nodes_option",
-    "out_option", "force_option", "quiet_option", "seed_option", "seconds_option", "hidden_option",
-    "bindings", "leaves", "expressions_as_positionals", "user_message", "fail",
+    "output_dir", "new_files", "Command", "add_command", "expression_argument", "at_option", "wrt_option",
+    "max_nodes_option", "out_option", "force_option", "quiet_option", "seed_option", "seconds_option",
+    "hidden_option", "bindings", "leaves", "expressions_as_positionals", "user_message", "fail",
 ]  # fmt: skip
 
 PROG = "micrograph"
@@ -202,6 +202,15 @@ def hidden_option(p: Any, high: int, when: str = "") -> None:
     p.add_argument(
         "--hidden", type=integer(1, high), default=8, help=f"{when}hidden units, 1 to {high} (default 8)"
     )
+
+
+def expression_argument(
+    p: Parser, help: str = 'e.g. "tanh(tanh(tanh(w)))" or "x*y + exp(x)"', *, optional: bool = False
+) -> None:
+    """The positional EXPRESSION, which may start with a minus (``takes_expression``, read by
+    :func:`expressions_as_positionals`), and ``--at`` for its variables' values."""
+    p.takes_expression = True
+    p.add_argument("expression", nargs="?" if optional else None, help=help)
 
 
 def at_option(p: argparse.ArgumentParser, what: str = "the value of a variable") -> None:

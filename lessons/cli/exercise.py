@@ -100,6 +100,32 @@ COMMAND = Command(
 )
 
 
+_CHECK = Command(
+    help="check FILE; exit 0 when every case passes, 1 otherwise",
+    description="Check your solution against micrograph's engine, case by case. Exit status: 0 every "
+    "case passed, 1 a case failed (the report says where and why), 2 a usage error. A drawing of the "
+    "first failure is written next to FILE as FILE's name with .failure.svg.",
+)
+
+
+_AUTOGRADER = Command(
+    help="write what a course uploads to Gradescope or PrairieLearn for exercise NAME",
+    description="Write the autograder of one exercise for a course platform: the grading scripts and "
+    "micrograph's wheel (built from this checkout).",
+    epilog=_AUTOGRADER_EPILOG,
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+)
+
+
+_REPORT = Command(
+    help="a class's results: pass rates per exercise and the most common mistakes",
+    description="Summarise the results of a class: per exercise the students, the pass rate and the "
+    "mean score, and the recognised mistakes most often made, with their hints.",
+    epilog=_REPORT_EPILOG,
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+)
+
+
 def add(ex: Parser) -> None:
     """Declare ``exercise``'s actions, each with its arguments."""
     actions = ex.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
@@ -107,23 +133,17 @@ def add(ex: Parser) -> None:
     start = actions.add_parser("start", help="write the template NAME.py (never overwrites)")
     start.add_argument("name", metavar="NAME", help="the exercise (see: micrograph exercise list)")
     start.add_argument("--dir", default=".", help="the directory to write it into (default: here)")
-    _add_check(actions)
-    _add_autograder(actions)
-    _add_report(actions)
+    for name, command, declare in (
+        ("check", _CHECK, _add_check),
+        ("autograder", _AUTOGRADER, _add_autograder),
+        ("report", _REPORT, _add_report),
+    ):
+        declare(add_command(actions, name, command))
     ex.set_defaults(exercise_parser=ex)
 
 
-def _add_check(actions: Any) -> None:
-    check = add_command(
-        actions,
-        "check",
-        Command(
-            help="check FILE; exit 0 when every case passes, 1 otherwise",
-            description="Check your solution against micrograph's engine, case by case. Exit status: 0 every "
-            "case passed, 1 a case failed (the report says where and why), 2 a usage error. A drawing of the "
-            "first failure is written next to FILE as FILE's name with .failure.svg.",
-        ),
-    )
+def _add_check(check: Parser) -> None:
+    """Declare ``exercise check``'s arguments."""
     check.add_argument("file", metavar="FILE", help="your solution, e.g. backprop.py")
     how = check.add_mutually_exclusive_group()
     how.add_argument("--format", choices=FORMATS, default="text", help="what to print (default: text)")
@@ -155,18 +175,8 @@ def _add_check(actions: Any) -> None:
     )
 
 
-def _add_autograder(actions: Any) -> None:
-    grader = add_command(
-        actions,
-        "autograder",
-        Command(
-            help="write what a course uploads to Gradescope or PrairieLearn for exercise NAME",
-            description="Write the autograder of one exercise for a course platform: the grading scripts and "
-            "micrograph's wheel (built from this checkout).",
-            epilog=_AUTOGRADER_EPILOG,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        ),
-    )
+def _add_autograder(grader: Parser) -> None:
+    """Declare ``exercise autograder``'s arguments."""
     grader.add_argument("name", metavar="NAME", help="the exercise (see: micrograph exercise list)")
     grader.add_argument("--platform", required=True, choices=PLATFORMS, help="the course platform")
     out_option(grader, "the directory to write", required=True, metavar="DIR")
@@ -185,18 +195,8 @@ def _add_autograder(actions: Any) -> None:
     force_option(grader, "replace files that exist in DIR")
 
 
-def _add_report(actions: Any) -> None:
-    report = add_command(
-        actions,
-        "report",
-        Command(
-            help="a class's results: pass rates per exercise and the most common mistakes",
-            description="Summarise the results of a class: per exercise the students, the pass rate and the "
-            "mean score, and the recognised mistakes most often made, with their hints.",
-            epilog=_REPORT_EPILOG,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        ),
-    )
+def _add_report(report: Parser) -> None:
+    """Declare ``exercise report``'s arguments."""
     report.add_argument("results", nargs="+", metavar="RESULTS", help="result files or directories of them")
     report.add_argument(
         "--chart", type=path, metavar="FILE.png", help="also draw the pass rates and mistakes as bars"

@@ -16,6 +16,7 @@ from lessons.cli.common import (
     UserError,
     at_option,
     bindings,
+    expression_argument,
     force_option,
     hidden_option,
     integer,
@@ -54,8 +55,7 @@ COMMAND = Command(
 
 def add(xp: Parser) -> None:
     """Declare ``explore``'s arguments."""
-    xp.takes_expression = True
-    xp.add_argument("expression", nargs="?", help='e.g. "tanh(x*y + exp(x))" (or --mlp DATA instead)')
+    expression_argument(xp, 'e.g. "tanh(x*y + exp(x))" (or --mlp DATA instead)', optional=True)
     at_option(xp, "the starting value of a variable")
     wrt_option(xp, "draw B for these variables (repeatable; default: every variable)")
     out_option(xp, "the page to write (.html)", required=True)

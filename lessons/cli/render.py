@@ -14,6 +14,7 @@ from lessons.cli.common import (
     Parser,
     at_option,
     expression_and_output,
+    expression_argument,
     force_option,
     max_nodes_option,
     out_option,
@@ -39,8 +40,7 @@ COMMAND = Command(
 
 def add(r: Parser) -> None:
     """Declare ``render``'s arguments."""
-    r.takes_expression = True
-    r.add_argument("expression", help='e.g. "tanh(tanh(tanh(w)))" or "x*y + exp(x)"')
+    expression_argument(r)
     at_option(r)
     wrt_option(r, "differentiate with respect to this variable (repeatable): draws B beside G")
     out_option(

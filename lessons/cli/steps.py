@@ -13,6 +13,7 @@ from lessons.cli.common import (
     UserError,
     at_option,
     expression_and_output,
+    expression_argument,
     force_option,
     leaves,
     max_nodes_option,
@@ -36,8 +37,7 @@ COMMAND = Command(
 
 def add(st: Parser) -> None:
     """Declare ``steps``'s arguments."""
-    st.takes_expression = True
-    st.add_argument("expression", help='e.g. "tanh(tanh(tanh(w)))" or "x*y + exp(x)"')
+    expression_argument(st)
     at_option(st)
     st.add_argument(
         "--algorithm",
