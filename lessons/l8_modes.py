@@ -214,33 +214,10 @@ def _figure(l: Any) -> Any:
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 8 (see :mod:`lessons.step`)."""
-    yield Step(
-        "Forward mode: J v in one pass", LINES["jvp"], _jvp, _jvp_text, _values, _figure, engine=_engine_jvp
+    step = Step.showing(_values, _figure)
+    yield step("Forward mode: J v in one pass", LINES["jvp"], _jvp, _jvp_text, engine=_engine_jvp)
+    yield step(
+        "n forward passes or m reverse passes", LINES["count"], _count, _count_text, engine=_engine_count
     )
-    yield Step(
-        "n forward passes or m reverse passes",
-        LINES["count"],
-        _count,
-        _count_text,
-        _values,
-        _figure,
-        engine=_engine_count,
-    )
-    yield Step(
-        "The order of a chain of products",
-        LINES["chain"],
-        _chain,
-        _chain_text,
-        _values,
-        _figure,
-        engine=_engine_chain,
-    )
-    yield Step(
-        "The Hessian and H v",
-        LINES["hessian"],
-        _hessian,
-        _hessian_text,
-        _values,
-        _figure,
-        engine=_engine_hessian,
-    )
+    yield step("The order of a chain of products", LINES["chain"], _chain, _chain_text, engine=_engine_chain)
+    yield step("The Hessian and H v", LINES["hessian"], _hessian, _hessian_text, engine=_engine_hessian)
