@@ -172,21 +172,16 @@ def _engine_jvp(l: Any) -> list[EngineLines]:
 
 def _engine_count(l: Any) -> list[EngineLines]:
     name, _, _, forward, reverse = l.costs[0]
+
+    def passes(function: str, last: str, result: str, evaluations: int, what: str) -> EngineLines:
+        """A Jacobian's loop, which adds up the evaluations of its passes' ``result``."""
+        counted = Bound(f"evaluations += {result}.evaluations", "evaluations", (evaluations,), last=True)
+        where = f"micrograph.forward_mode:{function}"
+        return EngineLines(where, "evaluations = 0", last, (counted,), caption=f"{what}, for {name}")
+
     return [
-        EngineLines(
-            "micrograph.forward_mode:jacobian_forward",
-            "evaluations = 0",
-            "J[i][j] = t",
-            (Bound("evaluations += r.evaluations", "evaluations", (forward,), last=True),),
-            caption=f"n passes of jvp, for {name}",
-        ),
-        EngineLines(
-            "micrograph.forward_mode:jacobian_reverse",
-            "evaluations = 0",
-            "J.append(",
-            (Bound("evaluations += table.evaluations", "evaluations", (reverse,), last=True),),
-            caption=f"m passes of Algorithm 6.2, for {name}",
-        ),
+        passes("jacobian_forward", "J[i][j] = t", "r", forward, "n passes of jvp"),
+        passes("jacobian_reverse", "J.append(", "table", reverse, "m passes of Algorithm 6.2"),
     ]
 
 
