@@ -44,7 +44,6 @@ class Exercise:
         answer: the schema an answer must fit before it is judged.
         imports: the modules a solution may import.
         reference: returns micrograph's own functions in the exercise's shape (a namespace), for a REPL.
-        call: the function of :mod:`lessons.exercises.calls` that runs a case on the student's side.
         writes: what the student writes, as the student's side names it when it refuses micrograph's own
             (``"Algorithm 6.2"``).
         nodes: whether a solution may use micrograph's nodes, operations and counted tools.
@@ -62,7 +61,6 @@ class Exercise:
     answer: Schema
     imports: Imports
     reference: Callable[[], Any]
-    call: str
     writes: str
     nodes: bool = True
     shares: tuple[str, ...] = ()
@@ -71,6 +69,12 @@ class Exercise:
     def file(self) -> str:
         """The file ``start`` writes: ``NAME.py``."""
         return f"{self.name}.py"
+
+    @property
+    def call(self) -> str:
+        """The function of :mod:`lessons.exercises.calls` that runs a case on the student's side, named after
+        the exercise: ``call_NAME``."""
+        return f"call_{self.name}"
 
     @property
     def heading(self) -> str:

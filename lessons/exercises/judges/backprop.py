@@ -297,7 +297,6 @@ EXERCISE = Exercise(
     ),
     imports=Imports.python("Algorithm 6.2 in Python, with math and the counted tools"),
     reference=lambda: types.SimpleNamespace(backprop=lambda G: backprop(G)),  # Algorithm 6.2
-    call="call_backprop",
     writes="Algorithm 6.2",
 )
 """The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and

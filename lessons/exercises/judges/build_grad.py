@@ -390,7 +390,6 @@ EXERCISE = Exercise(
     ),
     imports=Imports.python("Algorithm 6.6 in Python, with micrograph's nodes and operations"),
     reference=lambda: types.SimpleNamespace(build_grad=build_grad),  # Algorithm 6.6
-    call="call_build_grad",
     writes="Algorithm 6.6",
     shares=("backprop",),
 )

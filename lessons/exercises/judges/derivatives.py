@@ -308,7 +308,6 @@ EXERCISE = Exercise(
     answer=Schema({"result": list_of(plain, lambda ctx: ctx.points)}),
     imports=Imports("the local derivatives with math", frozenset({"math", "__future__", "typing"})),
     reference=_reference,
-    call="call_derivatives",
     writes="the local derivatives ∂u(i)/∂u(j)",
     nodes=False,
 )

@@ -293,7 +293,6 @@ EXERCISE = Exercise(
     answer=answers.ON_G,
     imports=Imports.python("Algorithm 6.1 in Python, with math or numpy", "numpy"),
     reference=lambda: types.SimpleNamespace(forward=lambda G, x: evaluate(G, x)),  # Algorithm 6.1
-    call="call_forward",
     writes="Algorithm 6.1",
 )
 """The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and

@@ -342,7 +342,6 @@ EXERCISE = Exercise(
     answer=answers.Schema({"result": plain, "mutation": answers.NET_MUTATION}),
     imports=Imports.python("Algorithm 6.4 in Python, with math or numpy", "numpy"),
     reference=_reference,
-    call="call_mlp",
     writes="Algorithm 6.4",
 )
 """The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import,

@@ -255,7 +255,6 @@ EXERCISE = Exercise(
     answer=answers.ON_G,
     imports=Imports.python("the order u(1)..u(n) in Python"),
     reference=lambda: types.SimpleNamespace(topological_order=lambda z: Graph(z).nodes),
-    call="call_topo",
     writes="the topological order u(1)..u(n)",
 )
 """The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and
