@@ -283,7 +283,6 @@ EXERCISE = Exercise(
     name="backprop",
     title="back-propagation, grad_table",
     book="Algorithm 6.2",
-    functions=("backprop",),
     lesson=2,
     template=TEMPLATE,
     cases=cases,

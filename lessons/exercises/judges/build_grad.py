@@ -371,7 +371,6 @@ EXERCISE = Exercise(
     name="build_grad",
     title="symbol-to-symbol: B is nodes",
     book="Algorithms 6.5, 6.6",
-    functions=("build_grad",),
     lesson=6,
     template=TEMPLATE,
     cases=cases,

@@ -301,7 +301,6 @@ EXERCISE = Exercise(
     name="derivatives",
     title="tanh, sigmoid, x/y, x**y, log, sqrt",
     book="∂u(i)/∂u(j), Alg. 6.2",
-    functions=tuple(f for f, _, _ in DERIVATIVE_RULES),
     lesson=2,
     template=TEMPLATE,
     cases=cases,

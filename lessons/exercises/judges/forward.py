@@ -286,7 +286,6 @@ EXERCISE = Exercise(
     name="forward",
     title="forward propagation",
     book="Algorithm 6.1",
-    functions=("forward",),
     lesson=1,
     template=TEMPLATE,
     cases=cases,

@@ -335,7 +335,6 @@ EXERCISE = Exercise(
     name="mlp_backward",
     title="the MLP, layer by layer",
     book="Algorithm 6.4",
-    functions=("backward_mlp",),
     lesson=5,
     template=TEMPLATE,
     cases=cases,

@@ -209,7 +209,6 @@ EXERCISE = Exercise(
     name="naive",
     title="the naive chain rule, counted",
     book="figure 6.9, eq. 6.53",
-    functions=("naive_grad",),
     lesson=3,
     template=TEMPLATE,
     cases=cases,

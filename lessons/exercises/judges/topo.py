@@ -248,7 +248,6 @@ EXERCISE = Exercise(
     name="topo",
     title="u(1)..u(n), leaves first",
     book="section 6.5.3",
-    functions=("topological_order",),
     lesson=1,
     template=TEMPLATE,
     cases=cases,
