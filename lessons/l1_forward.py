@@ -224,42 +224,27 @@ def _figure(l: Any) -> Any:
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 1 (see :mod:`lessons.step`)."""
-    yield Step(
-        "The graph G as the ordered list u(1)..u(n)",
-        LINES["list"],
-        _build,
-        _build_text,
-        _values,
-        _figure,
-        engine=_engine_build,
+    step = Step.showing(_values, _figure)
+    yield step(
+        "The graph G as the ordered list u(1)..u(n)", LINES["list"], _build, _build_text, engine=_engine_build
     )
-    yield Step(
+    yield step(
         "Lines 1-3: the inputs",
         LINES["inputs"],
         _inputs,
         _inputs_text,
-        _values,
-        _figure,
         question=_ask_first,
         engine=_engine_inputs,
     )
     for i in range(l.graph.n_inputs + 1, len(l.graph.nodes) + 1):  # the book's i, from 1
-        yield Step(
+        yield step(
             f"Loop, i = {i}: compute u({i})",
             LINES["loop"],
             _compute,
             _compute_text,
-            _values,
-            _figure,
             params={"i": i},
             engine=_engine_compute,
         )
-    yield Step(
-        "Return u(n); the engine agrees",
-        LINES["return"],
-        _finish,
-        _finish_text,
-        _values,
-        _figure,
-        engine=_engine_finish,
+    yield step(
+        "Return u(n); the engine agrees", LINES["return"], _finish, _finish_text, engine=_engine_finish
     )

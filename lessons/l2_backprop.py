@@ -339,54 +339,31 @@ def _figure(l: Any) -> Any:
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 2 (see :mod:`lessons.step`)."""
-    yield Step(
-        "The forward pass has run",
-        LINES["forward"],
-        _forward,
-        _forward_text,
-        _values,
-        _figure,
-        engine=_engine_forward,
-    )
+    step = Step.showing(_values, _figure)
+    yield step("The forward pass has run", LINES["forward"], _forward, _forward_text, engine=_engine_forward)
     n = len(l.graph.nodes)
     asked = _most_used(l.graph)  # the question is asked on the step before the one that answers it
-    yield Step(
+    yield step(
         "Start the table at the output",
         LINES["init"],
         _init,
         _init_text,
-        _values,
-        _figure,
         question=_ask if asked == n - 1 else None,
         engine=_engine_init,
     )
     for j in range(n - 1, 0, -1):  # the book's j, from n - 1 down to 1
-        yield Step(
+        yield step(
             f"Loop, j = {j}",
             LINES["loop"],
             _iteration,
             _iteration_text,
-            _values,
-            _figure,
             params={"j": j},
             question=_ask if j == asked + 1 else None,
             engine=_engine_iteration,
         )
-    yield Step(
-        "Return the table; the engine agrees",
-        LINES["return"],
-        _finish,
-        _finish_text,
-        _values,
-        _figure,
-        engine=_engine_finish,
+    yield step(
+        "Return the table; the engine agrees", LINES["return"], _finish, _finish_text, engine=_engine_finish
     )
-    yield Step(
-        "The same sums, pushed instead of pulled",
-        LINES["push"],
-        _push,
-        _push_text,
-        _values,
-        _figure,
-        engine=_engine_push,
+    yield step(
+        "The same sums, pushed instead of pulled", LINES["push"], _push, _push_text, engine=_engine_push
     )

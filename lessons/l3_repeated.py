@@ -340,46 +340,17 @@ def _figure(l: Any) -> Any:
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 3 (see :mod:`lessons.step`)."""
-    yield Step(
-        "Figure 6.9: the chain rule on a chain",
-        LINES["chain"],
-        _chain,
-        _chain_text,
-        _values,
-        _figure,
-        engine=_engine_chain,
+    step = Step.showing(_values, _figure)
+    yield step(
+        "Figure 6.9: the chain rule on a chain", LINES["chain"], _chain, _chain_text, engine=_engine_chain
     )
-    yield Step(
-        "Naive (6.53) against stored (6.52)",
-        LINES["naive"],
-        _naive,
-        _naive_text,
-        _values,
-        _figure,
-        engine=_engine_naive,
+    yield step(
+        "Naive (6.53) against stored (6.52)", LINES["naive"], _naive, _naive_text, engine=_engine_naive
     )
-    yield Step(
-        "A longer chain: quadratic", LINES["long"], _long, _long_text, _values, _figure, engine=_engine_long
+    yield step("A longer chain: quadratic", LINES["long"], _long, _long_text, engine=_engine_long)
+    yield step(
+        "A ladder: the paths double per level", LINES["ladder"], _ladder, _ladder_text, engine=_engine_ladder
     )
-    yield Step(
-        "A ladder: the paths double per level",
-        LINES["ladder"],
-        _ladder,
-        _ladder_text,
-        _values,
-        _figure,
-        engine=_engine_ladder,
-    )
-    yield Step(
-        "Counting depth by depth", LINES["rows"], _rows, _rows_text, _values, _figure, engine=_engine_rows
-    )
-    yield Step("The blowup plot", LINES["rows"], _plot, _plot_text, _values, _figure, engine=_engine_plot)
-    yield Step(
-        "A budget for the naive rule",
-        LINES["budget"],
-        _budget,
-        _budget_text,
-        _values,
-        _figure,
-        engine=_engine_budget,
-    )
+    yield step("Counting depth by depth", LINES["rows"], _rows, _rows_text, engine=_engine_rows)
+    yield step("The blowup plot", LINES["rows"], _plot, _plot_text, engine=_engine_plot)
+    yield step("A budget for the naive rule", LINES["budget"], _budget, _budget_text, engine=_engine_budget)

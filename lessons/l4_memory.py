@@ -205,33 +205,14 @@ def _figure(l: Any) -> Any:
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 4 (see :mod:`lessons.step`)."""
-    yield Step(
-        "Store (6.52) or recompute (6.53)",
-        LINES["two"],
-        _two,
-        _two_text,
-        _values,
-        _figure,
-        engine=_engine_two,
-    )
-    yield Step(
+    step = Step.showing(_values, _figure)
+    yield step("Store (6.52) or recompute (6.53)", LINES["two"], _two, _two_text, engine=_engine_two)
+    yield step(
         "Checkpointing: keep every k-th value",
         LINES["checkpoint"],
         _checkpoint,
         _checkpoint_text,
-        _values,
-        _figure,
         engine=_engine_checkpoint,
     )
-    yield Step(
-        "The segment length sets the trade",
-        LINES["k"],
-        _sweep,
-        _sweep_text,
-        _values,
-        _figure,
-        engine=_engine_sweep,
-    )
-    yield Step(
-        "Memory and time against n", LINES["rows"], _rows, _rows_text, _values, _figure, engine=_engine_rows
-    )
+    yield step("The segment length sets the trade", LINES["k"], _sweep, _sweep_text, engine=_engine_sweep)
+    yield step("Memory and time against n", LINES["rows"], _rows, _rows_text, engine=_engine_rows)

@@ -312,29 +312,22 @@ def _figure(l: Any) -> Any:
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 5 (see :mod:`lessons.step`)."""
-    yield Step(
-        "Iris and a small MLP", LINES["data"], _data, _data_text, _values, _figure, engine=_engine_data
-    )
-    yield Step(
+    step = Step.showing(_values, _figure)
+    yield step("Iris and a small MLP", LINES["data"], _data, _data_text, engine=_engine_data)
+    yield step(
         "Algorithm 6.3: forward to the cost J",
         LINES["forward"],
         _forward,
         _forward_text,
-        _values,
-        _figure,
         engine=_engine_forward,
     )
-    yield Step(
+    yield step(
         "Algorithm 6.4: back, layer by layer",
         LINES["backward"],
         _backward,
         _backward_text,
-        _values,
-        _figure,
         engine=_engine_backward,
     )
-    yield Step(
-        "Training on Iris", LINES["train"], _train, _train_text, _values, _figure, engine=_engine_train
-    )
+    yield step("Training on Iris", LINES["train"], _train, _train_text, engine=_engine_train)
     # its numbers: no new picture
-    yield Step("Held-out accuracy", LINES["test"], _test, _test_text, _values, engine=_engine_test)
+    yield step("Held-out accuracy", LINES["test"], _test, _test_text, figure=None, engine=_engine_test)

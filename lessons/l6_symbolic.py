@@ -460,30 +460,31 @@ def _figure(l: Any) -> Any:
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 6 (see :mod:`lessons.step`)."""
+    step = Step.showing(_values, _figure)
     whose = "figure 6.10" if l.expr == EXPR else "your expression"
-    yield Step(f"The forward graph G of {whose}", LINES["G"], _G, _G_text, _values, _figure, engine=_engine_G)
-    yield Step(
-        "Algorithm 6.5: prune G to G'", LINES["prune"], _prune, _prune_text, _values, _figure, question=_ask,
+    yield step(f"The forward graph G of {whose}", LINES["G"], _G, _G_text, engine=_engine_G)
+    yield step(
+        "Algorithm 6.5: prune G to G'",
+        LINES["prune"],
+        _prune,
+        _prune_text,
+        question=_ask,
         engine=_engine_prune,
-    )  # fmt: skip
-    yield Step(
-        "Algorithm 6.5: grad(z, T) builds B", LINES["grad"], _grad, _grad_text, _values, _figure,
-        engine=_engine_grad,
-    )  # fmt: skip
+    )
+    yield step("Algorithm 6.5: grad(z, T) builds B", LINES["grad"], _grad, _grad_text, engine=_engine_grad)
     for k in range(1, len(l.calls) + 1):  # grad has run: one step per call of build_grad it made
-        yield Step(
-            f"Algorithm 6.6, call {k}: build_grad(V)", LINES["build"], _call, _call_text, _values, _figure,
-            params={"k": k}, engine=_engine_call,
-        )  # fmt: skip
-    yield Step(
-        "Algorithm 6.6: build_grad and op.bprop", LINES["build"], _build, _build_text, _values, _figure,
-        engine=_engine_build,
-    )  # fmt: skip
-    yield Step(
-        "B is a graph: evaluate it again", LINES["reuse"], _reuse, _reuse_text, _values, _figure,
-        engine=_engine_reuse,
-    )  # fmt: skip
-    yield Step(
-        "The same computations as Algorithm 6.2", LINES["same"], _same, _same_text, _values, _figure,
-        engine=_engine_same,
-    )  # fmt: skip
+        yield step(
+            f"Algorithm 6.6, call {k}: build_grad(V)",
+            LINES["build"],
+            _call,
+            _call_text,
+            params={"k": k},
+            engine=_engine_call,
+        )
+    yield step(
+        "Algorithm 6.6: build_grad and op.bprop", LINES["build"], _build, _build_text, engine=_engine_build
+    )
+    yield step("B is a graph: evaluate it again", LINES["reuse"], _reuse, _reuse_text, engine=_engine_reuse)
+    yield step(
+        "The same computations as Algorithm 6.2", LINES["same"], _same, _same_text, engine=_engine_same
+    )

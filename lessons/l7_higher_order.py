@@ -243,31 +243,14 @@ def _figure(l: Any) -> Any:
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 7 (see :mod:`lessons.step`)."""
-    yield Step(
+    step = Step.showing(_values, _figure)
+    yield step(
         "Second and third derivatives",
         LINES["second"],
         _derivatives,
         _derivatives_text,
-        _values,
-        _figure,
         engine=_engine_derivatives,
     )
-    yield Step(
-        "Check them by finite differences",
-        LINES["fd"],
-        _check,
-        _check_text,
-        _values,
-        _figure,
-        engine=_engine_check,
-    )
-    yield Step("Hessian-vector product", LINES["hvp"], _hvp, _hvp_text, _values, _figure, engine=_engine_hvp)
-    yield Step(
-        "H v costs two gradients; H costs n",
-        LINES["cost"],
-        _cost,
-        _cost_text,
-        _values,
-        _figure,
-        engine=_engine_cost,
-    )
+    yield step("Check them by finite differences", LINES["fd"], _check, _check_text, engine=_engine_check)
+    yield step("Hessian-vector product", LINES["hvp"], _hvp, _hvp_text, engine=_engine_hvp)
+    yield step("H v costs two gradients; H costs n", LINES["cost"], _cost, _cost_text, engine=_engine_cost)

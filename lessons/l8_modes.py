@@ -172,21 +172,16 @@ def _engine_jvp(l: Any) -> list[EngineLines]:
 
 def _engine_count(l: Any) -> list[EngineLines]:
     name, _, _, forward, reverse = l.costs[0]
+
+    def passes(function: str, last: str, result: str, evaluations: int, what: str) -> EngineLines:
+        """A Jacobian's loop, which adds up the evaluations of its passes' ``result``."""
+        counted = Bound(f"evaluations += {result}.evaluations", "evaluations", (evaluations,), last=True)
+        where = f"micrograph.forward_mode:{function}"
+        return EngineLines(where, "evaluations = 0", last, (counted,), caption=f"{what}, for {name}")
+
     return [
-        EngineLines(
-            "micrograph.forward_mode:jacobian_forward",
-            "evaluations = 0",
-            "J[i][j] = t",
-            (Bound("evaluations += r.evaluations", "evaluations", (forward,), last=True),),
-            caption=f"n passes of jvp, for {name}",
-        ),
-        EngineLines(
-            "micrograph.forward_mode:jacobian_reverse",
-            "evaluations = 0",
-            "J.append(",
-            (Bound("evaluations += table.evaluations", "evaluations", (reverse,), last=True),),
-            caption=f"m passes of Algorithm 6.2, for {name}",
-        ),
+        passes("jacobian_forward", "J[i][j] = t", "r", forward, "n passes of jvp"),
+        passes("jacobian_reverse", "J.append(", "table", reverse, "m passes of Algorithm 6.2"),
     ]
 
 
@@ -214,33 +209,10 @@ def _figure(l: Any) -> Any:
 
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 8 (see :mod:`lessons.step`)."""
-    yield Step(
-        "Forward mode: J v in one pass", LINES["jvp"], _jvp, _jvp_text, _values, _figure, engine=_engine_jvp
+    step = Step.showing(_values, _figure)
+    yield step("Forward mode: J v in one pass", LINES["jvp"], _jvp, _jvp_text, engine=_engine_jvp)
+    yield step(
+        "n forward passes or m reverse passes", LINES["count"], _count, _count_text, engine=_engine_count
     )
-    yield Step(
-        "n forward passes or m reverse passes",
-        LINES["count"],
-        _count,
-        _count_text,
-        _values,
-        _figure,
-        engine=_engine_count,
-    )
-    yield Step(
-        "The order of a chain of products",
-        LINES["chain"],
-        _chain,
-        _chain_text,
-        _values,
-        _figure,
-        engine=_engine_chain,
-    )
-    yield Step(
-        "The Hessian and H v",
-        LINES["hessian"],
-        _hessian,
-        _hessian_text,
-        _values,
-        _figure,
-        engine=_engine_hessian,
-    )
+    yield step("The order of a chain of products", LINES["chain"], _chain, _chain_text, engine=_engine_chain)
+    yield step("The Hessian and H v", LINES["hessian"], _hessian, _hessian_text, engine=_engine_hessian)

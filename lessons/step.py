@@ -19,6 +19,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import io
 import textwrap
@@ -105,6 +106,15 @@ class Step:
     params: Mapping[str, Any] = field(default_factory=dict)
     question: Callable[[Any], Question | None] | None = None
     engine: Callable[[Any], Sequence[EngineLines]] | None = None
+
+    @classmethod
+    def showing(
+        cls, values: Callable[[Any], str] | None, figure: Callable[[Any], Any] | None
+    ) -> functools.partial[Step]:
+        """:class:`Step`, with ``values`` and ``figure`` given: a lesson's steps each show the lesson's one
+        table of the values now and its one picture, so its ``steps`` names them once (``step =
+        Step.showing(_values, _figure)``); a step without a picture says ``figure=None``."""
+        return functools.partial(cls, values=values, figure=figure)
 
     @property
     def quoted(self) -> bool:

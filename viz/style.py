@@ -97,24 +97,15 @@ OUTPUT_PENWIDTH = "2"
 
 CROSS_EDGE: dict[str, str] = {"style": "dashed", "color": "#d46a00", "arrowsize": "0.6"}
 
-CLUSTER_G: dict[str, str] = {
-    "label": "forward graph G",
-    "style": "rounded,filled",
-    "fillcolor": "#f3f8fd",
-    "color": "#2b6cb0",
-    "fontcolor": "#2b6cb0",
-    "fontname": FONT,
-    "fontsize": "14",
-}
-CLUSTER_B: dict[str, str] = {
-    "label": "backward subgraph B",
-    "style": "rounded,filled",
-    "fillcolor": "#fff6ec",
-    "color": "#d46a00",
-    "fontcolor": "#a84300",
-    "fontname": FONT,
-    "fontsize": "14",
-}
+
+def _cluster(label: str, fillcolor: str, color: str, fontcolor: str) -> dict[str, str]:
+    """A side of figure 6.10's drawing: a rounded, filled box with its label in the drawings' font."""
+    return {"label": label, "style": "rounded,filled", "fillcolor": fillcolor, "color": color,
+            "fontcolor": fontcolor, "fontname": FONT, "fontsize": "14"}  # fmt: skip
+
+
+CLUSTER_G = _cluster("forward graph G", "#f3f8fd", "#2b6cb0", "#2b6cb0")
+CLUSTER_B = _cluster("backward subgraph B", "#fff6ec", "#d46a00", "#a84300")
 
 LEGEND: list[tuple[str, dict[str, str]]] = [
     ("variable (input)", VARIABLE),

@@ -9,9 +9,10 @@
     micrograph train iris --hidden 8 --epochs 100 --out iris/                          # Algorithms 6.3/6.4
     micrograph exercise check backprop.py                                              # your Algorithm 6.2
 
-Each subcommand is a module of this package with two functions: ``add(subparsers)`` declares its
-arguments, ``run(args) -> int`` runs it and returns the exit status. What they share (the parser, the
-argument types, the output checks, the one line a mistake is reported in) is :mod:`lessons.cli.common`.
+Each subcommand is a module of this package with ``COMMAND``, what its ``--help`` says of it, and two
+functions: ``add(parser)`` declares its arguments on the parser made from ``COMMAND``, ``run(args) -> int``
+runs it and returns the exit status. What they share (the parser, the options several take, the argument
+types, the output checks, the one line a mistake is reported in) is :mod:`lessons.cli.common`.
 The parser imports nothing heavy; each ``run`` imports what it needs, so ``--help`` is cheap.
 
 Expressions are parsed by :mod:`micrograph.expr` (Python's ``ast`` and a whitelist; never ``eval``), and their
@@ -46,6 +47,7 @@ from lessons.cli.common import (
     Parser,
     UserError,
     Version,
+    add_command,
     expressions_as_positionals,
     fail,
     user_message,
@@ -84,8 +86,8 @@ def build_parser() -> Parser:
     )
     p.add_argument("--version", action=Version, help="show the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for module in COMMANDS.values():
-        module.add(sub)
+    for name, module in COMMANDS.items():
+        module.add(add_command(sub, name, module.COMMAND))
     p.commands = dict(sub.choices)
     return p
 

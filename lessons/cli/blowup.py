@@ -9,23 +9,24 @@ import argparse
 import sys
 from typing import Any
 
-from lessons.cli.common import integer, output_file, path
+from lessons.cli.common import Command, Parser, force_option, integer, out_option, output_file, quiet_option
 
-__all__ = ["add", "run", "SUFFIXES"]
+__all__ = ["COMMAND", "add", "run", "SUFFIXES"]
 
 SUFFIXES = (".png", ".svg", ".pdf")
 """The plots ``blowup --out`` writes."""
 
 
-def add(sub: Any) -> None:
-    """Declare ``blowup`` and its arguments."""
-    b = sub.add_parser(
-        "blowup",
-        help="count the naive chain rule against back-propagation, and plot it",
-        description="Figure 6.9 and equations 6.50-6.53: the operations the naive chain rule "
-        "needs against back-propagation, for the chain z = f(f(...f(w))) and the ladder where "
-        "each level uses the previous one twice (2^depth paths).",
-    )
+COMMAND = Command(
+    help="count the naive chain rule against back-propagation, and plot it",
+    description="Figure 6.9 and equations 6.50-6.53: the operations the naive chain rule "
+    "needs against back-propagation, for the chain z = f(f(...f(w))) and the ladder where "
+    "each level uses the previous one twice (2^depth paths).",
+)
+
+
+def add(b: Parser) -> None:
+    """Declare ``blowup``'s arguments."""
     b.add_argument(
         "--family",
         choices=["chain", "ladder", "both"],
@@ -40,9 +41,9 @@ def add(sub: Any) -> None:
         help="stop the naive rule after this many operations per depth; deeper points use the "
         "closed form (default 2000000)",
     )
-    b.add_argument("--out", type=path, help="the plot to write: .png, .svg or .pdf")
-    b.add_argument("--force", action="store_true", help="overwrite an existing file")
-    b.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal only)")
+    out_option(b, "the plot to write: .png, .svg or .pdf")
+    force_option(b)
+    quiet_option(b)
 
 
 def run(args: argparse.Namespace) -> int:

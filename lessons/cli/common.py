@@ -27,12 +27,13 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn, overload
+from typing import Any, NamedTuple, NoReturn, overload
 
 __all__ = [
     "PROG", "MAX_NODES", "UserError", "Parser", "Version", "integer", "real", "path", "output_file",
-    "output_dir", "new_files", "at_option", "wrt_option", "max_nodes_option", "bindings", "leaves",
-    "expressions_as_positionals", "user_message", "fail",
+    "output_dir", "new_files", "Command", "add_command", "expression_argument", "at_option", "wrt_option",
+    "max_nodes_option", "out_option", "force_option", "quiet_option", "seed_option", "seconds_option",
+    "hidden_option", "bindings", "leaves", "expressions_as_positionals", "user_message", "fail",
 ]  # fmt: skip
 
 PROG = "micrograph"
@@ -147,6 +148,69 @@ def path(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("expected a file name, got an empty one")
     return text
+
+
+# --- a subcommand's parser, and the options several subcommands take, each declared once -------------------
+
+
+class Command(NamedTuple):
+    """What ``--help`` says of a subcommand: its line in the list of commands, its description, its epilog."""
+
+    help: str
+    description: str
+    epilog: str | None = None
+    formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter
+
+
+def add_command(sub: Any, name: str, command: Command) -> Parser:
+    """The parser of the subcommand ``name`` (or an action of one), added to ``sub`` (argparse's
+    subparsers) with the texts of ``command``."""
+    return sub.add_parser(name, **command._asdict())  # type: ignore[no-any-return]
+
+
+def out_option(
+    p: argparse.ArgumentParser, help: str, *, required: bool = False, default: str | None = None,
+    metavar: str | None = None,
+) -> None:  # fmt: skip
+    """``--out``: the file or directory the command writes (a name, not empty)."""
+    p.add_argument("--out", required=required, default=default, type=path, metavar=metavar, help=help)
+
+
+def force_option(p: argparse.ArgumentParser, help: str = "overwrite an existing file") -> None:
+    """``--force``: replace what the command's output would otherwise refuse to overwrite."""
+    p.add_argument("--force", action="store_true", help=help)
+
+
+def quiet_option(p: argparse.ArgumentParser) -> None:
+    """``--quiet``: no progress bar."""
+    p.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal only)")
+
+
+def seed_option(p: Any, high: int, help: str) -> None:
+    """``--seed N``, 0 to ``high`` (default 0): the seed of what the command draws at random."""
+    p.add_argument("--seed", type=integer(0, high), default=0, help=help)
+
+
+def seconds_option(p: argparse.ArgumentParser, name: str, high: float, help: str) -> None:
+    """A limit in seconds (``--time-limit S`` ...): a number greater than 0 and at most ``high``."""
+    p.add_argument(name, type=real(0, above=True, high=high), metavar="S", help=help)
+
+
+def hidden_option(p: Any, high: int, when: str = "") -> None:
+    """``--hidden N``, 1 to ``high`` (default 8): the hidden units of the MLP; ``when`` says when it applies
+    (``"with --mlp: "``)."""
+    p.add_argument(
+        "--hidden", type=integer(1, high), default=8, help=f"{when}hidden units, 1 to {high} (default 8)"
+    )
+
+
+def expression_argument(
+    p: Parser, help: str = 'e.g. "tanh(tanh(tanh(w)))" or "x*y + exp(x)"', *, optional: bool = False
+) -> None:
+    """The positional EXPRESSION, which may start with a minus (``takes_expression``, read by
+    :func:`expressions_as_positionals`), and ``--at`` for its variables' values."""
+    p.takes_expression = True
+    p.add_argument("expression", nargs="?" if optional else None, help=help)
 
 
 def at_option(p: argparse.ArgumentParser, what: str = "the value of a variable") -> None:

@@ -25,9 +25,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lessons.cli.common import Parser, UserError, integer, path, real
+from lessons.cli.common import (
+    Command,
+    Parser,
+    UserError,
+    add_command,
+    force_option,
+    integer,
+    out_option,
+    path,
+    seconds_option,
+    seed_option,
+)
 
-__all__ = ["add", "run", "FORMATS", "PLATFORMS"]
+__all__ = ["COMMAND", "add", "run", "FORMATS", "PLATFORMS"]
 
 FORMATS = ("text", "json", "gradescope", "prairielearn")
 """What ``check --format`` prints: the report for a terminal, its JSON, or a platform's results.json."""
@@ -80,68 +91,82 @@ a note.
 # --- the arguments --------------------------------------------------------------------------------------
 
 
-def add(sub: Any) -> None:
-    """Declare ``exercise`` and its actions, each with its arguments."""
-    ex = sub.add_parser(
-        "exercise",
-        help="exercises: write the book's algorithms yourself and have them checked",
-        description="Exercises for section 6.5: you write the book's algorithms (local derivatives, the "
-        "topological order, Algorithms 6.1, 6.2, 6.4 and 6.6, the naive chain rule), micrograph checks them.",
-        epilog=_FLOW,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+COMMAND = Command(
+    help="exercises: write the book's algorithms yourself and have them checked",
+    description="Exercises for section 6.5: you write the book's algorithms (local derivatives, the "
+    "topological order, Algorithms 6.1, 6.2, 6.4 and 6.6, the naive chain rule), micrograph checks them.",
+    epilog=_FLOW,
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+)
+
+
+_CHECK = Command(
+    help="check FILE; exit 0 when every case passes, 1 otherwise",
+    description="Check your solution against micrograph's engine, case by case. Exit status: 0 every "
+    "case passed, 1 a case failed (the report says where and why), 2 a usage error. A drawing of the "
+    "first failure is written next to FILE as FILE's name with .failure.svg.",
+)
+
+
+_AUTOGRADER = Command(
+    help="write what a course uploads to Gradescope or PrairieLearn for exercise NAME",
+    description="Write the autograder of one exercise for a course platform: the grading scripts and "
+    "micrograph's wheel (built from this checkout).",
+    epilog=_AUTOGRADER_EPILOG,
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+)
+
+
+_REPORT = Command(
+    help="a class's results: pass rates per exercise and the most common mistakes",
+    description="Summarise the results of a class: per exercise the students, the pass rate and the "
+    "mean score, and the recognised mistakes most often made, with their hints.",
+    epilog=_REPORT_EPILOG,
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+)
+
+
+def add(ex: Parser) -> None:
+    """Declare ``exercise``'s actions, each with its arguments."""
     actions = ex.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
     actions.add_parser("list", help="the exercises, the book's algorithm each covers, your latest verdicts")
     start = actions.add_parser("start", help="write the template NAME.py (never overwrites)")
     start.add_argument("name", metavar="NAME", help="the exercise (see: micrograph exercise list)")
     start.add_argument("--dir", default=".", help="the directory to write it into (default: here)")
-    _add_check(actions)
-    _add_autograder(actions)
-    _add_report(actions)
+    for name, command, declare in (
+        ("check", _CHECK, _add_check),
+        ("autograder", _AUTOGRADER, _add_autograder),
+        ("report", _REPORT, _add_report),
+    ):
+        declare(add_command(actions, name, command))
     ex.set_defaults(exercise_parser=ex)
 
 
-def _add_check(actions: Any) -> None:
-    check = actions.add_parser(
-        "check",
-        help="check FILE; exit 0 when every case passes, 1 otherwise",
-        description="Check your solution against micrograph's engine, case by case. Exit status: 0 every "
-        "case passed, 1 a case failed (the report says where and why), 2 a usage error. A drawing of the "
-        "first failure is written next to FILE as FILE's name with .failure.svg.",
-    )
+def _add_check(check: Parser) -> None:
+    """Declare ``exercise check``'s arguments."""
     check.add_argument("file", metavar="FILE", help="your solution, e.g. backprop.py")
     how = check.add_mutually_exclusive_group()
     how.add_argument("--format", choices=FORMATS, default="text", help="what to print (default: text)")
     how.add_argument("--json", action="store_true", help="the same as --format json")
-    check.add_argument(
-        "--seed",
-        type=integer(0, 2**31 - 1),
-        default=0,
-        help="the seed of the random cases (default 0; the report prints it)",
-    )
+    seed_option(check, 2**31 - 1, "the seed of the random cases (default 0; the report prints it)")
     check.add_argument(
         "--no-progress", action="store_true", help="do not record the verdict in .micrograph-progress.json"
     )
     check.add_argument("--exercise", metavar="NAME", help="which exercise FILE is (default: from FILE)")
-    check.add_argument(
+    seconds_option(
+        check,
         "--time-limit",
-        type=real(0, above=True, high=3600),
-        metavar="S",
-        help="the most CPU seconds a case may use; each case has its own limit, at most this (default: 3)",
+        3600,
+        "the most CPU seconds a case may use; each case has its own limit, at most this (default: 3)",
     )
-    check.add_argument(
+    seconds_option(
+        check,
         "--budget",
-        type=real(0, above=True, high=86400),
-        metavar="S",
-        help="seconds of CPU time and waiting for the whole check; the cases left when it is spent are not "
+        86400,
+        "seconds of CPU time and waiting for the whole check; the cases left when it is spent are not "
         "run (default: 15)",
     )
-    check.add_argument(
-        "--wall-limit",
-        type=real(0, above=True, high=86400),
-        metavar="S",
-        help="wall-clock seconds for the whole check (default: 90)",
-    )
+    seconds_option(check, "--wall-limit", 86400, "wall-clock seconds for the whole check (default: 90)")
     check.add_argument(
         "--memory-limit",
         type=integer(64, 1 << 20),
@@ -150,24 +175,15 @@ def _add_check(actions: Any) -> None:
     )
 
 
-def _add_autograder(actions: Any) -> None:
-    grader = actions.add_parser(
-        "autograder",
-        help="write what a course uploads to Gradescope or PrairieLearn for exercise NAME",
-        description="Write the autograder of one exercise for a course platform: the grading scripts and "
-        "micrograph's wheel (built from this checkout).",
-        epilog=_AUTOGRADER_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def _add_autograder(grader: Parser) -> None:
+    """Declare ``exercise autograder``'s arguments."""
     grader.add_argument("name", metavar="NAME", help="the exercise (see: micrograph exercise list)")
     grader.add_argument("--platform", required=True, choices=PLATFORMS, help="the course platform")
-    grader.add_argument("--out", required=True, type=path, metavar="DIR", help="the directory to write")
-    grader.add_argument(
-        "--seed",
-        type=integer(0, 2**31 - 1),
-        default=0,
-        help="the fixed seed of the random cases, used where the platform gives no student identity "
-        "(default 0)",
+    out_option(grader, "the directory to write", required=True, metavar="DIR")
+    seed_option(
+        grader,
+        2**31 - 1,
+        "the fixed seed of the random cases, used where the platform gives no student identity (default 0)",
     )
     grader.add_argument(
         "--secret-file",
@@ -176,23 +192,16 @@ def _add_autograder(actions: Any) -> None:
         help="the secret each student's cases are derived from (at least 16 characters); default: the one "
         "already in DIR with --force, else a new random one written to DIR/micrograph_secret",
     )
-    grader.add_argument("--force", action="store_true", help="replace files that exist in DIR")
+    force_option(grader, "replace files that exist in DIR")
 
 
-def _add_report(actions: Any) -> None:
-    report = actions.add_parser(
-        "report",
-        help="a class's results: pass rates per exercise and the most common mistakes",
-        description="Summarise the results of a class: per exercise the students, the pass rate and the mean "
-        "score, and the recognised mistakes most often made, with their hints.",
-        epilog=_REPORT_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def _add_report(report: Parser) -> None:
+    """Declare ``exercise report``'s arguments."""
     report.add_argument("results", nargs="+", metavar="RESULTS", help="result files or directories of them")
     report.add_argument(
         "--chart", type=path, metavar="FILE.png", help="also draw the pass rates and mistakes as bars"
     )
-    report.add_argument("--force", action="store_true", help="replace the chart's file if it exists")
+    force_option(report, "replace the chart's file if it exists")
 
 
 # --- the actions ----------------------------------------------------------------------------------------

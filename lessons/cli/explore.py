@@ -11,15 +11,21 @@ import argparse
 from typing import Any
 
 from lessons.cli.common import (
+    Command,
+    Parser,
     UserError,
     at_option,
     bindings,
+    expression_argument,
+    force_option,
+    hidden_option,
     integer,
     leaves,
     max_nodes_option,
+    out_option,
     output_file,
-    path,
     real,
+    seed_option,
     wrt_option,
 )
 from lessons.cli.train import DATASETS
@@ -32,28 +38,28 @@ MAX_WIDTH = 64
 """The widest hidden layer ``--hidden`` draws."""
 
 
-def add(sub: Any) -> None:
-    """Declare ``explore`` and its arguments."""
-    xp = sub.add_parser(
-        "explore",
-        help="one HTML page: drag each variable, watch G and B change, step through Algorithms 6.1/6.2",
-        description="Parse an expression (as render does, never eval) and write the explorer as one "
-        "self-contained HTML page: a slider per variable, G and B recomputed in the browser by JavaScript "
-        "generated from the operation table, the frames of Algorithms 6.1 and 6.2, and a node's "
-        "grad_table entry as the book's sum when clicked. With --mlp DATA instead of an expression: the "
-        "cost J = mean L + lambda Omega of a minibatch of a shipped data set through a one-hidden-layer "
-        "MLP (tanh, softmax cross-entropy, weight decay), drawn by layers or by neurons (G and B grouped "
-        "the same way; a button switches level); click a box, or Tab to it and press Enter, to see its "
-        "scalars; the sliders are the examples' inputs.",
-        epilog='examples: micrograph explore "tanh(x*y + exp(x))" --at x=1 --at y=2 --out z.html; '
-        "micrograph explore --mlp iris --batch 2 --level layers --out iris.html",
-    )
-    xp.takes_expression = True
-    xp.add_argument("expression", nargs="?", help='e.g. "tanh(x*y + exp(x))" (or --mlp DATA instead)')
+COMMAND = Command(
+    help="one HTML page: drag each variable, watch G and B change, step through Algorithms 6.1/6.2",
+    description="Parse an expression (as render does, never eval) and write the explorer as one "
+    "self-contained HTML page: a slider per variable, G and B recomputed in the browser by JavaScript "
+    "generated from the operation table, the frames of Algorithms 6.1 and 6.2, and a node's "
+    "grad_table entry as the book's sum when clicked. With --mlp DATA instead of an expression: the "
+    "cost J = mean L + lambda Omega of a minibatch of a shipped data set through a one-hidden-layer "
+    "MLP (tanh, softmax cross-entropy, weight decay), drawn by layers or by neurons (G and B grouped "
+    "the same way; a button switches level); click a box, or Tab to it and press Enter, to see its "
+    "scalars; the sliders are the examples' inputs.",
+    epilog='examples: micrograph explore "tanh(x*y + exp(x))" --at x=1 --at y=2 --out z.html; '
+    "micrograph explore --mlp iris --batch 2 --level layers --out iris.html",
+)
+
+
+def add(xp: Parser) -> None:
+    """Declare ``explore``'s arguments."""
+    expression_argument(xp, 'e.g. "tanh(x*y + exp(x))" (or --mlp DATA instead)', optional=True)
     at_option(xp, "the starting value of a variable")
     wrt_option(xp, "draw B for these variables (repeatable; default: every variable)")
-    xp.add_argument("--out", required=True, type=path, help="the page to write (.html)")
-    xp.add_argument("--force", action="store_true", help="overwrite an existing file")
+    out_option(xp, "the page to write (.html)", required=True)
+    force_option(xp)
     max_nodes_option(
         xp,
         300,
@@ -72,12 +78,7 @@ def add(sub: Any) -> None:
         default="layers",
         help="with --mlp: the level shown first, one box per layer or per neuron (default layers)",
     )
-    mlp.add_argument(
-        "--hidden",
-        type=integer(1, MAX_WIDTH),
-        default=8,
-        help=f"with --mlp: hidden units, 1 to {MAX_WIDTH} (default 8)",
-    )
+    hidden_option(mlp, MAX_WIDTH, "with --mlp: ")
     mlp.add_argument(
         "--batch",
         type=integer(1, MAX_BATCH),
@@ -90,9 +91,7 @@ def add(sub: Any) -> None:
         default=1e-3,
         help="with --mlp: weight decay lambda (default 1e-3)",
     )
-    mlp.add_argument(
-        "--seed", type=integer(0, 2**63 - 1), default=0, help="with --mlp: seed for the split and the weights"
-    )
+    seed_option(mlp, 2**63 - 1, "with --mlp: seed for the split and the weights")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,22 +7,22 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
-from lessons.cli.common import UserError, at_option
+from lessons.cli.common import Command, Parser, UserError, at_option
 
-__all__ = ["add", "run"]
+__all__ = ["COMMAND", "add", "run"]
 
 
-def add(sub: Any) -> None:
-    """Declare ``lesson`` and its arguments."""
-    le = sub.add_parser(
-        "lesson",
-        help="list the lessons, or step through one",
-        description="Without N, list the lessons. With N, step through lesson N: Enter for the "
-        "next step, b back, q quit; with stdin not a terminal, print every "
-        "step.",
-    )
+COMMAND = Command(
+    help="list the lessons, or step through one",
+    description="Without N, list the lessons. With N, step through lesson N: Enter for the "
+    "next step, b back, q quit; with stdin not a terminal, print every "
+    "step.",
+)
+
+
+def add(le: Parser) -> None:
+    """Declare ``lesson``'s arguments."""
     le.add_argument("number", type=int, nargs="?", metavar="N", help="the lesson number")
     le.add_argument(
         "--expr",

@@ -6,26 +6,24 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from lessons.cli.common import UserError, output_dir, path
+from lessons.cli.common import Command, Parser, UserError, force_option, out_option, output_dir
 
-__all__ = ["add", "run"]
+__all__ = ["COMMAND", "add", "run"]
 
 
-def add(sub: Any) -> None:
-    """Declare ``notebooks`` and its arguments."""
-    nbp = sub.add_parser(
-        "notebooks",
-        help="every lesson as a Jupyter notebook (lesson1.ipynb ...), generated from the lessons themselves",
-        description="Run each lesson once and write it as a notebook: its text as Markdown cells, the code "
-        "of each step as a code cell, its pictures as the cells' outputs.",
-        epilog="example: micrograph notebooks --out notebooks/",
-    )
-    nbp.add_argument(
-        "--out", required=True, type=path, help="the directory to write into (created if missing)"
-    )
-    nbp.add_argument("--force", action="store_true", help="overwrite existing notebooks")
+COMMAND = Command(
+    help="every lesson as a Jupyter notebook (lesson1.ipynb ...), generated from the lessons themselves",
+    description="Run each lesson once and write it as a notebook: its text as Markdown cells, the code "
+    "of each step as a code cell, its pictures as the cells' outputs.",
+    epilog="example: micrograph notebooks --out notebooks/",
+)
+
+
+def add(nbp: Parser) -> None:
+    """Declare ``notebooks``'s arguments."""
+    out_option(nbp, "the directory to write into (created if missing)", required=True)
+    force_option(nbp, "overwrite existing notebooks")
 
 
 def run(args: argparse.Namespace) -> int:

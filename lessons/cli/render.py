@@ -7,39 +7,48 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
-from lessons.cli.common import PROG, at_option, expression_and_output, max_nodes_option, path, wrt_option
+from lessons.cli.common import (
+    PROG,
+    Command,
+    Parser,
+    at_option,
+    expression_and_output,
+    expression_argument,
+    force_option,
+    max_nodes_option,
+    out_option,
+    wrt_option,
+)
 
-__all__ = ["add", "run", "SUFFIXES"]
+__all__ = ["COMMAND", "add", "run", "SUFFIXES"]
 
 SUFFIXES = (".svg", ".png", ".pdf", ".dot", ".tex", ".gif", ".mp4")
 """The files ``render --out`` writes."""
 
 
-def add(sub: Any) -> None:
-    """Declare ``render`` and its arguments."""
-    r = sub.add_parser(
-        "render",
-        help="draw an expression's graph G, or G and B side by side (figure 6.10)",
-        description="Parse an expression over named variables (numbers, names, + - * / ** and "
-        "unary -, exp log tanh sigmoid relu sin cos sqrt; nothing else, never "
-        "eval), print its "
-        "node table, and draw it. With --wrt, draw G and the backward subgraph B side by side "
-        "(figure 6.10).",
-        epilog='example: micrograph render "tanh(tanh(tanh(w)))" --at w=0.5 --wrt w --out fig_6_10.svg',
-    )
-    r.takes_expression = True
-    r.add_argument("expression", help='e.g. "tanh(tanh(tanh(w)))" or "x*y + exp(x)"')
+COMMAND = Command(
+    help="draw an expression's graph G, or G and B side by side (figure 6.10)",
+    description="Parse an expression over named variables (numbers, names, + - * / ** and "
+    "unary -, exp log tanh sigmoid relu sin cos sqrt; nothing else, never "
+    "eval), print its "
+    "node table, and draw it. With --wrt, draw G and the backward subgraph B side by side "
+    "(figure 6.10).",
+    epilog='example: micrograph render "tanh(tanh(tanh(w)))" --at w=0.5 --wrt w --out fig_6_10.svg',
+)
+
+
+def add(r: Parser) -> None:
+    """Declare ``render``'s arguments."""
+    expression_argument(r)
     at_option(r)
     wrt_option(r, "differentiate with respect to this variable (repeatable): draws B beside G")
-    r.add_argument(
-        "--out",
-        type=path,
-        help="the file to write: .svg, .png, .pdf, .dot, .tex (TikZ, for LaTeX), "
+    out_option(
+        r,
+        "the file to write: .svg, .png, .pdf, .dot, .tex (TikZ, for LaTeX), "
         ".gif or .mp4 (Algorithms 6.1 and 6.2 animated, for slides)",
     )
-    r.add_argument("--force", action="store_true", help="overwrite an existing file")
+    force_option(r)
     max_nodes_option(r, 300, "refuse to draw bigger graphs (default 300)")
 
 

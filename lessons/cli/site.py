@@ -8,25 +8,25 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
-from lessons.cli.common import UserError, integer, path
+from lessons.cli.common import Command, Parser, UserError, force_option, integer, out_option
 
-__all__ = ["add", "run"]
+__all__ = ["COMMAND", "add", "run"]
 
 
-def add(sub: Any) -> None:
-    """Declare ``site`` and its arguments."""
-    si = sub.add_parser(
-        "site",
-        help="build a static site of the lessons and exercises that runs in the browser (needs npm)",
-        description="Build a static site of the lessons and exercises that runs entirely in the browser "
-        "(Pyodide, micrograph's wheel, Graphviz in WebAssembly, CodeMirror): every file in --out, no network "
-        "when it runs. Building needs a checkout of micrograph, npm and PyPI.",
-        epilog="example: micrograph site --out site-out && micrograph site --out site-out --serve",
-    )
-    si.add_argument("--out", default="site-out", type=path, help="the site's directory (default: site-out)")
-    si.add_argument("--force", action="store_true", help="replace a site built earlier in --out")
+COMMAND = Command(
+    help="build a static site of the lessons and exercises that runs in the browser (needs npm)",
+    description="Build a static site of the lessons and exercises that runs entirely in the browser "
+    "(Pyodide, micrograph's wheel, Graphviz in WebAssembly, CodeMirror): every file in --out, no network "
+    "when it runs. Building needs a checkout of micrograph, npm and PyPI.",
+    epilog="example: micrograph site --out site-out && micrograph site --out site-out --serve",
+)
+
+
+def add(si: Parser) -> None:
+    """Declare ``site``'s arguments."""
+    out_option(si, "the site's directory (default: site-out)", default="site-out")
+    force_option(si, "replace a site built earlier in --out")
     si.add_argument("--serve", action="store_true", help="serve --out on localhost (built first if missing)")
     si.add_argument("--port", type=integer(0, 65535), default=8000, help="--serve's port (default 8000)")
 

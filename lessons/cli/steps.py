@@ -6,35 +6,38 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, 
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from lessons.cli.common import (
+    Command,
+    Parser,
     UserError,
     at_option,
     expression_and_output,
+    expression_argument,
+    force_option,
     leaves,
     max_nodes_option,
-    path,
+    out_option,
     wrt_option,
 )
 from micrograph import pseudocode
 
-__all__ = ["add", "run"]
+__all__ = ["COMMAND", "add", "run"]
 
 
-def add(sub: Any) -> None:
-    """Declare ``steps`` and its arguments."""
-    st = sub.add_parser(
-        "steps",
-        help="write the step-through page of Algorithms 6.1 and 6.2 (or 6.5 and 6.6) for an expression",
-        description="Write one self-contained HTML page that steps through Algorithm 6.1 (forward) and "
-        "Algorithm 6.2 (back-propagation) on the graph of EXPRESSION, frame by frame; with --algorithm 6.6, "
-        "through Algorithm 6.5 and each call of build_grad (Algorithm 6.6) instead.",
-        epilog='examples: micrograph steps "x*y + exp(x)" --at x=1 --at y=2 --out page.html; '
-        'micrograph steps "tanh(tanh(tanh(w)))" --at w=0.5 --algorithm 6.6 --out alg66.html',
-    )
-    st.takes_expression = True
-    st.add_argument("expression", help='e.g. "tanh(tanh(tanh(w)))" or "x*y + exp(x)"')
+COMMAND = Command(
+    help="write the step-through page of Algorithms 6.1 and 6.2 (or 6.5 and 6.6) for an expression",
+    description="Write one self-contained HTML page that steps through Algorithm 6.1 (forward) and "
+    "Algorithm 6.2 (back-propagation) on the graph of EXPRESSION, frame by frame; with --algorithm 6.6, "
+    "through Algorithm 6.5 and each call of build_grad (Algorithm 6.6) instead.",
+    epilog='examples: micrograph steps "x*y + exp(x)" --at x=1 --at y=2 --out page.html; '
+    'micrograph steps "tanh(tanh(tanh(w)))" --at w=0.5 --algorithm 6.6 --out alg66.html',
+)
+
+
+def add(st: Parser) -> None:
+    """Declare ``steps``'s arguments."""
+    expression_argument(st)
     at_option(st)
     st.add_argument(
         "--algorithm",
@@ -50,8 +53,8 @@ def add(sub: Any) -> None:
         "with --algorithm 6.6 or all: a variable of T, the targets of Algorithm 6.5 (repeatable; "
         "default: every variable)",
     )
-    st.add_argument("--out", required=True, type=path, help="the page to write (.html)")
-    st.add_argument("--force", action="store_true", help="overwrite an existing file")
+    out_option(st, "the page to write (.html)", required=True)
+    force_option(st)
     max_nodes_option(st, 80, "refuse bigger graphs: G, or G and B together for 6.6 (default 80)")
 
 

@@ -9,11 +9,10 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-from lessons.cli.common import UserError, path
+from lessons.cli.common import Command, Parser, UserError, force_option, out_option, quiet_option
 
-__all__ = ["add", "run"]
+__all__ = ["COMMAND", "add", "run"]
 
 
 def _lesson_list(text: str) -> list[int]:
@@ -23,25 +22,17 @@ def _lesson_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected lesson numbers such as 1,2,6, got {text!r}") from None
 
 
-def add(sub: Any) -> None:
-    """Declare ``tour`` and its arguments."""
-    t = sub.add_parser(
-        "tour",
-        help="run every lesson and write all diagrams, plots and an index.html",
-        description="Run every lesson's steps and write each diagram (SVG), the plots (PNG), "
-        "the step-through HTML pages and an index.html that links them all.",
-    )
-    t.add_argument(
-        "--out",
-        default="out",
-        type=path,
-        help="output directory (created if missing, in an existing one; default: out)",
-    )
-    t.add_argument(
-        "--force",
-        action="store_true",
-        help="replace an earlier tour in --out (never files the tour did not write)",
-    )
+COMMAND = Command(
+    help="run every lesson and write all diagrams, plots and an index.html",
+    description="Run every lesson's steps and write each diagram (SVG), the plots (PNG), "
+    "the step-through HTML pages and an index.html that links them all.",
+)
+
+
+def add(t: Parser) -> None:
+    """Declare ``tour``'s arguments."""
+    out_option(t, "output directory (created if missing, in an existing one; default: out)", default="out")
+    force_option(t, "replace an earlier tour in --out (never files the tour did not write)")
     t.add_argument(
         "--lessons",
         type=_lesson_list,
@@ -49,7 +40,7 @@ def add(sub: Any) -> None:
         metavar="N,N,...",
         help="only these lessons (default: all)",
     )
-    t.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal only)")
+    quiet_option(t)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,9 +12,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lessons.cli.common import integer, new_files, output_dir, path, real
+from lessons.cli.common import (
+    Command,
+    Parser,
+    force_option,
+    hidden_option,
+    integer,
+    new_files,
+    out_option,
+    output_dir,
+    quiet_option,
+    real,
+    seed_option,
+)
 
-__all__ = ["add", "run", "DATASETS", "MAX_HIDDEN"]
+__all__ = ["COMMAND", "add", "run", "DATASETS", "MAX_HIDDEN"]
 
 DATASETS = ("iris", "wine", "moons", "circles")
 
@@ -23,22 +35,18 @@ MAX_HIDDEN = 2048
 forward pass adds a node per weight, so wider layers take minutes per epoch and gigabytes."""
 
 
-def add(sub: Any) -> None:
-    """Declare ``train`` and its arguments."""
-    tr = sub.add_parser(
-        "train",
-        help="train an MLP on a data set (Algorithms 6.3, 6.4) and plot the loss",
-        description="Train a one-hidden-layer MLP with softmax cross-entropy by minibatch SGD on "
-        "a shipped data set (70% train, 30% held out, standardized on the training part). "
-        "Writes loss.png, summary.json and, for 2-D data, boundary.png.",
-    )
+COMMAND = Command(
+    help="train an MLP on a data set (Algorithms 6.3, 6.4) and plot the loss",
+    description="Train a one-hidden-layer MLP with softmax cross-entropy by minibatch SGD on "
+    "a shipped data set (70% train, 30% held out, standardized on the training part). "
+    "Writes loss.png, summary.json and, for 2-D data, boundary.png.",
+)
+
+
+def add(tr: Parser) -> None:
+    """Declare ``train``'s arguments."""
     tr.add_argument("data", choices=DATASETS, help="the data set")
-    tr.add_argument(
-        "--hidden",
-        type=integer(1, MAX_HIDDEN),
-        default=8,
-        help=f"hidden units, 1 to {MAX_HIDDEN} (default 8)",
-    )
+    hidden_option(tr, MAX_HIDDEN)
     tr.add_argument("--epochs", type=integer(1, 1_000_000), default=100, help="epochs (default 100)")
     tr.add_argument("--lr", type=real(0.0, above=True), default=0.1, help="learning rate (default 0.1)")
     tr.add_argument(
@@ -47,21 +55,16 @@ def add(sub: Any) -> None:
     tr.add_argument(
         "--l2", type=real(0.0, above=False), default=1e-4, help="weight decay lambda (default 1e-4)"
     )
-    tr.add_argument(
-        "--seed",
-        type=integer(0, 2**63 - 1),
-        default=0,
-        help="seed for the split, the weights and the shuffling",
-    )
-    tr.add_argument("--out", type=path, help="output directory (created if missing)")
-    tr.add_argument("--force", action="store_true", help="overwrite earlier results in --out")
+    seed_option(tr, 2**63 - 1, "seed for the split, the weights and the shuffling")
+    out_option(tr, "output directory (created if missing)")
+    force_option(tr, "overwrite earlier results in --out")
     tr.add_argument(
         "--no-compile",
         action="store_true",
         help="back-propagate through the Value graph each step instead of the compiled replay "
         "(same numbers, slower)",
     )
-    tr.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal only)")
+    quiet_option(tr)
 
 
 def outputs(data: str) -> list[str]:

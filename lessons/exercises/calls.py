@@ -24,7 +24,7 @@ from typing import Any
 from lessons.exercises.given import Plain, SubGraph, build_nodes, graph_of, mutation, records_of_B, snapshot
 
 __all__ = ["Solution", "Missing", "growth", "TOOLS", "call_derivatives", "call_topo", "call_forward",
-           "call_backprop", "call_naive", "call_build_grad", "call_mlp"]  # fmt: skip
+           "call_backprop", "call_naive", "call_build_grad", "call_mlp_backward"]  # fmt: skip
 
 TOOLS = "lessons.exercises.tools"
 
@@ -253,7 +253,7 @@ def call_build_grad(sol: Solution, request: dict[str, Any], plain: Plain) -> dic
     }
 
 
-def call_mlp(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
+def call_mlp_backward(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
     """backward_mlp(net), Algorithm 6.4 on the numbers of one example's forward pass."""
     from micrograph.ops import OPS
 

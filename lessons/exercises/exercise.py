@@ -34,7 +34,6 @@ class Exercise:
     Attributes:
         name: its name: ``start`` writes NAME.py, ``check`` takes it.
         title: what it asks, in a few words. book: the book's algorithm or section it covers.
-        functions: the function(s) the student writes, by name.
         lesson: the lesson that steps through the algorithm first (the template names it; the lesson's last
             step names the exercise).
         template: the template's text, with ``@SEE@``, ``@CHECK@`` and ``@ALGORITHM_6_N@`` where
@@ -43,8 +42,8 @@ class Exercise:
         cases: the judge: ``cases(seed)``, the cases one at a time, each with the engine's answer.
         answer: the schema an answer must fit before it is judged.
         imports: the modules a solution may import.
-        reference: returns micrograph's own functions in the exercise's shape (a namespace), for a REPL.
-        call: the function of :mod:`lessons.exercises.calls` that runs a case on the student's side.
+        reference: returns micrograph's own functions in the exercise's shape (a namespace), for a REPL;
+            their names are the functions the student writes (:attr:`functions`).
         writes: what the student writes, as the student's side names it when it refuses micrograph's own
             (``"Algorithm 6.2"``).
         nodes: whether a solution may use micrograph's nodes, operations and counted tools.
@@ -55,14 +54,12 @@ class Exercise:
     name: str
     title: str
     book: str
-    functions: tuple[str, ...]
     lesson: int
     template: str
     cases: Callable[[int], Iterator[Case]]
     answer: Schema
     imports: Imports
     reference: Callable[[], Any]
-    call: str
     writes: str
     nodes: bool = True
     shares: tuple[str, ...] = ()
@@ -71,6 +68,17 @@ class Exercise:
     def file(self) -> str:
         """The file ``start`` writes: ``NAME.py``."""
         return f"{self.name}.py"
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """The function(s) the student writes, by name: those of :attr:`reference`, the exercise's shape."""
+        return tuple(vars(self.reference()))
+
+    @property
+    def call(self) -> str:
+        """The function of :mod:`lessons.exercises.calls` that runs a case on the student's side, named after
+        the exercise: ``call_NAME``."""
+        return f"call_{self.name}"
 
     @property
     def heading(self) -> str:

@@ -23,7 +23,7 @@ from lessons.exercises.exercise import Exercise
 from lessons.exercises.imports import Imports
 from lessons.exercises.judges.entry import LOOP, ROWS, algorithm_6_2, diagnose_entry
 from lessons.exercises.judges.mistakes import Mistake, failure, table
-from lessons.exercises.judges.scaling import GROWTH_HINT, measured_cases
+from lessons.exercises.judges.scaling import growth_mistake, measured_cases
 from lessons.exercises.report import Failure
 from lessons.exercises.schema import list_of
 from lessons.exercises.verdict import (
@@ -93,7 +93,7 @@ MISTAKES: dict[str, Mistake] = {
             "recompute",
             words="every path from z walked (no table)",
         ),
-        Mistake("growth", GROWTH_HINT, "edges", words="time grows faster than the graph"),
+        growth_mistake("edges"),
     ),
 }
 """The mistakes this exercise recognises: {code: the hint and the book's sentence}; those of a wrong entry
@@ -283,7 +283,6 @@ EXERCISE = Exercise(
     name="backprop",
     title="back-propagation, grad_table",
     book="Algorithm 6.2",
-    functions=("backprop",),
     lesson=2,
     template=TEMPLATE,
     cases=cases,
@@ -297,7 +296,6 @@ EXERCISE = Exercise(
     ),
     imports=Imports.python("Algorithm 6.2 in Python, with math and the counted tools"),
     reference=lambda: types.SimpleNamespace(backprop=lambda G: backprop(G)),  # Algorithm 6.2
-    call="call_backprop",
     writes="Algorithm 6.2",
 )
 """The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and

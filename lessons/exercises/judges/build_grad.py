@@ -371,7 +371,6 @@ EXERCISE = Exercise(
     name="build_grad",
     title="symbol-to-symbol: B is nodes",
     book="Algorithms 6.5, 6.6",
-    functions=("build_grad",),
     lesson=6,
     template=TEMPLATE,
     cases=cases,
@@ -390,7 +389,6 @@ EXERCISE = Exercise(
     ),
     imports=Imports.python("Algorithm 6.6 in Python, with micrograph's nodes and operations"),
     reference=lambda: types.SimpleNamespace(build_grad=build_grad),  # Algorithm 6.6
-    call="call_build_grad",
     writes="Algorithm 6.6",
     shares=("backprop",),
 )

@@ -20,7 +20,7 @@ from lessons.exercises.drawing import Mark
 from lessons.exercises.exercise import Exercise
 from lessons.exercises.imports import Imports
 from lessons.exercises.judges.mistakes import Mistake, failure, table
-from lessons.exercises.judges.scaling import GROWTH_HINT, measured_cases
+from lessons.exercises.judges.scaling import growth_mistake, measured_cases
 from lessons.exercises.verdict import (
     Case,
     Fail,
@@ -91,7 +91,7 @@ MISTAKES: dict[str, Mistake] = table(
         "recompute",
         words="every path evaluated again",
     ),
-    Mistake("growth", GROWTH_HINT, words="time grows faster than the graph"),
+    growth_mistake(),
 )
 """The mistakes this exercise recognises."""
 
@@ -286,14 +286,12 @@ EXERCISE = Exercise(
     name="forward",
     title="forward propagation",
     book="Algorithm 6.1",
-    functions=("forward",),
     lesson=1,
     template=TEMPLATE,
     cases=cases,
     answer=answers.ON_G,
     imports=Imports.python("Algorithm 6.1 in Python, with math or numpy", "numpy"),
     reference=lambda: types.SimpleNamespace(forward=lambda G, x: evaluate(G, x)),  # Algorithm 6.1
-    call="call_forward",
     writes="Algorithm 6.1",
 )
 """The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and

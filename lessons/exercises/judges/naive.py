@@ -209,14 +209,12 @@ EXERCISE = Exercise(
     name="naive",
     title="the naive chain rule, counted",
     book="figure 6.9, eq. 6.53",
-    functions=("naive_grad",),
     lesson=3,
     template=TEMPLATE,
     cases=cases,
     answer=answers.Schema({"result": plain, "mutation": answers.GRAPH_MUTATION, "counts": answers.COUNTS}),
     imports=Imports.python("the naive chain rule in Python, with math and the counted tools"),
     reference=lambda: types.SimpleNamespace(naive_grad=naive_grad),  # equation 6.53
-    call="call_naive",
     writes="the naive chain rule of equation 6.53",
 )
 """The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and

@@ -21,7 +21,7 @@ from lessons.exercises.drawing import Mark
 from lessons.exercises.exercise import Exercise
 from lessons.exercises.imports import Imports
 from lessons.exercises.judges.mistakes import Mistake, failure, table
-from lessons.exercises.judges.scaling import GROWTH_HINT, measured_cases
+from lessons.exercises.judges.scaling import growth_mistake, measured_cases
 from lessons.exercises.verdict import (
     Case,
     Fail,
@@ -78,7 +78,7 @@ MISTAKES: dict[str, Mistake] = table(
         "recompute",
         words="every path expanded (no visited set)",
     ),
-    Mistake("growth", GROWTH_HINT, words="time grows faster than the graph"),
+    growth_mistake(),
 )
 """The mistakes this exercise recognises."""
 
@@ -248,14 +248,12 @@ EXERCISE = Exercise(
     name="topo",
     title="u(1)..u(n), leaves first",
     book="section 6.5.3",
-    functions=("topological_order",),
     lesson=1,
     template=TEMPLATE,
     cases=cases,
     answer=answers.ON_G,
     imports=Imports.python("the order u(1)..u(n) in Python"),
     reference=lambda: types.SimpleNamespace(topological_order=lambda z: Graph(z).nodes),
-    call="call_topo",
     writes="the topological order u(1)..u(n)",
 )
 """The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and
