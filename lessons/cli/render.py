@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
     if wrt:
         from micrograph import Graph, grad
 
+        dz = grad(z, wrt)  # Algorithm 6.5: B, drawn beside G (a derivative that does not exist: its error)
         z.backward()  # Algorithm 6.2, once: the table below and G's boxes show each node's dz/du
-        dz = grad(z, wrt)  # Algorithm 6.5: B, drawn beside G
         table = {v: v.grad for v in Graph(z).nodes}
         dot = viz.draw_side_by_side(z, wrt, gradients=dz, grad_table=table, max_nodes=args.max_nodes)
     else:
