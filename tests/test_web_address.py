@@ -124,3 +124,13 @@ def test_the_page_s_templates_name_the_page_s_controls() -> None:
         assert f"micrograph exercise check {e['name']}.py" in template(e["name"])
         same = e["template"].replace("Check with the Check button above this editor.", "")
         assert "@" not in same.split('"""')[1]  # no placeholder left in the docstring
+
+
+def test_an_explorer_too_large_for_the_page_is_refused_in_the_pages_words() -> None:
+    n = web.EXPLORER_MAX_NODES + 1
+    with pytest.raises(ValueError) as refused:
+        web.explorer_html("*".join(["x"] * n), "x=1")
+    assert str(refused.value) == (
+        f"the graph has {n} nodes, more than the {web.EXPLORER_MAX_NODES} the explorer draws in this page: "
+        "draw a smaller expression."
+    )

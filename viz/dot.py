@@ -45,6 +45,7 @@ class GraphTooLarge(ValueError):
     def __init__(self, size: int, limit: int, what: str = "the graph") -> None:
         self.size = size
         self.limit = limit
+        self.what = what
         super().__init__(
             f"{what} has {size} nodes, more than max_nodes={limit}: too large to draw readably "
             f"(Graphviz's layout time grows faster than the graph: a few seconds at 400 nodes). Draw a "

@@ -31,6 +31,7 @@ from lessons.shown import Shown
 from micrograph.engine import Value
 from micrograph.expr import bind, build, parse_binding
 from viz.charts import Chart
+from viz.dot import GraphTooLarge
 from viz.explore import explore
 from viz.render import set_layout, svg_element
 
@@ -151,6 +152,12 @@ def parse_at(text: str) -> dict[str, float]:
     return values
 
 
+EXPLORER_MAX_NODES = 1000
+"""The largest G (and B) the page's explorer draws: an edge longer than 8 ranks is drawn from a copy of its
+source (:mod:`viz.explore_layout`), so Graphviz lays out even inputs with a hundred consumers in a fraction of
+a second; ``make bench`` (benchmarks/site.py) draws G of 502 nodes and B of 698 in the page."""
+
+
 def explorer_html(expr: str, at: str, predict: bool = False) -> str:
     """The explorer (:func:`viz.explore.explore`) of the student's expression, as its self-contained page.
 
@@ -162,13 +169,19 @@ def explorer_html(expr: str, at: str, predict: bool = False) -> str:
     Raises:
         ValueError: the expression refused by the parser (ExprError), a variable without a value, a value
             for a name the expression does not use, or an operation undefined at the values (DomainError);
-            GraphTooLarge: more nodes than the explorer draws.
+            G or B with more than :data:`EXPLORER_MAX_NODES` nodes (in the page's words).
     """
     values = bind(expr, parse_at(at), option=VALUES)
     z = build(expr, {n: Value(x, label=n) for n, x in values.items()})
     if not isinstance(z, Value):
         raise ValueError(f"{expr} is a constant: there is nothing to differentiate")
-    return explore(z, predict=predict).html()
+    try:
+        return explore(z, predict=predict, max_nodes=EXPLORER_MAX_NODES).html()
+    except GraphTooLarge as e:  # the library's words name its argument; the page has none
+        raise ValueError(
+            f"{e.what} has {e.size} nodes, more than the {e.limit} the explorer draws in this page: "
+            "draw a smaller expression."
+        ) from None
 
 
 class LessonView:
