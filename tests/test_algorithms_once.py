@@ -198,6 +198,7 @@ def _python_files() -> list[Path]:
     )
 
 
+@pytest.mark.slow  # seconds: run by make test-slow (and CI), keeping make test within minutes
 def test_algorithm_6_2_is_written_once_found_by_structure() -> None:
     """No file outside the allow-list has a reverse loop multiplying a gradient by a local derivative."""
     files = _python_files()

@@ -92,6 +92,7 @@ def _check_case(case: Case, points: list[list[float]]) -> None:
             assert got == pytest.approx(want, rel=1e-12, abs=1e-12), (case.name, point, i, k)
 
 
+@pytest.mark.slow  # seconds: run by make test-slow (and CI), keeping make test within minutes
 def test_catalogue_in_javascript_matches_algorithms_6_1_and_6_2() -> None:
     for case in CATALOGUE:
         _check_case(case, [case.point, case.other_point])

@@ -89,6 +89,7 @@ def test_pages_open_and_links_resolve(browser: Any) -> None:
     assert checked > 50  # the navigation alone links every page from every page
 
 
+@pytest.mark.slow  # seconds: run by make test-slow (and CI), keeping make test within minutes
 def test_lesson_pages_show_the_executed_notebooks_pictures(browser: Any) -> None:
     for n in range(1, 9):
         page, _ = open_page(browser, f"_generated/lessons/lesson{n}.html")

@@ -118,7 +118,9 @@ def _short_training(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(l5, "EPOCHS", 2)  # lesson 5 trains for 2 epochs: the same lines, fewer times
 
 
-@pytest.mark.parametrize("n", sorted(lessons.LESSONS))
+@pytest.mark.parametrize(
+    "n", [pytest.param(n, marks=pytest.mark.slow) if n == 3 else n for n in sorted(lessons.LESSONS)]
+)  # lesson 3 (the ladder) takes seconds: make test-slow
 def test_every_step_shows_the_engine_lines_that_ran_with_their_values(n: int) -> None:
     _check(n)
 

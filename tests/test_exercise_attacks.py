@@ -238,6 +238,7 @@ def test_an_attack_on_the_judge_ends_as_a_fail(tmp_path: Path, name: str) -> Non
     assert data["checks_run"] == 14  # every case ran, and each failed
 
 
+@pytest.mark.slow  # seconds: run by make test-slow (and CI), keeping make test within minutes
 def test_the_wall_clock_limit_cannot_be_reset(tmp_path: Path) -> None:
     source = """
         time = _import("time")

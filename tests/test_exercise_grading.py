@@ -281,6 +281,7 @@ def results_of(root: Path) -> dict:
     return json.loads((root / "results" / "results.json").read_text())
 
 
+@pytest.mark.slow  # seconds: run by make test-slow (and CI), keeping make test within minutes
 def test_run_autograder_gives_each_student_their_own_cases(tmp_path: Path, private_site: Path) -> None:
     """Gradescope's layout, a fake submission_metadata.json per student, the correct solution."""
     root = gradescope_layout(tmp_path, secret=SECRET)

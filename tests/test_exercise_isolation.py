@@ -336,6 +336,7 @@ def shared() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.mark.slow  # seconds: run by make test-slow (and CI), keeping make test within minutes
 def test_daemons_and_setsid_grandchildren_are_killed(tmp_path: Path, shared: Path) -> None:
     mark = shared / "alive"
     report = check(tmp_path, "forward", DAEMON.replace("MARK", str(mark)))
@@ -464,6 +465,7 @@ def test_a_spent_budget_leaves_the_remaining_cases_not_run(tmp_path: Path) -> No
     assert report.seconds < 60
 
 
+@pytest.mark.slow  # seconds: run by make test-slow (and CI), keeping make test within minutes
 def test_a_waiting_solution_is_named_as_waiting(tmp_path: Path) -> None:
     source = """
         import collections  # the allow-list refuses os and time by name; what is loaded stays reachable

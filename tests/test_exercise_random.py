@@ -18,6 +18,7 @@ from lessons.exercises import tools
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
 
 
+@pytest.mark.slow  # seconds: run by make test-slow (and CI), keeping make test within minutes
 @needs_dot
 @settings(max_examples=15)
 @given(seed=st.integers(min_value=100, max_value=10_000))
