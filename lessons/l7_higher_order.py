@@ -19,6 +19,7 @@ from typing import Any
 import viz
 from lessons.engine_lines import Bound, EngineLines
 from lessons.engine_spans import forward_call, hessian_vector
+from lessons.l6_symbolic import AT, EXPR  # lesson 6's example, figure 6.10's chain, differentiated again
 from lessons.step import Ours, Step
 from micrograph import Graph, Value, grad, hessian_vector_product
 from micrograph.errors import DomainError
@@ -33,10 +34,6 @@ TITLE = "Higher-order derivatives and Hessian-vector products"
 SECTION = "section 6.5.10, equation 6.59"
 SUMMARY = "B is a graph, so grad(grad(z, w), w) works; H v = grad((grad f)^T v) costs two gradients, not n."
 
-EXPR = "tanh(tanh(tanh(w)))"
-"""Figure 6.10's chain z = f(f(f(w))) with f = tanh: the lesson's example when the student gives none."""
-AT = {"w": 0.5}
-"""The value of w for the default example."""
 LINES = {
     "second": Ours("section 6.5.10: the derivatives are a graph, so we can differentiate them again"),
     "fd": Ours("f''(w) ~ (f'(w + h) - f'(w - h)) / 2h   (central differences, a check)"),
