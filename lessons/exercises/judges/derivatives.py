@@ -261,7 +261,6 @@ def _reference() -> Any:
 
 
 TEMPLATE = '''\
-# micrograph exercise: derivatives
 """Local derivatives: du/dx_k for six operations, the factor ∂u(i)/∂u(j) of each term of Algorithm 6.2.
 
 Each function gets the argument values and the operation's own output `out` (u itself), as the
