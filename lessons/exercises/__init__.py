@@ -40,7 +40,7 @@ from lessons.exercises.limits import BUDGET, MEMORY_LIMIT, TIME_LIMIT, WALL_LIMI
 from lessons.exercises.report import Failure, Report
 from lessons.exercises.runner import stop_on_signals
 from lessons.exercises.source import read_submission, solution_source
-from lessons.exercises.templates import template
+from lessons.exercises.templates import MARKER_LINE, template
 from viz.files import write_atomic
 
 __all__ = [
@@ -116,10 +116,6 @@ def start(name: str, directory: str | os.PathLike[str] = ".") -> Path:
     if path.exists() or path.is_symlink():
         raise FileExistsError(f"{path} exists; not overwriting it (move it away to start again)")
     return write_atomic(path, template(e.name).encode("utf-8"), overwrite=False)
-
-
-MARKER_LINE = "# micrograph exercise:"
-"""How a template names its exercise, on one of its first lines (``# micrograph exercise: backprop``)."""
 
 
 def exercise_of(path: str | os.PathLike[str]) -> str | None:

@@ -36,9 +36,9 @@ class Exercise:
         title: what it asks, in a few words. book: the book's algorithm or section it covers.
         lesson: the lesson that steps through the algorithm first (the template names it; the lesson's last
             step names the exercise).
-        template: the template's text, with ``@SEE@``, ``@CHECK@`` and ``@ALGORITHM_6_N@`` where
-            :func:`lessons.exercises.templates.template` puts the lesson, the way to check and the book's
-            pseudo-code.
+        template: the template's text after its marker line, with ``@SEE@``, ``@CHECK@`` and
+            ``@ALGORITHM_6_N@`` where :func:`lessons.exercises.templates.template` puts the lesson, the way
+            to check and the book's pseudo-code (and the marker line first).
         cases: the judge: ``cases(seed)``, the cases one at a time, each with the engine's answer.
         answer: the schema an answer must fit before it is judged.
         imports: the modules a solution may import.

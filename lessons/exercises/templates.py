@@ -1,6 +1,6 @@
 """The templates ``micrograph exercise start NAME`` writes (and the page's editor shows, in the page's words):
 the signature, the book's pseudo-code as comments, and TODOs. Each starts with the marker line ``# micrograph
-exercise: NAME``, which tells ``check`` what the file is.
+exercise: NAME`` (:data:`MARKER_LINE`), which tells ``check`` what the file is; :func:`template` writes it.
 
 Each exercise's module holds its template's text (:attr:`lessons.exercises.exercise.Exercise.template`);
 :func:`template` puts in the book's pseudo-code, transcribed once in :mod:`micrograph.pseudocode`, and the two
@@ -14,7 +14,10 @@ from __future__ import annotations
 from lessons.exercises.judges import EXERCISES
 from micrograph.pseudocode import ALGORITHMS
 
-__all__ = ["PLACES", "template"]
+__all__ = ["MARKER_LINE", "PLACES", "template"]
+
+MARKER_LINE = "# micrograph exercise:"
+"""How a template names its exercise, on its first line (``# micrograph exercise: backprop``)."""
 
 
 def _quote(text: str) -> str:
@@ -41,14 +44,15 @@ the page's own controls."""
 
 
 def template(name: str, place: str = "terminal") -> str:
-    """The template of exercise ``name`` as read at ``place`` (a key of :data:`PLACES`).
+    """The template of exercise ``name`` as read at ``place`` (a key of :data:`PLACES`), its marker line
+    first.
 
     Raises:
         KeyError: an unknown exercise or place.
     """
     see, check = PLACES[place]
     exercise = EXERCISES[name]
-    text = _quote(exercise.template)
+    text = f"{MARKER_LINE} {name}\n" + _quote(exercise.template)
     return text.replace("@SEE@", see.format(lesson=exercise.lesson)).replace(
         "@CHECK@", check.format(name=name)
     )

@@ -246,7 +246,6 @@ def cases(seed: int) -> Iterator[Case]:
 
 
 TEMPLATE = '''\
-# micrograph exercise: backprop
 """Algorithm 6.2, back-propagation with the grad_table.
 
 The book (section 6.5.3, Algorithm 6.2):

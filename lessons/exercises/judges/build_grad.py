@@ -339,7 +339,6 @@ def cases(seed: int) -> Iterator[Case]:
 
 
 TEMPLATE = '''\
-# micrograph exercise: build_grad
 """Algorithm 6.6, build_grad: symbol-to-symbol back-propagation. The result is a node of B, not a number.
 
 Algorithm 6.6 (section 6.5.6), in words: to build the gradient of z with respect to V,

@@ -61,98 +61,115 @@ _DRAW: dict[str, Callable[[random.Random], tuple[float, ...]]] = {
 }
 """Random points inside each domain, away from its edge."""
 
-MISTAKES: dict[str, Mistake] = table(
-    Mistake(
+Formula = Callable[[float, float, float], float]
+"""A rule as a formula in x, y and out (y is 0.0 for an operation of one argument)."""
+
+_WRONG_RULES: list[tuple[str, str, Formula, str, str]] = [
+    (
+        "tanh_dx",
         "tanh-input",
+        lambda x, y, out: 1 - x * x,
         "the derivative of tanh is written with its output: tanh′(x) = 1 − tanh(x)² = 1 − out², not 1 − x².",
-        "local",
-        words="tanh′ written with the input x",
+        "tanh′ written with the input x",
     ),
-    Mistake(
+    (
+        "sigmoid_dx",
         "sigmoid-input",
+        lambda x, y, out: x * (1 - x),
         "σ′(x) = σ(x)(1 − σ(x)) = out·(1 − out): it is written with the output.",
-        "local",
-        words="σ′ written with the input x",
+        "σ′ written with the input x",
     ),
-    Mistake(
+    (
+        "div_dy",
         "quotient-sign",
+        lambda x, y, out: out / y,
         "d(x/y)/dy = −x/y² (the quotient rule's minus sign).",
-        "local",
-        words="d(x/y)/dy without its minus sign",
+        "d(x/y)/dy without its minus sign",
     ),
-    Mistake(
+    (
+        "div_dy",
         "div-dy-as-dx",
+        lambda x, y, out: 1 / y,
         "1/y is d(x/y)/dx; with respect to y the result is −x/y².",
-        "local",
-        words="d(x/y)/dy given as 1/y",
+        "d(x/y)/dy given as 1/y",
     ),
-    Mistake("div-dy-no-x", "d(x/y)/dy = −x/y²: the x is missing.", "local", words="d(x/y)/dy without its x"),
-    Mistake(
+    (
+        "div_dy",
+        "div-dy-no-x",
+        lambda x, y, out: -1 / (y * y),
+        "d(x/y)/dy = −x/y²: the x is missing.",
+        "d(x/y)/dy without its x",
+    ),
+    (
+        "div_dx",
         "div-dx-as-dy",
+        lambda x, y, out: -x / (y * y),
         "d(x/y)/dx = 1/y; −x/y² is the derivative in y.",
-        "local",
-        words="d(x/y)/dx given as −x/y²",
+        "d(x/y)/dx given as −x/y²",
     ),
-    Mistake(
+    (
+        "pow_dx",
         "pow-dx-as-dy",
+        lambda x, y, out: out * math.log(x),
         "out·log x is d(x^y)/dy; in x it is y·x^(y−1).",
-        "local",
-        words="d(x^y)/dx given as out·log x",
+        "d(x^y)/dx given as out·log x",
     ),
-    Mistake(
+    (
+        "pow_dx",
         "pow-exponent",
+        lambda x, y, out: y * x**y,
         "d(x^y)/dx = y·x^(y−1): the exponent goes down by one.",
-        "local",
-        words="d(x^y)/dx with the wrong exponent",
+        "d(x^y)/dx with the wrong exponent",
     ),
-    Mistake(
+    (
+        "pow_dy",
         "pow-dy-power-rule",
+        lambda x, y, out: y * x ** (y - 1),
         "the power rule is for the base; for the exponent d(x^y)/dy = x^y·log x = out·log x.",
-        "local",
-        words="the power rule used for the exponent",
+        "the power rule used for the exponent",
     ),
-    Mistake(
+    (
+        "log_dx",
         "log-output",
+        lambda x, y, out: 1 / out,
         "log′(x) = 1/x, with the input x, not the output.",
-        "local",
-        words="log′ written with the output",
+        "log′ written with the output",
     ),
-    Mistake(
+    (
+        "sqrt_dx",
         "sqrt-input",
+        lambda x, y, out: 0.5 / x,
         "√′(x) = 1/(2√x) = 0.5/out: divide by the square root, not by x.",
-        "local",
-        words="√′ divided by x, not by √x",
+        "√′ divided by x, not by √x",
     ),
-    Mistake("sqrt-times", "√′(x) = 0.5/out, a division.", "local", words="√′ multiplied, not divided"),
-    Mistake(
+    (
+        "sqrt_dx",
+        "sqrt-times",
+        lambda x, y, out: 0.5 * out,
+        "√′(x) = 0.5/out, a division.",
+        "√′ multiplied, not divided",
+    ),
+]
+"""The recognised wrong rules: (function, the mistake's code, the wrong rule, hint, words), each function's in
+the order they are tried."""
+
+_OTHER: list[tuple[str, str, str]] = [
+    (
         "sign",
         "the sign is wrong: check which way u moves when x_k grows.",
-        "local",
-        words="a derivative with the wrong sign",
+        "a derivative with the wrong sign",
     ),
-    Mistake("not-a-number", "return a number (a float).", "local", words="a derivative that is not a number"),
-    Mistake("wrong-derivative", "", "local", words="a wrong local derivative"),
-)
-"""The mistakes this exercise recognises."""
+    ("not-a-number", "return a number (a float).", "a derivative that is not a number"),
+    ("wrong-derivative", "", "a wrong local derivative"),
+]
+"""The other mistakes of a local derivative: (code, hint, words)."""
 
-_CANDIDATES: dict[str, list[tuple[str, Callable[[float, float, float], float]]]] = {
-    "tanh_dx": [("tanh-input", lambda x, y, out: 1 - x * x)],
-    "sigmoid_dx": [("sigmoid-input", lambda x, y, out: x * (1 - x))],
-    "div_dy": [
-        ("quotient-sign", lambda x, y, out: out / y),
-        ("div-dy-as-dx", lambda x, y, out: 1 / y),
-        ("div-dy-no-x", lambda x, y, out: -1 / (y * y)),
-    ],
-    "div_dx": [("div-dx-as-dy", lambda x, y, out: -x / (y * y))],
-    "pow_dx": [
-        ("pow-dx-as-dy", lambda x, y, out: out * math.log(x)),
-        ("pow-exponent", lambda x, y, out: y * x**y),
-    ],
-    "pow_dy": [("pow-dy-power-rule", lambda x, y, out: y * x ** (y - 1))],
-    "log_dx": [("log-output", lambda x, y, out: 1 / out)],
-    "sqrt_dx": [("sqrt-input", lambda x, y, out: 0.5 / x), ("sqrt-times", lambda x, y, out: 0.5 * out)],
-}
-"""The recognised wrong rules of each function, as formulas in x, y and out."""
+MISTAKES: dict[str, Mistake] = table(
+    *(Mistake(code, hint, "local", words=words) for _, code, _, hint, words in _WRONG_RULES),
+    *(Mistake(code, hint, "local", words=words) for code, hint, words in _OTHER),
+)
+"""The mistakes this exercise recognises, the wrong rules' first; the book's sentence behind each is the one
+on local derivatives."""
 
 
 def _mistake(fname: str, args: tuple[float, ...], out: float, actual: Any, expected: float) -> str:
@@ -160,7 +177,8 @@ def _mistake(fname: str, args: tuple[float, ...], out: float, actual: Any, expec
     if isinstance(actual, bool) or not isinstance(actual, (int, float)):
         return "not-a-number"
     x, y = args[0], args[1] if len(args) > 1 else 0.0
-    for code, formula in [*_CANDIDATES.get(fname, []), ("sign", lambda x, y, out: -expected)]:
+    wrong = [(code, formula) for f, code, formula, _, _ in _WRONG_RULES if f == fname]
+    for code, formula in [*wrong, ("sign", lambda x, y, out: -expected)]:
         try:
             if close(actual, formula(x, y, out)) and not close(actual, expected):
                 return code
@@ -243,7 +261,6 @@ def _reference() -> Any:
 
 
 TEMPLATE = '''\
-# micrograph exercise: derivatives
 """Local derivatives: du/dx_k for six operations, the factor ∂u(i)/∂u(j) of each term of Algorithm 6.2.
 
 Each function gets the argument values and the operation's own output `out` (u itself), as the

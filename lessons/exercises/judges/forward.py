@@ -255,7 +255,6 @@ def cases(seed: int) -> Iterator[Case]:
 
 
 TEMPLATE = '''\
-# micrograph exercise: forward
 """Algorithm 6.1, forward propagation over the ordered node list u(1)..u(n).
 
 The book (section 6.5.3, Algorithm 6.1):

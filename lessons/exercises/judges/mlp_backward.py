@@ -301,7 +301,6 @@ def _reference() -> Any:
 
 
 TEMPLATE = '''\
-# micrograph exercise: mlp_backward
 """Algorithm 6.4, the backward pass of an MLP on numbers, layer by layer.
 
 The book (section 6.5.4, Algorithm 6.4):

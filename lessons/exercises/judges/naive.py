@@ -177,7 +177,6 @@ def cases(seed: int) -> Iterator[Case]:
 
 
 TEMPLATE = '''\
-# micrograph exercise: naive
 """The naive chain rule of equation 6.53: dz/dw as a sum over paths, every subexpression recomputed.
 
 The book (section 6.5.2, figure 6.9): for x = f(w), y = f(x), z = f(y),

@@ -219,7 +219,6 @@ def cases(seed: int) -> Iterator[Case]:
 
 
 TEMPLATE = '''\
-# micrograph exercise: topo
 """The ordered node list u(1)..u(n): every node after its parents, the n_i leaves first, z last.
 
 The book (section 6.5.3): "We will assume that the nodes of the graph have been ordered in such a way
