@@ -270,36 +270,23 @@ def _failed(
     x < 0 for a constant y), so its entry is NaN rather than an error.
 
     Raises:
-        DomainError: u(j) is not a constant (see :func:`_local_derivative_error`).
+        DomainError: u(j) is not a constant: naming the edge u(j) -> u(i) whose local derivative failed,
+            or the term or sum that overflowed (see :func:`_overflow_error`).
     """
-    if not graph.nodes[j].is_constant:
-        raise _local_derivative_error(graph, u, grad_table, edges, i, j, e, where) from None
-    return math.nan
-
-
-def _local_derivative_error(
-    graph: Graph,
-    u: Sequence[float] | Mapping[int, float],
-    grad_table: list[float],
-    edges: list[Edge],
-    i: int,
-    j: int,
-    e: Exception,
-    where: str,
-) -> DomainError:
-    """The DomainError naming the edge u(j) -> u(i) whose local derivative, term or sum failed."""
-    if isinstance(e, _NotFinite):
-        return _overflow_error(graph, u, grad_table, edges, j, where)
     nodes, name = graph.nodes, graph.name
+    if nodes[j].is_constant:
+        return math.nan
+    if isinstance(e, _NotFinite):
+        raise _overflow_error(graph, u, grad_table, edges, j, where) from None
     node = nodes[i]
     reason = "" if isinstance(e, DomainError) else str(e)
     at = f"{where}: the local derivative d{name(node)}/d{name(nodes[j])} does not exist at {name(node)}" + (
         f" (label {node.label!r})" if node.label else ""
     )
     pa = graph.parents[i]
-    return DomainError(
+    raise DomainError(
         node.op, [nodes[p] for p in pa], reason=reason, where=at, names=[name(nodes[p]) for p in pa]
-    )
+    ) from None
 
 
 def _overflow_error(

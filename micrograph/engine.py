@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import copy
 import numbers
+import operator
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from micrograph import lecture, pickling, push
@@ -42,12 +43,53 @@ from micrograph.ops import (
     SQRT,
     SUB,
     TANH,
+    Op,
     pow_const,
 )
 
 __all__ = ["Value", "apply", "as_value", "sum_nodes"]
 
 _new = object.__new__
+
+
+# The operators and functions that build their node with ``apply`` are made from the table's operation by
+# one definition each; ``+``, ``*`` and relu, the hot ones, are written out in the class for speed.
+def _operator(op: Op, *, reflected: bool = False) -> Callable[[Value, Any], Value]:
+    """``x op y`` (``y op x`` if reflected) as the node of ``op``; NotImplemented for a non-number."""
+
+    def method(self: Value, other: Any) -> Value:
+        o = _wrap(other)
+        if o is NotImplemented:
+            return NotImplemented
+        return apply(op, (o, self) if reflected else (self, o))
+
+    method.__name__ = f"__{'r' if reflected else ''}{'truediv' if op.name == 'div' else op.name}__"
+    method.__qualname__ = f"Value.{method.__name__}"
+    return method
+
+
+def _comparison(compare: Callable[[float, Any], bool]) -> Callable[[Value, Any], bool]:
+    """A comparison of ``.data`` with a Value's ``.data`` or a number: a plain bool, no node."""
+
+    def method(self: Value, other: Any) -> bool:
+        o = _data(other)
+        return NotImplemented if o is NotImplemented else compare(self.data, o)
+
+    method.__name__ = f"__{compare.__name__}__"
+    method.__qualname__ = f"Value.{method.__name__}"
+    return method
+
+
+def _function(op: Op, doc: str) -> Callable[[Value], Value]:
+    """The method ``x.name()`` building the node op(x), with ``doc`` as what ``help(Value)`` shows of it."""
+
+    def method(self: Value) -> Value:
+        return apply(op, (self,))
+
+    method.__name__ = op.name
+    method.__qualname__ = f"Value.{op.name}"
+    method.__doc__ = doc
+    return method
 
 
 class Value:
@@ -243,21 +285,10 @@ class Value:
         o = _wrap(other)
         return NotImplemented if o is NotImplemented else o.__mul__(self)
 
-    def __sub__(self, other: Any) -> Value:
-        o = _wrap(other)
-        return NotImplemented if o is NotImplemented else apply(SUB, (self, o))
-
-    def __rsub__(self, other: Any) -> Value:
-        o = _wrap(other)
-        return NotImplemented if o is NotImplemented else apply(SUB, (o, self))
-
-    def __truediv__(self, other: Any) -> Value:
-        o = _wrap(other)
-        return NotImplemented if o is NotImplemented else apply(DIV, (self, o))
-
-    def __rtruediv__(self, other: Any) -> Value:
-        o = _wrap(other)
-        return NotImplemented if o is NotImplemented else apply(DIV, (o, self))
+    __sub__ = _operator(SUB)
+    __rsub__ = _operator(SUB, reflected=True)
+    __truediv__ = _operator(DIV)
+    __rtruediv__ = _operator(DIV, reflected=True)
 
     def __pow__(self, other: Any) -> Value:
         if isinstance(other, Value):
@@ -266,9 +297,7 @@ class Value:
             return apply(pow_const(to_float(other, "the exponent of x ** c")), (self,))
         return NotImplemented
 
-    def __rpow__(self, other: Any) -> Value:
-        o = _wrap(other)
-        return NotImplemented if o is NotImplemented else apply(POW, (o, self))
+    __rpow__ = _operator(POW, reflected=True)
 
     def __neg__(self) -> Value:
         return apply(NEG, (self,))
@@ -283,21 +312,10 @@ class Value:
 
     # --- comparisons: of .data, a plain bool, as PyTorch users expect (no node is built) -------------
     # ``==`` is not among them: it stays identity, so that a Value can be a key of the grad_table.
-    def __lt__(self, other: Any) -> bool:
-        o = _data(other)
-        return NotImplemented if o is NotImplemented else self.data < o
-
-    def __le__(self, other: Any) -> bool:
-        o = _data(other)
-        return NotImplemented if o is NotImplemented else self.data <= o
-
-    def __gt__(self, other: Any) -> bool:
-        o = _data(other)
-        return NotImplemented if o is NotImplemented else self.data > o
-
-    def __ge__(self, other: Any) -> bool:
-        o = _data(other)
-        return NotImplemented if o is NotImplemented else self.data >= o
+    __lt__ = _comparison(operator.lt)
+    __le__ = _comparison(operator.le)
+    __gt__ = _comparison(operator.gt)
+    __ge__ = _comparison(operator.ge)
 
     # --- functions ---------------------------------------------------------------------------
     def relu(self) -> Value:
@@ -320,33 +338,15 @@ class Value:
         out._info = None
         return out
 
-    def tanh(self) -> Value:
-        """tanh(x), computed stably (no overflow at x = ±1000); derivative 1 - tanh(x)²."""
-        return apply(TANH, (self,))
-
-    def sigmoid(self) -> Value:
-        """σ(x) = 1 / (1 + exp(-x)), computed stably for large |x|; derivative σ(x)(1 - σ(x))."""
-        return apply(SIGMOID, (self,))
-
-    def exp(self) -> Value:
-        """exp(x). Raises :class:`DomainError` if the result overflows (x > 709.78)."""
-        return apply(EXP, (self,))
-
-    def log(self) -> Value:
-        """The natural logarithm. Raises :class:`DomainError` for x <= 0."""
-        return apply(LOG, (self,))
-
-    def sqrt(self) -> Value:
-        """The square root. Raises :class:`DomainError` for x < 0."""
-        return apply(SQRT, (self,))
-
-    def sin(self) -> Value:
-        """sin(x), x in radians."""
-        return apply(SIN, (self,))
-
-    def cos(self) -> Value:
-        """cos(x), x in radians."""
-        return apply(COS, (self,))
+    tanh = _function(TANH, "tanh(x), computed stably (no overflow at x = ±1000); derivative 1 - tanh(x)².")
+    sigmoid = _function(
+        SIGMOID, "σ(x) = 1 / (1 + exp(-x)), computed stably for large |x|; derivative σ(x)(1 - σ(x))."
+    )
+    exp = _function(EXP, "exp(x). Raises :class:`DomainError` if the result overflows (x > 709.78).")
+    log = _function(LOG, "The natural logarithm. Raises :class:`DomainError` for x <= 0.")
+    sqrt = _function(SQRT, "The square root. Raises :class:`DomainError` for x < 0.")
+    sin = _function(SIN, "sin(x), x in radians.")
+    cos = _function(COS, "cos(x), x in radians.")
 
     def __copy__(self) -> Value:
         """A new node with the same value, operation and parents (the parents are shared, not copied)."""

@@ -14,7 +14,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.1-
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Union
 
 from micrograph.backprop import BackpropObserver, GradTable, backprop
@@ -49,7 +49,20 @@ ConsumerEdge = tuple[int, int, Callable[..., Any], int, int]
 du(i)/du(j) from the operation table, and Pa(u(i)) = (u(a)[, u(b)]) (b = -1 if unary)."""
 
 
-class Graph:
+class _NodeList:
+    """What G and G' share: the nodes in topological order, counted and iterated as ``nodes`` is."""
+
+    __slots__ = ()
+    nodes: list[Value]
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __iter__(self) -> Iterator[Value]:
+        return iter(self.nodes)
+
+
+class Graph(_NodeList):
     """The computational graph G of an output node z, as the ordered node list u(1)..u(n).
 
     Args:
@@ -119,14 +132,8 @@ class Graph:
         """The leaves that are not implicit constants: what a user usually sets."""
         return [v for v in self.nodes[: self.n_inputs] if not v.is_constant]
 
-    def __len__(self) -> int:
-        return len(self.nodes)
-
     def __contains__(self, node: object) -> bool:
         return node in self.index
-
-    def __iter__(self) -> Any:
-        return iter(self.nodes)
 
     def __repr__(self) -> str:
         return f"Graph(n={len(self.nodes)}, n_inputs={self.n_inputs}, num_edges={self.num_edges})"
@@ -255,7 +262,7 @@ def _seed(seed: Any, where: str) -> float:
     return x
 
 
-class SubGraph:
+class SubGraph(_NodeList):
     """G', the pruned graph of Algorithm 6.5: the nodes of G on a path from a target in T to z.
 
     Attributes:
@@ -274,9 +281,6 @@ class SubGraph:
 
     def __contains__(self, node: object) -> bool:
         return node in self._members
-
-    def __len__(self) -> int:
-        return len(self.nodes)
 
     def __repr__(self) -> str:
         return f"SubGraph(n={len(self.nodes)} of {len(self.graph.nodes)})"

@@ -20,10 +20,10 @@ from collections.abc import Callable
 from typing import Any
 
 from catalogue import Case
-from hypothesis import HealthCheck, assume, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-__all__ = ["DAG_SETTINGS", "OPERATIONS", "dag_cases", "recipes"]
+__all__ = ["DAG_SETTINGS", "OPERATIONS", "dag_cases", "on_catalogue_and_random_dags", "recipes"]
 
 DAG_SETTINGS = settings(
     max_examples=settings().max_examples,  # the profile loaded by conftest.py: 30, or 500 "thorough"
@@ -141,3 +141,24 @@ def dag_cases(draw: Any, max_vars: int = 3, max_steps: int = 8) -> Case:
     case = as_case(draw(recipes(max_vars, max_steps)))
     assume(_well_behaved(case))
     return case
+
+
+def on_catalogue_and_random_dags(
+    check: Callable[[Case], object],
+) -> tuple[Callable[..., None], Callable[..., None]]:
+    """``check(case)`` as two tests: once per catalogue case, and on random DAGs (:func:`dag_cases`).
+
+    Written ``test_x_on_catalogue, test_x_on_random_dags = on_catalogue_and_random_dags(check)``: pytest
+    collects them by those names. The first takes the argument ``catalogue_case``, which tests/conftest.py
+    makes one run per catalogue case; the second runs under hypothesis with :data:`DAG_SETTINGS`.
+    """
+
+    def on_catalogue(catalogue_case: Case) -> None:
+        check(catalogue_case)
+
+    @DAG_SETTINGS
+    @given(dag_cases())
+    def on_random_dags(case: Case) -> None:
+        check(case)
+
+    return on_catalogue, on_random_dags

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from catalogue import Case, count_edges
 from hypothesis import find, given, settings
-from strategies import DAG_SETTINGS, dag_cases
+from strategies import DAG_SETTINGS, dag_cases, on_catalogue_and_random_dags
 
 from micrograph import DomainError, Graph, SubGraph, Value
 from micrograph.backprop import run_algorithm_6_2
@@ -50,19 +50,15 @@ def check_order(z: Value) -> Graph:
     return g
 
 
-def test_order_on_catalogue(catalogue_case: Case) -> None:
-    z, xs = catalogue_case.build_values()
-    g = check_order(z)
-    assert g.variables == [v for v in g.leaves if not v.is_constant]
-    assert set(xs) <= set(g.variables)
-
-
-@DAG_SETTINGS
-@given(dag_cases())
-def test_order_on_random_dags(case: Case) -> None:
+def check_case_order(case: Case) -> None:
+    """The case's graph is in order (:func:`check_order`) and its variables are exactly the case's."""
     z, xs = case.build_values()
     g = check_order(z)
+    assert g.variables == [v for v in g.leaves if not v.is_constant]
     assert set(g.variables) == set(xs)
+
+
+test_order_on_catalogue, test_order_on_random_dags = on_catalogue_and_random_dags(check_case_order)
 
 
 def _max_consumers(case: Case) -> tuple[int, bool]:

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import math
 
-from catalogue import CATALOGUE, Case
-from hypothesis import given
-from strategies import DAG_SETTINGS, dag_cases
+from catalogue import Case
+from strategies import on_catalogue_and_random_dags
 
 from micrograph import BackpropStep, BuildGradCall, Graph, Value, grad, store_grad
 from micrograph.backprop import run_algorithm_6_2
@@ -65,15 +64,7 @@ def _check_observers(case: Case) -> None:
         assert math.isclose(gx.data, table[x], rel_tol=1e-9, abs_tol=1e-12)
 
 
-def test_catalogue() -> None:
-    for case in CATALOGUE:
-        _check_observers(case)
-
-
-@DAG_SETTINGS
-@given(dag_cases())
-def test_random_dags(case: Case) -> None:
-    _check_observers(case)
+test_catalogue, test_random_dags = on_catalogue_and_random_dags(_check_observers)
 
 
 def test_a_reused_node_gets_one_term_per_edge() -> None:

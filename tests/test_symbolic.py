@@ -17,7 +17,7 @@ import pytest
 import sympy
 from catalogue import Case, sympy_value
 from hypothesis import given
-from strategies import DAG_SETTINGS, dag_cases
+from strategies import DAG_SETTINGS, dag_cases, on_catalogue_and_random_dags
 
 from micrograph import Graph, Value, build_grad, grad, hessian_vector_product
 
@@ -157,19 +157,17 @@ def check_marking(case: Case) -> tuple[set[Value], set[Value]]:
     return covered, G_prime
 
 
-def test_B_marking_on_catalogue(catalogue_case: Case) -> None:
-    covered, G_prime = check_marking(catalogue_case)
-    if "chain" in catalogue_case.tags:
+def check_case_marking(case: Case) -> None:
+    """:func:`check_marking`, and for a chain (figure 6.10) one gradient node per node of G' below z."""
+    covered, G_prime = check_marking(case)
+    if "chain" in case.tags:
         # figure 6.10: one gradient node per node of G' below z; z's own gradient is the constant 1,
         # which B uses only where a rule returns a node of G (exp's output: dz/dy = 1 × z)
         assert G_prime - {next(u for u in G_prime if not any(u in v.inputs for v in G_prime))} <= covered
         assert covered <= G_prime
 
 
-@DAG_SETTINGS
-@given(dag_cases())
-def test_B_marking_on_random_dags(case: Case) -> None:
-    check_marking(case)
+test_B_marking_on_catalogue, test_B_marking_on_random_dags = on_catalogue_and_random_dags(check_case_marking)
 
 
 def test_each_grad_call_marks_its_own_nodes_and_leaves_earlier_B_alone() -> None:
