@@ -104,10 +104,16 @@ ROWS: dict[str, Mistake] = {
 sentence}; the sum's mistakes in :data:`viz.mistakes.ENTRY_MISTAKES`' order."""
 
 
-def _forward_loop(calls: list[list[int]]) -> bool:
-    """True if the solution's local derivatives were evaluated from u(1) upwards (the loop runs forward)."""
-    targets = [i for i, _ in calls[:50] if i >= 0]
-    return len(targets) >= 2 and targets[0] < targets[-1] and targets[0] == min(targets)
+def _forward_loop(graph: Graph, calls: list[list[int]]) -> bool:
+    """True if the solution's local derivatives were evaluated from u(1) upwards (the loop runs forward).
+
+    Each evaluation ∂u(i)/∂u(j) serves the entry of u(j), the parent: from u(n) down, the first ones serve
+    falling j; a forward loop's first ones rise from its lowest j. (The consumers u(i) alone do not tell:
+    a loop from u(n) down that leaves out some terms can meet rising consumers.)
+    """
+    parents = graph.parents
+    served = [parents[i][k] for i, k in calls[:50] if 0 <= i < len(parents) and k < len(parents[i])]
+    return len(served) >= 2 and served[0] < served[-1] and served[0] == min(served)
 
 
 def _terms_text(graph: Graph, j: int, terms: list[Term], e: float, actual: Any) -> list[str]:
@@ -197,7 +203,7 @@ def _which(
     name = node_name(graph, j)
     if j == len(graph.nodes) - 1:
         return "seed", f"grad_table[u(n)] = {shown(actual)}: it must start at 1 (dz/dz = 1).", None
-    if calls is not None and _forward_loop(calls):
+    if calls is not None and _forward_loop(graph, calls):
         return (
             "forward-loop",
             f"grad_table[{name}] is wrong, and your loop evaluated the local derivatives from u(1) upwards.",
