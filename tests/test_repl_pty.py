@@ -16,7 +16,9 @@ import pytest
 pexpect = pytest.importorskip("pexpect")
 
 ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "dumb", "PYTHON_COLORS": "0", "NO_COLOR": "1"}
+# the pty's own size, not a LINES or COLUMNS of the environment (pytest-xdist's workers set them to 24 x 80)
+ENV = {k: v for k, v in os.environ.items() if k not in ("LINES", "COLUMNS")}
+ENV.update({"PYTHONPATH": str(ROOT), "TERM": "dumb", "PYTHON_COLORS": "0", "NO_COLOR": "1"})
 
 
 pytestmark = pytest.mark.slow  # real terminals

@@ -136,15 +136,28 @@ def npm_packages(log: Callable[[str], None]) -> Path:
         )
     key = hashlib.sha256(lock.read_bytes() + (SOURCE / "package.json").read_bytes()).hexdigest()[:16]
     where = _cache() / f"npm-{key}"
-    done = where / "node_modules" / ".micrograph-installed"
-    if done.is_file():
+    done = Path("node_modules", ".micrograph-installed")
+    if (where / done).is_file():
         return where / "node_modules"
-    where.mkdir(parents=True, exist_ok=True)
-    for name in ("package.json", "package-lock.json"):
-        shutil.copyfile(SOURCE / name, where / name)
-    log("npm ci: the page's JavaScript, as locked by site/package-lock.json ...")
-    _run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"], where, "npm ci", NPM_TIMEOUT)
-    done.write_text("installed by npm ci from the lockfile\n")
+    # Installed in a directory of its own, then renamed into place: a build that runs at the same time
+    # (or was interrupted) never sees a half-installed cache; where two install at once, the first rename
+    # wins and the other's copy is removed.
+    _cache().mkdir(parents=True, exist_ok=True)
+    own = Path(tempfile.mkdtemp(prefix=f"npm-{key}.", dir=_cache()))
+    try:
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(SOURCE / name, own / name)
+        log("npm ci: the page's JavaScript, as locked by site/package-lock.json ...")
+        _run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"], own, "npm ci", NPM_TIMEOUT)
+        (own / done).write_text("installed by npm ci from the lockfile\n")
+        try:
+            own.rename(where)
+        except OSError:  # installed meanwhile by another build, or an install left half done
+            if not (where / done).is_file():
+                shutil.rmtree(where)
+                own.rename(where)
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
     return where / "node_modules"
 
 
@@ -190,16 +203,18 @@ def _bundle(modules: Path, out: Path) -> list[str]:
         The npm packages whose files went into a bundle (from esbuild's metafile), sorted.
     """
     modules, out = modules.absolute(), out.absolute()
-    entries = []
-    for name in BUNDLES:
-        entry = modules.parent / name
-        shutil.copyfile(SOURCE / "src" / name, entry)
-        entries.append(str(entry))
-    esbuild = modules / ".bin" / "esbuild"
-    meta = modules.parent / "vendor.meta.json"
-    _run([str(esbuild), *entries, "--bundle", "--format=esm", "--minify", "--log-level=error",
-          f"--metafile={meta}", f"--outdir={out}"], modules.parent, "esbuild", 120)  # fmt: skip
-    inputs = json.loads(meta.read_text())["inputs"]
+    # the entries in a directory of this build's own below the cache, whose node_modules they import
+    with tempfile.TemporaryDirectory(dir=modules.parent) as tmp:
+        entries = []
+        for name in BUNDLES:
+            entry = Path(tmp) / name
+            shutil.copyfile(SOURCE / "src" / name, entry)
+            entries.append(str(entry))
+        esbuild = modules / ".bin" / "esbuild"
+        meta = Path(tmp) / "vendor.meta.json"
+        _run([str(esbuild), *entries, "--bundle", "--format=esm", "--minify", "--log-level=error",
+              f"--metafile={meta}", f"--outdir={out}"], modules.parent, "esbuild", 120)  # fmt: skip
+        inputs = json.loads(meta.read_text())["inputs"]
     packages = set()
     for path in inputs:
         parts = path.split("/")
