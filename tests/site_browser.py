@@ -30,6 +30,13 @@ WATCH = """() => {
 """Records every long task of the page's thread (those before it from the browser's buffer, the boot's)
 in ``window.longTasks`` as [start, duration] in ms; returns the page's clock now."""
 
+REFUSALS = """addEventListener("securitypolicyviolation", (e) => {
+  console.error(`Content-Security-Policy refused ${e.blockedURI || "an inline script or style"}` +
+                ` (${e.effectiveDirective}) in ${e.documentURI}`);
+});"""
+"""Run in every document a page loads from an address (the page, its frames): each
+``securitypolicyviolation`` event said on the console, where :class:`OfflinePages` records it."""
+
 
 @contextmanager
 def served(directory: str | Path) -> Iterator[str]:
@@ -54,6 +61,9 @@ class OfflinePages:
     Attributes:
         blocked: every URL a page asked for off the server (aborted).
         errors: every uncaught script error of a page.
+        refusals: every Content-Security-Policy violation in a page or its frames: the browser's console
+            message, and the ``securitypolicyviolation`` event of each document loaded from an address
+            (:data:`REFUSALS`).
         wheel_fetches: how often micrograph's wheel was fetched in the latest context: once by the page's
             Python worker (python.js), once by each Web Worker it starts for an exercise check (the
             worker's last step before it answers).
@@ -64,6 +74,7 @@ class OfflinePages:
         self.url = url
         self.blocked: list[str] = []
         self.errors: list[str] = []
+        self.refusals: list[str] = []
         self.wheel_fetches = 0
 
     def _route(self, route: Any) -> None:
@@ -72,6 +83,10 @@ class OfflinePages:
         else:
             self.blocked.append(route.request.url)
             route.abort()
+
+    def _console(self, message: Any) -> None:
+        if "Content Security Policy" in message.text or "Content-Security-Policy" in message.text:
+            self.refusals.append(message.text)
 
     def _finished(self, request: Any) -> None:
         if "/wheels/micrograph-" in request.url:
@@ -90,6 +105,8 @@ class OfflinePages:
         context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
         context.route("**/*", self._route)
         context.on("requestfinished", self._finished)
+        context.on("console", self._console)
+        context.add_init_script(REFUSALS)
         page = context.new_page()
         page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.wheel_fetches = 0

@@ -87,7 +87,9 @@ class SharedPage:
         p.set_viewport_size({"width": 1280, "height": 800})
         p.evaluate(RESET)
         p.get_by_label("Lesson", exact=True).select_option("1")  # the lesson form refilled and started
-        p.wait_for_function("document.getElementById('lesson-text').textContent.startsWith('Lesson 1:')")
+        p.wait_for_function(
+            "() => document.getElementById('lesson-text').textContent.startsWith('Lesson 1:')"
+        )
 
     def close(self) -> None:
         if self.context is not None:
@@ -102,7 +104,7 @@ RESET = """() => {
   for (const id of ["x-expr", "x-at"]) $(id).value = $(id).defaultValue;
   $("x-predict").checked = false;
   $("explorer-note").textContent = "";
-  $("explorer-frame").removeAttribute("srcdoc");
+  $("explorer-frame").src = "about:blank";
   $("exercise").selectedIndex = 0;
   $("exercise").dispatchEvent(new Event("change"));
   $("check-status").textContent = "";
@@ -120,14 +122,15 @@ def shared_page(browser: Any, url: str) -> Iterator[SharedPage]:
 @pytest.fixture
 def page(shared_page: SharedPage, request: pytest.FixtureRequest) -> Iterator[Any]:
     """The site's page, ready, with every request off localhost blocked (and recorded): none may be made,
-    and no script error may happen, during the test."""
+    no script error may happen, and its Content-Security-Policy may refuse nothing, during the test."""
+    pages = shared_page.pages
+    blocked, errors, refusals = len(pages.blocked), len(pages.errors), len(pages.refusals)  # a load's too
     if shared_page.failed:
         shared_page.open()
     shared_page.reset()
-    pages = shared_page.pages
-    blocked, errors = len(pages.blocked), len(pages.errors)
     yield shared_page.page
     report = getattr(request.node, "rep_call", None)
     shared_page.failed = report is None or report.failed
     assert pages.blocked[blocked:] == [], f"the page asked for files off localhost: {pages.blocked[blocked:]}"
     assert pages.errors[errors:] == [], pages.errors[errors:]
+    assert pages.refusals[refusals:] == [], f"the page's policy refused: {pages.refusals[refusals:]}"

@@ -92,14 +92,14 @@ def _step_through(page: Any) -> list[str]:
         before = page.locator("#lesson-text").get_attribute("data-index")
         page.get_by_role("button", name="Next step").click()
         page.wait_for_function(
-            f"document.getElementById('lesson-text').dataset.index !== '{before}'", timeout=60_000
+            f"() => document.getElementById('lesson-text').dataset.index !== '{before}'", timeout=60_000
         )
 
 
 @pytest.mark.slow
 def test_lesson_2_to_its_end_as_python_prints_it(page: Any) -> None:
     page.get_by_label("Lesson", exact=True).select_option("2")
-    page.wait_for_function("document.getElementById('lesson-text').textContent.startsWith('Lesson 2')")
+    page.wait_for_function("() => document.getElementById('lesson-text').textContent.startsWith('Lesson 2')")
     expected = _python_lesson_steps(2, _columns(page), page=True)
     shown = _step_through(page)
     assert len(shown) == len(expected) >= 5
@@ -114,7 +114,7 @@ def test_lesson_on_the_students_expression(page: Any) -> None:
     page.locator("#lessons").get_by_label("Expression").fill("x*y + exp(x)")
     page.locator("#lessons").get_by_label("Values").fill("x=1, y=-2")
     page.get_by_role("button", name="Start lesson").click()
-    page.wait_for_function("document.getElementById('lesson-text').textContent.includes('exp(x)')")
+    page.wait_for_function("() => document.getElementById('lesson-text').textContent.includes('exp(x)')")
     stepper = lessons.start(2, expr="x*y + exp(x)", at={"x": 1.0, "y": -2.0})
     shown = _step_through(page)
     assert len(shown) == len(stepper)
@@ -125,7 +125,7 @@ def test_lesson_on_the_students_expression(page: Any) -> None:
     assert "expr=x*y" in page.url.replace("%2A", "*").replace("+", " ").replace("%2B", "+")
     page.locator("#lessons").get_by_label("Expression").fill("log(x")
     page.get_by_role("button", name="Start lesson").click()
-    page.wait_for_function("document.getElementById('lesson-note').textContent.length > 0")
+    page.wait_for_function("() => document.getElementById('lesson-note').textContent.length > 0")
     assert page.locator("#lesson-note").text_content() == "syntax error: '(' was never closed at column 4"
 
 
@@ -137,7 +137,7 @@ def test_a_link_opens_the_same_lesson_and_the_same_graph(page: Any) -> None:
     page.locator("#lessons").get_by_label("Expression").fill("sin(a)*b")
     page.locator("#lessons").get_by_label("Values").fill("a=0.3, b=-1.5")
     page.get_by_role("button", name="Start lesson").click()
-    page.wait_for_function("document.getElementById('lesson-text').textContent.includes('sin(a)')")
+    page.wait_for_function("() => document.getElementById('lesson-text').textContent.includes('sin(a)')")
     lesson_link = page.url
     page.get_by_role("button", name="Explorer").click()
     page.locator("#explorer").get_by_label("Expression").fill("exp(u)*v + u")
@@ -264,7 +264,8 @@ def test_every_lesson_steps_to_its_end_as_in_python(page: Any) -> None:
         stepper = lessons.start(n)
         page.get_by_label("Lesson", exact=True).select_option(str(n))
         page.wait_for_function(
-            f"document.getElementById('lesson-text').textContent.startsWith('Lesson {n}:')", timeout=120_000
+            f"() => document.getElementById('lesson-text').textContent.startsWith('Lesson {n}:')",
+            timeout=120_000,
         )
         shown = _step_through(page)
         assert len(shown) == len(stepper), n
@@ -351,12 +352,13 @@ def test_every_plot_of_the_lessons_is_drawn_in_the_page(page: Any) -> None:
             continue
         page.get_by_label("Lesson", exact=True).select_option(str(n))
         page.wait_for_function(
-            f"document.getElementById('lesson-text').textContent.startsWith('Lesson {n}:')", timeout=120_000
+            f"() => document.getElementById('lesson-text').textContent.startsWith('Lesson {n}:')",
+            timeout=120_000,
         )
         for k in plots:
             page.get_by_label("Go to step").fill(str(k))
             page.get_by_role("button", name="Go", exact=True).click()
-            page.wait_for_function(f"document.getElementById('lesson-text').dataset.index === '{k}'",
+            page.wait_for_function(f"() => document.getElementById('lesson-text').dataset.index === '{k}'",
                                    timeout=120_000)  # fmt: skip
             stepper.goto(k)
             chart = stepper.figure()
@@ -381,12 +383,12 @@ def test_a_step_and_a_plot_fit_the_screen(page: Any, width: int, height: int) ->
     for lesson, step in ((2, 5), (3, 6)):
         page.get_by_label("Lesson", exact=True).select_option(str(lesson))
         page.wait_for_function(
-            f"document.getElementById('lesson-text').textContent.startsWith('Lesson {lesson}:')",
+            f"() => document.getElementById('lesson-text').textContent.startsWith('Lesson {lesson}:')",
             timeout=120_000,
         )
         page.get_by_label("Go to step").fill(str(step))
         page.get_by_role("button", name="Go", exact=True).click()
-        page.wait_for_function(f"document.getElementById('lesson-text').dataset.index === '{step}'",
+        page.wait_for_function(f"() => document.getElementById('lesson-text').dataset.index === '{step}'",
                                timeout=120_000)  # fmt: skip
         assert page.evaluate(fits) == [True, True], (lesson, step, width)
         for box in page.locator("#lesson-picture svg").all():
@@ -433,7 +435,7 @@ def test_predict_in_the_page_asks_and_checks(page: Any) -> None:
     assert "type it in the Answer box below" in " ".join(page.locator("#lesson-text").text_content().split())
     page.locator("#prediction").fill("12345")
     page.get_by_role("button", name="Answer").click()
-    page.wait_for_function("document.getElementById('verdict').textContent !== ''")
+    page.wait_for_function("() => document.getElementById('verdict').textContent !== ''")
     assert page.locator("#verdict").text_content().startswith("Not quite: the answer is")
     page.locator("#prediction").fill("abc")
     page.get_by_role("button", name="Answer").click()
@@ -471,7 +473,7 @@ def test_any_address_leaves_a_usable_page(browser: Any, url: str) -> None:
             expect(p.locator("#start")).to_be_enabled()
             p.get_by_role("button", name="Lessons", exact=True).click()  # an explorer link opened its tab
             p.get_by_label("Lesson", exact=True).select_option("1")  # the page still works after the link
-            p.wait_for_function("document.getElementById('where').textContent.startsWith('Step 1 of')")
+            p.wait_for_function("() => document.getElementById('where').textContent.startsWith('Step 1 of')")
             expect(p.locator("#next")).to_be_enabled()
     finally:
         context.close()

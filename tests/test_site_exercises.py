@@ -27,7 +27,8 @@ def _check(page: Any, source: str) -> str:
     assert page.evaluate("localStorage.getItem('micrograph.draft.backprop')") == source  # the draft kept
     page.get_by_role("button", name="Check").click()
     page.wait_for_function(
-        "/PASS|FAIL|could not/.test(document.getElementById('check-status').textContent)", timeout=120_000
+        "() => /PASS|FAIL|could not/.test(document.getElementById('check-status').textContent)",
+        timeout=120_000,
     )
     return str(page.locator("#report").text_content())
 

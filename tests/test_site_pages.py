@@ -35,7 +35,7 @@ SUM_60 = " + ".join(f"x*{k}" for k in range(1, 61))
 @pytest.fixture(scope="module")
 def page(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """The site built by ``micrograph site``, served, loaded once (it boots Python) with every request off
-    localhost blocked; no script error may happen in it."""
+    localhost blocked; no script error may happen in it, and its policy may refuse nothing."""
     out = tmp_path_factory.mktemp("site") / "site"
     try:
         site.build_site(out, log=lambda s: None)
@@ -47,7 +47,7 @@ def page(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any
         pages = OfflinePages(browser, url)
         context, page, _ = pages.open()
         yield page
-        assert pages.blocked == [] and pages.errors == []
+        assert pages.blocked == [] and pages.errors == [] and pages.refusals == []
         context.close()
 
 
@@ -67,12 +67,12 @@ def _explore(page: Any, screen: str) -> Any:
     section = page.locator("#explorer")
     section.get_by_label("Expression").fill(SUM_35)
     section.get_by_label("Values").fill("x=0.1, y=0.2")
-    page.evaluate("() => { const f = document.getElementById('explorer-frame'); f.removeAttribute('srcdoc'); "
+    page.evaluate("() => { const f = document.getElementById('explorer-frame'); f.src = 'about:blank'; "
                   "f.style.height = ''; }")  # fmt: skip
     page.get_by_role("button", name="Draw G and B").click()
     frame = page.frame_locator("#explorer-frame")
     frame.locator(".mg-pane-b g[data-bnode]").first.wait_for(timeout=READY_MS)
-    page.wait_for_function("document.getElementById('explorer-frame').style.height !== ''")
+    page.wait_for_function("() => document.getElementById('explorer-frame').style.height !== ''")
     inside = page.locator("#explorer-frame").element_handle().content_frame()
     inside.wait_for_function(  # the frame has taken the height its page said last
         "() => document.documentElement.scrollHeight <= document.documentElement.clientHeight"
@@ -124,7 +124,7 @@ def _lesson(page: Any, number: int, step: int, expr: str = "", at: str = "") -> 
     if page.locator("#lesson-text").get_attribute("data-index") != str(step):
         page.get_by_label("Go to step").fill(str(step))
         page.get_by_role("button", name="Go", exact=True).click()
-        page.wait_for_function(f"document.getElementById('lesson-text').dataset.index === '{step}'")
+        page.wait_for_function(f"() => document.getElementById('lesson-text').dataset.index === '{step}'")
     picture = page.locator("#lesson-picture")
     picture.locator(".mg-picture-pane > svg, .mg-picture-pane > iframe").wait_for()
     return picture

@@ -75,7 +75,7 @@ def _working(page: Any, what: str) -> None:
     stop = page.get_by_role("button", name="Stop")
     stop.wait_for(state="visible", timeout=30_000)
     assert page.locator("#status").text_content() == f"Working… {what}"
-    page.wait_for_function("/^[1-9]\\d* s$/.test(document.getElementById('elapsed').textContent)")
+    page.wait_for_function("() => /^[1-9]\\d* s$/.test(document.getElementById('elapsed').textContent)")
     for name in BUSY_BUTTONS:
         assert page.locator(f"#{name}").is_disabled(), name
     assert page.locator("body").get_attribute("data-busy") == "true"
@@ -132,13 +132,13 @@ def test_the_explorer_of_201_factors_never_freezes_the_page(page: Any) -> None:
 @pytest.mark.slow
 def test_lesson_2_on_201_factors_never_freezes_the_page(page: Any) -> None:
     page.get_by_label("Lesson", exact=True).select_option("2")  # lesson 2 on its own example, first
-    page.wait_for_function("document.getElementById('lesson-text').textContent.startsWith('Lesson 2')")
+    page.wait_for_function("() => document.getElementById('lesson-text').textContent.startsWith('Lesson 2')")
     page.locator("#lessons").get_by_label("Expression").fill(BIG)
     page.locator("#lessons").get_by_label("Values").fill("x=1.001")
     page.get_by_role("button", name="Start lesson").click()
     _working(page, "starting lesson 2")
     page.wait_for_function(
-        "document.getElementById('lesson-text').textContent.includes('x*x*x*x')", timeout=READY_MS
+        "() => document.getElementById('lesson-text').textContent.includes('x*x*x*x')", timeout=READY_MS
     )
     stepper = lessons.start(2, expr=BIG, at={"x": 1.001})
     assert _words(page.locator("#lesson-text").text_content()) == _words(stepper.show(keys=""))
@@ -150,7 +150,9 @@ def test_lesson_2_on_201_factors_never_freezes_the_page(page: Any) -> None:
     assert page.locator("#lesson-picture").evaluate("e => e.scrollWidth <= e.clientWidth")  # fits the box
     assert "expr=x*x*x" in page.url.replace("%2A", "*")
     page.get_by_role("button", name="Next step").click()
-    page.wait_for_function("document.getElementById('lesson-text').dataset.index === '2'", timeout=READY_MS)
+    page.wait_for_function(
+        "() => document.getElementById('lesson-text').dataset.index === '2'", timeout=READY_MS
+    )
     drawing.locator("svg g.node").first.wait_for(timeout=30_000)
     stepper.goto(2)
     assert _words(page.locator("#lesson-text").text_content()) == _words(stepper.show(keys="", place="page"))
@@ -162,7 +164,7 @@ def test_lesson_2_on_201_factors_never_freezes_the_page(page: Any) -> None:
 @pytest.mark.slow
 def test_stop_ends_the_work_and_the_page_works_again(page: Any) -> None:
     page.get_by_label("Lesson", exact=True).select_option("2")
-    page.wait_for_function("document.getElementById('lesson-text').textContent.startsWith('Lesson 2')")
+    page.wait_for_function("() => document.getElementById('lesson-text').textContent.startsWith('Lesson 2')")
     page.locator("#lessons").get_by_label("Expression").fill(BIG)  # seconds of the page's Python
     page.locator("#lessons").get_by_label("Values").fill("x=1.001")
     page.get_by_role("button", name="Start lesson").click()
@@ -171,7 +173,7 @@ def test_stop_ends_the_work_and_the_page_works_again(page: Any) -> None:
     assert page.locator("#lesson-note").text_content() == "Stopped: lesson 2 was not started."
     again = "Python started again and the page is ready."
     page.wait_for_function(
-        f"document.getElementById('status').textContent.endsWith('{again}')", timeout=READY_MS
+        f"() => document.getElementById('status').textContent.endsWith('{again}')", timeout=READY_MS
     )
     status = page.locator("#status").text_content()
     assert re.fullmatch(
@@ -187,9 +189,13 @@ def test_stop_ends_the_work_and_the_page_works_again(page: Any) -> None:
     assert _workers(page, lambda w: w.count("python.js") == 1) == ["python.js", "worker.js"]
     # a lesson starts and steps in the fresh Python
     page.get_by_label("Lesson", exact=True).select_option("1")
-    page.wait_for_function("document.getElementById('lesson-text').dataset.index === '1'", timeout=READY_MS)
+    page.wait_for_function(
+        "() => document.getElementById('lesson-text').dataset.index === '1'", timeout=READY_MS
+    )
     page.get_by_role("button", name="Next step").click()
-    page.wait_for_function("document.getElementById('lesson-text').dataset.index === '2'", timeout=READY_MS)
+    page.wait_for_function(
+        "() => document.getElementById('lesson-text').dataset.index === '2'", timeout=READY_MS
+    )
     stepper = lessons.start(1)
     stepper.goto(2)
     assert _words(page.locator("#lesson-text").text_content()) == _words(stepper.show(keys="", place="page"))
@@ -232,7 +238,7 @@ def test_stop_mid_check_ends_both_workers_and_scores_nothing(page: Any) -> None:
     assert page.locator("#report").text_content() == ""
     assert page.evaluate("localStorage.getItem('micrograph.progress')") is None
     page.wait_for_function(
-        "document.getElementById('status').textContent.endsWith('the page is ready.')", timeout=READY_MS
+        "() => document.getElementById('status').textContent.endsWith('the page is ready.')", timeout=READY_MS
     )
     # the fresh Python and a fresh spare student's worker only: the judge and the looping solution ended
     # (Playwright reports a terminated worker closed a moment after it ends: waited for, at most 10 s)
@@ -245,7 +251,8 @@ def test_stop_mid_check_ends_both_workers_and_scores_nothing(page: Any) -> None:
     type_solution(page, CORRECT["backprop"])
     page.get_by_role("button", name="Check").click()
     page.wait_for_function(
-        "/PASS|FAIL|could not/.test(document.getElementById('check-status').textContent)", timeout=READY_MS
+        "() => /PASS|FAIL|could not/.test(document.getElementById('check-status').textContent)",
+        timeout=READY_MS,
     )
     assert page.locator("#check-status").text_content().startswith("PASS")
     assert re.search(r"All (\d+) checks passed: \1 of \1 points", page.locator("#report").text_content())
@@ -282,7 +289,7 @@ def test_a_python_worker_that_cannot_load_is_named_on_the_page(
             p = context.new_page()
             p.goto(address)
             p.wait_for_function(
-                "document.getElementById('status').textContent.startsWith('micrograph could not start')",
+                "() => document.getElementById('status').textContent.startsWith('micrograph could not')",
                 timeout=READY_MS,
             )
             assert (

@@ -17,15 +17,18 @@ it needs no network. It holds:
   each drawing legible and let it pan and zoom;
 * ``style.css``, made by :func:`viz.style.stylesheet`: the page's rules from the pages' one stylesheet
   (``viz/static/micrograph.css``) and their colours from :mod:`viz.style`;
-* the page (``site/src``): ``index.html``, ``app.js`` (the page's controls; it asks the page's Python for
-  every step, explorer and verdict, and relays an exercise check's questions), ``workers.js`` (the two kinds
-  of Web Worker as the page talks to them), ``drawings.js`` (the drawings laid out by ``pictures.js``; the
-  explorer's frame as tall as its page), ``python.js`` (the Web
-  Worker that runs the page's Python, :mod:`lessons.publish.web`, and Graphviz, off the page's thread, so that
-  the page never freezes and its Stop button can end the work), ``charts.js`` (a Chart drawn with Observable
-  Plot), ``worker.js`` (the student's code in a Web Worker of its own), ``loading.js`` (a plain script that
-  says on the page when the module scripts cannot load), ``python_setup.js`` (micrograph made ready in
-  Pyodide, shared by ``python.js`` and the build's ``snapshot.mjs``);
+* the page (``site/src``): ``index.html`` (its Content-Security-Policy, :func:`viz.page.site_policy`, put in
+  by the build: the site's own scripts, workers, fetches and frames only), ``explorer.html`` (the explorer's
+  frame, which writes the explorer's page, with that page's own policy, into itself), ``app.js`` (the page's
+  controls; it asks the page's Python for every step, explorer and verdict, and relays an exercise check's
+  questions), ``workers.js`` (the two kinds of Web Worker as the page talks to them), ``drawings.js`` (the
+  drawings laid out by ``pictures.js``; the explorer's page sent to its frame, made as tall as that page),
+  ``python.js`` (the Web Worker that runs the page's Python, :mod:`lessons.publish.web`, and Graphviz, off
+  the page's thread, so that the page never freezes and its Stop button can end the work), ``charts.js`` (a
+  Chart drawn with Observable Plot), ``worker.js`` (the student's code in a Web Worker of its own),
+  ``loading.js`` (a plain script that says on the page when the module scripts cannot load),
+  ``python_setup.js`` (micrograph made ready in Pyodide, shared by ``python.js`` and the build's
+  ``snapshot.mjs``);
 * ``pyodide/snapshot.gz``: Pyodide's memory with micrograph imported, saved by ``site/src/snapshot.mjs`` in
   Node once the rest is staged; the page's Python starts from it, skipping the interpreter's start and
   micrograph's imports (it starts the plain way if the image is missing or refused).
@@ -77,8 +80,10 @@ PYODIDE_FILES = (
     "python_stdlib.zip",
     "pyodide-lock.json",
 )
-PAGE_FILES = ("index.html", "loading.js", "app.js", "workers.js", "drawings.js", "charts.js", "python.js",
+PAGE_FILES = ("loading.js", "app.js", "workers.js", "drawings.js", "charts.js", "python.js",
               "python_setup.js", "worker.js")  # fmt: skip
+PAGES = ("index.html", "explorer.html")
+"""The site's HTML pages (``site/src``), each written with its policy (:func:`page_policy`)."""
 SNAPSHOT = "pyodide/snapshot.gz"
 """The image of Pyodide's memory with micrograph imported, gzip-compressed, which the page's Python starts
 from (``site/src/snapshot.mjs`` saves it when the site is built, in Node; ``python.js`` loads it)."""
@@ -288,6 +293,9 @@ def _stage(stage: Path, log: Callable[[str], None]) -> None:
     _licenses(modules, sorted({"pyodide", *bundled}), stage / "licenses")
     for name in PAGE_FILES:
         shutil.copyfile(SOURCE / "src" / name, stage / name)
+    for name in PAGES:
+        page = (SOURCE / "src" / name).read_text(encoding="utf-8")
+        (stage / name).write_text(with_policy(page, page_policy(name), name), encoding="utf-8")
     (stage / PICTURES).write_text(pictures_script(), encoding="utf-8")
     (stage / STYLESHEET).write_text(stylesheet("site"), encoding="utf-8")
     _vendored_licenses(stage / "licenses")
@@ -308,6 +316,29 @@ def _stage(stage: Path, log: Callable[[str], None]) -> None:
     (stage / MARKER).write_text(
         "built by `micrograph site`; `micrograph site --force` replaces this directory\n"
     )
+
+
+def page_policy(page: str) -> str:
+    """The Content-Security-Policy of the site's page ``page`` (one of :data:`PAGES`), from :mod:`viz.page`:
+    the page's (:func:`viz.page.site_policy`), or the explorer's frame's (:func:`viz.page.frame_policy`)."""
+    from viz.page import frame_policy, site_policy
+
+    return site_policy() if page == "index.html" else frame_policy()
+
+
+def with_policy(page: str, policy: str, name: str) -> str:
+    """The HTML ``page`` with ``policy`` in force: its ``<meta>`` the first element of the page's ``<head>``.
+
+    Raises:
+        SiteError: the page (``name``) has no ``<head>`` alone on its line, or has a policy already.
+    """
+    from viz.page import policy_element
+
+    if page.count("<head>\n") != 1 or 'http-equiv="Content-Security-Policy"' in page:
+        raise SiteError(
+            f"site/src/{name} needs one '<head>' line and no policy of its own: the build adds it"
+        )
+    return page.replace("<head>\n", f"<head>\n{policy_element(policy)}\n", 1)
 
 
 def _check_out(out: Path, force: bool) -> None:

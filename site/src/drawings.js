@@ -37,17 +37,29 @@ export function showSvg(box, svg) {
 }
 
 // The explorer's page (HTML made by viz.explore in the page's Python) into the frame `frame`, marked to fit
-// the frame to itself (explorer.js: class mg-embedded, its panes' heights from this window's --mg-vh).
+// the frame to itself (explorer.js: class mg-embedded, its panes' heights from this window's --mg-vh). The frame
+// loads explorer.html afresh, which asks for the page as it starts (fitExplorer answers) and writes it into
+// itself under that page's own policy: as a srcdoc the page would inherit this page's Content-Security-Policy,
+// which cannot admit its script, whose digest changes with the expression (viz/page.py). A frame that starts
+// while an earlier one was still loading is sent the latest page too.
+const EXPLORER_FRAME = "explorer.html";
+const explorerPages = new WeakMap();
 export function showExplorer(frame, html) {
   const vh = `--mg-vh: ${window.innerHeight / 100}px`;
-  frame.srcdoc = html.replace(/^(<!DOCTYPE html>\s*<html\b)/i, `$1 class="mg-embedded" style="${vh}"`);
+  explorerPages.set(frame, html.replace(/^(<!DOCTYPE html>\s*<html\b)/i, `$1 class="mg-embedded" style="${vh}"`));
+  frame.src = EXPLORER_FRAME;
 }
 
-// The explorer's frame takes the height its page says (a message from that frame's window only), and the
-// page in it this window's height when it changes.
+// The explorer's frame is sent its page when it asks, and takes the height its page says (messages from that
+// frame's window only); the page in it is told this window's height when it changes. The frame's origin is
+// opaque ("null"), so the page is sent to no named origin; explorer.html hears it only from this window.
 export function fitExplorer(frame) {
   window.addEventListener("message", (e) => {
-    const h = e.source === frame.contentWindow && e.data ? e.data.micrographHeight : null;
+    if (e.source !== frame.contentWindow || !e.data) return;
+    if (e.data.micrographFrameReady === true && explorerPages.has(frame)) {
+      frame.contentWindow.postMessage({ micrographExplorer: explorerPages.get(frame) }, "*");
+    }
+    const h = e.data.micrographHeight;
     if (typeof h === "number" && h > 0 && h < 1e6) frame.style.height = `${Math.ceil(h)}px`;
   });
   window.addEventListener("resize", () => {
