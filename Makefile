@@ -60,12 +60,16 @@ docs: $(VENV)/.installed graphviz
 	@echo "micrograph: the site is in docs/_build/html/index.html"
 
 # `make test` runs every test not marked slow (minutes); `make test-slow` the slow ones (chromium and the
-# site, the tour, the checker's limits); CI runs both.
+# site, the tour, the checker's limits); CI runs both. PYTEST_WORKERS: pytest-xdist's workers, one per CPU;
+# each test module runs whole in one worker (--dist loadscope), so a module's booted page is shared.
+PYTEST_WORKERS ?= auto
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadscope
+
 test: $(VENV)/.installed graphviz testtools docs
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" $(PYTEST_PARALLEL)
 
 test-slow: $(VENV)/.installed graphviz testtools docs
-	$(PY) -m pytest -q -m slow
+	$(PY) -m pytest -q -m slow $(PYTEST_PARALLEL)
 
 # The style gates: ruff's rules (complexity at most 15 included), ruff's format, mypy.
 lint: $(VENV)/.installed

@@ -39,8 +39,9 @@ NOT_RUN = {
     "make demo": "creates .venv in the clone and installs micrograph there with pip (the network, minutes); "
     "the tour it runs is `micrograph tour --out out/` of 'The command', run here",
     "make test": "runs this test suite (this file included) after building the docs",
-    'python -m pytest -m "not slow"': "runs this test suite's quick part, this file included",
-    "python -m pytest -m slow": "runs this test suite's slow part (chromium, the site, the tour: many "
+    'python -m pytest -m "not slow" -n auto --dist loadscope': "runs this test suite's quick part, this file "
+    "included",
+    "python -m pytest -m slow -n auto --dist loadscope": "runs this test suite's slow part (chromium, the site, the tour: many "
     "minutes), which `make test-slow` runs in CI",
     "make docs": "Sphinx executes every lesson as a notebook (minutes); tests/test_docs.py opens the built "
     "pages",
