@@ -48,8 +48,8 @@ FOUND = [v for v in SUPPORTED if shutil.which(f"python{v}")]
 
 @nox.session(python=FOUND)
 def tests(session: nox.Session) -> None:
-    """The test suite (``pytest -q -p no:cacheprovider``, on every CPU as ``make test`` runs it) with micrograph
-    and its dev extra installed."""
+    """The test suite (``pytest -q -p no:cacheprovider``, on every CPU as ``make test`` runs it) with
+    micrograph and its dev extra installed."""
     session.install("-e", ".[dev]")
     parallel = ["-n", "auto", "--dist", "loadscope"]
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *parallel, *session.posargs)

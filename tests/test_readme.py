@@ -41,8 +41,8 @@ NOT_RUN = {
     "make test": "runs this test suite (this file included) after building the docs",
     'python -m pytest -m "not slow" -n auto --dist loadscope': "runs this test suite's quick part, this file "
     "included",
-    "python -m pytest -m slow -n auto --dist loadscope": "runs this test suite's slow part (chromium, the site, the tour: many "
-    "minutes), which `make test-slow` runs in CI",
+    "python -m pytest -m slow -n auto --dist loadscope": "runs this test suite's slow part (chromium, the "
+    "site, the tour: many minutes), which `make test-slow` runs in CI",
     "make docs": "Sphinx executes every lesson as a notebook (minutes); tests/test_docs.py opens the built "
     "pages",
     "make pythons": "nox creates an environment per Python 3.10-3.13 installed and runs the whole suite in "
