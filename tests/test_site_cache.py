@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -16,10 +17,17 @@ import pytest
 from lessons.publish import site
 
 FAKE_NPM = """#!/bin/sh
-# npm ci, slowly: a package file written after a pause; each run leaves a line in the count file
+# npm ci, slowly: like npm ci it removes node_modules, writes the packages over a while and fails if another
+# process changed what it wrote meanwhile (two npm ci in one directory); each run counts itself
 echo run >> "$COUNT"
+rm -rf node_modules
 mkdir -p node_modules/some-package
+echo $$ > node_modules/.writer
 sleep 0.5
+if [ "$(cat node_modules/.writer 2>/dev/null)" != $$ ]; then
+  echo "npm ERR! node_modules changed meanwhile" >&2
+  exit 1
+fi
 echo "module.exports = 1" > node_modules/some-package/index.js
 """
 
@@ -53,8 +61,9 @@ def test_builds_at_once_each_get_a_whole_install(fake_npm: Path) -> None:
             errors.append(e)
 
     threads = [threading.Thread(target=build) for _ in range(3)]
-    for t in threads:
+    for t in threads:  # each starts while the one before is installing
         t.start()
+        time.sleep(0.2)
     for t in threads:
         t.join()
     assert errors == []
