@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections import Counter
 from importlib import resources
@@ -41,6 +42,23 @@ def test_wine_shape_and_classes():
     assert len(X) == 178 and all(len(r) == 13 for r in X)
     assert Counter(y) == {0: 59, 1: 71, 2: 48}
     assert X[0][0] == 14.23 and X[0][12] == 1065.0
+
+
+@pytest.mark.parametrize(("loader", "file"), [(datasets.iris, "iris.csv"), (datasets.wine, "wine_data.csv")])
+def test_help_says_each_shipped_set_s_own_file_and_shape(loader, file):
+    """help() shows each loader's path argument, its file, the shape of what it returns and its errors, in
+    the Google style Sphinx reads; the shape is the one the file holds."""
+    X, y = loader()
+    doc = inspect.getdoc(loader)
+    assert doc is not None
+    head, args = doc.split("\n\nArgs:\n", 1)
+    assert head.count("\n\n") >= 1 and "Args:" not in head  # the loader's own description comes first
+    assert args == (
+        f"    path: read this file instead of the packaged ``micrograph/data/{file}`` (same layout).\n\n"
+        f"Returns:\n    (X, y): X {len(X)} x {len(X[0])} floats, y {len(y)} labels in 0..{max(y)}.\n\n"
+        "Raises:\n    FileNotFoundError, DataFileError: see :func:`load_csv`."
+    )
+    assert resources.files("micrograph").joinpath("data").joinpath(file).is_file()
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="the shared data folder is not on this machine")
