@@ -200,7 +200,14 @@ class Op:
         """
         return self.derivs[k]
 
-    def bprop(self, inputs: tuple[Any, ...], X: Any, G: Any, out: Any) -> Any:
+    def bprop(
+        self,
+        inputs: tuple[Any, ...],
+        X: Any,
+        G: Any,
+        out: Any,
+        derivatives: list[tuple[int, Any]] | None = None,
+    ) -> Any:
         """``op.bprop(inputs, X, G)`` of Algorithm 6.6: sum_k G * du/dx_k over the positions k where X is.
 
         A node may take the same parent twice (``a * a``); each position is one edge and contributes
@@ -211,6 +218,9 @@ class Op:
             X: the parent the gradient is taken with respect to (compared by identity).
             G: the gradient of z with respect to this node's output, ``D`` in Algorithm 6.6.
             out: this node's own output u(i), which rules such as tanh's and exp's reuse.
+            derivatives: if given, each local derivative du/dx_k the terms were formed from is appended to
+                it as ``(k, d)``, d as the rule returned it (a node, or a number): what an observer of
+                Algorithm 6.6 shows for the edge, without building it again.
 
         Returns:
             The sum of the terms, or None if X is not an input (or every term is exactly zero).
@@ -221,6 +231,8 @@ class Op:
         for k, x in enumerate(inputs):
             if x is X:
                 d = self.local_derivative(k, inputs, out)
+                if derivatives is not None:
+                    derivatives.append((k, d))
                 # the term G * d, or d itself when G is grad_table[z] = 1 (_built)
                 term = d if _is_one(G) and _built(d, inputs, out) else scale(G, d)
                 if term is not None:

@@ -23,6 +23,11 @@ from micrograph.meta import NodeMeta
 __all__ = ["grad", "build_grad", "hessian_vector_product", "BuildGradCall", "BuildGradObserver"]
 
 
+Derivatives = tuple[tuple[int, "Value | float"], ...]
+"""The local derivatives one term G(i) of Algorithm 6.6 is formed from: ``(k, du(C)/d(argument k))`` for
+each argument position k of the consumer C that is V (see :meth:`micrograph.ops.Op.bprop`)."""
+
+
 class BuildGradCall(NamedTuple):
     """One call of Algorithm 6.6, ``build_grad(V, G, G', grad_table)``, as it returned.
 
@@ -35,6 +40,9 @@ class BuildGradCall(NamedTuple):
             local derivative is exactly 0 (a step function's).
         G_V: the node dz/dV, the sum of the terms; now grad_table[V].
         new_nodes: the nodes of B this call added, in topological order.
+        derivatives: for each consumer C, the local derivatives its term was formed from: ``(k, d)`` for
+            each argument position k of C that is V, d = du(C)/d(argument k) as the operation's rule
+            returned it (a node of B or of G, or a number; :meth:`micrograph.ops.Op.bprop`).
     """
 
     V: Value
@@ -44,6 +52,7 @@ class BuildGradCall(NamedTuple):
     terms: tuple[Value | None, ...]
     G_V: Value
     new_nodes: tuple[Value, ...]
+    derivatives: tuple[Derivatives, ...]
 
 
 BuildGradObserver = Callable[[BuildGradCall], Any]
@@ -92,17 +101,20 @@ def build_grad(
     if any(C not in grad_table for C in consumers):
         _build_consumers_first(V, G, G_prime, grad_table, observe)
     terms: list[Value | None] = []
+    derivatives: list[Derivatives] = []  # each term's (k, d), for observe
     for C in consumers:
         op = get_operation(C)
         assert op is not None  # a consumer is computed by an operation
         # a grad_table lookup: every consumer is built first
         D = build_grad(C, G, G_prime, grad_table)
+        local: list[tuple[int, Value | float]] = []  # G(i)'s (k, d) pairs
         try:
-            G_i = op.bprop(get_inputs(C, G_prime), V, D, C)
+            G_i = op.bprop(get_inputs(C, G_prime), V, D, C, local)
         except DomainError as e:
             raise _derivative_error(G, C, V, e) from None
         # None: every local derivative is exactly 0 (a step function's)
         terms.append(G_i)
+        derivatives.append(tuple(local))
     G_V = sum_nodes([t for t in terms if t is not None])  # G <- sum_i G(i)
     grad_table[V] = G_V
     if observe is not None:
@@ -115,6 +127,7 @@ def build_grad(
                 tuple(terms),
                 G_V,
                 tuple(_new_nodes(G, G_V, grad_table, V)),
+                tuple(derivatives),
             )
         )
     return G_V  # "insert G and the operations creating it into G": the new nodes consume G's nodes

@@ -171,7 +171,7 @@ def test_lesson_6_shows_the_lines_of_build_grad_each_call_ran(
         names = node_names(l.graph, l.B_nodes)
         assert "l.call = l.calls[k - 1]" in l.step.lesson_code  # the step reads the call's record
         assert code.startswith("# micrograph/symbolic.py, lines ") and "(build_grad)" in code.split("\n")[0]
-        assert "G_i = op.bprop(get_inputs(C, G_prime), V, D, C)" in code  # build_grad's own lines
+        assert "G_i = op.bprop(get_inputs(C, G_prime), V, D, C, local)" in code  # build_grad's own lines
         assert f"V = {names[call.V]}, consumers = [{', '.join(names[C] for C in call.consumers)}]" in code
         (engine,) = l.engine
         by_expr = {b.expr: b for b in engine.bound}

@@ -40,7 +40,6 @@ from micrograph.backprop import sweep
 from micrograph.compile_javascript import compile_javascript
 from micrograph.engine import Value
 from micrograph.graph import Graph, as_values
-from micrograph.ops import ADD, MUL, NEG
 from micrograph.order import topological_order
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from micrograph.symbolic import BuildGradCall, grad
@@ -89,52 +88,29 @@ def frame_plan(graph: Graph) -> list[Frame]:
 
 
 def edge_derivatives(graph: Graph, calls: Sequence[BuildGradCall]) -> dict[tuple[int, int], Value | float]:
-    """Every edge's local derivative du(i)/du(j), found in the terms build_grad reported, not built again.
+    """Every edge's local derivative du(i)/du(j), as build_grad reported it, not built again.
 
-    Algorithm 6.6 forms each term G(i) = ``op.bprop(inputs, V, D)``: per argument position k of the
-    consumer C that is V, D × d for the local derivative d (:func:`micrograph.ops.scale`: D itself for
-    d = 1, −D for −1, nothing for 0), or d alone where D is the constant 1 and the rule built d; the terms
-    of a consumer that takes V twice are added. So d is read from the term: a node of B (or of G, or a
-    constant) whose program slot the page reads, or a number.
+    Algorithm 6.6 forms each term G(i) = ``op.bprop(inputs, V, D)`` from the local derivative d of each
+    argument position k of the consumer C that is V; each call reports those d
+    (:attr:`micrograph.symbolic.BuildGradCall.derivatives`): a node of B (or of G, or a constant) whose
+    program slot the page reads, or a number.
 
     Args:
         graph: G. calls: every call of build_grad of one ``grad(z, every node of G)``, as its observer
             reported them (:class:`micrograph.symbolic.BuildGradCall`).
 
     Returns:
-        ``{(i, k): d}`` for every edge of G: u(i) takes u(j) as argument k.
+        ``{(i, k): d}`` for every edge of G: u(i) takes u(j) as argument k; a number d as a float.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithm 6.6.
     """
     index = graph.index
     out: dict[tuple[int, int], Value | float] = {}
     for call in calls:
-        for C, inputs, D, term in zip(call.consumers, call.inputs, call.D, call.terms):
+        for C, local in zip(call.consumers, call.derivatives):
             i = index[C]
-            ks = [k for k, x in enumerate(inputs) if x is call.V]
-            if len(ks) == 1:
-                out[(i, ks[0])] = _factor(term, D)
-            elif term is None:  # every local derivative exactly 0
-                out.update(((i, k), 0.0) for k in ks)
-            elif term.op is ADD and len(ks) == 2:  # C takes V twice: (D × d0) + (D × d1)
-                out.update(((i, k), _factor(part, D)) for k, part in zip(ks, term.inputs))
-            else:  # one of two terms exactly 0, so which is which is not in the sum: the rule says it
-                assert C.op is not None  # a consumer is computed by an operation
-                out.update(((i, k), C.op.local_derivative(k, C.inputs, C)) for k in ks)
+            out.update(((i, k), d if isinstance(d, Value) else float(d)) for k, d in local)
     return out
-
-
-def _factor(term: Value | None, D: Value) -> Value | float:
-    """d in the term D × d that :func:`micrograph.ops.scale` formed (see :func:`edge_derivatives`)."""
-    if term is None:
-        return 0.0
-    if term is D:
-        return 1.0
-    if term.op is NEG and term.inputs[0] is D:
-        return -1.0
-    if term.op is MUL and term.inputs[0] is D:
-        return term.inputs[1]
-    return term  # D is grad_table[z] = 1 and the rule built d: the term is d
 
 
 def _node_words(graph: Graph, names: dict[Value, str], holes: Holes) -> list[dict[str, Any]]:
