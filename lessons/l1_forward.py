@@ -3,10 +3,6 @@
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
 """
 
-# The steps take the live namespace as `l`, the name the student's stepper has in the REPL
-# (l = lessons.start(n)), so the code shown for a step is what the student can type: hence E741.
-# ruff: noqa: E741
-
 from __future__ import annotations
 
 from collections.abc import Iterator

@@ -5,10 +5,6 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.2-
 equations 6.50-6.53.
 """
 
-# The steps take the live namespace as `l`, the name the student's stepper has in the REPL
-# (l = lessons.start(n)), so the code shown for a step is what the student can type: hence E741.
-# ruff: noqa: E741
-
 from __future__ import annotations
 
 from collections.abc import Iterator

@@ -5,10 +5,6 @@ Checkpointing is not in the book: Griewank (1992); Chen, Xu, Zhang & Guestrin (2
 nets with sublinear memory cost".
 """
 
-# The steps take the live namespace as `l`, the name the student's stepper has in the REPL
-# (l = lessons.start(n)), so the code shown for a step is what the student can type: hence E741.
-# ruff: noqa: E741
-
 from __future__ import annotations
 
 import math

@@ -4,10 +4,6 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, 
 Data: R. A. Fisher (1936), the Iris flowers (shipped as micrograph/data/iris.csv).
 """
 
-# The steps take the live namespace as `l`, the name the student's stepper has in the REPL
-# (l = lessons.start(n)), so the code shown for a step is what the student can type: hence E741.
-# ruff: noqa: E741
-
 from __future__ import annotations
 
 import functools

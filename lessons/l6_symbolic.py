@@ -7,10 +7,6 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.5-
 Algorithms 6.5 and 6.6.
 """
 
-# The steps take the live namespace as `l`, the name the student's stepper has in the REPL
-# (l = lessons.start(n)), so the code shown for a step is what the student can type: hence E741.
-# ruff: noqa: E741
-
 from __future__ import annotations
 
 from collections import Counter

@@ -7,10 +7,6 @@ variable, and, for two variables or more, its Hessian-vector product.
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.10, equation 6.59.
 """
 
-# The steps take the live namespace as `l`, the name the student's stepper has in the REPL
-# (l = lessons.start(n)), so the code shown for a step is what the student can type: hence E741.
-# ruff: noqa: E741
-
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
