@@ -8,6 +8,7 @@ that needs another page (tests/test_site_worker.py: one per test, its long tasks
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,11 +32,24 @@ def build_or_skip(out: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site, built once for the whole run (tests copy it before they change it)."""
-    out = tmp_path_factory.mktemp("site") / "site"
-    build_or_skip(out)
-    print(f"\nsite size: {site.site_size(out) / (1 << 20):.1f} MiB")
+def site_dir(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The site, built once for the whole run, by the first of pytest-xdist's workers that needs it (the
+    others wait on a lock and serve the same directory); tests copy it before they change it."""
+    from filelock import FileLock
+
+    if worker_id == "master":  # not under xdist
+        out = tmp_path_factory.mktemp("site") / "site"
+        build_or_skip(out)
+        return out
+    shared = tmp_path_factory.getbasetemp().parent  # the run's directory, above each worker's own
+    out, built = shared / "site", shared / "site.built"
+    with FileLock(str(shared / "site.lock")):
+        if not built.exists():
+            if out.exists():  # a build that failed in another worker
+                shutil.rmtree(out)
+            build_or_skip(out)
+            built.touch()
+            print(f"\nsite size: {site.site_size(out) / (1 << 20):.1f} MiB")
     return out
 
 

@@ -10,8 +10,8 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +21,6 @@ from test_explore_as_a_page import SCROLLED_INSIDE
 from test_explore_screens import SCREENS, _inputs_in_first_view
 from test_picture_panes import TEXT_HEIGHTS
 
-from lessons.publish import site
 from micrograph import Graph, Value
 from micrograph.expr import build
 
@@ -33,16 +32,10 @@ SUM_60 = " + ".join(f"x*{k}" for k in range(1, 61))
 
 
 @pytest.fixture(scope="module")
-def page(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def page(browser: Any, site_dir: Path) -> Iterator[Any]:
     """The site built by ``micrograph site``, served, loaded once (it boots Python) with every request off
     localhost blocked; no script error may happen in it, and its policy may refuse nothing."""
-    out = tmp_path_factory.mktemp("site") / "site"
-    try:
-        site.build_site(out, log=lambda s: None)
-    except site.SiteError as e:
-        if os.environ.get("CI"):
-            pytest.fail(f"the site could not be built: {e} (CI needs npm and the npm registry)")
-        pytest.skip(f"the site could not be built: {e}")
+    out = site_dir
     with served(out) as url:
         pages = OfflinePages(browser, url)
         context, page, _ = pages.open()
