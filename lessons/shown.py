@@ -1,9 +1,10 @@
 """A lesson's step as it is shown: one record, built once from the stepper's current step.
 
 Every place that shows a step renders this record: the terminal's text and Jupyter's HTML
-(:mod:`lessons.showing`), a section of the tour's lesson page (:mod:`lessons.publish.tour`) and the site's
-JSON (:mod:`lessons.publish.web`). What the step says is therefore read from the live objects once, and
-the places differ only in how they write it.
+(:mod:`lessons.showing`), a section of the tour's lesson page (:mod:`lessons.publish.tour`), the site's
+JSON (:mod:`lessons.publish.web`) and a lesson notebook's two cells (:mod:`lessons.publish.notebooks`).
+What the step says is therefore read from the live objects once, and the places differ only in how they
+write it.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -37,6 +38,9 @@ class Shown:
         picture: the step's picture (a ``graphviz.Digraph``, a ``viz.charts.Chart``) when it was asked
             for and the step has one, else None.
         picture_note: why a picture the step has could not be made (a drawing too large), or ''.
+        lesson_code: the lesson's own code for the step (:attr:`lessons.step.Step.lesson_code`): what a
+            notebook's code cell runs ('' for none).
+        pictured: whether the step has a picture (a notebook's code cell then draws it).
     """
 
     number: int
@@ -54,6 +58,8 @@ class Shown:
     objects: tuple[str, ...]
     picture: Any = None
     picture_note: str = ""
+    lesson_code: str = ""
+    pictured: bool = False
 
     @property
     def source(self) -> str:
@@ -98,4 +104,6 @@ class Shown:
             objects=tuple(stepper.objects()),
             picture=figure,
             picture_note=note,
+            lesson_code=step.lesson_code,
+            pictured=step.figure is not None,
         )

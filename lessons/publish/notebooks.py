@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import lessons
 from lessons.showing import figure_svg
+from lessons.shown import Shown
 from lessons.step import Live, Step
 from lessons.stepper import Stepper, _expression
 
@@ -66,40 +66,25 @@ def _show_figures_as_svg() -> None:
         )
 
 
-def _quote(step: Step) -> str:
-    lines = "\n".join(f"    {ln}" for ln in step.line.splitlines())
-    return f"*{step.source}:*\n\n{lines}\n" if step.line else ""
+def _quote(shown: Shown) -> str:
+    lines = "\n".join(f"    {ln}" for ln in shown.line.splitlines())
+    return f"*{shown.source}:*\n\n{lines}\n" if shown.line else ""
 
 
-@dataclass
-class Page:
-    """One step of a lesson as it ran: what its notebook cells hold.
-
-    Attributes:
-        index: the step's number (1-based). step: the Step. text: its explanation with this run's numbers.
-        question: the prediction it asks for, or "". svg: its picture as SVG source, or "".
-        code: the engine's lines it ran, with this run's values (:attr:`Stepper.code`), or "".
-    """
-
-    index: int
-    step: Step
-    text: str
-    question: str
-    svg: str
-    code: str = ""
+Page = tuple[Shown, str]
+"""One step of a lesson as it ran, what its notebook cells hold: the step as every view shows it
+(:class:`lessons.shown.Shown`) and its picture as SVG source ('' for none)."""
 
 
 def page(stepper: Stepper, svg: str | None = None) -> Page:
-    """The stepper's current step as a :class:`Page`; ``svg`` if the caller already drew the picture."""
-    question = stepper.question
-    picture = stepper.svg_text() if svg is None and stepper.step.figure is not None else (svg or "")
-    return Page(
-        stepper.index, stepper.step, stepper.text, question.text if question else "", picture, stepper.code
-    )
+    """The stepper's current step as a :data:`Page`; ``svg`` if the caller already drew the picture."""
+    shown = Shown.of(stepper)
+    picture = stepper.svg_text() if svg is None and shown.pictured else (svg or "")
+    return shown, picture
 
 
 def record(stepper: Stepper) -> list[Page]:
-    """Run the stepper from its current step to the lesson's end, keeping each step as a :class:`Page`."""
+    """Run the stepper from its current step to the lesson's end, keeping each step as a :data:`Page`."""
     pages = [page(stepper)]
     while not stepper.at_end:
         stepper.next()
@@ -151,23 +136,24 @@ def _cells(p: Page) -> list[Any]:
 
     from viz.render import svg_element
 
-    step = p.step
-    head = f"## Step {p.index}: {step.title}\n\n{_quote(step)}\n"
+    shown, svg = p
+    head = f"## Step {shown.index}: {shown.title}\n\n{_quote(shown)}\n"
     text = "\n\n".join(" ".join(q.split()) if not q.startswith("  ") else f"```\n{q}\n```"
-                         for q in p.text.split("\n\n"))  # fmt: skip
-    ask = f"\n\n**Predict:** {p.question}" if p.question else ""
+                         for q in shown.text.split("\n\n"))  # fmt: skip
+    ask = f"\n\n**Predict:** {shown.question}" if shown.question else ""
     ran = (
-        f"\n\n*Code that ran (micrograph's own lines, with this step's values):*\n\n```python\n{p.code}\n```"
-        if p.code
+        "\n\n*Code that ran (micrograph's own lines, with this step's values):*\n\n"
+        f"```python\n{shown.code}\n```"
+        if shown.code
         else ""
     )
-    code = [f"step = next(lesson)  # step {p.index}: {step.title}", step.lesson_code]
+    code = [f"step = next(lesson)  # step {shown.index}: {shown.title}", shown.lesson_code]
     outputs = []
-    if step.figure is not None:
+    if shown.pictured:
         code.append("step.figure(l)")
-        if p.svg:
-            svg = svg_element(p.svg)
-            outputs.append(v4.new_output("display_data", data={"image/svg+xml": svg}))
+        if svg:
+            data = {"image/svg+xml": svg_element(svg)}
+            outputs.append(v4.new_output("display_data", data=data))
     cell = v4.new_code_cell("\n".join(c for c in code if c))
     cell.outputs = outputs
     return [v4.new_markdown_cell(head + text + ran + ask), cell]

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import lessons
-from lessons.publish.notebooks import Page, page, write_notebooks
+from lessons.publish.notebooks import Page, write_notebooks
 from lessons.publish.swap import _naming, built_beside, mark
 from lessons.showing import figure_svg
 from lessons.shown import Shown
@@ -111,7 +111,7 @@ def _run_lesson(n: int, out: Path, result: TourResult, bar: Any, notebook: bool)
             image = name
         run.entries.append(_Entry(shown, image, drawing))
         if run.pages is not None:
-            run.pages.append(page(l, svg))
+            run.pages.append((shown, svg))
         result.steps += 1
         if isinstance(l.next(), str):
             break
