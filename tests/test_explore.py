@@ -322,3 +322,14 @@ def test_cli_explore_writes_one_page_and_refuses_bad_input(tmp_path: Path) -> No
         assert "Traceback" not in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["z.html"]
     assert (tmp_path / "z.html").read_text(encoding="utf-8") == page
+
+
+def test_a_b_too_large_to_draw_is_said_in_words_that_fit_every_place() -> None:
+    # G within the limit, B beyond it: the note names both numbers, not the library's argument (the site's
+    # page, which draws at most its own number of nodes, has no max_nodes to pass)
+    x = Value(0.5, label="x")
+    z = (x * x).tanh() * x
+    n = len(Graph(z).nodes)
+    spec, _ = explorer_spec(z, [x], max_nodes=n)
+    assert spec["b_size"] > n and spec["svg_b"] == "" and spec["svg_g"]
+    assert spec["note"] == f"B has {spec['b_size']} nodes, more than the {n} drawn at once: B is not drawn."

@@ -149,7 +149,7 @@ def layout(graph: Graph, B: list[Value], names: dict[Value, str], max_nodes: int
     if not B:
         note = "B is empty: no gradient flows to the targets."
     elif len(B) > max_nodes:
-        note = f"B has {len(B)} nodes, more than max_nodes={max_nodes}: B is not drawn."
+        note = f"B has {len(B)} nodes, more than the {max_nodes} drawn at once: B is not drawn."
     else:
         drawings.append(drawing_b(graph, B, names))
     dots = [d for d, _ in drawings]
