@@ -37,7 +37,8 @@ class Shown:
         objects: the names of the live objects (``l.<name>``), in the order they were made.
         picture: the step's picture (a ``graphviz.Digraph``, a ``viz.charts.Chart``) when it was asked
             for and the step has one, else None.
-        picture_note: why a picture the step has could not be made (a drawing too large), or ''.
+        picture_note: why a picture the step has could not be made (a drawing too large, in the words of a
+            page, where the limit cannot be changed: the tour's and the site's), or ''.
         lesson_code: the lesson's own code for the step (:attr:`lessons.step.Step.lesson_code`): what a
             notebook's code cell runs ('' for none).
         pictured: whether the step has a picture (a notebook's code cell then draws it).
@@ -85,8 +86,8 @@ class Shown:
 
             try:
                 figure = stepper.figure()
-            except GraphTooLarge as refused:
-                note = str(refused)
+            except GraphTooLarge as refused:  # said in a page's words: the pages show the note
+                note = refused.text("page")
         q = stepper.question
         return cls(
             number=stepper.number,

@@ -85,6 +85,22 @@ def test_render_refuses_a_missing_directory_and_creates_nothing(tmp_path, capsys
     assert not (tmp_path / "a").exists()
 
 
+def test_a_graph_too_large_is_refused_in_the_command_lines_words(tmp_path, capsys):
+    """The command names its own option, --max-nodes, and the size that would draw it; no Python argument."""
+    expr = " + ".join(f"x*{k}" for k in range(1, 200))  # 597 nodes
+    out = tmp_path / "g.svg"
+    err = _user_error(capsys, ["render", expr, "--at", "x=1", "--out", str(out)])
+    assert err.startswith("micrograph: error: the graph has 597 nodes, more than --max-nodes 300: ")
+    assert err.rstrip().endswith(
+        "Draw a smaller expression, or pass --max-nodes 597 (or more) to draw it anyway."
+    )
+    assert "max_nodes=" not in err and "viz.text" not in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+    assert (
+        main(["render", expr, "--at", "x=1", "--out", str(out), "--max-nodes", "597"]) == 0 and out.exists()
+    )
+
+
 def test_render_does_not_overwrite_without_force(tmp_path, capsys):
     out = tmp_path / "g.svg"
     out.write_text("keep me")

@@ -212,6 +212,25 @@ def test_graph_too_large_says_size_and_limit():
         viz.draw(long_chain(3), max_nodes=0)
 
 
+def test_graph_too_large_is_said_in_the_words_of_each_place():
+    refused = viz.GraphTooLarge(597, 300)
+    assert refused.text() == str(refused)  # the library's own words: its max_nodes argument, viz.text
+    assert "pass max_nodes=597 (or more)" in str(refused) and "viz.text()" in str(refused)
+    command = refused.text("command", most=100_000)
+    assert command.startswith(
+        "the graph has 597 nodes, more than --max-nodes 300: too large to draw readably"
+    )
+    assert command.endswith("Draw a smaller expression, or pass --max-nodes 597 (or more) to draw it anyway.")
+    assert "max_nodes=" not in command and "viz.text" not in command
+    beyond = viz.GraphTooLarge(200_000, 300).text("command", most=100_000)
+    assert beyond.endswith("Draw a smaller expression (--max-nodes is at most 100000).")
+    assert viz.GraphTooLarge(1197, 300, "G and B together").text("page") == (
+        "G and B together has 1197 nodes, more than the 300 this page draws: draw a smaller expression."
+    )
+    with pytest.raises(ValueError, match="place must be python, command or page, got 'web'"):
+        refused.text("web")
+
+
 @pytest.mark.slow
 def test_huge_graph_refused_quickly_without_graphviz():
     # a 200 000-node chain: refused before any DOT is built (this would take Graphviz hours)

@@ -131,6 +131,17 @@ def test_an_explorer_too_large_for_the_page_is_refused_in_the_pages_words() -> N
     with pytest.raises(ValueError) as refused:
         web.explorer_html("*".join(["x"] * n), "x=1")
     assert str(refused.value) == (
-        f"the graph has {n} nodes, more than the {web.EXPLORER_MAX_NODES} the explorer draws in this page: "
-        "draw a smaller expression."
+        f"the graph has {n} nodes, more than the {web.EXPLORER_MAX_NODES} this page draws: draw a smaller "
+        "expression."
+    )
+
+
+def test_a_lesson_picture_too_large_for_the_page_is_noted_in_the_pages_words() -> None:
+    expr = " + ".join(f"x*{k}" for k in range(1, 400))  # 1,197 nodes: more than a lesson's drawing holds
+    state = web.LessonView(1, expr, "x=1").state()
+    state = json.loads(state) if isinstance(state, str) else state
+    assert state["svg"] == ""
+    assert (
+        state["picture_note"]
+        == "the graph has 1197 nodes, more than the 300 this page draws: draw a smaller expression."
     )

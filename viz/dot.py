@@ -40,18 +40,55 @@ DEFAULT_MAX_NODES = 300
 class GraphTooLarge(ValueError):
     """A drawing would have more nodes than ``max_nodes``: Graphviz's time grows faster than the graph
     (a few seconds at 400 nodes) and the picture gets hard to read. The message gives the size, the limit
-    and what raising it costs."""
+    and what raising it costs; :meth:`text` says it in the words of the place where it is read.
+
+    Attributes:
+        size (int): the nodes the drawing would have. limit (int): ``max_nodes``. what (str): the drawing
+            (``"the graph"``, ``"G and B together"``, ``"G by layers"`` ...).
+    """
 
     def __init__(self, size: int, limit: int, what: str = "the graph") -> None:
         self.size = size
         self.limit = limit
         self.what = what
-        super().__init__(
-            f"{what} has {size} nodes, more than max_nodes={limit}: too large to draw readably "
-            f"(Graphviz's layout time grows faster than the graph: a few seconds at 400 nodes). Draw a "
-            f"smaller expression, print it with viz.text(), or pass max_nodes={size} (or more) to draw it "
-            f"anyway."
-        )
+        super().__init__(self.text("python"))
+
+    def text(self, place: str = "python", *, most: int | None = None) -> str:
+        """The message, naming what the reader can change where it is read.
+
+        Args:
+            place: ``"python"`` (the drawing functions' ``max_nodes`` argument, ``viz.text``; the exception's
+                own message), ``"command"`` (the command line's ``--max-nodes``) or ``"page"`` (a page the
+                reader cannot change the limit in: the site's, the tour's).
+            most: the largest limit the place accepts (the command line's), if any: a larger one is not
+                offered.
+
+        Raises:
+            ValueError: an unknown place.
+        """
+        size, limit, what = self.size, self.limit, self.what
+        cost = "(Graphviz's layout time grows faster than the graph: a few seconds at 400 nodes)"
+        if place == "python":
+            return (
+                f"{what} has {size} nodes, more than max_nodes={limit}: too large to draw readably {cost}. "
+                f"Draw a smaller expression, print it with viz.text(), or pass max_nodes={size} (or more) to "
+                f"draw it anyway."
+            )
+        if place == "command":
+            more = (
+                f", or pass --max-nodes {size} (or more) to draw it anyway"
+                if most is None or size <= most
+                else f" (--max-nodes is at most {most})"
+            )
+            return (
+                f"{what} has {size} nodes, more than --max-nodes {limit}: too large to draw readably {cost}. "
+                f"Draw a smaller expression{more}."
+            )
+        if place == "page":
+            return (
+                f"{what} has {size} nodes, more than the {limit} this page draws: draw a smaller expression."
+            )
+        raise ValueError(f"place must be python, command or page, got {place!r}")
 
 
 def check_size(size: int, max_nodes: int, what: str = "the graph") -> None:

@@ -461,7 +461,9 @@ def user_message(e: Exception, out: str | None) -> tuple[str, str] | None:
         return f"value outside the domain: {e}", ""
     if isinstance(e, FileExistsError):  # created meanwhile, or refused by a library's own check
         return f"{_exists(e)}; use --force to overwrite", ""
-    if isinstance(e, (GraphTooLarge, GraphvizMissing, GraphvizFailed, TrainingError, ModuleNotFoundError)):
+    if isinstance(e, GraphTooLarge):  # in the command line's words: --max-nodes
+        return e.text("command", most=MAX_NODES), ""
+    if isinstance(e, (GraphvizMissing, GraphvizFailed, TrainingError, ModuleNotFoundError)):
         return str(e), ""  # ModuleNotFoundError: an optional extra not installed (the message names it)
     if isinstance(e, subprocess.TimeoutExpired):
         program = e.cmd[0] if isinstance(e.cmd, list) else e.cmd

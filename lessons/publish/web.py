@@ -177,11 +177,8 @@ def explorer_html(expr: str, at: str, predict: bool = False) -> str:
         raise ValueError(f"{expr} is a constant: there is nothing to differentiate")
     try:
         return explore(z, predict=predict, max_nodes=EXPLORER_MAX_NODES).html()
-    except GraphTooLarge as e:  # the library's words name its argument; the page has none
-        raise ValueError(
-            f"{e.what} has {e.size} nodes, more than the {e.limit} the explorer draws in this page: "
-            "draw a smaller expression."
-        ) from None
+    except GraphTooLarge as e:  # in the page's words: it has no max_nodes to pass
+        raise ValueError(e.text("page")) from None
 
 
 class LessonView:
