@@ -109,6 +109,61 @@ def test_forward_builds_micrograds_graph_shape():
     assert h.data == max(0.0, sum(w.data * x for w, x in zip(n.w, [1.0, 2.0, 3.0], strict=True)))
 
 
+def _built(make):  # type: ignore[no-untyped-def]
+    """(the node ``make()`` returns, None) or (None, the error it raised, as type and message)."""
+    try:
+        return make(), None
+    except (TypeError, ValueError, ArithmeticError) as e:
+        return None, (type(e), str(e))
+
+
+def _same_nodes(a: Value, b: Value, given_nodes: list[Value]) -> None:
+    """Two graphs built from the same given nodes: the same nodes, the given ones shared, the rest new."""
+    ga, gb = Graph(a), Graph(b)
+    assert ga.parents == gb.parents and len(ga.nodes) == len(gb.nodes)
+    for u, v in zip(ga.nodes, gb.nodes):
+        assert (u.op, u.is_constant, u.label, u.meta) == (v.op, v.is_constant, v.label, v.meta)
+        assert u.data == v.data or (math.isnan(u.data) and math.isnan(v.data))
+        assert (u is v) == any(u is g for g in given_nodes)
+
+
+_NUMBER = st.one_of(
+    st.floats(-1e200, 1e200, allow_nan=False), st.integers(-(10**6), 10**6), st.sampled_from([1e308, -1e308])
+)
+
+
+@settings(max_examples=300, derandomize=True)
+@given(
+    terms=st.lists(st.tuples(_NUMBER, st.one_of(_NUMBER, _NUMBER.map(Value)), st.booleans()), max_size=6),
+    bias=st.one_of(_NUMBER.map(Value), _NUMBER),
+)
+def test_a_neurons_written_out_sum_builds_the_operators_nodes(terms, bias) -> None:  # type: ignore[no-untyped-def]
+    # Neuron.__call__ writes b + w1 x1 + ... out node by node: the same nodes as micrograd's
+    # sum(map(mul, w, x), b), the same values, the same constants wrapped, the same errors
+    from operator import mul
+
+    from micrograph.mlp import _weighted_sum
+
+    w = [Value(wi) if is_value else wi for wi, _, is_value in terms]
+    x = [xi for _, xi, _ in terms]
+    written, error = _built(lambda: _weighted_sum(bias, w, x))
+    operators, expected = _built(lambda: sum(map(mul, w, x), bias))
+    assert error == expected
+    if expected is None:
+        if isinstance(operators, Value):
+            given_nodes = [v for v in [*w, *x, bias] if isinstance(v, Value)]
+            _same_nodes(written, operators, given_nodes)
+        else:  # no Value among the terms: a number, as the operators give
+            assert written == operators or (math.isnan(written) and math.isnan(operators))
+
+
+def test_a_neuron_builds_the_same_nodes_as_its_preactivation_and_activation() -> None:
+    n = nn.Neuron(4, activation="tanh", seed=3)
+    x = [Value(0.5), 2.0, Value(-1.5), 3]
+    a = n.preactivation(x)
+    _same_nodes(n(x), n.activate(a), [*n.w, n.b, x[0], x[2]])
+
+
 def test_parameters_are_labelled_with_the_books_names():
     m = nn.MLP(2, [3, 1], seed=0)
     assert m.layers[0].neurons[2].w[1].label == "W1[2,1]" and m.layers[1].neurons[0].b.label == "b2[0]"
