@@ -201,12 +201,7 @@ class Op:
         return self.derivs[k]
 
     def bprop(
-        self,
-        inputs: tuple[Any, ...],
-        X: Any,
-        G: Any,
-        out: Any,
-        derivatives: list[tuple[int, Any]] | None = None,
+        self, inputs: tuple[Any, ...], X: Any, G: Any, out: Any, derivatives: list[Any] | None = None
     ) -> Any:
         """``op.bprop(inputs, X, G)`` of Algorithm 6.6: sum_k G * du/dx_k over the positions k where X is.
 
