@@ -17,10 +17,10 @@ from __future__ import annotations
 import math
 import numbers
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar, overload
+from typing import Any, overload
 
 __all__ = ["DataFileError", "circles", "iris", "load_csv", "moons", "split", "standardize", "wine"]
 
@@ -110,47 +110,9 @@ def _parse_csv(text: str, name: str) -> tuple[Data, list[str]]:
     return (X, y), classes
 
 
-class _Shipped(NamedTuple):
-    """A data set shipped in ``micrograph/data/``: its file and the shape of the (X, y) it holds."""
-
-    file: str
-    examples: int
-    features: int
-    classes: int
-
-
-_SHIPPED = {"iris": _Shipped("iris.csv", 150, 4, 3), "wine": _Shipped("wine_data.csv", 178, 13, 3)}
-"""Each shipped data set by the name of its loader."""
-
-_SHIPPED_SECTIONS = """
-
-    Args:
-        path: read this file instead of the packaged ``micrograph/data/{file}`` (same layout).
-
-    Returns:
-        (X, y): X {examples} x {features} floats, y {examples} labels in 0..{top}.
-
-    Raises:
-        FileNotFoundError, DataFileError: see :func:`load_csv`.
-    """
-
-_Loader = TypeVar("_Loader", bound=Callable[..., Data])
-
-
-def _shipped(load: _Loader) -> _Loader:
-    """The loader of a shipped data set (named as in ``_SHIPPED``), its docstring completed with the sections
-    every shipped set has: the ``path`` argument, the shape of (X, y) and the errors."""
-    s = _SHIPPED[load.__name__]
-    if load.__doc__ is not None:  # None under python -OO
-        load.__doc__ = load.__doc__.rstrip() + _SHIPPED_SECTIONS.format(top=s.classes - 1, **s._asdict())
-    return load
-
-
-def _packaged(name: str, path: str | Path | None) -> Data:
-    """(X, y) of the shipped data set ``name``, or of the file ``path`` in its stead."""
+def _packaged(filename: str, path: str | Path | None) -> Data:
     if path is not None:
         return load_csv(path)[0]
-    filename = _SHIPPED[name].file
     resource = resources.files("micrograph").joinpath("data").joinpath(filename)
     try:
         text = resource.read_text(encoding="utf-8")
@@ -161,7 +123,6 @@ def _packaged(name: str, path: str | Path | None) -> Data:
     return _parse_csv(text, str(resource))[0]
 
 
-@_shipped
 def iris(*, path: str | Path | None = None) -> Data:
     """Fisher's Iris data: 150 flowers, 4 features in cm, 3 species (50 each).
 
@@ -171,11 +132,19 @@ def iris(*, path: str | Path | None = None) -> Data:
 
     Origin: R. A. Fisher (1936), "The use of multiple measurements in taxonomic problems", Annals of
     Eugenics 7(2), 179-188.
+
+    Args:
+        path: read this file instead of the packaged ``micrograph/data/iris.csv`` (same layout).
+
+    Returns:
+        (X, y): X 150 x 4 floats, y 150 labels in 0..2.
+
+    Raises:
+        FileNotFoundError, DataFileError: see :func:`load_csv`.
     """
-    return _packaged("iris", path)
+    return _packaged("iris.csv", path)
 
 
-@_shipped
 def wine(*, path: str | Path | None = None) -> Data:
     """The Wine recognition data: 178 wines, 13 chemical measurements, 3 cultivars (59, 71, 48).
 
@@ -187,8 +156,17 @@ def wine(*, path: str | Path | None = None) -> Data:
     Origin: M. Forina et al. (1988), PARVUS - An Extendible Package for Data Exploration, Classification
     and Correlation, Institute of Pharmaceutical and Food Analysis and Technologies, Genoa; via the UCI
     Machine Learning Repository, "Wine" data set.
+
+    Args:
+        path: read this file instead of the packaged ``micrograph/data/wine_data.csv`` (same layout).
+
+    Returns:
+        (X, y): X 178 x 13 floats, y 178 labels in 0..2.
+
+    Raises:
+        FileNotFoundError, DataFileError: see :func:`load_csv`.
     """
-    return _packaged("wine", path)
+    return _packaged("wine_data.csv", path)
 
 
 def _check_n(n: Any, noise: Any, where: str) -> tuple[int, float]:
