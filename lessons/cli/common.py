@@ -161,7 +161,7 @@ class Command(NamedTuple):
     add: Callable[[Parser], None]
     run: Callable[[argparse.Namespace], int]
     help: str
-    description: str | None = None
+    description: str
     epilog: str | None = None
     formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter
 
