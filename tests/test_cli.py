@@ -243,7 +243,7 @@ def test_tour_rejects_an_unknown_lesson(capsys, tmp_path):
 
 @pytest.mark.parametrize("which", ["GraphTooLarge", "GraphvizMissing", "TrainingError"])
 def test_known_error_classes_are_one_line_by_class_not_by_name(
-    which: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    which: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """The command catches the classes themselves: a subclass with another name is still one line."""
     from lessons import cli
@@ -264,10 +264,15 @@ def test_known_error_classes_are_one_line_by_class_not_by_name(
     renamed = type("Renamed" + which, (base[which],), {})
     error.__class__ = renamed
 
+    ran: list[object] = []
+
     def fail(args: object) -> int:
+        ran.append(args)
         raise error
 
-    monkeypatch.setattr(cli.render, "run", fail)
-    status = cli.main(["render", "x*2", "--at", "x=1", "--out", "never.svg"])
+    monkeypatch.setitem(cli.COMMANDS, "render", cli.COMMANDS["render"]._replace(run=fail))
+    status = cli.main(["render", "x*2", "--at", "x=1", "--out", str(tmp_path / "never.svg")])
     err = capsys.readouterr().err
+    assert len(ran) == 1  # the error came from the command, not from render refusing its --out
     assert status == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "never.svg").exists()

@@ -23,7 +23,6 @@ import viz
 from micrograph import Graph, Value
 from micrograph.errors import DomainError
 from micrograph.order import topological_order
-from viz.explore import explorer_spec
 from viz.explore_page import EXPLORER_MODULES, explorer_script
 from viz.frames import frames
 from viz.narration import HOLE, Holes
@@ -53,7 +52,8 @@ def _svg_nodes(svg: str) -> dict[str, list[str]]:
 
 def test_spec_marks_every_node_of_g_and_b_in_the_drawing() -> None:
     z, x, _ = _example()
-    spec, program = explorer_spec(z, [x])
+    explorer = viz.explore(z, [x])
+    spec, program = explorer.spec, explorer.program
     g = Graph(z)
     n = len(g.nodes)
     assert spec["n"] == n and spec["n_i"] == g.n_inputs
@@ -83,7 +83,7 @@ def test_b_is_built_once_and_its_drawn_nodes_are_the_slots_read(monkeypatch: pyt
 
     monkeypatch.setattr(ve, "grad", counting)
     z, x, y = _example()
-    spec, _ = explorer_spec(z, [x, y])
+    spec = viz.explore(z, [x, y]).spec
     assert len(calls) == 1  # one B: the grad_table of every node, and the drawing of the targets' part
     table = real(z, Graph(z).nodes)
     g = Graph(z)
@@ -113,7 +113,7 @@ def test_each_frame_text_is_written_once_with_holes(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(ve, "frame_text", counting)
     monkeypatch.setattr(vf, "Numbers", refuse)
     z, x, y = _example()
-    spec, _ = explorer_spec(z, [x, y])
+    spec = viz.explore(z, [x, y]).spec
     assert len(written) == len(spec["frames"]) > 0
     assert all(type(numbers) is Holes for numbers in written)
     assert all(HOLE in f["text"] for f in spec["frames"] if f["algorithm"] == "6.1" and f["node"] is not None)
@@ -123,7 +123,7 @@ def test_each_frame_text_is_written_once_with_holes(monkeypatch: pytest.MonkeyPa
 @given(case=dag_cases())
 def test_spec_of_random_dags_has_every_consumer_edge(case) -> None:  # type: ignore[no-untyped-def]
     z, _ = case.build_values()
-    spec, _ = explorer_spec(z)
+    spec = viz.explore(z).spec
     g = Graph(z)
     assert [[(t["i"], t["k"]) for t in c] for c in spec["consumers"]] == g.consumer_edges
     assert len(spec["grad_slot"]) == len(g.nodes)
@@ -165,7 +165,7 @@ def _fill(text: str, z: Value) -> str:
 
 def test_the_page_says_the_frames_sentences_with_holes_for_the_numbers() -> None:
     z, _, _ = _example()
-    spec, _ = explorer_spec(z)
+    spec = viz.explore(z).spec
     said = [f.explanation for f in frames(Graph(z))]
     assert [_fill(f["text"], z) for f in spec["frames"]] == said
     assert all(HOLE not in s for s in said)
@@ -175,7 +175,7 @@ def test_the_page_says_the_frames_sentences_with_holes_for_the_numbers() -> None
 def test_the_panels_terms_are_arithmetic_that_holds() -> None:
     w = Value(0.7, label="w")
     z = (w * w + w.tanh()).tanh()
-    spec, _ = explorer_spec(z)
+    spec = viz.explore(z).spec
     number = r"\(?-?[\d.e+-]+\)?"
     for terms in spec["consumers"]:
         for t in terms:
@@ -330,6 +330,6 @@ def test_a_b_too_large_to_draw_is_said_in_words_that_fit_every_place() -> None:
     x = Value(0.5, label="x")
     z = (x * x).tanh() * x
     n = len(Graph(z).nodes)
-    spec, _ = explorer_spec(z, [x], max_nodes=n)
+    spec = viz.explore(z, [x], max_nodes=n).spec
     assert spec["b_size"] > n and spec["svg_b"] == "" and spec["svg_g"]
     assert spec["note"] == f"B has {spec['b_size']} nodes, more than the {n} drawn at once: B is not drawn."

@@ -26,9 +26,9 @@ from micrograph import Graph, Value
 from micrograph.expr import build
 from micrograph.graph import topological_order
 from micrograph.symbolic import grad
+from viz import explore
 from viz.boxes import copy_name
 from viz.dot import digraph
-from viz.explore import explorer_spec
 from viz.explore_layout import COPY_TITLE, LONGEST_EDGE, far_edges
 from viz.render import pipe_svg
 from viz.words import node_names
@@ -132,7 +132,7 @@ def _b_nodes(z: Value, g: Graph) -> list[Value]:
 def test_far_edges_start_at_copies_and_every_edge_is_drawn() -> None:
     z = nested_tanh(12)
     g = Graph(z)
-    spec, _ = explorer_spec(z)
+    spec = explore(z).spec
     B = _b_nodes(z, g)
     names = node_names(g, B)
     svg_g, svg_b = spec["svg_g"], spec["svg_b"]

@@ -22,7 +22,7 @@ from strategies import DAG_SETTINGS, dag_cases
 import viz.frames
 from micrograph import Graph, Value, grad
 from micrograph.order import topological_order
-from viz.explore import edge_derivatives, explorer_spec, frame_plan
+from viz.explore import edge_derivatives, explore, frame_plan
 from viz.frames import observe
 from viz.narration import HOLE, Holes, iteration_head, right_text
 from viz.words import node_names
@@ -51,7 +51,8 @@ def _statements(source: str) -> list[str]:
 
 def test_default_example_program_has_each_expression_once() -> None:
     z, x = _example()
-    spec, source = explorer_spec(z, [x])
+    explorer = explore(z, [x])
+    spec, source = explorer.spec, explorer.program
     statements = _statements(source)
     assert len(statements) == len(set(statements)), statements
     # tanh'(u5) computed once: grad_table[u3]'s slot is also the local derivative du6/du5
@@ -63,7 +64,8 @@ def test_default_example_program_has_each_expression_once() -> None:
 def test_every_slot_is_a_node_of_g_or_of_b(make: Any) -> None:
     z = make()
     g = Graph(z)
-    spec, source = explorer_spec(z)
+    explorer = explore(z)
+    spec, source = explorer.spec, explorer.program
     B = [v for v in topological_order(grad(z, g.nodes)) if v not in g.index]
     assert spec["size"] == len(g.nodes) + len(B)  # no local derivative built a second time
     assert source.count("\n  u[") == spec["size"]
@@ -103,7 +105,7 @@ def test_edge_derivatives_and_frames_of_random_dags(case) -> None:  # type: igno
     ]
 
 
-def test_explorer_spec_runs_no_algorithm_on_numbers(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_explore_runs_no_algorithm_on_numbers(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
 
     def counted(module: Any, name: str) -> None:
@@ -123,8 +125,8 @@ def test_explorer_spec_runs_no_algorithm_on_numbers(monkeypatch: pytest.MonkeyPa
         counted(engine_6_1, name)
     counted(viz.frames, "evaluate")
     z, x = _example()
-    explorer_spec(z, [x])
-    explorer_spec(_repeated_arguments(), predict=True)
+    explore(z, [x])
+    explore(_repeated_arguments(), predict=True)
     assert calls == []
     observe(Graph(z))  # the counting itself is live: the step pages' frames do run both
     assert {"viz.frames.evaluate", "viz.frames.run_algorithm_6_2"} <= set(calls)
@@ -134,7 +136,7 @@ def test_predict_mode_says_the_narrations_sentences() -> None:
     """An entry typed right is confirmed, and a wrong one's terms introduced, in viz.narration's words: the
     assignment of Algorithm 6.2 that fills it (the seed for u(n)), the head of its iteration."""
     z, x = _example()
-    spec, _ = explorer_spec(z, [x], predict=True)
+    spec = explore(z, [x], predict=True).spec
     g = Graph(z)
     names = node_names(g)
     n = len(g.nodes)

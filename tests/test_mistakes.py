@@ -26,7 +26,7 @@ from lessons.exercises.judges import backprop as backprop_judge
 from lessons.exercises.judges.entry import ROWS, diagnose_entry
 from micrograph import Graph, Value, backprop
 from micrograph.backprop import BackpropStep, Term
-from viz.explore import explorer_spec
+from viz import explore
 from viz.mistakes import ENTRY_MISTAKES, SUBSET_TERMS, USES, Wrong, distinct, wrong_entries
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
@@ -84,7 +84,7 @@ def both_name_every_recipe(z: Value) -> set[str]:
     """For every entry and every recipe the page is sent: the page's first name is one the checker gives
     that number when the page names it by one code alone, and the checker's name is among the page's.
     Returns the codes seen."""
-    spec, _ = explorer_spec(z, predict=True)
+    spec = explore(z, predict=True).spec
     graph, expected, steps = engine(z)
     n = len(graph.nodes)
     assert len(spec["wrong"]) == n and spec["mistakes"] == {"words": ENTRY_MISTAKES, "uses": USES}
@@ -128,7 +128,7 @@ def test_a_wrong_entry_of_each_kind_is_named_alike_by_the_page_and_the_checker()
     z = (w * w + w.tanh()).tanh()  # w: two terms through w * w, one through tanh
     z.label = "z"
     graph, expected, steps = engine(z)
-    spec, _ = explorer_spec(z, predict=True)
+    spec = explore(z, predict=True).spec
     j = graph.index[w]
     terms = list(steps[j].terms)
     rows = spec["wrong"][j]

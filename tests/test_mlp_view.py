@@ -18,7 +18,7 @@ import pytest
 from lessons import cli
 from micrograph import Graph, nn
 from micrograph.meta import NodeMeta
-from viz.explore import explorer_spec
+from viz import explore
 from viz.groups import group_graph
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
@@ -104,7 +104,7 @@ def _marked(svg: str, attr: str) -> set[int]:
 @needs_dot
 def test_the_explorers_data_by_groups() -> None:
     _, cost = _cost()
-    spec, _ = explorer_spec(cost.J, level="neurons")
+    spec = explore(cost.J, level="neurons").spec
     G = Graph(cost.J)
     assert spec["mlp"]["level"] == "neurons" and sorted(spec["mlp"]["levels"]) == ["layers", "neurons"]
     assert spec["svg_g"] == spec["mlp"]["levels"]["neurons"]["svg_g"] and spec["wrt"] == []
@@ -133,11 +133,11 @@ def test_the_explorers_data_by_groups() -> None:
 def test_the_explorer_by_groups_refuses_what_it_cannot_show() -> None:
     _, cost = _cost()
     with pytest.raises(ValueError, match="predict"):
-        explorer_spec(cost.J, level="layers", predict=True)
+        explore(cost.J, level="layers", predict=True)
     with pytest.raises(ValueError, match="level"):
-        explorer_spec(cost.J, level="units")
+        explore(cost.J, level="units")
     _, cost = _cost(3)  # layer 1: 3 examples x 3 neurons x (2 products, 2 sums, tanh) = 45 scalars
-    spec, _ = explorer_spec(cost.J, level="layers", max_nodes=40)
+    spec = explore(cost.J, level="layers", max_nodes=40).spec
     too_big = [d for d in spec["mlp"]["levels"]["layers"]["groups"] if len(d["members"]) > 40]
     assert too_big and all(d["svg"] == "" for d in too_big)  # not laid out; the page says so
     assert "max_nodes" in spec["words"]["too_many"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 # l is the stepper, as in the lessons' REPL (l = lessons.start(n)).
 # ruff: noqa: E741
-import importlib
 import re
 from typing import Any
 
@@ -14,11 +13,10 @@ import pytest
 import lessons
 from lessons.exercises.judges.entry import algorithm_6_2, diagnose_entry
 from micrograph import Graph, Value
+from viz import explore
 from viz.frames import frames
 from viz.narration import LESSON, PAGE, REPORT, WHY, Holes, Numbers, iteration_text
 from viz.words import fmt, node_names
-
-explorer_spec = importlib.import_module("viz.explore").explorer_spec
 
 
 def _fill(text: str, g: Graph) -> str:
@@ -78,7 +76,7 @@ def test_an_iteration_reads_the_same_in_the_lesson_the_pages_the_explorer_and_th
     l = lessons.start(2) if case is None else lessons.start(2, expr=case[0], at=case[1])
     g = l.graph
     said = {f.node: f.explanation for f in frames(g) if f.algorithm == "6.2" and f.node is not None}
-    spec, _ = explorer_spec(l.z)
+    spec = explore(l.z).spec
     page = {f["node"]: _fill(f["text"], g) for f in spec["frames"] if f["algorithm"] == "6.2"}
     seen = 0
     while not isinstance(l.next(), str):

@@ -53,7 +53,7 @@ from viz.mistakes import ENTRY_MISTAKES, USES, distinct, wrong_entries
 from viz.narration import HOLE, Holes, entry_text, frame_text, iteration_head, right_text, term_text
 from viz.words import clean, fmt, formula, formula_numbers, node_names
 
-__all__ = ["explore", "explorer_spec", "WORDS"]
+__all__ = ["explore", "WORDS"]
 
 
 def _b_nodes(graph: Graph, table: list[Value], targets: list[Value]) -> list[Value]:
@@ -224,15 +224,21 @@ page fills with names and numbers (formatted as :func:`viz.words.fmt`). Predict 
 the catalogue of :mod:`viz.mistakes` (``mistake``, ``also``: its code and words, the exercise checker's)."""
 
 
-def explorer_spec(
+def explore(
     z: Value,
     wrt: Sequence[Value] | Value | None = None,
     *,
     max_nodes: int = DEFAULT_MAX_NODES,
     predict: bool = False,
     level: str = "scalars",
-) -> tuple[dict[str, Any], str]:
-    """Everything the explorer page needs: the data (a JSON-able dict) and the generated JavaScript.
+) -> Explorer:
+    """An explorer of the graph of z: a slider per input, G and B updating as you drag, the algorithms' steps.
+
+    The layout is computed once here (Graphviz); the page computes G's values, the grad_table of
+    Algorithm 6.2 and B's values itself, with JavaScript generated from the operation table, so dragging
+    a slider never goes back to the kernel. Buttons (and the arrow keys) step through the frames of
+    Algorithms 6.1 and 6.2 with the book's pseudo-code line highlighted; clicking a node shows
+    dz/du(j) as the book's sum over its consumers, term by term.
 
     G is built once and B once (``grad(z, every node of G)``, Algorithms 6.5/6.6): B's nodes give the
     grad_table of every node and, read from the terms build_grad's observer reports, every local
@@ -242,30 +248,41 @@ def explorer_spec(
     laid out apart (two ``dot`` runs at once).
 
     Args:
-        z: the output u(n).
-        wrt: the nodes B is drawn for (the targets T of Algorithm 6.5, shown as dz/dw beside the
-            sliders); None: every variable of G (its leaves that are not constants).
-        max_nodes: the largest G (and the largest B) drawn.
-        predict: hide the grad_table; the student types each entry (predict mode), and the spec's
-            ``wrong`` gives each entry's catalogued mistakes (:mod:`viz.mistakes`) as recipes.
-        level: ``"scalars"`` (every node drawn), or for a network built by ``micrograph.nn``, the level it
-            is first shown at, ``"layers"`` or ``"neurons"`` (:mod:`viz.explore_groups`: both levels and
-            every group's scalars are laid out; ``max_nodes`` bounds each drawing's boxes; the sliders are
-            the inputs x; wrt defaults to the parameters).
+        z: the output u(n), a Value. Its graph is not changed.
+        wrt: the targets T of Algorithm 6.5: the nodes B is drawn for, their dz/dw shown beside the
+            sliders; None: every variable of G (its leaves that are not constants).
+        max_nodes: the largest G (and the largest B) drawn (300 by default, as :func:`viz.draw`). Layout
+            time grows with it: G and B of about 500 nodes each take a few tenths of a second of Graphviz,
+            an edge longer than 8 ranks drawn from a copy of its source (see docs/architecture.md,
+            "Layout").
+        predict: predict mode: the grad_table entries are hidden and the student types each one, in
+            Algorithm 6.2's order from u(n) down; each is checked at once, and a wrong entry is named with
+            the mistake of the sum it is (:mod:`viz.mistakes`, the exercise checker's catalogue, whose
+            recipes the spec's ``wrong`` gives for each entry), its terms marked.
+        level: ``"scalars"`` (every node drawn); or for a network built by ``micrograph.nn``, the level it
+            is first shown at, ``"layers"`` or ``"neurons"``: G and B drawn one box per layer (per neuron)
+            with its a, h and grad_table entries, a button to switch level, and a group's scalars in G and
+            in B shown when it is clicked (or focused with Tab and opened with Enter); Escape closes them
+            (:mod:`viz.explore_groups`: both levels and every group's scalars are laid out; ``max_nodes``
+            bounds each drawing's boxes; the sliders are the inputs x; wrt defaults to the parameters).
 
     Returns:
-        ``(spec, program)``: the page's data and the JavaScript source of ``forward_backward(x, u)``.
+        An :class:`Explorer`: displays as a widget in Jupyter; ``.save(path)`` writes the page; its
+        ``spec`` is the page's data (a JSON-able dict) and its ``program`` the generated JavaScript of
+        ``forward_backward(x, u)``.
 
     Raises:
         TypeError: z is not a Value, or wrt holds something that is not a Value.
         ValueError: wrt is empty or holds a node that is not in the graph of z; an unknown level; predict
             with a level other than scalars.
-        GraphTooLarge: G has more than ``max_nodes`` nodes (by groups: a drawing more than ``max_nodes``
-            boxes, or G more than ``viz.explore_groups.MAX_SCALARS`` nodes).
-        DomainError: an operation or a local derivative is undefined at the graph's current values.
+        GraphTooLarge: G has more than ``max_nodes`` nodes (the error :func:`viz.draw` raises; by groups: a
+            drawing more than ``max_nodes`` boxes, or G more than ``viz.explore_groups.MAX_SCALARS`` nodes).
+        DomainError: an operation or a local derivative is undefined at the graph's current values (B
+            cannot be built there).
         GraphvizMissing: Graphviz's ``dot`` program is not installed.
 
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3, 6.5.5 and 6.5.6.
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3, 6.5.5 and 6.5.6,
+    figure 6.10; sections 6.5.4 and 6.5.7 (an MLP by layers).
     """
     if not isinstance(z, Value):
         raise TypeError(f"explore(z): z must be a Value, got {type(z).__name__} {z!r}")
@@ -316,7 +333,7 @@ def explorer_spec(
         svg_g, svg_b, note = layout(graph, B, names, max_nodes)
     spec.update({"svg_g": svg_g, "svg_b": svg_b, "note": note, "predict": predict})
     spec["wrong"] = _wrong_entries(graph) if predict else []
-    return spec, program.source
+    return Explorer(spec, program.source)
 
 
 def _wrong_entries(graph: Graph) -> list[list[dict[str, Any]]]:
@@ -396,51 +413,3 @@ def _spec(graph: Graph, names: dict[Value, str], fs: list[Frame], program: Any,
         "b_size": len(B),
         "digits": fmt(1.0).count("0") + 1,
     }
-
-
-def explore(
-    z: Value,
-    wrt: Sequence[Value] | Value | None = None,
-    *,
-    max_nodes: int = DEFAULT_MAX_NODES,
-    predict: bool = False,
-    level: str = "scalars",
-) -> Explorer:
-    """An explorer of the graph of z: a slider per input, G and B updating as you drag, the algorithms' steps.
-
-    The layout is computed once here (Graphviz); the page computes G's values, the grad_table of
-    Algorithm 6.2 and B's values itself, with JavaScript generated from the operation table, so dragging
-    a slider never goes back to the kernel. Buttons (and the arrow keys) step through the frames of
-    Algorithms 6.1 and 6.2 with the book's pseudo-code line highlighted; clicking a node shows
-    dz/du(j) as the book's sum over its consumers, term by term.
-
-    Args:
-        z: the output u(n), a Value. Its graph is not changed.
-        wrt: the targets T of the drawn B and of the dz/dw shown beside the sliders; None: every variable.
-        max_nodes: the largest graph drawn (300 by default, as :func:`viz.draw`). Layout time grows with
-            it: G and B of about 500 nodes each take a few tenths of a second of Graphviz, an edge longer
-            than 8 ranks drawn from a copy of its source (see docs/architecture.md, "Layout").
-        predict: predict mode: the grad_table entries are hidden and the student types each one, in
-            Algorithm 6.2's order from u(n) down; each is checked at once, and a wrong entry is named with
-            the mistake of the sum it is (:mod:`viz.mistakes`, the exercise checker's catalogue), its
-            terms marked.
-        level: ``"scalars"``; or for a network built by ``micrograph.nn``, ``"layers"`` or ``"neurons"``:
-            G and B drawn one box per layer (per neuron) with its a, h and grad_table entries, a button to
-            switch level, and a group's scalars in G and in B shown when it is clicked (or focused with
-            Tab and opened with Enter); Escape closes them. See :func:`explorer_spec`.
-
-    Returns:
-        An :class:`Explorer`: displays as a widget in Jupyter; ``.save(path)`` writes the page.
-
-    Raises:
-        TypeError, ValueError: z is not a Value; wrt is empty, not Values, or not nodes of the graph.
-        GraphTooLarge: G has more than ``max_nodes`` nodes (the error :func:`viz.draw` raises).
-        DomainError: a local derivative does not exist at the current values (B cannot be built there).
-        GraphvizMissing: Graphviz's ``dot`` program is not installed.
-        ValueError: an unknown level, or predict with a level other than scalars.
-
-    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3, 6.5.6, figure 6.10;
-    sections 6.5.4 and 6.5.7 (an MLP by layers).
-    """
-    spec, program = explorer_spec(z, wrt, max_nodes=max_nodes, predict=predict, level=level)
-    return Explorer(spec, program)

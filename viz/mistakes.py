@@ -6,7 +6,7 @@ term left out, a term without its local derivative ... Each such way is a row of
 (its code and its words), and :func:`wrong_entries` lists, for one entry, the wrong numbers each row
 gives, as :class:`Wrong` recipes over the sum's terms. The checker (``lessons.exercises.judges.entry``)
 names a student's wrong entry by the first recipe whose number it is; the explorer's predict mode
-(:func:`viz.explore.explorer_spec`) ships the same recipes and words to its page, which evaluates them at
+(:func:`viz.explore.explore`) ships the same recipes and words to its page, which evaluates them at
 the inputs the student chose and names a typed number the same way, with the same words. A number that
 two different recipes give is said to be either mistake, by both, the first in this order named first.
 The catalogue lives in viz, below both: the explorer (viz) must not import the checker (lessons).

@@ -9,10 +9,11 @@
     micrograph train iris --hidden 8 --epochs 100 --out iris/                          # Algorithms 6.3/6.4
     micrograph exercise check backprop.py                                              # your Algorithm 6.2
 
-Each subcommand is a module of this package with ``COMMAND``, what its ``--help`` says of it, and two
-functions: ``add(parser)`` declares its arguments on the parser made from ``COMMAND``, ``run(args) -> int``
-runs it and returns the exit status. What they share (the parser, the options several take, the argument
-types, the output checks, the one line a mistake is reported in) is :mod:`lessons.cli.common`.
+Each subcommand is a module of this package with two functions: ``add(parser)`` declares its arguments,
+``run(args) -> int`` runs it and returns the exit status. :data:`COMMANDS` lists them, a row a subcommand
+with what its ``--help`` says of it (its line in ``micrograph --help``, its description, its epilog). What
+they share (the parser, the options several take, the argument types, the output checks, the one line a
+mistake is reported in) is :mod:`lessons.cli.common`.
 The parser imports nothing heavy; each ``run`` imports what it needs, so ``--help`` is cheap.
 
 Expressions are parsed by :mod:`micrograph.expr` (Python's ``ast`` and a whitelist; never ``eval``), and their
@@ -25,10 +26,10 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import sys
-from types import ModuleType
 
 from lessons.cli import (
     blowup,
@@ -44,6 +45,7 @@ from lessons.cli import (
 )
 from lessons.cli.common import (
     PROG,
+    Command,
     Parser,
     UserError,
     Version,
@@ -55,19 +57,103 @@ from lessons.cli.common import (
 
 __all__ = ["main", "build_parser", "UserError", "COMMANDS", "SIGPIPE_STATUS"]
 
-COMMANDS: dict[str, ModuleType] = {
-    "tour": tour,
-    "lesson": lesson,
-    "steps": steps,
-    "render": render,
-    "explore": explore,
-    "notebooks": notebooks,
-    "blowup": blowup,
-    "train": train,
-    "exercise": exercise,
-    "site": site,
+COMMANDS: dict[str, Command] = {
+    "tour": Command(
+        tour.add,
+        tour.run,
+        help="run every lesson and write all diagrams, plots and an index.html",
+        description="Run every lesson's steps and write each diagram (SVG), the plots (PNG), "
+        "the step-through HTML pages and an index.html that links them all.",
+    ),
+    "lesson": Command(
+        lesson.add,
+        lesson.run,
+        help="list the lessons, or step through one",
+        description="Without N, list the lessons. With N, step through lesson N: Enter for the "
+        "next step, b back, q quit; with stdin not a terminal, print every "
+        "step.",
+    ),
+    "steps": Command(
+        steps.add,
+        steps.run,
+        help="write the step-through page of Algorithms 6.1 and 6.2 (or 6.5 and 6.6) for an expression",
+        description="Write one self-contained HTML page that steps through Algorithm 6.1 (forward) and "
+        "Algorithm 6.2 (back-propagation) on the graph of EXPRESSION, frame by frame; with --algorithm 6.6, "
+        "through Algorithm 6.5 and each call of build_grad (Algorithm 6.6) instead.",
+        epilog='examples: micrograph steps "x*y + exp(x)" --at x=1 --at y=2 --out page.html; '
+        'micrograph steps "tanh(tanh(tanh(w)))" --at w=0.5 --algorithm 6.6 --out alg66.html',
+    ),
+    "render": Command(
+        render.add,
+        render.run,
+        help="draw an expression's graph G, or G and B side by side (figure 6.10)",
+        description="Parse an expression over named variables (numbers, names, + - * / ** and "
+        "unary -, exp log tanh sigmoid relu sin cos sqrt; nothing else, never "
+        "eval), print its "
+        "node table, and draw it. With --wrt, draw G and the backward subgraph B side by side "
+        "(figure 6.10).",
+        epilog='example: micrograph render "tanh(tanh(tanh(w)))" --at w=0.5 --wrt w --out fig_6_10.svg',
+    ),
+    "explore": Command(
+        explore.add,
+        explore.run,
+        help="one HTML page: drag each variable, watch G and B change, step through Algorithms 6.1/6.2",
+        description="Parse an expression (as render does, never eval) and write the explorer as one "
+        "self-contained HTML page: a slider per variable, G and B recomputed in the browser by JavaScript "
+        "generated from the operation table, the frames of Algorithms 6.1 and 6.2, and a node's "
+        "grad_table entry as the book's sum when clicked. With --mlp DATA instead of an expression: the "
+        "cost J = mean L + lambda Omega of a minibatch of a shipped data set through a one-hidden-layer "
+        "MLP (tanh, softmax cross-entropy, weight decay), drawn by layers or by neurons (G and B grouped "
+        "the same way; a button switches level); click a box, or Tab to it and press Enter, to see its "
+        "scalars; the sliders are the examples' inputs.",
+        epilog='examples: micrograph explore "tanh(x*y + exp(x))" --at x=1 --at y=2 --out z.html; '
+        "micrograph explore --mlp iris --batch 2 --level layers --out iris.html",
+    ),
+    "notebooks": Command(
+        notebooks.add,
+        notebooks.run,
+        help="every lesson as a Jupyter notebook (lesson1.ipynb ...), generated from the lessons themselves",
+        description="Run each lesson once and write it as a notebook: its text as Markdown cells, the code "
+        "of each step as a code cell, its pictures as the cells' outputs.",
+        epilog="example: micrograph notebooks --out notebooks/",
+    ),
+    "blowup": Command(
+        blowup.add,
+        blowup.run,
+        help="count the naive chain rule against back-propagation, and plot it",
+        description="Figure 6.9 and equations 6.50-6.53: the operations the naive chain rule "
+        "needs against back-propagation, for the chain z = f(f(...f(w))) and the ladder where "
+        "each level uses the previous one twice (2^depth paths).",
+    ),
+    "train": Command(
+        train.add,
+        train.run,
+        help="train an MLP on a data set (Algorithms 6.3, 6.4) and plot the loss",
+        description="Train a one-hidden-layer MLP with softmax cross-entropy by minibatch SGD on "
+        "a shipped data set (70% train, 30% held out, standardized on the training part). "
+        "Writes loss.png, summary.json and, for 2-D data, boundary.png.",
+    ),
+    "exercise": Command(
+        exercise.add,
+        exercise.run,
+        help="exercises: write the book's algorithms yourself and have them checked",
+        description="Exercises for section 6.5: you write the book's algorithms (local derivatives, the "
+        "topological order, Algorithms 6.1, 6.2, 6.4 and 6.6, the naive chain rule), micrograph checks them.",
+        epilog=exercise.FLOW,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    ),
+    "site": Command(
+        site.add,
+        site.run,
+        help="build a static site of the lessons and exercises that runs in the browser (needs npm)",
+        description="Build a static site of the lessons and exercises that runs entirely in the browser "
+        "(Pyodide, micrograph's wheel, Graphviz in WebAssembly, CodeMirror): every file in --out, no network "
+        "when it runs. Building needs a checkout of micrograph, npm and PyPI.",
+        epilog="example: micrograph site --out site-out && micrograph site --out site-out --serve",
+    ),
 }
-"""Each subcommand's module, in the order ``--help`` lists them."""
+"""Each subcommand: its arguments (``add``), what it does (``run``) and what ``--help`` says of it, in the
+order ``--help`` lists them."""
 
 SIGPIPE_STATUS = 128 + int(getattr(signal, "SIGPIPE", 13))
 """The exit status a shell reports for a program killed by SIGPIPE (141)."""
@@ -86,8 +172,8 @@ def build_parser() -> Parser:
     )
     p.add_argument("--version", action=Version, help="show the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for name, module in COMMANDS.items():
-        module.add(add_command(sub, name, module.COMMAND))
+    for name, command in COMMANDS.items():
+        add_command(sub, name, command)
     p.commands = dict(sub.choices)
     return p
 

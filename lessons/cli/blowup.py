@@ -9,20 +9,12 @@ import argparse
 import sys
 from typing import Any
 
-from lessons.cli.common import Command, Parser, force_option, integer, out_option, output_file, quiet_option
+from lessons.cli.common import Parser, force_option, integer, out_option, output_file, quiet_option
 
-__all__ = ["COMMAND", "add", "run", "SUFFIXES"]
+__all__ = ["add", "run", "SUFFIXES"]
 
 SUFFIXES = (".png", ".svg", ".pdf")
 """The plots ``blowup --out`` writes."""
-
-
-COMMAND = Command(
-    help="count the naive chain rule against back-propagation, and plot it",
-    description="Figure 6.9 and equations 6.50-6.53: the operations the naive chain rule "
-    "needs against back-propagation, for the chain z = f(f(...f(w))) and the ladder where "
-    "each level uses the previous one twice (2^depth paths).",
-)
 
 
 def add(b: Parser) -> None:

@@ -154,8 +154,12 @@ def path(text: str) -> str:
 
 
 class Command(NamedTuple):
-    """What ``--help`` says of a subcommand: its line in the list of commands, its description, its epilog."""
+    """A subcommand (or an action of one): ``add(parser)`` declares its arguments, ``run(args)`` runs it and
+    returns the exit status, and the texts are what ``--help`` says of it (its line in the list of
+    commands, its description, its epilog)."""
 
+    add: Callable[[Parser], None]
+    run: Callable[[argparse.Namespace], int]
     help: str
     description: str
     epilog: str | None = None
@@ -164,8 +168,16 @@ class Command(NamedTuple):
 
 def add_command(sub: Any, name: str, command: Command) -> Parser:
     """The parser of the subcommand ``name`` (or an action of one), added to ``sub`` (argparse's
-    subparsers) with the texts of ``command``."""
-    return sub.add_parser(name, **command._asdict())  # type: ignore[no-any-return]
+    subparsers) with the texts of ``command`` and the arguments its ``add`` declares."""
+    parser: Parser = sub.add_parser(
+        name,
+        help=command.help,
+        description=command.description,
+        epilog=command.epilog,
+        formatter_class=command.formatter_class,
+    )
+    command.add(parser)
+    return parser
 
 
 def out_option(

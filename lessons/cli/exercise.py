@@ -38,7 +38,7 @@ from lessons.cli.common import (
     seed_option,
 )
 
-__all__ = ["COMMAND", "add", "run", "FORMATS", "PLATFORMS"]
+__all__ = ["add", "run", "FLOW", "ACTIONS", "FORMATS", "PLATFORMS"]
 
 FORMATS = ("text", "json", "gradescope", "prairielearn")
 """What ``check --format`` prints: the report for a terminal, its JSON, or a platform's results.json."""
@@ -46,7 +46,7 @@ FORMATS = ("text", "json", "gradescope", "prairielearn")
 PLATFORMS = ("gradescope", "prairielearn")
 """The course platforms ``autograder --platform`` writes for."""
 
-_FLOW = """\
+FLOW = """\
 The flow: list the exercises, start one (a template NAME.py with the book's pseudo-code and TODOs is
 written into the current directory, never over an existing file), fill in the TODOs, check it. The check
 runs your code, in a separate process that cannot reach micrograph's own algorithms, on graphs chosen to
@@ -91,41 +91,6 @@ a note.
 # --- the arguments --------------------------------------------------------------------------------------
 
 
-COMMAND = Command(
-    help="exercises: write the book's algorithms yourself and have them checked",
-    description="Exercises for section 6.5: you write the book's algorithms (local derivatives, the "
-    "topological order, Algorithms 6.1, 6.2, 6.4 and 6.6, the naive chain rule), micrograph checks them.",
-    epilog=_FLOW,
-    formatter_class=argparse.RawDescriptionHelpFormatter,
-)
-
-
-_CHECK = Command(
-    help="check FILE; exit 0 when every case passes, 1 otherwise",
-    description="Check your solution against micrograph's engine, case by case. Exit status: 0 every "
-    "case passed, 1 a case failed (the report says where and why), 2 a usage error. A drawing of the "
-    "first failure is written next to FILE as FILE's name with .failure.svg.",
-)
-
-
-_AUTOGRADER = Command(
-    help="write what a course uploads to Gradescope or PrairieLearn for exercise NAME",
-    description="Write the autograder of one exercise for a course platform: the grading scripts and "
-    "micrograph's wheel (built from this checkout).",
-    epilog=_AUTOGRADER_EPILOG,
-    formatter_class=argparse.RawDescriptionHelpFormatter,
-)
-
-
-_REPORT = Command(
-    help="a class's results: pass rates per exercise and the most common mistakes",
-    description="Summarise the results of a class: per exercise the students, the pass rate and the "
-    "mean score, and the recognised mistakes most often made, with their hints.",
-    epilog=_REPORT_EPILOG,
-    formatter_class=argparse.RawDescriptionHelpFormatter,
-)
-
-
 def add(ex: Parser) -> None:
     """Declare ``exercise``'s actions, each with its arguments."""
     actions = ex.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
@@ -133,12 +98,8 @@ def add(ex: Parser) -> None:
     start = actions.add_parser("start", help="write the template NAME.py (never overwrites)")
     start.add_argument("name", metavar="NAME", help="the exercise (see: micrograph exercise list)")
     start.add_argument("--dir", default=".", help="the directory to write it into (default: here)")
-    for name, command, declare in (
-        ("check", _CHECK, _add_check),
-        ("autograder", _AUTOGRADER, _add_autograder),
-        ("report", _REPORT, _add_report),
-    ):
-        declare(add_command(actions, name, command))
+    for name, command in ACTIONS.items():
+        add_command(actions, name, command)
     ex.set_defaults(exercise_parser=ex)
 
 
@@ -220,11 +181,7 @@ def run(args: argparse.Namespace) -> int:
         return _list()
     if args.action == "start":
         return _start(args.name, args.dir)
-    if args.action == "check":
-        return _check(args)
-    if args.action == "autograder":
-        return _autograder(args.name, args.platform, args.out, args.seed, args.secret_file, args.force)
-    return _report(args.results, args.chart, args.force)
+    return ACTIONS[args.action].run(args)
 
 
 def _unknown(name: str) -> UserError:
@@ -328,17 +285,16 @@ def _printed(report: Any, fmt: str, platforms: Any) -> str:
     return json.dumps(convert(report.as_dict(), svg), indent=2, ensure_ascii=False)
 
 
-def _autograder(
-    name: str, platform: str, out_dir: str, seed: int, secret_file: str | None, force: bool
-) -> int:
+def _autograder(args: argparse.Namespace) -> int:
     """Write the autograder and say what to do with it; each file created exclusively unless --force."""
+    name, seed, secret_file, force = args.name, args.seed, args.secret_file, args.force
     from lessons.exercises import EXERCISES
     from lessons.exercises.autograder import AutograderError, autograder_secret, write_autograder
     from lessons.exercises.grading import SECRET_FILE
 
     if name not in EXERCISES:
         raise _unknown(name)
-    out = Path(out_dir)
+    out = Path(args.out)
     try:
         secret, whence = autograder_secret(out, secret_file, force)
     except OSError as e:
@@ -349,7 +305,7 @@ def _autograder(
             f"--secret-file {secret_file}: {e}" if secret_file else f"{e}; remove it to make a new one"
         ) from None
     try:
-        written = write_autograder(name, platform, out, force=force, seed=seed, secret=secret)
+        written = write_autograder(name, args.platform, out, force=force, seed=seed, secret=secret)
     except FileExistsError as e:
         raise UserError(f"{e}; use --force to replace them") from None
     except (ValueError, NotADirectoryError, AutograderError) as e:
@@ -363,7 +319,7 @@ def _autograder(
         f"The secret each student's cases come from is in {out / SECRET_FILE} ({whence}); keep it private. "
         f"To write this autograder again with the same cases: --secret-file {out / SECRET_FILE}."
     )
-    if platform == "gradescope":
+    if args.platform == "gradescope":
         print(f"Upload {out / 'autograder.zip'} on Gradescope's Configure Autograder page (Ubuntu 22.04")
         print(
             f"or later); students submit {name}.py; each student's random cases come from their own "
@@ -374,8 +330,9 @@ def _autograder(
     return 0
 
 
-def _report(results: list[str], chart_name: str | None, force: bool) -> int:
+def _report(args: argparse.Namespace) -> int:
     """Print the class report and draw its chart (created exclusively unless --force)."""
+    results, chart_name, force = args.results, args.chart, args.force
     from lessons.exercises.classreport import summarise
 
     missing = [r for r in results if not Path(r).exists()]
@@ -403,3 +360,35 @@ def _report(results: list[str], chart_name: str | None, force: bool) -> int:
             raise UserError(f"cannot write {chart}: {e.strerror or e}") from None
         print(f"wrote {chart}")
     return 0
+
+
+ACTIONS: dict[str, Command] = {
+    "check": Command(
+        _add_check,
+        _check,
+        help="check FILE; exit 0 when every case passes, 1 otherwise",
+        description="Check your solution against micrograph's engine, case by case. Exit status: 0 every "
+        "case passed, 1 a case failed (the report says where and why), 2 a usage error. A drawing of the "
+        "first failure is written next to FILE as FILE's name with .failure.svg.",
+    ),
+    "autograder": Command(
+        _add_autograder,
+        _autograder,
+        help="write what a course uploads to Gradescope or PrairieLearn for exercise NAME",
+        description="Write the autograder of one exercise for a course platform: the grading scripts and "
+        "micrograph's wheel (built from this checkout).",
+        epilog=_AUTOGRADER_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    ),
+    "report": Command(
+        _add_report,
+        _report,
+        help="a class's results: pass rates per exercise and the most common mistakes",
+        description="Summarise the results of a class: per exercise the students, the pass rate and the "
+        "mean score, and the recognised mistakes most often made, with their hints.",
+        epilog=_REPORT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    ),
+}
+"""The actions ``check``, ``autograder`` and ``report``: their arguments, what they do and what ``--help``
+says of them (``list`` and ``start``, a line of help each, declared in :func:`add`, run by :func:`run`)."""

@@ -11,7 +11,6 @@ import argparse
 from typing import Any
 
 from lessons.cli.common import (
-    Command,
     Parser,
     UserError,
     at_option,
@@ -36,21 +35,6 @@ MAX_BATCH = 64
 """The largest minibatch ``--batch`` draws: every example adds a copy of the network's scalars to G."""
 MAX_WIDTH = 64
 """The widest hidden layer ``--hidden`` draws."""
-
-
-COMMAND = Command(
-    help="one HTML page: drag each variable, watch G and B change, step through Algorithms 6.1/6.2",
-    description="Parse an expression (as render does, never eval) and write the explorer as one "
-    "self-contained HTML page: a slider per variable, G and B recomputed in the browser by JavaScript "
-    "generated from the operation table, the frames of Algorithms 6.1 and 6.2, and a node's "
-    "grad_table entry as the book's sum when clicked. With --mlp DATA instead of an expression: the "
-    "cost J = mean L + lambda Omega of a minibatch of a shipped data set through a one-hidden-layer "
-    "MLP (tanh, softmax cross-entropy, weight decay), drawn by layers or by neurons (G and B grouped "
-    "the same way; a button switches level); click a box, or Tab to it and press Enter, to see its "
-    "scalars; the sliders are the examples' inputs.",
-    epilog='examples: micrograph explore "tanh(x*y + exp(x))" --at x=1 --at y=2 --out z.html; '
-    "micrograph explore --mlp iris --batch 2 --level layers --out iris.html",
-)
 
 
 def add(xp: Parser) -> None:

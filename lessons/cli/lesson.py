@@ -8,17 +8,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lessons.cli.common import Command, Parser, UserError, at_option
+from lessons.cli.common import Parser, UserError, at_option
 
-__all__ = ["COMMAND", "add", "run"]
-
-
-COMMAND = Command(
-    help="list the lessons, or step through one",
-    description="Without N, list the lessons. With N, step through lesson N: Enter for the "
-    "next step, b back, q quit; with stdin not a terminal, print every "
-    "step.",
-)
+__all__ = ["add", "run"]
 
 
 def add(le: Parser) -> None:

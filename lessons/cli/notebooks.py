@@ -7,17 +7,9 @@ from __future__ import annotations
 
 import argparse
 
-from lessons.cli.common import Command, Parser, UserError, force_option, out_option, output_dir
+from lessons.cli.common import Parser, UserError, force_option, out_option, output_dir
 
-__all__ = ["COMMAND", "add", "run"]
-
-
-COMMAND = Command(
-    help="every lesson as a Jupyter notebook (lesson1.ipynb ...), generated from the lessons themselves",
-    description="Run each lesson once and write it as a notebook: its text as Markdown cells, the code "
-    "of each step as a code cell, its pictures as the cells' outputs.",
-    epilog="example: micrograph notebooks --out notebooks/",
-)
+__all__ = ["add", "run"]
 
 
 def add(nbp: Parser) -> None:

@@ -10,7 +10,6 @@ import sys
 
 from lessons.cli.common import (
     PROG,
-    Command,
     Parser,
     at_option,
     expression_and_output,
@@ -21,21 +20,10 @@ from lessons.cli.common import (
     wrt_option,
 )
 
-__all__ = ["COMMAND", "add", "run", "SUFFIXES"]
+__all__ = ["add", "run", "SUFFIXES"]
 
 SUFFIXES = (".svg", ".png", ".pdf", ".dot", ".tex", ".gif", ".mp4")
 """The files ``render --out`` writes."""
-
-
-COMMAND = Command(
-    help="draw an expression's graph G, or G and B side by side (figure 6.10)",
-    description="Parse an expression over named variables (numbers, names, + - * / ** and "
-    "unary -, exp log tanh sigmoid relu sin cos sqrt; nothing else, never "
-    "eval), print its "
-    "node table, and draw it. With --wrt, draw G and the backward subgraph B side by side "
-    "(figure 6.10).",
-    epilog='example: micrograph render "tanh(tanh(tanh(w)))" --at w=0.5 --wrt w --out fig_6_10.svg',
-)
 
 
 def add(r: Parser) -> None:

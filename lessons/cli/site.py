@@ -9,18 +9,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from lessons.cli.common import Command, Parser, UserError, force_option, integer, out_option
+from lessons.cli.common import Parser, UserError, force_option, integer, out_option
 
-__all__ = ["COMMAND", "add", "run"]
-
-
-COMMAND = Command(
-    help="build a static site of the lessons and exercises that runs in the browser (needs npm)",
-    description="Build a static site of the lessons and exercises that runs entirely in the browser "
-    "(Pyodide, micrograph's wheel, Graphviz in WebAssembly, CodeMirror): every file in --out, no network "
-    "when it runs. Building needs a checkout of micrograph, npm and PyPI.",
-    epilog="example: micrograph site --out site-out && micrograph site --out site-out --serve",
-)
+__all__ = ["add", "run"]
 
 
 def add(si: Parser) -> None:

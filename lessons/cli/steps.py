@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 
 from lessons.cli.common import (
-    Command,
     Parser,
     UserError,
     at_option,
@@ -22,17 +21,7 @@ from lessons.cli.common import (
 )
 from micrograph import pseudocode
 
-__all__ = ["COMMAND", "add", "run"]
-
-
-COMMAND = Command(
-    help="write the step-through page of Algorithms 6.1 and 6.2 (or 6.5 and 6.6) for an expression",
-    description="Write one self-contained HTML page that steps through Algorithm 6.1 (forward) and "
-    "Algorithm 6.2 (back-propagation) on the graph of EXPRESSION, frame by frame; with --algorithm 6.6, "
-    "through Algorithm 6.5 and each call of build_grad (Algorithm 6.6) instead.",
-    epilog='examples: micrograph steps "x*y + exp(x)" --at x=1 --at y=2 --out page.html; '
-    'micrograph steps "tanh(tanh(tanh(w)))" --at w=0.5 --algorithm 6.6 --out alg66.html',
-)
+__all__ = ["add", "run"]
 
 
 def add(st: Parser) -> None:

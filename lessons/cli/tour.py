@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-from lessons.cli.common import Command, Parser, UserError, force_option, out_option, quiet_option
+from lessons.cli.common import Parser, UserError, force_option, out_option, quiet_option
 
-__all__ = ["COMMAND", "add", "run"]
+__all__ = ["add", "run"]
 
 
 def _lesson_list(text: str) -> list[int]:
@@ -20,13 +20,6 @@ def _lesson_list(text: str) -> list[int]:
         return [int(t) for t in text.split(",") if t.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected lesson numbers such as 1,2,6, got {text!r}") from None
-
-
-COMMAND = Command(
-    help="run every lesson and write all diagrams, plots and an index.html",
-    description="Run every lesson's steps and write each diagram (SVG), the plots (PNG), "
-    "the step-through HTML pages and an index.html that links them all.",
-)
 
 
 def add(t: Parser) -> None:

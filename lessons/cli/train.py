@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from lessons.cli.common import (
-    Command,
     Parser,
     force_option,
     hidden_option,
@@ -26,21 +25,13 @@ from lessons.cli.common import (
     seed_option,
 )
 
-__all__ = ["COMMAND", "add", "run", "DATASETS", "MAX_HIDDEN"]
+__all__ = ["add", "run", "DATASETS", "MAX_HIDDEN"]
 
 DATASETS = ("iris", "wine", "moons", "circles")
 
 MAX_HIDDEN = 2048
 """The widest hidden layer ``train`` builds: each unit is a Python object per weight, and each example's
 forward pass adds a node per weight, so wider layers take minutes per epoch and gigabytes."""
-
-
-COMMAND = Command(
-    help="train an MLP on a data set (Algorithms 6.3, 6.4) and plot the loss",
-    description="Train a one-hidden-layer MLP with softmax cross-entropy by minibatch SGD on "
-    "a shipped data set (70% train, 30% held out, standardized on the training part). "
-    "Writes loss.png, summary.json and, for 2-D data, boundary.png.",
-)
 
 
 def add(tr: Parser) -> None:
