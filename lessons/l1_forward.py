@@ -18,14 +18,7 @@ from micrograph.forward import evaluate
 from viz.dot import digraph
 from viz.words import clean, fmt, formula, node_names, node_table
 
-__all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "new_inputs", "steps"]
-
-NUMBER = 1
-TITLE = "Forward propagation over u(1)..u(n)"
-SECTION = "section 6.5.3, Algorithm 6.1"
-SUMMARY = (
-    "A graph is an ordered node list; Algorithm 6.1 computes each u(i) from its parents Pa(u(i)), in order."
-)
+__all__ = ["AT", "EXPR", "new_inputs", "steps"]
 
 EXPR = "tanh(x*y + x + 2)"
 """The default expression (``lessons.start(1, expr=..., at=...)`` runs the lesson on another)."""

@@ -18,12 +18,7 @@ from micrograph.push import plain_loop
 from viz.narration import LESSON, Numbers, iteration_text
 from viz.words import NamedTable, clean, fmt, formula, node_names, node_table
 
-__all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
-
-NUMBER = 2
-TITLE = "Back-propagation with the grad_table"
-SECTION = "section 6.5.3, Algorithm 6.2"
-SUMMARY = "Algorithm 6.2 fills grad_table from u(n) down to u(1); each entry sums over the node's consumers."
+__all__ = ["AT", "EXPR", "steps"]
 
 EXPR = "tanh(x*y)*x"
 """The default expression: x is used twice, so its gradient is a sum of two terms."""

@@ -20,17 +20,7 @@ from micrograph.naive import naive_grad
 from micrograph.store import store_grad
 from viz.words import fmt, table
 
-__all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
-
-NUMBER = 3
-TITLE = "Repeated subexpressions: the naive chain rule against back-propagation"
-SECTION = "sections 6.5.2-6.5.3, figure 6.9, equations 6.50-6.53"
-SUMMARY = (
-    "Summing over paths recomputes shared subexpressions: quadratic on a chain, exponential on a ladder."
-)
-
-NO_EXPR = "it studies the shapes of figure 6.9 (chains and ladders of growing depth), built by the lesson."
-"""Why this lesson runs on its own graphs, not on an expression of the student's."""
+__all__ = ["steps"]
 
 LINES = {
     "chain": Ours(

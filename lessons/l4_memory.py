@@ -21,15 +21,7 @@ from micrograph.naive import naive_grad
 from micrograph.store import store_grad
 from viz.words import fmt, table
 
-__all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
-
-NUMBER = 4
-TITLE = "Store or recompute: memory against time"
-SECTION = "section 6.5.2, equations 6.52-6.53; checkpointing"
-SUMMARY = "Back-propagation stores every value (memory n, time n); recomputing trades time for memory."
-
-NO_EXPR = "it measures memory on chains of growing length, built by the lesson."
-"""Why this lesson runs on its own graphs, not on an expression of the student's."""
+__all__ = ["steps"]
 
 LINES = {
     "two": Ours(

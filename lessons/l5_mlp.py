@@ -17,17 +17,7 @@ from lessons.step import Ours, Step
 from micrograph import Graph, datasets, nn, pseudocode
 from viz.words import fmt, table
 
-__all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
-
-NUMBER = 5
-TITLE = "The MLP: Algorithms 6.3 and 6.4, then training on Iris"
-SECTION = "section 6.5.4, Algorithms 6.3 and 6.4"
-SUMMARY = (
-    "A network is a graph: Algorithm 6.4's layer-by-layer gradients equal Algorithm 6.2's; then we train."
-)
-
-NO_EXPR = "it trains a network on the Iris data, not a formula."
-"""Why this lesson runs on its own graphs, not on an expression of the student's."""
+__all__ = ["steps"]
 
 LINES = {
     "data": Ours("x: 4 measurements of a flower (cm); y: its species, 0, 1 or 2"),

@@ -24,12 +24,7 @@ from micrograph.order import topological_order
 from viz.symbolic_frames import build_grad_call_rows, build_grad_call_text
 from viz.words import count, fmt, formula, node_names, table
 
-__all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
-
-NUMBER = 6
-TITLE = "Symbol-to-symbol derivatives: G and B side by side"
-SECTION = "sections 6.5.5-6.5.6, figure 6.10, Algorithms 6.5 and 6.6"
-SUMMARY = "grad(z, T) adds the derivatives to the graph as new nodes B: evaluate, draw, differentiate them."
+__all__ = ["AT", "EXPR", "steps"]
 
 EXPR = "tanh(tanh(tanh(w)))"
 """Figure 6.10's chain z = f(f(f(w))) with f = tanh: the lesson's example when the student gives none."""

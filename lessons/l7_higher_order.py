@@ -23,12 +23,7 @@ from micrograph.expr import build
 from micrograph.order import topological_order
 from viz.words import count, fmt, table
 
-__all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
-
-NUMBER = 7
-TITLE = "Higher-order derivatives and Hessian-vector products"
-SECTION = "section 6.5.10, equation 6.59"
-SUMMARY = "B is a graph, so grad(grad(z, w), w) works; H v = grad((grad f)^T v) costs two gradients, not n."
+__all__ = ["AT", "EXPR", "steps"]
 
 LINES = {
     "second": Ours("section 6.5.10: the derivatives are a graph, so we can differentiate them again"),

@@ -15,13 +15,7 @@ from lessons.step import Ours, Step
 from micrograph import Value, grad, hessian_vector_product, jacobian_forward, jacobian_reverse, jvp
 from viz.words import fmt, table
 
-__all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "NO_EXPR", "steps"]
-
-NUMBER = 8
-TITLE = "Forward mode and reverse mode"
-SECTION = "sections 6.5.9-6.5.10"
-SUMMARY = "The same local derivatives, multiplied from the inputs (J v) or from the outputs: n or m passes."
-NO_EXPR = "it compares the two modes on functions of several inputs and outputs, built by the lesson."
+__all__ = ["steps"]
 
 LINES = {
     "jvp": Ours("section 6.5.9: forward mode carries u' = sum_k du/dx_k x_k' along with each value u"),

@@ -1,8 +1,8 @@
 """A lesson's step: its text, the book's line, the code it runs, the engine's lines it ran, what it leaves.
 
-A lesson is a module with ``NUMBER``, ``TITLE``, ``SECTION`` (the book's section and algorithm), ``SUMMARY``
-(one line), ``EXERCISES`` where the student writes the lesson's algorithm (``micrograph exercise start
-NAME``; none: no such attribute), and a generator function ``steps(l)`` that yields :class:`Step` objects.
+A lesson is a row of :data:`lessons.LESSONS` (its number, title, the book's section, a summary) and a
+module with the book's lines it steps through (``LINES``) and a generator function ``steps(l)`` that yields
+:class:`Step` objects.
 The generator reads the live objects that the previous steps left on ``l`` (a namespace, :class:`Live`), so
 a step can depend on what came before: lesson 2 yields one step per iteration of Algorithm 6.2's loop, as
 many as the graph has nodes. :class:`~lessons.stepper.Stepper` moves a student through them.
