@@ -160,7 +160,7 @@ class Stepper:
         step.run(self._live, **step.params)
         self._steps.append(step)
         self._texts.append(step.text(self._live))
-        self._engines.append(tuple(step.engine(self._live)) if step.engine is not None else ())
+        self._engines.append(step.ran(self._live))
         self._questions.append(step.question(self._live) if step.question is not None else None)
         self._pos = len(self._steps) - 1
         return True
