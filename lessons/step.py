@@ -83,7 +83,9 @@ class Step:
 
     Attributes:
         title: a short title.
-        line: the book's pseudo-code line or equation this step is about (shown verbatim).
+        line: the book's pseudo-code line or equation this step is about (shown verbatim), shown as "Book:"
+            when it is the book's own words, as "micrograph:" when it is :class:`Ours` (micrograph's
+            summary or formula): only the book is labelled the book.
         run: ``run(l)`` does the step's work on the live namespace ``l`` (sets ``l.z``, ``l.graph`` ...).
         text: ``text(l)`` -> the explanation, written after ``run`` so its numbers are the live ones.
         engine: ``engine(l)`` -> the lines of micrograph's own code this step ran, with their values
@@ -94,8 +96,6 @@ class Step:
             this step, or None for no picture.
         params: values bound into ``run`` (shown as assignments before its code), e.g. ``{"j": 4}``.
         question: ``question(l)`` -> a :class:`Question` to predict before moving on, or None.
-            ``line`` is shown as "Book:" when it is the book's own words, as "micrograph:" when it is
-            :class:`Ours` (micrograph's summary or formula): only the book is labelled the book.
     """
 
     title: str
