@@ -18,14 +18,7 @@ from micrograph.forward import evaluate
 from viz.dot import digraph
 from viz.words import clean, fmt, formula, node_names, node_table
 
-__all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "new_inputs", "steps"]
-
-NUMBER = 1
-TITLE = "Forward propagation over u(1)..u(n)"
-SECTION = "section 6.5.3, Algorithm 6.1"
-SUMMARY = (
-    "A graph is an ordered node list; Algorithm 6.1 computes each u(i) from its parents Pa(u(i)), in order."
-)
+__all__ = ["AT", "EXPR", "new_inputs", "steps"]
 
 EXPR = "tanh(x*y + x + 2)"
 """The default expression (``lessons.start(1, expr=..., at=...)`` runs the lesson on another)."""
@@ -156,22 +149,20 @@ def _finish_text(l: Any) -> str:
     )
 
 
-def _engine_build(l: Any) -> list[EngineLines]:
-    return [graph_order(l.graph)]
+def _engine_build(l: Any) -> EngineLines:
+    return graph_order(l.graph)
 
 
-def _engine_inputs(l: Any) -> list[EngineLines]:
+def _engine_inputs(l: Any) -> EngineLines:
     n_i = l.graph.n_inputs
-    return [
-        EngineLines(
-            "micrograph.forward:evaluate",
-            bound=(Bound("u = input_values(graph, values)", "u[:graph.n_inputs]", (l.u[:n_i],)),),
-            caption="lines 1-3, then the loop (the next steps)",
-        )
-    ]
+    return EngineLines(
+        "micrograph.forward:evaluate",
+        bound=(Bound("u = input_values(graph, values)", "u[:graph.n_inputs]", (l.u[:n_i],)),),
+        caption="lines 1-3, then the loop (the next steps)",
+    )
 
 
-def _engine_compute(l: Any) -> list[EngineLines]:
+def _engine_compute(l: Any) -> EngineLines:
     g, i = l.graph, l.i
     node = g.nodes[i - 1]
     name = node_names(g)[node]
@@ -179,25 +170,23 @@ def _engine_compute(l: Any) -> list[EngineLines]:
     args = [Bound("x = f(u[a]) if b < 0", "u[a]", (l.A[0],))]
     if len(l.A) > 1:
         args.append(Bound("x = f(u[a]) if b < 0", "u[b]", (l.A[1],)))
-    return [
-        EngineLines(
-            "micrograph.forward:_run",
-            "for i, f, a, b in steps:",
-            "u[i] = x",
-            (
-                Bound("for i, f, a, b in steps:", "i", (i - 1,), (counted,)),
-                Bound("for i, f, a, b in steps:", "f", (node.op.f,), (node.op.name,)),
-                *args,
-                Bound("x = f(u[a]) if b < 0", "x", (l.u[i - 1],)),
-            ),
-            caption=f"lines 4-6 at {name}, the book's i = {i}",
-            reported=True,
-        )
-    ]
+    return EngineLines(
+        "micrograph.forward:_run",
+        "for i, f, a, b in steps:",
+        "u[i] = x",
+        (
+            Bound("for i, f, a, b in steps:", "i", (i - 1,), (counted,)),
+            Bound("for i, f, a, b in steps:", "f", (node.op.f,), (node.op.name,)),
+            *args,
+            Bound("x = f(u[a]) if b < 0", "x", (l.u[i - 1],)),
+        ),
+        caption=f"lines 4-6 at {name}, the book's i = {i}",
+        reported=True,
+    )
 
 
-def _engine_finish(l: Any) -> list[EngineLines]:
-    return [forward_call(l.result, "Graph.forward: Algorithm 6.1, then the nodes updated")]
+def _engine_finish(l: Any) -> EngineLines:
+    return forward_call(l.result, "Graph.forward: Algorithm 6.1, then the nodes updated")
 
 
 def _values(l: Any) -> str:
@@ -222,15 +211,10 @@ def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 1 (see :mod:`lessons.step`)."""
     step = Step.showing(_values, _figure)
     yield step(
-        "The graph G as the ordered list u(1)..u(n)", LINES["list"], _build, _build_text, engine=_engine_build
+        "The graph G as the ordered list u(1)..u(n)", LINES["list"], _build, _build_text, _engine_build
     )
     yield step(
-        "Lines 1-3: the inputs",
-        LINES["inputs"],
-        _inputs,
-        _inputs_text,
-        question=_ask_first,
-        engine=_engine_inputs,
+        "Lines 1-3: the inputs", LINES["inputs"], _inputs, _inputs_text, _engine_inputs, question=_ask_first
     )
     for i in range(l.graph.n_inputs + 1, len(l.graph.nodes) + 1):  # the book's i, from 1
         yield step(
@@ -238,9 +222,7 @@ def steps(l: Any) -> Iterator[Step]:
             LINES["loop"],
             _compute,
             _compute_text,
+            _engine_compute,
             params={"i": i},
-            engine=_engine_compute,
         )
-    yield step(
-        "Return u(n); the engine agrees", LINES["return"], _finish, _finish_text, engine=_engine_finish
-    )
+    yield step("Return u(n); the engine agrees", LINES["return"], _finish, _finish_text, _engine_finish)

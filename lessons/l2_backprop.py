@@ -18,12 +18,7 @@ from micrograph.push import plain_loop
 from viz.narration import LESSON, Numbers, iteration_text
 from viz.words import NamedTable, clean, fmt, formula, node_names, node_table
 
-__all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
-
-NUMBER = 2
-TITLE = "Back-propagation with the grad_table"
-SECTION = "section 6.5.3, Algorithm 6.2"
-SUMMARY = "Algorithm 6.2 fills grad_table from u(n) down to u(1); each entry sums over the node's consumers."
+__all__ = ["AT", "EXPR", "steps"]
 
 EXPR = "tanh(x*y)*x"
 """The default expression: x is used twice, so its gradient is a sum of two terms."""
@@ -201,42 +196,38 @@ _BUILT = {  # the node's operations written out in Value for speed: where each c
 }
 
 
-def _engine_forward(l: Any) -> list[EngineLines]:
+def _engine_forward(l: Any) -> EngineLines:
     z = l.z
     if z.op is None:  # z is a variable: no operation built it
-        return [graph_order(l.graph)]
+        return graph_order(l.graph)
     caption = f"building a node computes its value: z = {node_names(l.graph)[z]}, the last built"
     if z.op.name in _BUILT:
         where, start, end = _BUILT[z.op.name]
-        return [EngineLines(where, start, end, (Bound(start, "d", (z.data,)),), caption=caption)]
-    return [
-        EngineLines(
-            "micrograph.engine:apply",
-            "try:",
-            "out.data = float(d)",
-            (Bound("d = op.f(", "op.name", (z.op.name,)), Bound("d = op.f(", "d", (z.data,))),
-            caption=caption,
-        )
-    ]
+        return EngineLines(where, start, end, (Bound(start, "d", (z.data,)),), caption=caption)
+    return EngineLines(
+        "micrograph.engine:apply",
+        "try:",
+        "out.data = float(d)",
+        (Bound("d = op.f(", "op.name", (z.op.name,)), Bound("d = op.f(", "d", (z.data,))),
+        caption=caption,
+    )
 
 
-def _engine_init(l: Any) -> list[EngineLines]:
+def _engine_init(l: Any) -> EngineLines:
     g = l.graph
-    return [
-        EngineLines(
-            "micrograph.backprop:run_algorithm_6_2",
-            "n = len(graph.nodes)",
-            "grad_table = known",
-            (
-                Bound("n = len(graph.nodes)", "n", (len(g.nodes),)),
-                Bound("grad_table[n - 1] = seed", "grad_table[n - 1]", (l.grad_table[g.output],)),
-            ),
-            caption="grad_table[u(n)] <- 1, then the loop (the next steps)",
-        )
-    ]
+    return EngineLines(
+        "micrograph.backprop:run_algorithm_6_2",
+        "n = len(graph.nodes)",
+        "grad_table = known",
+        (
+            Bound("n = len(graph.nodes)", "n", (len(g.nodes),)),
+            Bound("grad_table[n - 1] = seed", "grad_table[n - 1]", (l.grad_table[g.output],)),
+        ),
+        caption="grad_table[u(n)] <- 1, then the loop (the next steps)",
+    )
 
 
-def _engine_iteration(l: Any) -> list[EngineLines]:
+def _engine_iteration(l: Any) -> EngineLines:
     g, j = l.graph, l.j
     names = node_names(g)
     u = [names[v] for v in g.nodes]  # u[i] is the name of the node at position i
@@ -245,31 +236,27 @@ def _engine_iteration(l: Any) -> list[EngineLines]:
     for t in seen.terms:
         partial += t.product  # the sum as the loop adds it, term by term
         sums.append(partial)
-    return [
-        EngineLines(
-            "micrograph.backprop:run_algorithm_6_2",
-            "for j in order:",
-            "grad_table[j] = total",
-            (
-                Bound(
-                    "total = grad_table[j]", "j", (j - 1,), (f"{j - 1} ({u[j - 1]}; Python counts from 0)",)
-                ),
-                Bound("total = grad_table[j]", "total", (0.0,)),
-                Bound(
-                    "d = rule(",
-                    "i",
-                    tuple(t.i for t in seen.terms),
-                    tuple(f"{t.i} ({u[t.i]})" for t in seen.terms),
-                ),
-                Bound("d = rule(", "d", tuple(t.derivative for t in seen.terms)),
-                Bound("term = grad_table[i] * d", "term", tuple(t.product for t in seen.terms)),
-                Bound("total += term", "total", tuple(sums)),
-                Bound("grad_table[j] = total", "grad_table[j]", (seen.total,)),
+    return EngineLines(
+        "micrograph.backprop:run_algorithm_6_2",
+        "for j in order:",
+        "grad_table[j] = total",
+        (
+            Bound("total = grad_table[j]", "j", (j - 1,), (f"{j - 1} ({u[j - 1]}; Python counts from 0)",)),
+            Bound("total = grad_table[j]", "total", (0.0,)),
+            Bound(
+                "d = rule(",
+                "i",
+                tuple(t.i for t in seen.terms),
+                tuple(f"{t.i} ({u[t.i]})" for t in seen.terms),
             ),
-            caption=f"the book's j = {j}, {u[j - 1]}",
-            reported=True,
-        )
-    ]
+            Bound("d = rule(", "d", tuple(t.derivative for t in seen.terms)),
+            Bound("term = grad_table[i] * d", "term", tuple(t.product for t in seen.terms)),
+            Bound("total += term", "total", tuple(sums)),
+            Bound("grad_table[j] = total", "grad_table[j]", (seen.total,)),
+        ),
+        caption=f"the book's j = {j}, {u[j - 1]}",
+        reported=True,
+    )
 
 
 def _engine_finish(l: Any) -> list[EngineLines]:
@@ -292,21 +279,19 @@ def _engine_finish(l: Any) -> list[EngineLines]:
     ]
 
 
-def _engine_push(l: Any) -> list[EngineLines]:
+def _engine_push(l: Any) -> EngineLines:
     z = l.z
-    return [
-        EngineLines(
-            "micrograph.push:backward",
-            "order = topological_order((z,))",
-            "node._backward()",
-            (
-                Bound("order.reverse()", "order[0]", (z,), (node_names(l.graph)[z],)),
-                Bound("order.reverse()", "len(order)", (len(l.graph.nodes),)),
-                Bound("z.grad = gradient", "z.grad", (1.0,)),
-            ),
-            caption="z.backward(), the push form",
-        )
-    ]
+    return EngineLines(
+        "micrograph.push:backward",
+        "order = topological_order((z,))",
+        "node._backward()",
+        (
+            Bound("order.reverse()", "order[0]", (z,), (node_names(l.graph)[z],)),
+            Bound("order.reverse()", "len(order)", (len(l.graph.nodes),)),
+            Bound("z.grad = gradient", "z.grad", (1.0,)),
+        ),
+        caption="z.backward(), the push form",
+    )
 
 
 def _values(l: Any) -> str:
@@ -336,7 +321,7 @@ def _figure(l: Any) -> Any:
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 2 (see :mod:`lessons.step`)."""
     step = Step.showing(_values, _figure)
-    yield step("The forward pass has run", LINES["forward"], _forward, _forward_text, engine=_engine_forward)
+    yield step("The forward pass has run", LINES["forward"], _forward, _forward_text, _engine_forward)
     n = len(l.graph.nodes)
     asked = _most_used(l.graph)  # the question is asked on the step before the one that answers it
     yield step(
@@ -344,8 +329,8 @@ def steps(l: Any) -> Iterator[Step]:
         LINES["init"],
         _init,
         _init_text,
+        _engine_init,
         question=_ask if asked == n - 1 else None,
-        engine=_engine_init,
     )
     for j in range(n - 1, 0, -1):  # the book's j, from n - 1 down to 1
         yield step(
@@ -353,13 +338,9 @@ def steps(l: Any) -> Iterator[Step]:
             LINES["loop"],
             _iteration,
             _iteration_text,
+            _engine_iteration,
             params={"j": j},
             question=_ask if j == asked + 1 else None,
-            engine=_engine_iteration,
         )
-    yield step(
-        "Return the table; the engine agrees", LINES["return"], _finish, _finish_text, engine=_engine_finish
-    )
-    yield step(
-        "The same sums, pushed instead of pulled", LINES["push"], _push, _push_text, engine=_engine_push
-    )
+    yield step("Return the table; the engine agrees", LINES["return"], _finish, _finish_text, _engine_finish)
+    yield step("The same sums, pushed instead of pulled", LINES["push"], _push, _push_text, _engine_push)

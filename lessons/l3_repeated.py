@@ -20,17 +20,7 @@ from micrograph.naive import naive_grad
 from micrograph.store import store_grad
 from viz.words import fmt, table
 
-__all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
-
-NUMBER = 3
-TITLE = "Repeated subexpressions: the naive chain rule against back-propagation"
-SECTION = "sections 6.5.2-6.5.3, figure 6.9, equations 6.50-6.53"
-SUMMARY = (
-    "Summing over paths recomputes shared subexpressions: quadratic on a chain, exponential on a ladder."
-)
-
-NO_EXPR = "it studies the shapes of figure 6.9 (chains and ladders of growing depth), built by the lesson."
-"""Why this lesson runs on its own graphs, not on an expression of the student's."""
+__all__ = ["steps"]
 
 LINES = {
     "chain": Ours(
@@ -185,99 +175,87 @@ def _budget_text(l: Any) -> str:
     )
 
 
-def _engine_chain(l: Any) -> list[EngineLines]:
+def _engine_chain(l: Any) -> EngineLines:
     levels = (l.x, l.y, l.z)
-    return [
-        EngineLines(
-            "micrograph.families:chain",
-            'leaf = Value(w, label="w")',
-            "return u, leaf",
-            (
-                Bound("u = op(u)", "u.data", tuple(v.data for v in levels)),
-                Bound("u.label = ", "u.label", tuple(v.label for v in levels)),
-            ),
-            caption="figure 6.9's chain, f = tanh",
-        )
-    ]
+    return EngineLines(
+        "micrograph.families:chain",
+        'leaf = Value(w, label="w")',
+        "return u, leaf",
+        (
+            Bound("u = op(u)", "u.data", tuple(v.data for v in levels)),
+            Bound("u.label = ", "u.label", tuple(v.label for v in levels)),
+        ),
+        caption="figure 6.9's chain, f = tanh",
+    )
 
 
 def _engine_naive(l: Any) -> list[EngineLines]:
     return [naive_sum(l.naive), stored(l.store)]
 
 
-def _engine_long(l: Any) -> list[EngineLines]:
+def _engine_long(l: Any) -> EngineLines:
     e = l.expected50
-    return [
-        EngineLines(
-            "micrograph.families:expected_counts",
-            'if family == "chain":',
-            '"naive_peak": 2 if d else 0,',
-            (
-                Bound('if family == "chain":', "d", (e["edges"],)),
-                Bound("counts = {", 'counts["naive_recomputed"]', (e["naive_recomputed"],)),
-            ),
-            caption="the closed forms on a chain of depth d",
-        )
-    ]
+    return EngineLines(
+        "micrograph.families:expected_counts",
+        'if family == "chain":',
+        '"naive_peak": 2 if d else 0,',
+        (
+            Bound('if family == "chain":', "d", (e["edges"],)),
+            Bound("counts = {", 'counts["naive_recomputed"]', (e["naive_recomputed"],)),
+        ),
+        caption="the closed forms on a chain of depth d",
+    )
 
 
-def _engine_ladder(l: Any) -> list[EngineLines]:
+def _engine_ladder(l: Any) -> EngineLines:
     sums = tuple(v.data for v in l.ladder_graph.nodes if v.op is not None and v.op.name == "add")
-    return [
-        EngineLines(
-            "micrograph.families:ladder",
-            'leaf = Value(w, label="w")',
-            "return u, leaf",
-            (Bound("u = s + c", "u.data", sums),),
-            caption="each level uses the one below twice",
-        )
-    ]
+    return EngineLines(
+        "micrograph.families:ladder",
+        'leaf = Value(w, label="w")',
+        "return u, leaf",
+        (Bound("u = s + c", "u.data", sums),),
+        caption="each level uses the one below twice",
+    )
 
 
-def _engine_rows(l: Any) -> list[EngineLines]:
+def _engine_rows(l: Any) -> EngineLines:
     last = l.rows[-1]
-    return [
-        EngineLines(
-            "micrograph.families:blowup_rows",
-            "for d in range(1, top + 1):",
-            "stopped = naive is None or not naive.complete",
-            (
-                Bound("for d in range(1, top + 1):", "d", (last["depth"],)),
-                Bound("store = store_grad(z, w)", "store.operations", (last["backprop_ops"],)),
-                Bound("stopped = naive is None", "stopped", (not last["naive_complete"],)),
-            ),
-            caption=f"the last depth, {last['depth']}",
-        )
-    ]
+    return EngineLines(
+        "micrograph.families:blowup_rows",
+        "for d in range(1, top + 1):",
+        "stopped = naive is None or not naive.complete",
+        (
+            Bound("for d in range(1, top + 1):", "d", (last["depth"],)),
+            Bound("store = store_grad(z, w)", "store.operations", (last["backprop_ops"],)),
+            Bound("stopped = naive is None", "stopped", (not last["naive_complete"],)),
+        ),
+        caption=f"the last depth, {last['depth']}",
+    )
 
 
-def _engine_plot(l: Any) -> list[EngineLines]:
+def _engine_plot(l: Any) -> EngineLines:
     last = l.rows[-1]
-    return [
-        EngineLines(
-            "micrograph.families:blowup_rows",
-            "if naive is None or stopped:",
-            "rows.append(",
-            (
-                Bound('naive_ops = expected["naive_operations"]', "d", (last["depth"],)),
-                Bound('naive_ops = expected["naive_operations"]', "naive_ops", (last["naive_ops"],)),
-            ),
-            caption="a depth the budget stopped: the closed form",
-        )
-    ]
+    return EngineLines(
+        "micrograph.families:blowup_rows",
+        "if naive is None or stopped:",
+        "rows.append(",
+        (
+            Bound('naive_ops = expected["naive_operations"]', "d", (last["depth"],)),
+            Bound('naive_ops = expected["naive_operations"]', "naive_ops", (last["naive_ops"],)),
+        ),
+        caption="a depth the budget stopped: the closed form",
+    )
 
 
-def _engine_budget(l: Any) -> list[EngineLines]:
-    return [
-        EngineLines(
-            "micrograph.naive:_Naive.check",
-            bound=(
-                Bound("ops = self.local_derivatives + self.recomputed", "ops", (l.stopped.operations,)),
-                Bound("ops = self.local_derivatives + self.recomputed", "self.limit", (100_000,)),
-            ),
-            caption="the budget, checked every 4,096 operations",
-        )
-    ]
+def _engine_budget(l: Any) -> EngineLines:
+    return EngineLines(
+        "micrograph.naive:_Naive.check",
+        bound=(
+            Bound("ops = self.local_derivatives + self.recomputed", "ops", (l.stopped.operations,)),
+            Bound("ops = self.local_derivatives + self.recomputed", "self.limit", (100_000,)),
+        ),
+        caption="the budget, checked every 4,096 operations",
+    )
 
 
 def _values(l: Any) -> str:
@@ -337,16 +315,10 @@ def _figure(l: Any) -> Any:
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 3 (see :mod:`lessons.step`)."""
     step = Step.showing(_values, _figure)
-    yield step(
-        "Figure 6.9: the chain rule on a chain", LINES["chain"], _chain, _chain_text, engine=_engine_chain
-    )
-    yield step(
-        "Naive (6.53) against stored (6.52)", LINES["naive"], _naive, _naive_text, engine=_engine_naive
-    )
-    yield step("A longer chain: quadratic", LINES["long"], _long, _long_text, engine=_engine_long)
-    yield step(
-        "A ladder: the paths double per level", LINES["ladder"], _ladder, _ladder_text, engine=_engine_ladder
-    )
-    yield step("Counting depth by depth", LINES["rows"], _rows, _rows_text, engine=_engine_rows)
-    yield step("The blowup plot", LINES["rows"], _plot, _plot_text, engine=_engine_plot)
-    yield step("A budget for the naive rule", LINES["budget"], _budget, _budget_text, engine=_engine_budget)
+    yield step("Figure 6.9: the chain rule on a chain", LINES["chain"], _chain, _chain_text, _engine_chain)
+    yield step("Naive (6.53) against stored (6.52)", LINES["naive"], _naive, _naive_text, _engine_naive)
+    yield step("A longer chain: quadratic", LINES["long"], _long, _long_text, _engine_long)
+    yield step("A ladder: the paths double per level", LINES["ladder"], _ladder, _ladder_text, _engine_ladder)
+    yield step("Counting depth by depth", LINES["rows"], _rows, _rows_text, _engine_rows)
+    yield step("The blowup plot", LINES["rows"], _plot, _plot_text, _engine_plot)
+    yield step("A budget for the naive rule", LINES["budget"], _budget, _budget_text, _engine_budget)

@@ -21,15 +21,7 @@ from micrograph.naive import naive_grad
 from micrograph.store import store_grad
 from viz.words import fmt, table
 
-__all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
-
-NUMBER = 4
-TITLE = "Store or recompute: memory against time"
-SECTION = "section 6.5.2, equations 6.52-6.53; checkpointing"
-SUMMARY = "Back-propagation stores every value (memory n, time n); recomputing trades time for memory."
-
-NO_EXPR = "it measures memory on chains of growing length, built by the lesson."
-"""Why this lesson runs on its own graphs, not on an expression of the student's."""
+__all__ = ["steps"]
 
 LINES = {
     "two": Ours(
@@ -115,56 +107,50 @@ def _engine_two(l: Any) -> list[EngineLines]:
     return [stored(l.store), naive_sum(l.recompute, peak=True)]
 
 
-def _engine_checkpoint(l: Any) -> list[EngineLines]:
+def _engine_checkpoint(l: Any) -> EngineLines:
     c = l.ck
-    return [
-        EngineLines(
-            "micrograph.checkpoint:checkpoint_grad",
-            "with paused_gc():",
-            bound=(
-                Bound("recomputed += evaluate_segment(", "recomputed", (c.recomputed,), last=True),
-                Bound("evaluations += counted", "evaluations", (c.local_derivatives,), last=True),
-                Bound("_drop(held, lo, hi, ())", "peak", (c.peak_values,), last=True),
-            ),
-            caption=f"segments of k = {l.k} nodes",
-        )
-    ]
+    return EngineLines(
+        "micrograph.checkpoint:checkpoint_grad",
+        "with paused_gc():",
+        bound=(
+            Bound("recomputed += evaluate_segment(", "recomputed", (c.recomputed,), last=True),
+            Bound("evaluations += counted", "evaluations", (c.local_derivatives,), last=True),
+            Bound("_drop(held, lo, hi, ())", "peak", (c.peak_values,), last=True),
+        ),
+        caption=f"segments of k = {l.k} nodes",
+    )
 
 
-def _engine_sweep(l: Any) -> list[EngineLines]:
+def _engine_sweep(l: Any) -> EngineLines:
     k, _ = min(l.sweep, key=lambda kr: kr[1].peak_values)
     n = N + 1  # the chain's nodes, w included
-    return [
-        EngineLines(
-            "micrograph.checkpoint:checkpoint_grad",
-            "n = len(graph.nodes)",
-            "checkpoints = _checkpoints(graph, k)",
-            (
-                Bound("n = len(graph.nodes)", "n", (n,)),
-                Bound("k = _segment_length(n, k)", "k", (k,)),
-                Bound("segments = [", "len(segments)", (-(-n // k),)),
-            ),
-            caption=f"the call with the fewest values held, k = {k}",
-        )
-    ]
+    return EngineLines(
+        "micrograph.checkpoint:checkpoint_grad",
+        "n = len(graph.nodes)",
+        "checkpoints = _checkpoints(graph, k)",
+        (
+            Bound("n = len(graph.nodes)", "n", (n,)),
+            Bound("k = _segment_length(n, k)", "k", (k,)),
+            Bound("segments = [", "len(segments)", (-(-n // k),)),
+        ),
+        caption=f"the call with the fewest values held, k = {k}",
+    )
 
 
-def _engine_rows(l: Any) -> list[EngineLines]:
+def _engine_rows(l: Any) -> EngineLines:
     r = l.rows[-1]
-    return [
-        EngineLines(
-            "micrograph.families:memory_rows",
-            "for n in range(1, top + 1):",
-            "ckpt = checkpoint_grad(z, w)",
-            (
-                Bound("for n in range(1, top + 1):", "n", (r["n"],)),
-                Bound("store = store_grad(z, w)", "store.peak_values", (r["store_peak"],)),
-                Bound("naive = naive_grad(z, w", "naive.peak_values", (r["recompute_peak"],)),
-                Bound("ckpt = checkpoint_grad(z, w)", "ckpt.peak_values", (r["checkpoint_peak"],)),
-            ),
-            caption=f"the longest chain, n = {r['n']}",
-        )
-    ]
+    return EngineLines(
+        "micrograph.families:memory_rows",
+        "for n in range(1, top + 1):",
+        "ckpt = checkpoint_grad(z, w)",
+        (
+            Bound("for n in range(1, top + 1):", "n", (r["n"],)),
+            Bound("store = store_grad(z, w)", "store.peak_values", (r["store_peak"],)),
+            Bound("naive = naive_grad(z, w", "naive.peak_values", (r["recompute_peak"],)),
+            Bound("ckpt = checkpoint_grad(z, w)", "ckpt.peak_values", (r["checkpoint_peak"],)),
+        ),
+        caption=f"the longest chain, n = {r['n']}",
+    )
 
 
 def _values(l: Any) -> str:
@@ -202,13 +188,13 @@ def _figure(l: Any) -> Any:
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 4 (see :mod:`lessons.step`)."""
     step = Step.showing(_values, _figure)
-    yield step("Store (6.52) or recompute (6.53)", LINES["two"], _two, _two_text, engine=_engine_two)
+    yield step("Store (6.52) or recompute (6.53)", LINES["two"], _two, _two_text, _engine_two)
     yield step(
         "Checkpointing: keep every k-th value",
         LINES["checkpoint"],
         _checkpoint,
         _checkpoint_text,
-        engine=_engine_checkpoint,
+        _engine_checkpoint,
     )
-    yield step("The segment length sets the trade", LINES["k"], _sweep, _sweep_text, engine=_engine_sweep)
-    yield step("Memory and time against n", LINES["rows"], _rows, _rows_text, engine=_engine_rows)
+    yield step("The segment length sets the trade", LINES["k"], _sweep, _sweep_text, _engine_sweep)
+    yield step("Memory and time against n", LINES["rows"], _rows, _rows_text, _engine_rows)

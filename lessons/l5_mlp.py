@@ -17,17 +17,7 @@ from lessons.step import Ours, Step
 from micrograph import Graph, datasets, nn, pseudocode
 from viz.words import fmt, table
 
-__all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
-
-NUMBER = 5
-TITLE = "The MLP: Algorithms 6.3 and 6.4, then training on Iris"
-SECTION = "section 6.5.4, Algorithms 6.3 and 6.4"
-SUMMARY = (
-    "A network is a graph: Algorithm 6.4's layer-by-layer gradients equal Algorithm 6.2's; then we train."
-)
-
-NO_EXPR = "it trains a network on the Iris data, not a formula."
-"""Why this lesson runs on its own graphs, not on an expression of the student's."""
+__all__ = ["steps"]
 
 LINES = {
     "data": Ours("x: 4 measurements of a flower (cm); y: its species, 0, 1 or 2"),
@@ -168,20 +158,18 @@ def _test_text(l: Any) -> str:
     )
 
 
-def _engine_data(l: Any) -> list[EngineLines]:
+def _engine_data(l: Any) -> EngineLines:
     m = l.model
-    return [
-        EngineLines(
-            "micrograph.mlp:MLP.__init__",
-            "sz = [nin, *widths]",
-            "self.layers.append(layer)",
-            (
-                Bound("sz = [nin, *widths]", "sz", ([m.nin, *m.nouts],)),
-                Bound("layer = Layer(", "len(layer.neurons)", tuple(len(k.neurons) for k in m.layers)),
-            ),
-            caption=f"MLP({m.nin}, {m.nouts})",
-        )
-    ]
+    return EngineLines(
+        "micrograph.mlp:MLP.__init__",
+        "sz = [nin, *widths]",
+        "self.layers.append(layer)",
+        (
+            Bound("sz = [nin, *widths]", "sz", ([m.nin, *m.nouts],)),
+            Bound("layer = Layer(", "len(layer.neurons)", tuple(len(k.neurons) for k in m.layers)),
+        ),
+        caption=f"MLP({m.nin}, {m.nouts})",
+    )
 
 
 def _engine_forward(l: Any) -> list[EngineLines]:
@@ -207,21 +195,17 @@ def _engine_forward(l: Any) -> list[EngineLines]:
     ]
 
 
-def _engine_backward(l: Any) -> list[EngineLines]:
-    return [
-        EngineLines(
-            "micrograph.mlp_backward:backward_mlp",
-            "grads: dict[Value, float] = {}",
-            "return grads",
-            (
-                Bound(
-                    "for k in range(len(model.layers), 0, -1):", "k", tuple(range(len(l.model.layers), 0, -1))
-                ),
-                Bound("return grads", "len(grads)", (len(l.grads_6_4),)),
-            ),
-            caption="Algorithm 6.4, k = l down to 1",
-        )
-    ]
+def _engine_backward(l: Any) -> EngineLines:
+    return EngineLines(
+        "micrograph.mlp_backward:backward_mlp",
+        "grads: dict[Value, float] = {}",
+        "return grads",
+        (
+            Bound("for k in range(len(model.layers), 0, -1):", "k", tuple(range(len(l.model.layers), 0, -1))),
+            Bound("return grads", "len(grads)", (len(l.grads_6_4),)),
+        ),
+        caption="Algorithm 6.4, k = l down to 1",
+    )
 
 
 def _engine_train(l: Any) -> list[EngineLines]:
@@ -250,19 +234,17 @@ def _engine_train(l: Any) -> list[EngineLines]:
     ]
 
 
-def _engine_test(l: Any) -> list[EngineLines]:
-    return [
-        EngineLines(
-            "micrograph.train:accuracy",
-            "right = 0",
-            "return right / len(X)",
-            (
-                Bound("return right / len(X)", "len(X)", (len(l.test[0]),)),
-                Bound("return right / len(X)", "right / len(X)", (l.test_accuracy,)),
-            ),
-            caption="nn.accuracy on the held-out flowers",
-        )
-    ]
+def _engine_test(l: Any) -> EngineLines:
+    return EngineLines(
+        "micrograph.train:accuracy",
+        "right = 0",
+        "return right / len(X)",
+        (
+            Bound("return right / len(X)", "len(X)", (len(l.test[0]),)),
+            Bound("return right / len(X)", "right / len(X)", (l.test_accuracy,)),
+        ),
+        caption="nn.accuracy on the held-out flowers",
+    )
 
 
 def _values(l: Any) -> str:
@@ -309,21 +291,13 @@ def _figure(l: Any) -> Any:
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 5 (see :mod:`lessons.step`)."""
     step = Step.showing(_values, _figure)
-    yield step("Iris and a small MLP", LINES["data"], _data, _data_text, engine=_engine_data)
+    yield step("Iris and a small MLP", LINES["data"], _data, _data_text, _engine_data)
     yield step(
-        "Algorithm 6.3: forward to the cost J",
-        LINES["forward"],
-        _forward,
-        _forward_text,
-        engine=_engine_forward,
+        "Algorithm 6.3: forward to the cost J", LINES["forward"], _forward, _forward_text, _engine_forward
     )
     yield step(
-        "Algorithm 6.4: back, layer by layer",
-        LINES["backward"],
-        _backward,
-        _backward_text,
-        engine=_engine_backward,
+        "Algorithm 6.4: back, layer by layer", LINES["backward"], _backward, _backward_text, _engine_backward
     )
-    yield step("Training on Iris", LINES["train"], _train, _train_text, engine=_engine_train)
+    yield step("Training on Iris", LINES["train"], _train, _train_text, _engine_train)
     # its numbers: no new picture
-    yield step("Held-out accuracy", LINES["test"], _test, _test_text, figure=None, engine=_engine_test)
+    yield step("Held-out accuracy", LINES["test"], _test, _test_text, _engine_test, figure=None)

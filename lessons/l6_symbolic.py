@@ -24,12 +24,7 @@ from micrograph.order import topological_order
 from viz.symbolic_frames import build_grad_call_rows, build_grad_call_text
 from viz.words import count, fmt, formula, node_names, table
 
-__all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
-
-NUMBER = 6
-TITLE = "Symbol-to-symbol derivatives: G and B side by side"
-SECTION = "sections 6.5.5-6.5.6, figure 6.10, Algorithms 6.5 and 6.6"
-SUMMARY = "grad(z, T) adds the derivatives to the graph as new nodes B: evaluate, draw, differentiate them."
+__all__ = ["AT", "EXPR", "steps"]
 
 EXPR = "tanh(tanh(tanh(w)))"
 """Figure 6.10's chain z = f(f(f(w))) with f = tanh: the lesson's example when the student gives none."""
@@ -310,78 +305,70 @@ def _name(l: Any, v: Value | None) -> str:
     return names.get(v) or (f"{fmt(v.data)} (grad_table[z])" if v.op is None else "?")
 
 
-def _engine_G(l: Any) -> list[EngineLines]:
-    return [graph_order(l.graph)]
+def _engine_G(l: Any) -> EngineLines:
+    return graph_order(l.graph)
 
 
-def _engine_prune(l: Any) -> list[EngineLines]:
-    return [
-        EngineLines(
-            "micrograph.graph:Graph.prune",
-            "descendant = [False]",
-            "return SubGraph(",
-            (Bound("return SubGraph(", "sum(descendant)", (len(l.G2_prime),)),),
-            caption=f"G' for z2, T = {_targets(l)}",
-        )
-    ]
+def _engine_prune(l: Any) -> EngineLines:
+    return EngineLines(
+        "micrograph.graph:Graph.prune",
+        "descendant = [False]",
+        "return SubGraph(",
+        (Bound("return SubGraph(", "sum(descendant)", (len(l.G2_prime),)),),
+        caption=f"G' for z2, T = {_targets(l)}",
+    )
 
 
-def _engine_grad(l: Any) -> list[EngineLines]:
+def _engine_grad(l: Any) -> EngineLines:
     names = {d: _name(l, d) for d in l.dz}
-    return [grad_call(len(l.G_prime), l.dz, names, f"grad(z, T): Algorithm 6.5, T = {_targets(l)}")]
+    return grad_call(len(l.G_prime), l.dz, names, f"grad(z, T): Algorithm 6.5, T = {_targets(l)}")
 
 
-def _engine_call(l: Any) -> list[EngineLines]:
+def _engine_call(l: Any) -> EngineLines:
     call = l.call
     k = l.calls.index(call) + 1
-    return [
-        EngineLines(
+    return EngineLines(
+        "micrograph.symbolic:build_grad",
+        "if V in grad_table:",
+        "grad_table[V] = G_V",
+        (
+            Bound("consumers = get_consumers(V, G_prime)", "V", (call.V,), (_name(l, call.V),)),
+            Bound(
+                "consumers = get_consumers(V, G_prime)",
+                "consumers",
+                (list(call.consumers),),
+                ("[" + ", ".join(_name(l, C) for C in call.consumers) + "]",),
+            ),
+            Bound("D = build_grad(C,", "D", call.D, tuple(_name(l, D) for D in call.D)),
+            Bound("G_i = op.bprop(", "G_i", call.terms, tuple(_name(l, t) for t in call.terms)),
+            Bound("G_V = sum_nodes(", "G_V", (call.G_V,), (_name(l, call.G_V),)),
+        ),
+        caption=f"call {k} of {len(l.calls)}",
+        reported=True,
+    )
+
+
+def _engine_build(l: Any) -> EngineLines:
+    if not l.calls:  # z is a variable of T: its entry is grad_table[z] = 1 itself
+        return EngineLines(
             "micrograph.symbolic:build_grad",
             "if V in grad_table:",
-            "grad_table[V] = G_V",
-            (
-                Bound("consumers = get_consumers(V, G_prime)", "V", (call.V,), (_name(l, call.V),)),
-                Bound(
-                    "consumers = get_consumers(V, G_prime)",
-                    "consumers",
-                    (list(call.consumers),),
-                    ("[" + ", ".join(_name(l, C) for C in call.consumers) + "]",),
-                ),
-                Bound("D = build_grad(C,", "D", call.D, tuple(_name(l, D) for D in call.D)),
-                Bound("G_i = op.bprop(", "G_i", call.terms, tuple(_name(l, t) for t in call.terms)),
-                Bound("G_V = sum_nodes(", "G_V", (call.G_V,), (_name(l, call.G_V),)),
-            ),
-            caption=f"call {k} of {len(l.calls)}",
+            bound=(Bound("if V in grad_table:", "V", (l.z,), (_name(l, l.z),)),),
             reported=True,
         )
-    ]
-
-
-def _engine_build(l: Any) -> list[EngineLines]:
-    if not l.calls:  # z is a variable of T: its entry is grad_table[z] = 1 itself
-        return [
-            EngineLines(
-                "micrograph.symbolic:build_grad",
-                "if V in grad_table:",
-                bound=(Bound("if V in grad_table:", "V", (l.z,), (_name(l, l.z),)),),
-                reported=True,
-            )
-        ]
     last = l.calls[-1]
     C, term = last.consumers[-1], last.terms[-1]
-    return [
-        EngineLines(
-            "micrograph.ops:Op.bprop",
-            "total = None",
-            "return total",
-            (
-                Bound("total = None", "self.name", (C.op.name,)),
-                Bound("return total", "total", (term,), (_name(l, term),)),
-            ),
-            caption=f"the last call's, V = {_name(l, last.V)}, C = {_name(l, C)}",
-            reported=True,
-        )
-    ]
+    return EngineLines(
+        "micrograph.ops:Op.bprop",
+        "total = None",
+        "return total",
+        (
+            Bound("total = None", "self.name", (C.op.name,)),
+            Bound("return total", "total", (term,), (_name(l, term),)),
+        ),
+        caption=f"the last call's, V = {_name(l, last.V)}, C = {_name(l, C)}",
+        reported=True,
+    )
 
 
 def _engine_reuse(l: Any) -> list[EngineLines]:
@@ -458,29 +445,20 @@ def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 6 (see :mod:`lessons.step`)."""
     step = Step.showing(_values, _figure)
     whose = "figure 6.10" if l.expr == EXPR else "your expression"
-    yield step(f"The forward graph G of {whose}", LINES["G"], _G, _G_text, engine=_engine_G)
+    yield step(f"The forward graph G of {whose}", LINES["G"], _G, _G_text, _engine_G)
     yield step(
-        "Algorithm 6.5: prune G to G'",
-        LINES["prune"],
-        _prune,
-        _prune_text,
-        question=_ask,
-        engine=_engine_prune,
+        "Algorithm 6.5: prune G to G'", LINES["prune"], _prune, _prune_text, _engine_prune, question=_ask
     )
-    yield step("Algorithm 6.5: grad(z, T) builds B", LINES["grad"], _grad, _grad_text, engine=_engine_grad)
+    yield step("Algorithm 6.5: grad(z, T) builds B", LINES["grad"], _grad, _grad_text, _engine_grad)
     for k in range(1, len(l.calls) + 1):  # grad has run: one step per call of build_grad it made
         yield step(
             f"Algorithm 6.6, call {k}: build_grad(V)",
             LINES["build"],
             _call,
             _call_text,
+            _engine_call,
             params={"k": k},
-            engine=_engine_call,
         )
-    yield step(
-        "Algorithm 6.6: build_grad and op.bprop", LINES["build"], _build, _build_text, engine=_engine_build
-    )
-    yield step("B is a graph: evaluate it again", LINES["reuse"], _reuse, _reuse_text, engine=_engine_reuse)
-    yield step(
-        "The same computations as Algorithm 6.2", LINES["same"], _same, _same_text, engine=_engine_same
-    )
+    yield step("Algorithm 6.6: build_grad and op.bprop", LINES["build"], _build, _build_text, _engine_build)
+    yield step("B is a graph: evaluate it again", LINES["reuse"], _reuse, _reuse_text, _engine_reuse)
+    yield step("The same computations as Algorithm 6.2", LINES["same"], _same, _same_text, _engine_same)

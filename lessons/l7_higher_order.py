@@ -23,12 +23,7 @@ from micrograph.expr import build
 from micrograph.order import topological_order
 from viz.words import count, fmt, table
 
-__all__ = ["AT", "EXPR", "NUMBER", "SECTION", "SUMMARY", "TITLE", "steps"]
-
-NUMBER = 7
-TITLE = "Higher-order derivatives and Hessian-vector products"
-SECTION = "section 6.5.10, equation 6.59"
-SUMMARY = "B is a graph, so grad(grad(z, w), w) works; H v = grad((grad f)^T v) costs two gradients, not n."
+__all__ = ["AT", "EXPR", "steps"]
 
 LINES = {
     "second": Ours("section 6.5.10: the derivatives are a graph, so we can differentiate them again"),
@@ -179,31 +174,29 @@ def _cost_text(l: Any) -> str:
     )
 
 
-def _engine_derivatives(l: Any) -> list[EngineLines]:
-    return [
-        EngineLines(
-            "micrograph.symbolic:grad",
-            "with paused_gc():",
-            "result = [grad_table[V] for V in targets]",
-            (
-                Bound("G = Graph(z)", "len(G.nodes)", (l.sizes[2],)),
-                Bound("result = [grad_table[V]", "result", ([l.d3],), ("[d3]",)),
-            ),
-            caption=f"the third call, grad(d2, {l.wrt.label}): G is the graph of d2",
-        )
-    ]
+def _engine_derivatives(l: Any) -> EngineLines:
+    return EngineLines(
+        "micrograph.symbolic:grad",
+        "with paused_gc():",
+        "result = [grad_table[V] for V in targets]",
+        (
+            Bound("G = Graph(z)", "len(G.nodes)", (l.sizes[2],)),
+            Bound("result = [grad_table[V]", "result", ([l.d3],), ("[d3]",)),
+        ),
+        caption=f"the third call, grad(d2, {l.wrt.label}): G is the graph of d2",
+    )
 
 
-def _engine_check(l: Any) -> list[EngineLines]:
-    return [forward_call(l.d3.data, "Graph(d).forward(), the last for d3 at the lesson's value")]
+def _engine_check(l: Any) -> EngineLines:
+    return forward_call(l.d3.data, "Graph(d).forward(), the last for d3 at the lesson's value")
 
 
-def _engine_hvp(l: Any) -> list[EngineLines]:
-    return [hessian_vector(l.v)]
+def _engine_hvp(l: Any) -> EngineLines:
+    return hessian_vector(l.v)
 
 
-def _engine_cost(l: Any) -> list[EngineLines]:
-    return [hessian_vector([1.0] * l.n, Bound("g = grad(z, wrt)", "len(wrt)", (l.n,)), caption=f"n = {l.n}")]
+def _engine_cost(l: Any) -> EngineLines:
+    return hessian_vector([1.0] * l.n, Bound("g = grad(z, wrt)", "len(wrt)", (l.n,)), caption=f"n = {l.n}")
 
 
 def _values(l: Any) -> str:
@@ -238,12 +231,8 @@ def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 7 (see :mod:`lessons.step`)."""
     step = Step.showing(_values, _figure)
     yield step(
-        "Second and third derivatives",
-        LINES["second"],
-        _derivatives,
-        _derivatives_text,
-        engine=_engine_derivatives,
+        "Second and third derivatives", LINES["second"], _derivatives, _derivatives_text, _engine_derivatives
     )
-    yield step("Check them by finite differences", LINES["fd"], _check, _check_text, engine=_engine_check)
-    yield step("Hessian-vector product", LINES["hvp"], _hvp, _hvp_text, engine=_engine_hvp)
-    yield step("H v costs two gradients; H costs n", LINES["cost"], _cost, _cost_text, engine=_engine_cost)
+    yield step("Check them by finite differences", LINES["fd"], _check, _check_text, _engine_check)
+    yield step("Hessian-vector product", LINES["hvp"], _hvp, _hvp_text, _engine_hvp)
+    yield step("H v costs two gradients; H costs n", LINES["cost"], _cost, _cost_text, _engine_cost)

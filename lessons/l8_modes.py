@@ -15,13 +15,7 @@ from lessons.step import Ours, Step
 from micrograph import Value, grad, hessian_vector_product, jacobian_forward, jacobian_reverse, jvp
 from viz.words import fmt, table
 
-__all__ = ["NUMBER", "SECTION", "SUMMARY", "TITLE", "NO_EXPR", "steps"]
-
-NUMBER = 8
-TITLE = "Forward mode and reverse mode"
-SECTION = "sections 6.5.9-6.5.10"
-SUMMARY = "The same local derivatives, multiplied from the inputs (J v) or from the outputs: n or m passes."
-NO_EXPR = "it compares the two modes on functions of several inputs and outputs, built by the lesson."
+__all__ = ["steps"]
 
 LINES = {
     "jvp": Ours("section 6.5.9: forward mode carries u' = sum_k du/dx_k x_k' along with each value u"),
@@ -154,16 +148,14 @@ def _hessian_text(l: Any) -> str:
     )
 
 
-def _engine_jvp(l: Any) -> list[EngineLines]:
-    return [
-        EngineLines(
-            "micrograph.forward_mode:jvp",
-            "evaluations = 0",
-            "tangent[u] = total",
-            (Bound("evaluations += 1", "evaluations", (l.r.evaluations,), last=True),),
-            caption="forward mode: each node's tangent from its arguments'",
-        )
-    ]
+def _engine_jvp(l: Any) -> EngineLines:
+    return EngineLines(
+        "micrograph.forward_mode:jvp",
+        "evaluations = 0",
+        "tangent[u] = total",
+        (Bound("evaluations += 1", "evaluations", (l.r.evaluations,), last=True),),
+        caption="forward mode: each node's tangent from its arguments'",
+    )
 
 
 def _engine_count(l: Any) -> list[EngineLines]:
@@ -193,8 +185,8 @@ def _engine_chain(l: Any) -> list[EngineLines]:
     ]
 
 
-def _engine_hessian(l: Any) -> list[EngineLines]:
-    return [hessian_vector(l.hv_v)]
+def _engine_hessian(l: Any) -> EngineLines:
+    return hessian_vector(l.hv_v)
 
 
 def _figure(l: Any) -> Any:
@@ -206,9 +198,7 @@ def _figure(l: Any) -> Any:
 def steps(l: Any) -> Iterator[Step]:
     """The steps of lesson 8 (see :mod:`lessons.step`)."""
     step = Step.showing(_values, _figure)
-    yield step("Forward mode: J v in one pass", LINES["jvp"], _jvp, _jvp_text, engine=_engine_jvp)
-    yield step(
-        "n forward passes or m reverse passes", LINES["count"], _count, _count_text, engine=_engine_count
-    )
-    yield step("The order of a chain of products", LINES["chain"], _chain, _chain_text, engine=_engine_chain)
-    yield step("The Hessian and H v", LINES["hessian"], _hessian, _hessian_text, engine=_engine_hessian)
+    yield step("Forward mode: J v in one pass", LINES["jvp"], _jvp, _jvp_text, _engine_jvp)
+    yield step("n forward passes or m reverse passes", LINES["count"], _count, _count_text, _engine_count)
+    yield step("The order of a chain of products", LINES["chain"], _chain, _chain_text, _engine_chain)
+    yield step("The Hessian and H v", LINES["hessian"], _hessian, _hessian_text, _engine_hessian)

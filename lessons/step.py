@@ -1,8 +1,8 @@
 """A lesson's step: its text, the book's line, the code it runs, the engine's lines it ran, what it leaves.
 
-A lesson is a module with ``NUMBER``, ``TITLE``, ``SECTION`` (the book's section and algorithm), ``SUMMARY``
-(one line), ``EXERCISES`` where the student writes the lesson's algorithm (``micrograph exercise start
-NAME``; none: no such attribute), and a generator function ``steps(l)`` that yields :class:`Step` objects.
+A lesson is a row of :data:`lessons.LESSONS` (its number, title, the book's section, a summary) and a
+module with the book's lines it steps through (``LINES``) and a generator function ``steps(l)`` that yields
+:class:`Step` objects.
 The generator reads the live objects that the previous steps left on ``l`` (a namespace, :class:`Live`), so
 a step can depend on what came before: lesson 2 yields one step per iteration of Algorithm 6.2's loop, as
 many as the graph has nodes. :class:`~lessons.stepper.Stepper` moves a student through them.
@@ -83,29 +83,30 @@ class Step:
 
     Attributes:
         title: a short title.
-        line: the book's pseudo-code line or equation this step is about (shown verbatim).
+        line: the book's pseudo-code line or equation this step is about (shown verbatim), shown as "Book:"
+            when it is the book's own words, as "micrograph:" when it is :class:`Ours` (micrograph's
+            summary or formula): only the book is labelled the book.
         run: ``run(l)`` does the step's work on the live namespace ``l`` (sets ``l.z``, ``l.graph`` ...).
         text: ``text(l)`` -> the explanation, written after ``run`` so its numbers are the live ones.
+        engine: ``engine(l)`` -> the lines of micrograph's own code this step ran, with their values
+            (:class:`~lessons.engine_lines.EngineLines`: one, or several in the order they ran), written
+            after ``run``: the "Code that ran".
         values: ``values(l)`` -> a small plain-text table of "the values now", or None.
         figure: ``figure(l)`` -> a ``graphviz.Digraph`` (a diagram) or a ``viz.charts.Chart`` (a plot) for
             this step, or None for no picture.
         params: values bound into ``run`` (shown as assignments before its code), e.g. ``{"j": 4}``.
         question: ``question(l)`` -> a :class:`Question` to predict before moving on, or None.
-            ``line`` is shown as "Book:" when it is the book's own words, as "micrograph:" when it is
-            :class:`Ours` (micrograph's summary or formula): only the book is labelled the book.
-        engine: ``engine(l)`` -> the lines of micrograph's own code this step ran, with their values
-            (:class:`~lessons.engine_lines.EngineLines`), written after ``run``: the "Code that ran".
     """
 
     title: str
     line: str
     run: Callable[..., None]
     text: Callable[[Any], str]
+    engine: Callable[[Any], EngineLines | Sequence[EngineLines]]
     values: Callable[[Any], str] | None = None
     figure: Callable[[Any], Any] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     question: Callable[[Any], Question | None] | None = None
-    engine: Callable[[Any], Sequence[EngineLines]] | None = None
 
     @classmethod
     def showing(
@@ -115,6 +116,11 @@ class Step:
         table of the values now and its one picture, so its ``steps`` names them once (``step =
         Step.showing(_values, _figure)``); a step without a picture says ``figure=None``."""
         return functools.partial(cls, values=values, figure=figure)
+
+    def ran(self, live: Any) -> tuple[EngineLines, ...]:
+        """The engine's lines this step ran (``engine(live)``, after ``run``), in the order they ran."""
+        lines = self.engine(live)
+        return tuple(lines) if isinstance(lines, Sequence) else (lines,)
 
     @property
     def quoted(self) -> bool:

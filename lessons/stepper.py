@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from lessons import Lesson
 from lessons.engine_lines import EngineLines, render
 from lessons.showing import as_html, as_text, picture_svg
 from lessons.shown import Shown
@@ -28,7 +29,7 @@ __all__ = ["Stepper"]
 
 
 def _expression(
-    module: types.ModuleType, expr: str | None, at: Mapping[str, float] | None
+    lesson: Lesson, expr: str | None, at: Mapping[str, float] | None
 ) -> tuple[str | None, dict[str, float]]:
     """The expression and values a lesson runs on: the student's, checked, or the lesson's default.
 
@@ -41,24 +42,21 @@ def _expression(
         DomainError: an operation of ``expr``, or its local derivative, is undefined at ``at`` (a
             ValueError too; Algorithm 6.2 on the expression's graph raises it, naming the node).
     """
-    default = getattr(module, "EXPR", None)
     if expr is None:
         if at is not None:
-            raise ValueError(f"lesson {module.NUMBER}: at={dict(at)!r} given without expr=")
-        if default is None:
+            raise ValueError(f"lesson {lesson.number}: at={dict(at)!r} given without expr=")
+        if not lesson.takes_expr:
             return None, {}
-        return str(default), dict(module.AT)
-    if default is None:
-        raise ValueError(
-            f"lesson {module.NUMBER} does not take an expression: "
-            f"{getattr(module, 'NO_EXPR', 'it runs on its own example.')}"
-        )
+        module = lesson.load()  # the lesson's default example is its own: EXPR and AT
+        return str(module.EXPR), dict(module.AT)
+    if not lesson.takes_expr:
+        raise ValueError(f"lesson {lesson.number} does not take an expression: {lesson.no_expr}")
     if not isinstance(expr, str):
         raise ValueError(
-            f'lesson {module.NUMBER}: expr must be a string such as "x*y + exp(x)", got {expr!r}'
+            f'lesson {lesson.number}: expr must be a string such as "x*y + exp(x)", got {expr!r}'
         )
     if not variables(expr):  # the safe parser of the command line: ExprError (a ValueError) if refused
-        raise ValueError(f"lesson {module.NUMBER}: expr={expr!r} has no variable to differentiate by")
+        raise ValueError(f"lesson {lesson.number}: expr={expr!r} has no variable to differentiate by")
     values = bind(expr, at or {}, option="at")
     z = build(expr, {n: Value(x, label=n) for n, x in values.items()})
     # Every lesson that takes an expression differentiates it: refuse, before any step runs, a point
@@ -98,37 +96,38 @@ class Stepper:
     :meth:`objects`). Moving past either end returns a message and stays put; it never raises.
 
     Args:
-        module: the lesson module (``NUMBER``, ``TITLE``, ``SECTION``, ``SUMMARY``, ``steps``).
+        lesson: the lesson's row of :data:`lessons.LESSONS` (its number, title, section, module).
     """
 
     def __init__(
         self,
-        module: types.ModuleType,
+        lesson: Lesson,
         *,
         memo: dict[str, Any] | None = None,
         expr: str | None = None,
         at: Mapping[str, float] | None = None,
     ) -> None:
-        self._module = module
+        self._lesson = lesson
+        self._module = lesson.load()
         self._memo: dict[str, Any] = {} if memo is None else memo
-        self._expr, self._at = _expression(module, expr, at)
+        self._expr, self._at = _expression(lesson, expr, at)
         self._reset()
 
     # --- the lesson ---------------------------------------------------------------------------------
     @property
     def number(self) -> int:
         """The lesson's number."""
-        return int(self._module.NUMBER)
+        return self._lesson.number
 
     @property
     def title(self) -> str:
         """The lesson's title."""
-        return str(self._module.TITLE)
+        return self._lesson.title
 
     @property
     def section(self) -> str:
         """The book's section and algorithm the lesson covers."""
-        return str(self._module.SECTION)
+        return self._lesson.section
 
     def _reset(self) -> None:
         self._live = Live(memo=self._memo)
@@ -161,7 +160,7 @@ class Stepper:
         step.run(self._live, **step.params)
         self._steps.append(step)
         self._texts.append(step.text(self._live))
-        self._engines.append(tuple(step.engine(self._live)) if step.engine is not None else ())
+        self._engines.append(step.ran(self._live))
         self._questions.append(step.question(self._live) if step.question is not None else None)
         self._pos = len(self._steps) - 1
         return True
@@ -182,7 +181,7 @@ class Stepper:
             return len(self._steps)
         if "_steps" not in self._memo:  # the count is the same on every run of a lesson: count it once
             probe = Stepper(
-                self._module, memo=self._memo, expr=self._expr, at=self._at if self._expr else None
+                self._lesson, memo=self._memo, expr=self._expr, at=self._at if self._expr else None
             )
             while probe._advance():
                 pass
@@ -269,7 +268,7 @@ class Stepper:
         if live is not None and name in vars(live):
             return vars(live)[name]
         raise AttributeError(
-            f"lesson {self.__dict__.get('_module', types.SimpleNamespace(NUMBER='?')).NUMBER} has no live "
+            f"lesson {self.__dict__.get('_lesson', types.SimpleNamespace(number='?')).number} has no live "
             f"object {name!r} at this step; live now: {', '.join(self.objects()) or 'none'}"
         )
 

@@ -6,7 +6,12 @@
 from __future__ import annotations
 
 import math
+import os
+import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -41,6 +46,35 @@ def test_list_names_seven_lessons_with_their_sections():
     text = repr(listing)
     assert "Algorithm 6.1" in text and "Algorithm 6.2" in text and "figure 6.10" in text
     assert "lessons.start" in text
+
+
+def test_the_list_is_read_from_the_table_without_importing_a_lesson():
+    """``python -m lessons`` prints the list from lessons.LESSONS alone: no lesson module, no drawing."""
+    code = (
+        "import sys, lessons; print(lessons.list()); "
+        "print(sorted(m for m in sys.modules if m.startswith(('lessons', 'viz', 'micrograph', 'graphviz'))))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    *listing, loaded = done.stdout.strip().split("\n")
+    assert loaded == "['lessons']", done.stdout + done.stderr
+    assert listing[0] == "1. Forward propagation over u(1)..u(n) (section 6.5.3, Algorithm 6.1)"
+    assert listing[7] == "8. Forward mode and reverse mode (sections 6.5.9-6.5.10)"
+
+
+@pytest.mark.parametrize("n", sorted(lessons.LESSONS))
+def test_a_lessons_row_says_whether_its_module_has_a_default_expression(n):
+    row = lessons.LESSONS[n]
+    module = row.load()
+    assert row.number == n and module.__name__ == row.module
+    assert hasattr(module, "EXPR") == hasattr(module, "AT") == row.takes_expr
+    if not row.takes_expr:  # the row says why, and the stepper and lessons.start say it to the student
+        assert row.no_expr and row.no_expr.endswith(".")
+        says = re.escape(f"lesson {n} does not take an expression: {row.no_expr}")
+        with pytest.raises(ValueError, match=says + " Lessons 1, 2, 6, 7 run on yours.$"):
+            lessons.start(n, expr="x", at={"x": 1.0})
+        with pytest.raises(ValueError, match=says + "$"):
+            Stepper(row, expr="x", at={"x": 1.0})
 
 
 @pytest.mark.parametrize("n", sorted(lessons.LESSONS))

@@ -273,7 +273,7 @@ def test_the_code_that_ran_fits_80_columns_and_the_steps_own_code_is_the_code_th
 
     from lessons.step import CODE_WIDTH, _body
 
-    cases = [(None, None)] + (CASES[:3] if getattr(lessons.load(n), "EXPR", None) else [])
+    cases = [(None, None)] + (CASES[:3] if lessons.LESSONS[n].takes_expr else [])
     for expr, at in cases:
         l = lessons.start(n, expr=expr, at=at) if expr else lessons.start(n)
         while True:

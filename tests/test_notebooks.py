@@ -44,7 +44,7 @@ def test_each_lesson_notebook_runs_in_a_kernel_without_errors_or_warnings(
 ) -> None:
     nb = notebook(n)
     nbformat.validate(nb)
-    stepper = Stepper(lessons.load(n))
+    stepper = Stepper(lessons.LESSONS[n])
     markdown = [c.source for c in nb.cells if c.cell_type == "markdown"]
     code = [c.source for c in nb.cells if c.cell_type == "code"][1:]  # after the setup cell
     k = 0

@@ -43,8 +43,9 @@ def start(n: int) -> tuple[Live, Iterator[Step], dict[str, Any]]:
     Raises:
         ValueError: there is no lesson n.
     """
-    module = lessons.load(n)
-    expr, at = _expression(module, None, None)
+    row = lessons.lesson(n)
+    module = row.load()
+    expr, at = _expression(row, None, None)
     _show_figures_as_svg()
     l = Live(memo={})  # noqa: E741 -- the name the lessons' code uses
     if expr is not None:
@@ -106,12 +107,12 @@ def notebook(n: int, pages: list[Page] | None = None) -> Any:
     import nbformat
     from nbformat import v4
 
-    module = lessons.load(n)
+    row = lessons.lesson(n)
     if pages is None:
-        pages = record(Stepper(module))
+        pages = record(Stepper(row))
     cells = [
         v4.new_markdown_cell(
-            f"# Lesson {module.NUMBER}: {module.TITLE}\n\n*{module.SECTION}*\n\n{module.SUMMARY}\n\n"
+            f"# Lesson {row.number}: {row.title}\n\n*{row.section}*\n\n{row.summary}\n\n"
             "Run the cells in order: each code cell is one step of the lesson, the code that runs when "
             "you step through it with `lessons.start(" + str(n) + ")`."
         ),

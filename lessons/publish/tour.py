@@ -194,7 +194,7 @@ def _flipbooks(out: Path, numbers: list[int], result: TourResult) -> list[tuple[
     for n, name, whose, algorithm in wanted:
         if n not in numbers:
             continue
-        first = Stepper(lessons.load(n))  # step 1 of a fresh run: the lesson's opening numbers
+        first = Stepper(lessons.LESSONS[n])  # step 1 of a fresh run: the lesson's opening numbers
         z = first.z
         at = ", ".join(f"{v.label} = {v.data:g}" for v in Graph(z).variables if v.label)
         expr = getattr(first, "expr", None) or _expr(z)
@@ -265,10 +265,9 @@ def _index(out: Path, runs: list[_Run], pages: list[tuple[str, str]], seconds: f
         parts.append("</ul>")
     for run in runs:
         l, entries = run.stepper, run.entries
-        module = lessons.load(l.number)
         parts.append(
             f"<h2>Lesson {l.number}: <a href='lesson{l.number}/{INDEX}'>{e(l.title)}</a></h2>"
-            f"<p class='muted'>{e(l.section)}. {e(module.SUMMARY)}</p><ul>"
+            f"<p class='muted'>{e(l.section)}. {e(lessons.LESSONS[l.number].summary)}</p><ul>"
         )
         for en in entries:
             if en.image:
@@ -347,7 +346,7 @@ def run(
     if not numbers:
         raise ValueError("no lessons to run: give at least one lesson number")
     for n in numbers:
-        lessons.load(n)  # a clear error for an unknown number, before anything is written
+        lessons.lesson(n)  # a clear error for an unknown number, before anything is written
     root = Path(out)
     result = TourResult()
     with built_beside(root, replace=replace) as building:

@@ -51,11 +51,12 @@ def catalogue() -> str:
     values), the exercises (name, title, book, template) and the note shown for a solution that names numpy
     (:data:`NUMPY_NOTE`), as JSON."""
     items = []
-    for n in lessons.LESSONS:
-        m = lessons.load(n)
-        expr = getattr(m, "EXPR", None)
-        at = ", ".join(f"{k}={v:g}" for k, v in getattr(m, "AT", {}).items()) if expr else ""
-        items.append({"number": n, "title": m.TITLE, "section": m.SECTION, "expr": expr, "at": at})
+    for n, row in lessons.LESSONS.items():
+        expr, at = None, ""
+        if row.takes_expr:  # its default example, the lesson's own
+            m = row.load()
+            expr, at = m.EXPR, ", ".join(f"{k}={v:g}" for k, v in m.AT.items())
+        items.append({"number": n, "title": row.title, "section": row.section, "expr": expr, "at": at})
     exercises = [
         {"name": e.name, "title": e.title, "book": e.book, "template": template(e.name, "page")}
         for e in EXERCISES.values()
@@ -108,7 +109,7 @@ def read_address(query: str) -> str:
             )
     expr = one("expr")
     if expr is not None and out["lesson"] is not None:
-        if getattr(lessons.load(out["lesson"]), "EXPR", None):
+        if lessons.LESSONS[out["lesson"]].takes_expr:
             out["expr"], out["at"] = expr, one("at") or ""
         else:
             notes.append(
