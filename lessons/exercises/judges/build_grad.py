@@ -25,8 +25,9 @@ from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
 from lessons.exercises.exercise import Exercise
 from lessons.exercises.imports import Imports
+from lessons.exercises.judges import mistakes
 from lessons.exercises.judges.entry import algorithm_6_2, diagnose_entry
-from lessons.exercises.judges.mistakes import Mistake, failure, table
+from lessons.exercises.judges.mistakes import Mistake, failure
 from lessons.exercises.judges.scaling import measured_cases
 from lessons.exercises.schema import boolean, count, list_of, position, record, text
 from lessons.exercises.verdict import Case, Fail, close, draw, graph_request, mutation_text, node_name, shown
@@ -39,38 +40,7 @@ from micrograph.order import topological_order
 
 __all__ = ["EXERCISE", "MISTAKES", "cases"]
 
-_MEMO = "begin with: if V in grad_table: return grad_table[V]."
-MISTAKES: dict[str, Mistake] = table(
-    Mistake(
-        "mutation", "B is new nodes that consume G's nodes; G itself stays as it was.", words="changed G"
-    ),
-    Mistake("no-memo", _MEMO, words="no memo: gradients built again"),
-    Mistake(
-        "number",
-        "build nodes: op.bprop on Value arguments returns Value nodes; sum them with +, never take .data.",
-        "symbolic",
-        words="returned a number, not a node of B",
-    ),
-    Mistake(
-        "not-stored",
-        "store the sum in grad_table[V] before returning it.",
-        words="the sum not stored in grad_table[V]",
-    ),
-    Mistake("B-domain", "", "symbolic", words="a B that cannot be evaluated"),
-    Mistake(
-        "unknown-op",
-        "build B with micrograph's operations (op.bprop, +, *).",
-        words="an operation micrograph does not have",
-    ),
-    Mistake(
-        "numbers-in-B",
-        "pass the nodes themselves (C, its inputs) to op.bprop, never their .data.",
-        "symbolic",
-        words="node.data passed to op.bprop",
-    ),
-    Mistake("not-differentiable", "", "again", words="a B whose derivative is wrong"),
-    Mistake("paths", _MEMO, "recompute", words="every path walked again (no memo)"),
-)
+MISTAKES: dict[str, Mistake] = mistakes.of("build_grad")
 """The mistakes this exercise recognises (and those of Algorithm 6.2's sums, :mod:`.backprop`)."""
 
 _PATHS = "every path walked: work grows with the number of paths (figure 6.9)."

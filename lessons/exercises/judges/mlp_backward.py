@@ -19,7 +19,8 @@ from lessons.exercises import answers
 from lessons.exercises.drawing import Mark
 from lessons.exercises.exercise import Exercise
 from lessons.exercises.imports import Imports
-from lessons.exercises.judges.mistakes import Mistake, failure, table
+from lessons.exercises.judges import mistakes
+from lessons.exercises.judges.mistakes import Mistake, failure
 from lessons.exercises.schema import plain
 from lessons.exercises.verdict import Case, Fail, close, decode, differ, draw, shown
 from micrograph import backprop, nn
@@ -29,35 +30,7 @@ from micrograph.ops import op_by_name
 
 __all__ = ["EXERCISE", "MISTAKES", "cases", "NETS", "mlp_example"]
 
-MISTAKES: dict[str, Mistake] = table(
-    Mistake(
-        "mutation",
-        "build new lists for the gradients; g ← ... rebinds g, it does not write into net.g.",
-        words="changed the network",
-    ),
-    Mistake("shape", "", "mlp_w", words="gradients of the wrong shape"),
-    Mistake(
-        "transposed",
-        "∇W(k) J = g h(k−1)ᵀ: entry [m][i] = g[m] × h(k−1)[i].",
-        "mlp_w",
-        words="∇W transposed",
-    ),
-    Mistake(
-        "bias-decay",
-        "Ω(θ) here penalises the weights only: ∇b Ω = 0.",
-        "mlp_b",
-        words="the biases penalised too",
-    ),
-    Mistake(
-        "no-f-prime",
-        "multiply g by f′(a(k)) element-wise first.",
-        "mlp_f",
-        words="g not multiplied by f′(a(k))",
-    ),
-    Mistake("wrong-b", "", "mlp_b", words="a wrong bias gradient"),
-    Mistake("no-penalty", "add λ ∇W Ω = 2λ W(k) to g h(k−1)ᵀ.", "mlp_w", words="the weight penalty left out"),
-    Mistake("wrong-W", "", "mlp_w", words="a wrong weight gradient"),
-)
+MISTAKES: dict[str, Mistake] = mistakes.of("mlp_backward")
 """The mistakes this exercise recognises."""
 
 NETS: list[tuple[str, int, list[int], str, float, int]] = [

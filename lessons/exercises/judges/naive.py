@@ -18,7 +18,8 @@ from lessons.exercises import answers
 from lessons.exercises.cases import random_dag, random_seeds
 from lessons.exercises.exercise import Exercise
 from lessons.exercises.imports import Imports
-from lessons.exercises.judges.mistakes import Mistake, failure, table
+from lessons.exercises.judges import mistakes
+from lessons.exercises.judges.mistakes import Mistake, failure
 from lessons.exercises.schema import plain
 from lessons.exercises.verdict import Case, Fail, close, decode, differ, graph_request, mutation_text, shown
 from micrograph import backprop, naive_grad
@@ -29,36 +30,7 @@ from micrograph.naive import naive_cost
 
 __all__ = ["EXERCISE", "MISTAKES", "cases"]
 
-_COUNT_HINT = (
-    "for each argument k of u that depends on w: recompute u's arguments and u itself from the leaves, "
-    "then evaluate du/dx_k once."
-)
-MISTAKES: dict[str, Mistake] = table(
-    Mistake(
-        "mutation",
-        "only read the nodes; recompute values with tools.evaluate.",
-        words="changed the graph",
-    ),
-    Mistake(
-        "wrong-value",
-        "sum the terms of every argument that depends on w.",
-        "sum",
-        words="a wrong derivative",
-    ),
-    Mistake(
-        "uncounted",
-        "use tools.local_derivative and tools.evaluate, which count.",
-        words="evaluations not from tools",
-    ),
-    Mistake(
-        "stored",
-        "equation 6.53 recomputes every subexpression from the leaves each time it needs it: "
-        "f′(f(f(w))) f′(f(w)) f′(w). Read no .data of a non-leaf; recompute it with tools.evaluate.",
-        "recompute",
-        words="values stored, not recomputed",
-    ),
-    Mistake("count", _COUNT_HINT, "recompute", words="the wrong number of evaluations"),
-)
+MISTAKES: dict[str, Mistake] = mistakes.of("naive")
 """The mistakes this exercise recognises."""
 
 _VALUE_CASES: list[tuple[str, Callable[[], tuple[Value, Value]]]] = [

@@ -20,8 +20,9 @@ from lessons.exercises.cases import graph_cases
 from lessons.exercises.drawing import Mark
 from lessons.exercises.exercise import Exercise
 from lessons.exercises.imports import Imports
-from lessons.exercises.judges.mistakes import Mistake, failure, table
-from lessons.exercises.judges.scaling import growth_mistake, measured_cases
+from lessons.exercises.judges import mistakes
+from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.judges.scaling import measured_cases
 from lessons.exercises.verdict import (
     Case,
     Fail,
@@ -38,48 +39,7 @@ from micrograph.graph import Graph
 
 __all__ = ["EXERCISE", "MISTAKES", "cases"]
 
-MISTAKES: dict[str, Mistake] = table(
-    Mistake(
-        "mutation", "only read the nodes (.inputs); build a new list.", words="changed the graph's nodes"
-    ),
-    Mistake("not-a-list", "return a list of the nodes.", words="did not return a list"),
-    Mistake(
-        "stranger",
-        "return the nodes of z's graph themselves, not copies or new nodes.",
-        words="listed something not in the graph",
-    ),
-    Mistake(
-        "no-visited",
-        "keep a set of the nodes already visited and skip them.",
-        words="a node listed twice (no visited set)",
-    ),
-    Mistake(
-        "missing-node",
-        "start from z and follow node.inputs to every ancestor, constants included.",
-        words="a node of the graph left out",
-    ),
-    Mistake(
-        "reversed",
-        "u(1)..u(n) starts with the inputs and ends with the output u(n) = z.",
-        "order",
-        words="the order reversed, z first",
-    ),
-    Mistake("parent-after", "", "order", words="a node listed before its parent"),
-    Mistake(
-        "leaves-not-first",
-        "put the leaves first, in the order you met them, then the other nodes in your order.",
-        "inputs",
-        words="the leaves not listed first",
-    ),
-    Mistake(
-        "paths",
-        "keep a set of the nodes already visited and skip them: each node is expanded once, whatever "
-        "the number of paths that reach it.",
-        "recompute",
-        words="every path expanded (no visited set)",
-    ),
-    growth_mistake(),
-)
+MISTAKES: dict[str, Mistake] = mistakes.of("topo")
 """The mistakes this exercise recognises."""
 
 _PATHS = "every path followed: work grows with the number of paths (figure 6.9)."
