@@ -1,11 +1,12 @@
 """Exercise ``backprop``: Algorithm 6.2, the grad_table, one local derivative per edge.
 
-The answer key is :func:`micrograph.backprop` with its observer, which gives the terms of every sum
-(consumer i, argument k, grad_table[u(i)], ∂u(i)/∂u(j)); a wrong entry is diagnosed by comparing the
-student's number with what the catalogue of a sum's mistakes (:mod:`viz.mistakes`, the explorer's too)
-makes of those terms, never by running a second copy of the algorithm (:mod:`lessons.exercises.judges.entry`).
-The mistakes it recognises are the rows of :data:`MISTAKES`; the evaluations of ``tools.local_derivative``
-are counted against the edges. The exercise, template and all, is :data:`EXERCISE`.
+The answer key is :func:`micrograph.backprop` with its observer, which gives the terms of every sum (consumer
+i, argument k, grad_table[u(i)], ∂u(i)/∂u(j)); a wrong entry is diagnosed by comparing the student's number
+with what the catalogue of a sum's mistakes (:mod:`viz.mistakes`, the explorer's too) makes of those terms,
+never by running a second copy of the algorithm (:mod:`lessons.exercises.judges.entry`). The mistakes it
+recognises are the rows of :data:`MISTAKES`; the evaluations of ``tools.local_derivative`` are counted against
+the edges. How the exercise is judged, template and all, is :data:`JUDGING`; its name and place are a row of
+:data:`lessons.exercises.judges.TABLE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
 """
@@ -19,7 +20,7 @@ from typing import Any
 from lessons.exercises import answers
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
-from lessons.exercises.exercise import Exercise
+from lessons.exercises.exercise import Judging
 from lessons.exercises.imports import Imports
 from lessons.exercises.judges import mistakes
 from lessons.exercises.judges.entry import ROWS, algorithm_6_2, diagnose_entry
@@ -42,7 +43,7 @@ from micrograph import backprop
 from micrograph.backprop import BackpropStep
 from micrograph.graph import Graph
 
-__all__ = ["EXERCISE", "MISTAKES", "cases"]
+__all__ = ["JUDGING", "MISTAKES", "cases"]
 
 MISTAKES: dict[str, Mistake] = {**ROWS, **mistakes.of("backprop")}
 """The mistakes this exercise recognises: {code: the hint and the book's sentence}; those of a wrong entry
@@ -227,11 +228,7 @@ def backprop(G):
     raise NotImplementedError
 '''
 
-EXERCISE = Exercise(
-    name="backprop",
-    title="back-propagation, grad_table",
-    book="Algorithm 6.2",
-    lesson=2,
+JUDGING = Judging(
     template=TEMPLATE,
     cases=cases,
     answer=answers.Schema(
@@ -244,7 +241,7 @@ EXERCISE = Exercise(
     ),
     imports=Imports.python("Algorithm 6.2 in Python, with math and the counted tools"),
     reference=lambda: types.SimpleNamespace(backprop=lambda G: backprop(G)),  # Algorithm 6.2
-    writes="Algorithm 6.2",
 )
-"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and
-micrograph's nodes and tools, which the import guard allows), micrograph's own backprop as the reference."""
+"""How the exercise is judged: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may
+import (and micrograph's nodes and tools, which the import guard allows), micrograph's own backprop as the
+reference."""

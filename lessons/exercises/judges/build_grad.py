@@ -3,13 +3,14 @@
 The judge drives the solution as Algorithm 6.5 does (``grad_table[z] ← 1``, then ``build_grad(V, G, G',
 grad_table)`` for each V in T) through the runner, which sends back B as records: every node the solution
 built, its operation and its parents (G's nodes by position). The judge rebuilds B on its own copy of G and
-evaluates it itself, so the numbers it compares are computed here, from the structure the solution built:
-B's values against Algorithm 6.2's grad_table, B evaluated again at moved inputs (Algorithm 6.1), B
-differentiated again (section 6.5.10), and B's size against the B that :func:`micrograph.grad` builds. A
-build_grad without its memo builds the same gradient again and again, once per path: the runner counts the
-calls of ``op.bprop`` (Algorithm 6.6 makes one per node and consumer) and the calls each function of the
-solution's file makes to itself, through any helper, and B holds repeated nodes unless the solution merges
-them. The exercise, template and all, is :data:`EXERCISE`.
+evaluates it itself, so the numbers it compares are computed here, from the structure the solution built: B's
+values against Algorithm 6.2's grad_table, B evaluated again at moved inputs (Algorithm 6.1), B differentiated
+again (section 6.5.10), and B's size against the B that :func:`micrograph.grad` builds. A build_grad without
+its memo builds the same gradient again and again, once per path: the runner counts the calls of ``op.bprop``
+(Algorithm 6.6 makes one per node and consumer) and the calls each function of the solution's file makes to
+itself, through any helper, and B holds repeated nodes unless the solution merges them. How the exercise is
+judged, template and all, is :data:`JUDGING`; its name and place are a row of
+:data:`lessons.exercises.judges.TABLE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.5-6.5.6, Algorithms 6.5, 6.6.
 """
@@ -23,7 +24,7 @@ from typing import Any
 from lessons.exercises import answers
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
-from lessons.exercises.exercise import Exercise
+from lessons.exercises.exercise import Judging
 from lessons.exercises.imports import Imports
 from lessons.exercises.judges import mistakes
 from lessons.exercises.judges.entry import algorithm_6_2, diagnose_entry
@@ -38,7 +39,7 @@ from micrograph.graph import Graph
 from micrograph.ops import op_by_name, pow_const
 from micrograph.order import topological_order
 
-__all__ = ["EXERCISE", "MISTAKES", "cases"]
+__all__ = ["JUDGING", "MISTAKES", "cases"]
 
 MISTAKES: dict[str, Mistake] = mistakes.of("build_grad")
 """The mistakes this exercise recognises (and those of Algorithm 6.2's sums, :mod:`.backprop`)."""
@@ -336,11 +337,7 @@ def build_grad(V, G, G_prime, grad_table):
     raise NotImplementedError
 '''
 
-EXERCISE = Exercise(
-    name="build_grad",
-    title="symbol-to-symbol: B is nodes",
-    book="Algorithms 6.5, 6.6",
-    lesson=6,
+JUDGING = Judging(
     template=TEMPLATE,
     cases=cases,
     answer=answers.Schema(
@@ -358,9 +355,8 @@ EXERCISE = Exercise(
     ),
     imports=Imports.python("Algorithm 6.6 in Python, with micrograph's nodes and operations"),
     reference=lambda: types.SimpleNamespace(build_grad=build_grad),  # Algorithm 6.6
-    writes="Algorithm 6.6",
     shares=("backprop",),
 )
-"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`, and backprop's rows for a wrong
-sum), what a solution may import (and micrograph's nodes, which the import guard allows), micrograph's own
-build_grad as the reference."""
+"""How the exercise is judged: the template, the judge (:func:`cases`, :data:`MISTAKES`, and backprop's rows
+for a wrong sum), what a solution may import (and micrograph's nodes, which the import guard allows),
+micrograph's own build_grad as the reference."""

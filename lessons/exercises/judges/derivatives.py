@@ -3,7 +3,8 @@ Algorithm 6.2.
 
 The answer key is the operation table's rule (``Op.local_derivative``) at fixed points (the last near the
 domain's edge) and at points drawn from the check's seed. Nothing of micrograph is importable by the solution
-in this exercise. The exercise, template and all, is :data:`EXERCISE`.
+in this exercise. How the exercise is judged, template and all, is :data:`JUDGING`; its name and place are a
+row of :data:`lessons.exercises.judges.TABLE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
 """
@@ -18,7 +19,7 @@ from typing import Any
 
 from lessons.exercises.answers import Schema
 from lessons.exercises.drawing import Mark
-from lessons.exercises.exercise import Exercise
+from lessons.exercises.exercise import Judging
 from lessons.exercises.imports import Imports
 from lessons.exercises.judges import mistakes
 from lessons.exercises.judges.mistakes import Mistake, failure
@@ -28,7 +29,7 @@ from micrograph.engine import Value
 from micrograph.graph import Graph
 from micrograph.ops import OPS
 
-__all__ = ["EXERCISE", "MISTAKES", "cases", "DERIVATIVE_RULES", "POINTS"]
+__all__ = ["JUDGING", "MISTAKES", "cases", "DERIVATIVE_RULES", "POINTS"]
 
 DERIVATIVE_RULES: list[tuple[str, str, int]] = [
     ("tanh_dx", "tanh", 0),
@@ -229,18 +230,13 @@ def sqrt_dx(x, out):
     raise NotImplementedError  # TODO
 '''
 
-EXERCISE = Exercise(
-    name="derivatives",
-    title="tanh, sigmoid, x/y, x**y, log, sqrt",
-    book="∂u(i)/∂u(j), Alg. 6.2",
-    lesson=2,
+JUDGING = Judging(
     template=TEMPLATE,
     cases=cases,
     answer=Schema({"result": list_of(plain, lambda ctx: ctx.points)}),
     imports=Imports("the local derivatives with math", frozenset({"math", "__future__", "typing"})),
     reference=_reference,
-    writes="the local derivatives ∂u(i)/∂u(j)",
     nodes=False,
 )
-"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (math,
-and nothing of micrograph's), the operation table's rules as the reference."""
+"""How the exercise is judged: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may
+import (math, and nothing of micrograph's), the operation table's rules as the reference."""

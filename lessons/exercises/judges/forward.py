@@ -1,7 +1,8 @@
 """Exercise ``forward``: Algorithm 6.1, forward propagation over u(1)..u(n).
 
 The solution gets G (its nodes still holding the values of an earlier pass) and new inputs x; the answer key
-is :func:`micrograph.forward.evaluate` at x. The exercise, template and all, is :data:`EXERCISE`.
+is :func:`micrograph.forward.evaluate` at x. How the exercise is judged, template and all, is :data:`JUDGING`;
+its name and place are a row of :data:`lessons.exercises.judges.TABLE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
 """
@@ -17,7 +18,7 @@ from lessons.exercises import answers
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
 from lessons.exercises.drawing import Mark
-from lessons.exercises.exercise import Exercise
+from lessons.exercises.exercise import Judging
 from lessons.exercises.imports import Imports
 from lessons.exercises.judges import mistakes
 from lessons.exercises.judges.mistakes import Mistake, failure
@@ -38,7 +39,7 @@ from micrograph.errors import DomainError
 from micrograph.forward import evaluate
 from micrograph.graph import Graph
 
-__all__ = ["EXERCISE", "MISTAKES", "cases"]
+__all__ = ["JUDGING", "MISTAKES", "cases"]
 
 MISTAKES: dict[str, Mistake] = mistakes.of("forward")
 """The mistakes this exercise recognises."""
@@ -229,17 +230,13 @@ def forward(G, x):
     raise NotImplementedError
 '''
 
-EXERCISE = Exercise(
-    name="forward",
-    title="forward propagation",
-    book="Algorithm 6.1",
-    lesson=1,
+JUDGING = Judging(
     template=TEMPLATE,
     cases=cases,
     answer=answers.ON_G,
     imports=Imports.python("Algorithm 6.1 in Python, with math or numpy", "numpy"),
     reference=lambda: types.SimpleNamespace(forward=lambda G, x: evaluate(G, x)),  # Algorithm 6.1
-    writes="Algorithm 6.1",
 )
-"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and
-micrograph's nodes, which the import guard allows), micrograph's own forward pass as the reference."""
+"""How the exercise is judged: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may
+import (and micrograph's nodes, which the import guard allows), micrograph's own forward pass as the
+reference."""

@@ -1,8 +1,9 @@
 """Exercise ``topo``: the ordered node list u(1)..u(n), every node after its parents, the leaves first.
 
 The graph is sent to the solution as its node records in a shuffled order with shuffled ids, so nothing the
-solution's process holds reveals the order; the answer key is :class:`micrograph.Graph`'s order. The
-exercise, template and all, is :data:`EXERCISE`.
+solution's process holds reveals the order; the answer key is :class:`micrograph.Graph`'s order. How the
+exercise is judged, template and all, is :data:`JUDGING`; its name and place are a row of
+:data:`lessons.exercises.judges.TABLE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3.
 """
@@ -18,7 +19,7 @@ from lessons.exercises import answers
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
 from lessons.exercises.drawing import Mark
-from lessons.exercises.exercise import Exercise
+from lessons.exercises.exercise import Judging
 from lessons.exercises.imports import Imports
 from lessons.exercises.judges import mistakes
 from lessons.exercises.judges.mistakes import Mistake, failure
@@ -37,7 +38,7 @@ from lessons.exercises.verdict import (
 from micrograph.engine import Value
 from micrograph.graph import Graph
 
-__all__ = ["EXERCISE", "MISTAKES", "cases"]
+__all__ = ["JUDGING", "MISTAKES", "cases"]
 
 MISTAKES: dict[str, Mistake] = mistakes.of("topo")
 """The mistakes this exercise recognises."""
@@ -203,17 +204,12 @@ def topological_order(z):
     raise NotImplementedError
 '''
 
-EXERCISE = Exercise(
-    name="topo",
-    title="u(1)..u(n), leaves first",
-    book="section 6.5.3",
-    lesson=1,
+JUDGING = Judging(
     template=TEMPLATE,
     cases=cases,
     answer=answers.ON_G,
     imports=Imports.python("the order u(1)..u(n) in Python"),
     reference=lambda: types.SimpleNamespace(topological_order=lambda z: Graph(z).nodes),
-    writes="the topological order u(1)..u(n)",
 )
-"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and
-micrograph's nodes, which the import guard allows), micrograph's own order as the reference."""
+"""How the exercise is judged: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may
+import (and micrograph's nodes, which the import guard allows), micrograph's own order as the reference."""
