@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from lessons.exercises.judges.mistakes import Mistake
     from lessons.exercises.verdict import Case
 
-__all__ = ["Exercise", "Judging", "Judge"]
+__all__ = ["Exercise", "Judging", "JudgeModule"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,7 +58,7 @@ class Judging:
     shares: tuple[str, ...] = ()
 
 
-class Judge(Protocol):
+class JudgeModule(Protocol):
     """A module of :mod:`lessons.exercises.judges` as the table holds it: how it judges its exercise and the
     mistakes it recognises, {code: row}."""
 
@@ -80,7 +80,7 @@ class Exercise:
             (``"Algorithm 6.2"``).
     """
 
-    module: Judge
+    module: JudgeModule
     name: str
     title: str
     book: str

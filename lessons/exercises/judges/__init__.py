@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from lessons.exercises.exercise import Exercise, Judge
+from lessons.exercises.exercise import Exercise, JudgeModule
 from lessons.exercises.judges import backprop, build_grad, derivatives, forward, mlp_backward, naive, topo
 from lessons.exercises.judges.mistakes import GENERAL
 from lessons.exercises.verdict import Case
@@ -50,7 +50,7 @@ NAMES = tuple(EXERCISES)
 """The exercises' names, in the table's order."""
 
 
-def module(exercise: str) -> Judge:
+def module(exercise: str) -> JudgeModule:
     """The module that judges an exercise. Raises ValueError for an unknown exercise."""
     return _exercise(exercise).module
 
