@@ -123,7 +123,7 @@ def of(exercise: str, words: Mapping[str, str] | None = None, path: Path = CATAL
     for code, row in rows[exercise].items():
         where = f"{path}: [{exercise}.{code}] words"
         if code in given and "words" in row:
-            raise ValueError(f"{where}: given twice, here and by the catalogue of {code!r}'s words")
+            raise ValueError(f"{where}: given twice, here and by the other catalogue of its words")
         if code not in given and "words" not in row:
             raise ValueError(f"{where}: missing (every mistake has a phrase in words)")
         phrase = row["words"] if "words" in row else given[code]
