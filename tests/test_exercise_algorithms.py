@@ -339,10 +339,10 @@ def test_every_exercise_has_its_allow_list() -> None:
     from lessons.exercises.imports import Imports
 
     for e in exercises.EXERCISES.values():
-        assert isinstance(e.imports, Imports) and "math" in e.imports.modules
-    assert exercises.EXERCISES["derivatives"].imports.modules == {"math", "__future__", "typing"}
-    assert "numpy" in exercises.EXERCISES["mlp_backward"].imports.modules
-    assert "numpy" not in exercises.EXERCISES["backprop"].imports.modules
+        assert isinstance(e.judging.imports, Imports) and "math" in e.judging.imports.modules
+    assert exercises.EXERCISES["derivatives"].judging.imports.modules == {"math", "__future__", "typing"}
+    assert "numpy" in exercises.EXERCISES["mlp_backward"].judging.imports.modules
+    assert "numpy" not in exercises.EXERCISES["backprop"].judging.imports.modules
 
 
 # --- time against size ----------------------------------------------------------------------------------

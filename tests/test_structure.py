@@ -1,11 +1,12 @@
 """An exercise is one module, registered in one table; the student's side gets what it needs as plain data.
 
-Each exercise's facts (template, judge, schema of its answers, allowed imports, reference, the call its
-cases run on the student's side, its lesson) live in its own module of ``lessons/exercises/judges/``, which
-declares them in one ``EXERCISE``; ``judges.MODULES`` lists the modules, and every other list of the
-exercises is read from there. These tests read the source: no other module of micrograph, viz or lessons
-writes out a collection naming the exercises, no module is found by its name as a string, and the files
-copied to the student's side name no exercise and import no judge.
+The exercises' table, ``judges.TABLE``, lists them, a row each with its module and its catalogue facts (name,
+title, the book's algorithm, lesson, what the student writes); every other list of the exercises is read from
+there. How each is judged (template, judge, schema of its answers, allowed imports, reference) lives in its
+own module of ``lessons/exercises/judges/``, which declares it in one ``JUDGING``. These tests read the
+source: no other module of micrograph, viz or lessons writes out a collection naming the exercises, no module
+is found by its name as a string, and the files copied to the student's side name no exercise and import no
+judge.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from lessons.exercises import calls, judges, sandbox
-from lessons.exercises.exercise import Exercise
+from lessons.exercises.exercise import Exercise, Judging
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("micrograph", "viz", "lessons")
@@ -30,12 +31,13 @@ def _sources() -> list[Path]:
 
 
 def _first(node: ast.expr | None) -> ast.expr | None:
-    """An item itself, or the first part of an item that is a tuple or a call (``("topo", TEMPLATE)``,
-    ``Exercise("topo", ...)``): where a row of a table names its exercise."""
+    """An item itself, or the first part of an item that is a tuple (``("topo", TEMPLATE)``), or the first
+    string among a call's arguments (``Exercise(topo, "topo", ...)``): where a row of a table names its
+    exercise."""
     if isinstance(node, ast.Tuple) and node.elts:
         return node.elts[0]
     if isinstance(node, ast.Call) and node.args:
-        return node.args[0]
+        return next((a for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)), None)
     return node
 
 
@@ -58,7 +60,8 @@ also the names of micrograph's functions, and a few of them stand together elsew
 def registrations(path: Path) -> list[tuple[int, set[str]]]:
     """(line, names) of every collection in a file that spells out most of the exercises' names."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return [(node.lineno, found) for node in ast.walk(tree) if len(found := _named(node)) >= MOST]
+    found = [(node.lineno, names) for node in ast.walk(tree) if len(names := _named(node)) >= MOST]
+    return sorted(found, key=lambda row: row[0])
 
 
 def test_the_search_finds_a_collection_keyed_by_the_exercises(tmp_path: Path) -> None:
@@ -68,9 +71,10 @@ def test_the_search_finds_a_collection_keyed_by_the_exercises(tmp_path: Path) ->
         'NAMES = ["derivatives", "topo", "forward", "backprop", "build_grad", "mlp_backward", "naive"]\n'
         'ROWS = [("topo", 1), ("forward", 1), ("backprop", 2), ("naive", 3)]\n'
         'ALL = {e.name: e for e in [E("topo"), E("forward"), E("backprop"), E("naive", 3)]}\n'
+        'TABLE = (E(topo, "topo", 1), E(forward, "forward"), E(backprop, "backprop"), E(naive, "naive"))\n'
     )
     four = {"backprop", "forward", "topo", "naive"}
-    assert registrations(planted) == [(1, four), (2, NAMES), (3, four), (4, four)]
+    assert registrations(planted) == [(1, four), (2, NAMES), (3, four), (4, four), (5, four)]
     planted.write_text('__all__ = ["backprop", "forward", "build_grad", "grad"]\nCOLOURS = {"backprop": 1}\n')
     assert registrations(planted) == []
 
@@ -81,7 +85,9 @@ def test_no_module_but_the_table_lists_the_exercises() -> None:
         for path in _sources()
         for line, names in registrations(path)
     }
-    assert found == {}, "exercises are registered in lessons/exercises/judges/__init__.py only"
+    ((table, names),) = registrations(TABLE)  # the table itself is found, once, naming every exercise
+    assert names == NAMES
+    assert found == {f"{TABLE.relative_to(ROOT)}:{table}": sorted(NAMES)}, "registered in the table only"
 
 
 def test_a_lesson_leaves_its_exercises_to_their_modules() -> None:
@@ -99,14 +105,16 @@ def test_the_table_lists_every_exercise_module_once_in_the_book_s_order() -> Non
     declared = {
         path.stem
         for path in TABLE.parent.glob("*.py")
-        if "EXERCISE = Exercise(" in path.read_text(encoding="utf-8")
+        if "JUDGING = Judging(" in path.read_text(encoding="utf-8")
     }
-    assert {m.__name__.rsplit(".", 1)[1] for m in judges.MODULES} == declared
-    assert len(judges.MODULES) == len(declared) == len(NAMES) == 7
-    for module in judges.MODULES:
-        assert isinstance(module.EXERCISE, Exercise)
-        assert module.__name__ == f"lessons.exercises.judges.{module.EXERCISE.name}"  # its own module
-        assert judges.module(module.EXERCISE.name) is module
+    modules = [e.module for e in judges.TABLE]
+    assert {m.__name__.rsplit(".", 1)[1] for m in modules} == declared  # type: ignore[attr-defined]
+    assert len(judges.TABLE) == len(set(modules)) == len(declared) == len(NAMES) == 7
+    for exercise in judges.TABLE:
+        assert isinstance(exercise, Exercise) and isinstance(exercise.judging, Judging)
+        assert exercise.module.__name__ == f"lessons.exercises.judges.{exercise.name}"  # type: ignore[attr-defined]
+        assert judges.module(exercise.name) is exercise.module and judges.EXERCISES[exercise.name] is exercise
+    assert [e.name for e in judges.TABLE] == list(judges.NAMES)
     lessons = [judges.EXERCISES[name].lesson for name in judges.NAMES]
     assert lessons == [2, 1, 1, 2, 6, 5, 3]  # the book's section 6.5, not the lessons' order
 
@@ -133,7 +141,7 @@ def test_what_the_student_s_side_needs_is_plain_data_naming_a_copied_call(name: 
     assert entry["name"] == name and isinstance(entry["nodes"], bool) and entry["writes"]
     assert entry["call"].startswith("call_") and callable(getattr(calls, entry["call"]))
     assert "lessons/exercises/calls.py" in sandbox.COPIED
-    assert json.loads(json.dumps(exercise.imports.request())) == exercise.imports.request()
+    assert json.loads(json.dumps(exercise.judging.imports.request())) == exercise.judging.imports.request()
 
 
 def test_the_copied_files_name_no_exercise_and_import_no_judge() -> None:

@@ -50,7 +50,7 @@ __all__ = [
 
 EXERCISES: dict[str, Exercise] = judges.EXERCISES
 """The exercises by name, in the order of the book's section 6.5 (the order ``list`` shows), as their table
-registers them (:data:`lessons.exercises.judges.MODULES`)."""
+registers them (:data:`lessons.exercises.judges.TABLE`)."""
 
 SVG_MARKER = "<!-- micrograph exercise: drawing of a failure -->\n"
 """The first line of a failure drawing written next to a student's file (only such a file is replaced)."""
@@ -141,7 +141,7 @@ def reference(name: str) -> Any:
     They are the engine's algorithms, so :func:`check` refuses them: the exercise asks for the algorithm
     written out. Raises ValueError for an unknown exercise.
     """
-    return _exercise(name).reference()
+    return _exercise(name).judging.reference()
 
 
 def check(

@@ -42,7 +42,7 @@ def judge_case(case: Case, answer: dict[str, Any] | Stop) -> Failure | None:
         hook = case.extra.get("stopped")
         return stopped(answer, case) if hook is None else hook(case, stopped(answer, case), answer)
     misfit = answers.problem(
-        case.exercise.answer if case.exercise is not None else None, answer, case.request
+        case.exercise.judging.answer if case.exercise is not None else None, answer, case.request
     )
     if misfit:
         return answers.failure(case.name, misfit)
@@ -99,7 +99,7 @@ def judging(
     """
     start = time.monotonic()
     results: list[CaseResult] = []
-    imports = exercise.imports
+    imports = exercise.judging.imports
     question = {
         "source": source,
         "filename": filename,

@@ -2,7 +2,7 @@
 the signature, the book's pseudo-code as comments, and TODOs. Each starts with the marker line ``# micrograph
 exercise: NAME`` (:data:`MARKER_LINE`), which tells ``check`` what the file is; :func:`template` writes it.
 
-Each exercise's module holds its template's text (:attr:`lessons.exercises.exercise.Exercise.template`);
+Each exercise's module holds its template's text (:attr:`lessons.exercises.exercise.Judging.template`);
 :func:`template` puts in the book's pseudo-code, transcribed once in :mod:`micrograph.pseudocode`, and the two
 lines that say where the lesson and the check are at the place the template is read.
 
@@ -52,7 +52,7 @@ def template(name: str, place: str = "terminal") -> str:
     """
     see, check = PLACES[place]
     exercise = EXERCISES[name]
-    text = f"{MARKER_LINE} {name}\n" + _quote(exercise.template)
+    text = f"{MARKER_LINE} {name}\n" + _quote(exercise.judging.template)
     return text.replace("@SEE@", see.format(lesson=exercise.lesson)).replace(
         "@CHECK@", check.format(name=name)
     )

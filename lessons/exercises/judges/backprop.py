@@ -1,11 +1,12 @@
 """Exercise ``backprop``: Algorithm 6.2, the grad_table, one local derivative per edge.
 
-The answer key is :func:`micrograph.backprop` with its observer, which gives the terms of every sum
-(consumer i, argument k, grad_table[u(i)], ∂u(i)/∂u(j)); a wrong entry is diagnosed by comparing the
-student's number with what the catalogue of a sum's mistakes (:mod:`viz.mistakes`, the explorer's too)
-makes of those terms, never by running a second copy of the algorithm (:mod:`lessons.exercises.judges.entry`).
-The mistakes it recognises are the rows of :data:`MISTAKES`; the evaluations of ``tools.local_derivative``
-are counted against the edges. The exercise, template and all, is :data:`EXERCISE`.
+The answer key is :func:`micrograph.backprop` with its observer, which gives the terms of every sum (consumer
+i, argument k, grad_table[u(i)], ∂u(i)/∂u(j)); a wrong entry is diagnosed by comparing the student's number
+with what the catalogue of a sum's mistakes (:mod:`viz.mistakes`, the explorer's too) makes of those terms,
+never by running a second copy of the algorithm (:mod:`lessons.exercises.judges.entry`). The mistakes it
+recognises are the rows of :data:`MISTAKES`; the evaluations of ``tools.local_derivative`` are counted against
+the edges. How the exercise is judged, template and all, is :data:`JUDGING`; its name and place are a row of
+:data:`lessons.exercises.judges.TABLE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
 """
@@ -19,11 +20,12 @@ from typing import Any
 from lessons.exercises import answers
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
-from lessons.exercises.exercise import Exercise
+from lessons.exercises.exercise import Judging
 from lessons.exercises.imports import Imports
-from lessons.exercises.judges.entry import LOOP, ROWS, algorithm_6_2, diagnose_entry
-from lessons.exercises.judges.mistakes import Mistake, failure, table
-from lessons.exercises.judges.scaling import growth_mistake, measured_cases
+from lessons.exercises.judges import mistakes
+from lessons.exercises.judges.entry import ROWS, algorithm_6_2, diagnose_entry
+from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.judges.scaling import measured_cases
 from lessons.exercises.report import Failure
 from lessons.exercises.schema import list_of
 from lessons.exercises.verdict import (
@@ -41,61 +43,9 @@ from micrograph import backprop
 from micrograph.backprop import BackpropStep
 from micrograph.graph import Graph
 
-__all__ = ["EXERCISE", "MISTAKES", "cases"]
+__all__ = ["JUDGING", "MISTAKES", "cases"]
 
-MISTAKES: dict[str, Mistake] = {
-    **ROWS,
-    **table(
-        Mistake("mutation", "write grad_table[node], not node.grad.", "table", words="wrote node.grad"),
-        Mistake(
-            "not-a-table",
-            "return the grad_table, a dict {node: dz/dnode}.",
-            "",
-            words="did not return a grad_table",
-        ),
-        Mistake(
-            "keys",
-            "use the nodes as keys: grad_table[node] = ..., with node from G.nodes.",
-            "table",
-            words="grad_table's keys are not the nodes",
-        ),
-        Mistake(
-            "recompute",
-            "read each consumer's gradient from grad_table (computed once, from u(n) down) "
-            "instead of computing it again.",
-            "edges",
-            words="gradients recomputed along each path",
-        ),
-        Mistake(
-            "twice-per-edge",
-            "evaluate tools.local_derivative(C, k) once per edge and keep the number: compute each term "
-            "once.",
-            "edges",
-            words="each local derivative computed twice",
-        ),
-        Mistake(
-            "edges-skipped",
-            "evaluate the local derivative of every edge out of u(j), once.",
-            "edges",
-            words="local derivatives of edges skipped",
-        ),
-        Mistake(
-            "uncounted",
-            "evaluate each local derivative with tools.local_derivative(C, k): the check "
-            "counts the evaluations, Algorithm 6.2's cost (one per edge).",
-            "edges",
-            words="local derivatives not from tools",
-        ),
-        Mistake(
-            "paths",
-            "compute each grad_table entry once, from u(n) down, from the consumers' entries already in "
-            "grad_table: one local derivative per edge.",
-            "recompute",
-            words="every path from z walked (no table)",
-        ),
-        growth_mistake("edges"),
-    ),
-}
+MISTAKES: dict[str, Mistake] = {**ROWS, **mistakes.of("backprop")}
 """The mistakes this exercise recognises: {code: the hint and the book's sentence}; those of a wrong entry
 and of its loop are :data:`lessons.exercises.judges.entry.ROWS`."""
 
@@ -223,7 +173,7 @@ def _key_error(case: Case, failure_: Failure, error: dict[str, Any]) -> Failure:
             "Algorithm 6.2 runs from u(n) down: then every consumer's entry is in the table when "
             "a node needs it."
         ]
-        failure_.mistake, failure_.book, failure_.hint = "forward-loop", "loop", LOOP
+        failure_.mistake, failure_.book, failure_.hint = "forward-loop", "loop", MISTAKES["forward-loop"].hint
     return failure_
 
 
@@ -278,11 +228,7 @@ def backprop(G):
     raise NotImplementedError
 '''
 
-EXERCISE = Exercise(
-    name="backprop",
-    title="back-propagation, grad_table",
-    book="Algorithm 6.2",
-    lesson=2,
+JUDGING = Judging(
     template=TEMPLATE,
     cases=cases,
     answer=answers.Schema(
@@ -295,7 +241,7 @@ EXERCISE = Exercise(
     ),
     imports=Imports.python("Algorithm 6.2 in Python, with math and the counted tools"),
     reference=lambda: types.SimpleNamespace(backprop=lambda G: backprop(G)),  # Algorithm 6.2
-    writes="Algorithm 6.2",
 )
-"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and
-micrograph's nodes and tools, which the import guard allows), micrograph's own backprop as the reference."""
+"""How the exercise is judged: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may
+import (and micrograph's nodes and tools, which the import guard allows), micrograph's own backprop as the
+reference."""

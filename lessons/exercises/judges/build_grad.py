@@ -3,13 +3,14 @@
 The judge drives the solution as Algorithm 6.5 does (``grad_table[z] ← 1``, then ``build_grad(V, G, G',
 grad_table)`` for each V in T) through the runner, which sends back B as records: every node the solution
 built, its operation and its parents (G's nodes by position). The judge rebuilds B on its own copy of G and
-evaluates it itself, so the numbers it compares are computed here, from the structure the solution built:
-B's values against Algorithm 6.2's grad_table, B evaluated again at moved inputs (Algorithm 6.1), B
-differentiated again (section 6.5.10), and B's size against the B that :func:`micrograph.grad` builds. A
-build_grad without its memo builds the same gradient again and again, once per path: the runner counts the
-calls of ``op.bprop`` (Algorithm 6.6 makes one per node and consumer) and the calls each function of the
-solution's file makes to itself, through any helper, and B holds repeated nodes unless the solution merges
-them. The exercise, template and all, is :data:`EXERCISE`.
+evaluates it itself, so the numbers it compares are computed here, from the structure the solution built: B's
+values against Algorithm 6.2's grad_table, B evaluated again at moved inputs (Algorithm 6.1), B differentiated
+again (section 6.5.10), and B's size against the B that :func:`micrograph.grad` builds. A build_grad without
+its memo builds the same gradient again and again, once per path: the runner counts the calls of ``op.bprop``
+(Algorithm 6.6 makes one per node and consumer) and the calls each function of the solution's file makes to
+itself, through any helper, and B holds repeated nodes unless the solution merges them. How the exercise is
+judged, template and all, is :data:`JUDGING`; its name and place are a row of
+:data:`lessons.exercises.judges.TABLE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.5-6.5.6, Algorithms 6.5, 6.6.
 """
@@ -23,10 +24,11 @@ from typing import Any
 from lessons.exercises import answers
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
-from lessons.exercises.exercise import Exercise
+from lessons.exercises.exercise import Judging
 from lessons.exercises.imports import Imports
+from lessons.exercises.judges import mistakes
 from lessons.exercises.judges.entry import algorithm_6_2, diagnose_entry
-from lessons.exercises.judges.mistakes import Mistake, failure, table
+from lessons.exercises.judges.mistakes import Mistake, failure
 from lessons.exercises.judges.scaling import measured_cases
 from lessons.exercises.schema import boolean, count, list_of, position, record, text
 from lessons.exercises.verdict import Case, Fail, close, draw, graph_request, mutation_text, node_name, shown
@@ -37,40 +39,9 @@ from micrograph.graph import Graph
 from micrograph.ops import op_by_name, pow_const
 from micrograph.order import topological_order
 
-__all__ = ["EXERCISE", "MISTAKES", "cases"]
+__all__ = ["JUDGING", "MISTAKES", "cases"]
 
-_MEMO = "begin with: if V in grad_table: return grad_table[V]."
-MISTAKES: dict[str, Mistake] = table(
-    Mistake(
-        "mutation", "B is new nodes that consume G's nodes; G itself stays as it was.", words="changed G"
-    ),
-    Mistake("no-memo", _MEMO, words="no memo: gradients built again"),
-    Mistake(
-        "number",
-        "build nodes: op.bprop on Value arguments returns Value nodes; sum them with +, never take .data.",
-        "symbolic",
-        words="returned a number, not a node of B",
-    ),
-    Mistake(
-        "not-stored",
-        "store the sum in grad_table[V] before returning it.",
-        words="the sum not stored in grad_table[V]",
-    ),
-    Mistake("B-domain", "", "symbolic", words="a B that cannot be evaluated"),
-    Mistake(
-        "unknown-op",
-        "build B with micrograph's operations (op.bprop, +, *).",
-        words="an operation micrograph does not have",
-    ),
-    Mistake(
-        "numbers-in-B",
-        "pass the nodes themselves (C, its inputs) to op.bprop, never their .data.",
-        "symbolic",
-        words="node.data passed to op.bprop",
-    ),
-    Mistake("not-differentiable", "", "again", words="a B whose derivative is wrong"),
-    Mistake("paths", _MEMO, "recompute", words="every path walked again (no memo)"),
-)
+MISTAKES: dict[str, Mistake] = mistakes.of("build_grad")
 """The mistakes this exercise recognises (and those of Algorithm 6.2's sums, :mod:`.backprop`)."""
 
 _PATHS = "every path walked: work grows with the number of paths (figure 6.9)."
@@ -366,11 +337,7 @@ def build_grad(V, G, G_prime, grad_table):
     raise NotImplementedError
 '''
 
-EXERCISE = Exercise(
-    name="build_grad",
-    title="symbol-to-symbol: B is nodes",
-    book="Algorithms 6.5, 6.6",
-    lesson=6,
+JUDGING = Judging(
     template=TEMPLATE,
     cases=cases,
     answer=answers.Schema(
@@ -388,9 +355,8 @@ EXERCISE = Exercise(
     ),
     imports=Imports.python("Algorithm 6.6 in Python, with micrograph's nodes and operations"),
     reference=lambda: types.SimpleNamespace(build_grad=build_grad),  # Algorithm 6.6
-    writes="Algorithm 6.6",
     shares=("backprop",),
 )
-"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`, and backprop's rows for a wrong
-sum), what a solution may import (and micrograph's nodes, which the import guard allows), micrograph's own
-build_grad as the reference."""
+"""How the exercise is judged: the template, the judge (:func:`cases`, :data:`MISTAKES`, and backprop's rows
+for a wrong sum), what a solution may import (and micrograph's nodes, which the import guard allows),
+micrograph's own build_grad as the reference."""

@@ -3,7 +3,8 @@ Algorithm 6.2.
 
 The answer key is the operation table's rule (``Op.local_derivative``) at fixed points (the last near the
 domain's edge) and at points drawn from the check's seed. Nothing of micrograph is importable by the solution
-in this exercise. The exercise, template and all, is :data:`EXERCISE`.
+in this exercise. How the exercise is judged, template and all, is :data:`JUDGING`; its name and place are a
+row of :data:`lessons.exercises.judges.TABLE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
 """
@@ -18,16 +19,17 @@ from typing import Any
 
 from lessons.exercises.answers import Schema
 from lessons.exercises.drawing import Mark
-from lessons.exercises.exercise import Exercise
+from lessons.exercises.exercise import Judging
 from lessons.exercises.imports import Imports
-from lessons.exercises.judges.mistakes import Mistake, failure, table
+from lessons.exercises.judges import mistakes
+from lessons.exercises.judges.mistakes import Mistake, failure
 from lessons.exercises.schema import list_of, plain
 from lessons.exercises.verdict import Case, Fail, close, decode, differ, draw, shown
 from micrograph.engine import Value
 from micrograph.graph import Graph
 from micrograph.ops import OPS
 
-__all__ = ["EXERCISE", "MISTAKES", "cases", "DERIVATIVE_RULES", "POINTS"]
+__all__ = ["JUDGING", "MISTAKES", "cases", "DERIVATIVE_RULES", "POINTS"]
 
 DERIVATIVE_RULES: list[tuple[str, str, int]] = [
     ("tanh_dx", "tanh", 0),
@@ -64,110 +66,24 @@ _DRAW: dict[str, Callable[[random.Random], tuple[float, ...]]] = {
 Formula = Callable[[float, float, float], float]
 """A rule as a formula in x, y and out (y is 0.0 for an operation of one argument)."""
 
-_WRONG_RULES: list[tuple[str, str, Formula, str, str]] = [
-    (
-        "tanh_dx",
-        "tanh-input",
-        lambda x, y, out: 1 - x * x,
-        "the derivative of tanh is written with its output: tanh′(x) = 1 − tanh(x)² = 1 − out², not 1 − x².",
-        "tanh′ written with the input x",
-    ),
-    (
-        "sigmoid_dx",
-        "sigmoid-input",
-        lambda x, y, out: x * (1 - x),
-        "σ′(x) = σ(x)(1 − σ(x)) = out·(1 − out): it is written with the output.",
-        "σ′ written with the input x",
-    ),
-    (
-        "div_dy",
-        "quotient-sign",
-        lambda x, y, out: out / y,
-        "d(x/y)/dy = −x/y² (the quotient rule's minus sign).",
-        "d(x/y)/dy without its minus sign",
-    ),
-    (
-        "div_dy",
-        "div-dy-as-dx",
-        lambda x, y, out: 1 / y,
-        "1/y is d(x/y)/dx; with respect to y the result is −x/y².",
-        "d(x/y)/dy given as 1/y",
-    ),
-    (
-        "div_dy",
-        "div-dy-no-x",
-        lambda x, y, out: -1 / (y * y),
-        "d(x/y)/dy = −x/y²: the x is missing.",
-        "d(x/y)/dy without its x",
-    ),
-    (
-        "div_dx",
-        "div-dx-as-dy",
-        lambda x, y, out: -x / (y * y),
-        "d(x/y)/dx = 1/y; −x/y² is the derivative in y.",
-        "d(x/y)/dx given as −x/y²",
-    ),
-    (
-        "pow_dx",
-        "pow-dx-as-dy",
-        lambda x, y, out: out * math.log(x),
-        "out·log x is d(x^y)/dy; in x it is y·x^(y−1).",
-        "d(x^y)/dx given as out·log x",
-    ),
-    (
-        "pow_dx",
-        "pow-exponent",
-        lambda x, y, out: y * x**y,
-        "d(x^y)/dx = y·x^(y−1): the exponent goes down by one.",
-        "d(x^y)/dx with the wrong exponent",
-    ),
-    (
-        "pow_dy",
-        "pow-dy-power-rule",
-        lambda x, y, out: y * x ** (y - 1),
-        "the power rule is for the base; for the exponent d(x^y)/dy = x^y·log x = out·log x.",
-        "the power rule used for the exponent",
-    ),
-    (
-        "log_dx",
-        "log-output",
-        lambda x, y, out: 1 / out,
-        "log′(x) = 1/x, with the input x, not the output.",
-        "log′ written with the output",
-    ),
-    (
-        "sqrt_dx",
-        "sqrt-input",
-        lambda x, y, out: 0.5 / x,
-        "√′(x) = 1/(2√x) = 0.5/out: divide by the square root, not by x.",
-        "√′ divided by x, not by √x",
-    ),
-    (
-        "sqrt_dx",
-        "sqrt-times",
-        lambda x, y, out: 0.5 * out,
-        "√′(x) = 0.5/out, a division.",
-        "√′ multiplied, not divided",
-    ),
+_WRONG_RULES: list[tuple[str, str, Formula]] = [
+    ("tanh_dx", "tanh-input", lambda x, y, out: 1 - x * x),
+    ("sigmoid_dx", "sigmoid-input", lambda x, y, out: x * (1 - x)),
+    ("div_dy", "quotient-sign", lambda x, y, out: out / y),
+    ("div_dy", "div-dy-as-dx", lambda x, y, out: 1 / y),
+    ("div_dy", "div-dy-no-x", lambda x, y, out: -1 / (y * y)),
+    ("div_dx", "div-dx-as-dy", lambda x, y, out: -x / (y * y)),
+    ("pow_dx", "pow-dx-as-dy", lambda x, y, out: out * math.log(x)),
+    ("pow_dx", "pow-exponent", lambda x, y, out: y * x**y),
+    ("pow_dy", "pow-dy-power-rule", lambda x, y, out: y * x ** (y - 1)),
+    ("log_dx", "log-output", lambda x, y, out: 1 / out),
+    ("sqrt_dx", "sqrt-input", lambda x, y, out: 0.5 / x),
+    ("sqrt_dx", "sqrt-times", lambda x, y, out: 0.5 * out),
 ]
-"""The recognised wrong rules: (function, the mistake's code, the wrong rule, hint, words), each function's in
-the order they are tried."""
+"""The recognised wrong rules: (function, the mistake's code, the wrong rule), each function's in the order
+they are tried; their hints and words are the rows of ``mistakes.toml``."""
 
-_OTHER: list[tuple[str, str, str]] = [
-    (
-        "sign",
-        "the sign is wrong: check which way u moves when x_k grows.",
-        "a derivative with the wrong sign",
-    ),
-    ("not-a-number", "return a number (a float).", "a derivative that is not a number"),
-    ("wrong-derivative", "", "a wrong local derivative"),
-]
-"""The other mistakes of a local derivative: (code, hint, words)."""
-
-MISTAKES: dict[str, Mistake] = table(
-    *(Mistake(code, hint, "local", words=words) for _, code, _, hint, words in _WRONG_RULES),
-    *(Mistake(code, hint, "local", words=words) for code, hint, words in _OTHER),
-)
+MISTAKES: dict[str, Mistake] = mistakes.of("derivatives")
 """The mistakes this exercise recognises, the wrong rules' first; the book's sentence behind each is the one
 on local derivatives."""
 
@@ -177,7 +93,7 @@ def _mistake(fname: str, args: tuple[float, ...], out: float, actual: Any, expec
     if isinstance(actual, bool) or not isinstance(actual, (int, float)):
         return "not-a-number"
     x, y = args[0], args[1] if len(args) > 1 else 0.0
-    wrong = [(code, formula) for f, code, formula, _, _ in _WRONG_RULES if f == fname]
+    wrong = [(code, formula) for f, code, formula in _WRONG_RULES if f == fname]
     for code, formula in [*wrong, ("sign", lambda x, y, out: -expected)]:
         try:
             if close(actual, formula(x, y, out)) and not close(actual, expected):
@@ -314,18 +230,13 @@ def sqrt_dx(x, out):
     raise NotImplementedError  # TODO
 '''
 
-EXERCISE = Exercise(
-    name="derivatives",
-    title="tanh, sigmoid, x/y, x**y, log, sqrt",
-    book="∂u(i)/∂u(j), Alg. 6.2",
-    lesson=2,
+JUDGING = Judging(
     template=TEMPLATE,
     cases=cases,
     answer=Schema({"result": list_of(plain, lambda ctx: ctx.points)}),
     imports=Imports("the local derivatives with math", frozenset({"math", "__future__", "typing"})),
     reference=_reference,
-    writes="the local derivatives ∂u(i)/∂u(j)",
     nodes=False,
 )
-"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (math,
-and nothing of micrograph's), the operation table's rules as the reference."""
+"""How the exercise is judged: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may
+import (math, and nothing of micrograph's), the operation table's rules as the reference."""

@@ -5,9 +5,9 @@ values), so a wrong entry of either is diagnosed here. The mistakes of a sum are
 :mod:`viz.mistakes`, shared with the explorer's predict mode: an entry is named by the first of the
 catalogue's wrong entries whose number it is (to :data:`~lessons.exercises.judge.TOLERANCE`) and which the
 solution's own evaluations of local derivatives, when known, do not contradict (a term "overwritten" was
-evaluated; a consumer "never used" was not). The rows here give each mistake its hint and the book's
-sentence; its code and words are the catalogue's, so the report, a class report and the explorer name the
-same mistake the same way.
+evaluated; a consumer "never used" was not). The rows of ``mistakes.toml``'s ``[entry]`` give each
+mistake its hint and the book's sentence; its code and words are the catalogue's, so the report, a class
+report and the explorer name the same mistake the same way.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from lessons.exercises.drawing import Mark
+from lessons.exercises.judges import mistakes
 from lessons.exercises.judges.mistakes import Mistake, failure
 from lessons.exercises.verdict import Fail, close, differ, draw, node_name, shown
 from micrograph import backprop
@@ -26,14 +27,7 @@ from micrograph.graph import node_name as book_name
 from viz.mistakes import ENTRY_MISTAKES, Wrong, distinct, wrong_entries
 from viz.narration import REPORT, Numbers, iteration_text
 
-__all__ = ["ROWS", "LOOP", "algorithm_6_2", "diagnose_entry"]
-
-LOOP = "for j = n − 1 down to 1: in Python, range(n - 2, -1, -1) over 0-based positions."
-_REPEATED = (
-    "loop over the argument positions k of each consumer (for k, p in enumerate(C.inputs) if p is "
-    "node), not over the distinct consumers only."
-)
-_TERM = "each term is grad_table[u(i)] × ∂u(i)/∂u(j), "
+__all__ = ["ROWS", "algorithm_6_2", "diagnose_entry"]
 
 
 def algorithm_6_2(graph: Graph) -> tuple[list[float], dict[int, BackpropStep]]:
@@ -43,65 +37,10 @@ def algorithm_6_2(graph: Graph) -> tuple[list[float], dict[int, BackpropStep]]:
     return [table[v] for v in graph.nodes], steps
 
 
-def _row(code: str, hint: str, book: str) -> Mistake:
-    """A mistake of the catalogue (:data:`viz.mistakes.ENTRY_MISTAKES`): its words are the catalogue's."""
-    return Mistake(code, hint, book, words=ENTRY_MISTAKES[code])
-
-
-ROWS: dict[str, Mistake] = {
-    m.code: m
-    for m in [
-        _row("seed", "grad_table[u(n)] ← 1 before the loop.", "loop"),
-        Mistake("forward-loop", LOOP, "loop", words="the loop runs from u(1) upwards"),
-        Mistake(
-            "skip-u1",
-            "the loop runs down to j = 1 inclusive: in Python, down to position 0 "
-            "(range(..., -1, -1), not range(..., 0, -1)).",
-            "loop",
-            words="the loop stops before u(1)",
-        ),
-        Mistake(
-            "missing-entry",
-            "Algorithm 6.2 computes an entry for every node of G.",
-            "loop",
-            words="a node left without an entry",
-        ),
-        _row("repeated-argument", _REPEATED, "sum"),
-        _row(
-            "first-consumer",
-            "sum over every consumer: G.get_consumers(node) lists all of them, and each "
-            "contributes a term per edge.",
-            "sum",
-        ),
-        _row(
-            "overwrite",
-            "add every consumer's term into the entry (+=, or sum()), do not assign each in turn.",
-            "sum",
-        ),
-        _row(
-            "missing-term",
-            "sum over every edge out of u(j): every consumer, every argument position.",
-            "loop",
-        ),
-        _row(
-            "sign",
-            "the terms are added; a minus sign belongs in a local derivative (∂(a − b)/∂b = −1), "
-            "which tools.local_derivative already gives.",
-            "loop",
-        ),
-        _row(
-            "no-local-derivative", _TERM + "the consumer's entry times tools.local_derivative(C, k).", "loop"
-        ),
-        _row(
-            "no-grad-factor",
-            _TERM + "tools.local_derivative(C, k) times the consumer's entry grad_table[C].",
-            "loop",
-        ),
-        _row("wrong-sum", "", "loop"),
-    ]
-}
-"""The mistakes of a grad_table entry and of the loop that fills it: {code: the hint and the book's
-sentence}; the sum's mistakes in :data:`viz.mistakes.ENTRY_MISTAKES`' order."""
+ROWS: dict[str, Mistake] = mistakes.of("entry", ENTRY_MISTAKES)
+"""The mistakes of a grad_table entry and of the loop that fills it, {code: row}: the rows of
+``mistakes.toml``'s ``[entry]``, the sum's in :data:`viz.mistakes.ENTRY_MISTAKES`' order and with its
+words."""
 
 
 def _forward_loop(graph: Graph, calls: list[list[int]]) -> bool:

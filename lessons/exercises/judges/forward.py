@@ -1,7 +1,8 @@
 """Exercise ``forward``: Algorithm 6.1, forward propagation over u(1)..u(n).
 
 The solution gets G (its nodes still holding the values of an earlier pass) and new inputs x; the answer key
-is :func:`micrograph.forward.evaluate` at x. The exercise, template and all, is :data:`EXERCISE`.
+is :func:`micrograph.forward.evaluate` at x. How the exercise is judged, template and all, is :data:`JUDGING`;
+its name and place are a row of :data:`lessons.exercises.judges.TABLE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
 """
@@ -17,10 +18,11 @@ from lessons.exercises import answers
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
 from lessons.exercises.drawing import Mark
-from lessons.exercises.exercise import Exercise
+from lessons.exercises.exercise import Judging
 from lessons.exercises.imports import Imports
-from lessons.exercises.judges.mistakes import Mistake, failure, table
-from lessons.exercises.judges.scaling import growth_mistake, measured_cases
+from lessons.exercises.judges import mistakes
+from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.judges.scaling import measured_cases
 from lessons.exercises.verdict import (
     Case,
     Fail,
@@ -37,62 +39,9 @@ from micrograph.errors import DomainError
 from micrograph.forward import evaluate
 from micrograph.graph import Graph
 
-__all__ = ["EXERCISE", "MISTAKES", "cases"]
+__all__ = ["JUDGING", "MISTAKES", "cases"]
 
-_RANGE = (
-    "the loop runs for i = n_i + 1, ..., n: in Python, range(n_inputs, n), which starts at the first "
-    "operation."
-)
-MISTAKES: dict[str, Mistake] = table(
-    Mistake("mutation", "keep every value in u[i]; do not assign node.data.", words="assigned node.data"),
-    Mistake(
-        "not-a-list",
-        "return the list u of all n values (a list, or a numpy array converted with .tolist()).",
-        words="did not return the list u",
-    ),
-    Mistake(
-        "skip-u1",
-        "the inputs loop runs for i = 1, ..., n_i: in Python, range(n_inputs), from 0.",
-        "inputs",
-        words="the first input u(1) skipped",
-    ),
-    Mistake(
-        "inputs",
-        "set the inputs first: u[i] = x[i] for i < n_i.",
-        "inputs",
-        words="the inputs not set first",
-    ),
-    Mistake("skip-first", _RANGE, "order", words="the first operation node skipped"),
-    Mistake("not-computed", "compute every node after the inputs.", "order", words="a node never computed"),
-    Mistake(
-        "stale",
-        "A(i) is the values this pass computed: u[j] for each parent j, not parent.data.",
-        "parents",
-        words="read parent.data, not this pass's u[j]",
-    ),
-    Mistake(
-        "argument-order",
-        "Pa(u(i)) is ordered: pass the parents in argument order (node.inputs), never through a set.",
-        "parents",
-        words="the parents passed out of order",
-    ),
-    Mistake("wrong-value", "", "parents", words="a wrong value"),
-    Mistake(
-        "none-read",
-        "set the inputs first, from position 0 (u(1) is u[0]): for i in range(G.n_inputs): "
-        "u[i] = x[i]; then compute each node from its parents' values in u, in order.",
-        "inputs",
-        words="read a value before it was set",
-    ),
-    Mistake(
-        "paths",
-        "compute u[i] once for each i, in order, from the values of its parents already in u; never "
-        "evaluate a parent again.",
-        "recompute",
-        words="every path evaluated again",
-    ),
-    growth_mistake(),
-)
+MISTAKES: dict[str, Mistake] = mistakes.of("forward")
 """The mistakes this exercise recognises."""
 
 _PATHS = "every value recomputed along every path: work grows with the number of paths (figure 6.9)."
@@ -281,17 +230,13 @@ def forward(G, x):
     raise NotImplementedError
 '''
 
-EXERCISE = Exercise(
-    name="forward",
-    title="forward propagation",
-    book="Algorithm 6.1",
-    lesson=1,
+JUDGING = Judging(
     template=TEMPLATE,
     cases=cases,
     answer=answers.ON_G,
     imports=Imports.python("Algorithm 6.1 in Python, with math or numpy", "numpy"),
     reference=lambda: types.SimpleNamespace(forward=lambda G, x: evaluate(G, x)),  # Algorithm 6.1
-    writes="Algorithm 6.1",
 )
-"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and
-micrograph's nodes, which the import guard allows), micrograph's own forward pass as the reference."""
+"""How the exercise is judged: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may
+import (and micrograph's nodes, which the import guard allows), micrograph's own forward pass as the
+reference."""

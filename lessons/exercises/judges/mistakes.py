@@ -1,21 +1,41 @@
 """A recognised mistake as a row of data: its code, the hint, the book's sentence, a phrase in words.
 
-Each exercise's judge keeps its mistakes in a table ``MISTAKES = table(Mistake(...), ...)``, {code: row};
-a diagnosis names the row, so the hint, the book's sentence and the phrase a class report shows are written
-once per mistake. The failures common to every exercise (a timeout, a syntax error ...,
-:mod:`lessons.exercises.failures`) have the codes of :data:`GENERAL`, which gives each its phrase.
+The words of every judge's mistakes are one catalogue, ``mistakes.toml`` next to this module, which a
+teacher reviews and rewords without reading the judges: a table per exercise, a row per code
+(``[forward.stale]``, with ``hint``, ``book`` and ``words``), in the order the judge tries them. Each judge
+reads its table as ``MISTAKES = mistakes.of("forward")``, {code: :class:`Mistake`}; a diagnosis names the
+row, so the hint, the book's sentence and the phrase a class report shows are written once per mistake. The
+file is read and checked once (:func:`catalogue`). The failures common to every exercise (a timeout, a syntax
+error ..., :mod:`lessons.exercises.failures`) have the codes of :data:`GENERAL`, which gives each its phrase.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 
-from lessons.exercises.report import Failure
+from lessons.exercises.report import BOOK, Failure
 
-__all__ = ["Mistake", "table", "failure", "GENERAL"]
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, as the package tomli (setup.cfg installs it there)
+    import tomli as tomllib
+
+__all__ = ["Mistake", "of", "catalogue", "failure", "GENERAL", "CATALOGUE", "WORDS_AT_MOST"]
+
+CATALOGUE = Path(__file__).with_name("mistakes.toml")
+"""The file of every judge's mistakes in words."""
+
+WORDS_AT_MOST = 40
+"""The longest phrase a mistake's ``words`` may be, in characters (a column of a class report)."""
+
+_KEYS = ("hint", "book", "words")
 
 
 @dataclass(frozen=True)
@@ -27,7 +47,7 @@ class Mistake:
         hint: what to change, in words ("" for none).
         book: the key of :data:`lessons.exercises.report.BOOK` of the sentence behind it ("" for none).
         words: what the mistake is, a short phrase for a teacher's class report ("terms overwritten, not
-            added"), at most 40 characters.
+            added"), at most :data:`WORDS_AT_MOST` characters.
     """
 
     code: str
@@ -36,9 +56,79 @@ class Mistake:
     words: str = ""
 
 
-def table(*rows: Mistake) -> dict[str, Mistake]:
-    """An exercise's mistakes by code, in the order written: ``MISTAKES = table(Mistake(...), ...)``."""
-    return {m.code: m for m in rows}
+Rows = dict[str, dict[str, dict[str, str]]]
+"""The catalogue as read: {exercise: {code: {key: text}}}, in the file's order."""
+
+
+@cache
+def catalogue(path: Path = CATALOGUE) -> Rows:
+    """Every table of the catalogue file, read and checked once.
+
+    Each row may give ``hint``, ``book`` (a key of :data:`lessons.exercises.report.BOOK`) and ``words`` (at
+    most :data:`WORDS_AT_MOST` characters), each a string, and nothing else.
+
+    Raises:
+        ValueError: the file unreadable or not TOML, an exercise or row that is not a table, an unknown key,
+            a value that is not a string, an unknown book key, empty or too long words; the message names
+            the file, the exercise, the code and the key.
+    """
+    try:
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ValueError(f"{path}: cannot read the mistakes' catalogue: {e}") from None
+    for exercise, rows in data.items():
+        if not isinstance(rows, dict) or not all(isinstance(row, dict) for row in rows.values()):
+            raise ValueError(f"{path}: [{exercise}] must hold a table per code ([{exercise}.CODE])")
+        for code, row in rows.items():
+            for key, value in row.items():
+                _check(f"{path}: [{exercise}.{code}] {key}", key, value)
+    return data
+
+
+def _check(where: str, key: str, value: object) -> None:
+    """One key of a row: raises ValueError naming ``where`` if it is not one the row may give."""
+    if key not in _KEYS:
+        raise ValueError(f"{where}: unknown key (a row gives {', '.join(_KEYS)})")
+    if not isinstance(value, str):
+        raise ValueError(f"{where}: {value!r} is not a string")
+    if key == "book" and value and value not in BOOK:
+        raise ValueError(
+            f"{where}: {value!r} is not a key of the book's sentences (lessons/exercises/report.py)"
+        )
+    if key == "words" and not 0 < len(value) <= WORDS_AT_MOST:
+        raise ValueError(f"{where}: {value!r} must be 1 to {WORDS_AT_MOST} characters, not {len(value)}")
+
+
+def of(exercise: str, words: Mapping[str, str] | None = None, path: Path = CATALOGUE) -> dict[str, Mistake]:
+    """The mistakes of an exercise's table of the catalogue, {code: row}, in the file's order.
+
+    Args:
+        exercise: the table (``"forward"``).
+        words: phrases written in another catalogue, {code: words}: a row of one of these codes gives no
+            words and takes these (the rows of a wrong entry's sum, whose words are
+            :data:`viz.mistakes.ENTRY_MISTAKES`, the explorer's too).
+        path: the catalogue file.
+
+    Raises:
+        ValueError: the file as :func:`catalogue` raises it; no table of this exercise; a row without words
+            or one whose words are also given by ``words``. The message names the file, the exercise, the
+            code and the key.
+    """
+    given = words or {}
+    rows = catalogue(path)
+    if exercise not in rows:
+        raise ValueError(f"{path}: no table [{exercise}]; the tables are {', '.join(rows)}")
+    found: dict[str, Mistake] = {}
+    for code, row in rows[exercise].items():
+        where = f"{path}: [{exercise}.{code}] words"
+        if code in given and "words" in row:
+            raise ValueError(f"{where}: given twice, here and by the other catalogue of its words")
+        if code not in given and "words" not in row:
+            raise ValueError(f"{where}: missing (every mistake has a phrase in words)")
+        phrase = row["words"] if "words" in row else given[code]
+        found[code] = Mistake(code, row.get("hint", ""), row.get("book", ""), phrase)
+    return found
 
 
 GENERAL: dict[str, str] = {

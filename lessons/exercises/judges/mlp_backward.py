@@ -1,9 +1,10 @@
 """Exercise ``mlp_backward``: Algorithm 6.4, the MLP's backward pass on numbers, layer by layer.
 
-The solution gets one example's forward pass (Algorithm 6.3) as plain numbers, indexed as the book does,
-and the activations' derivative ``net.f_prime``; the answer key is :func:`micrograph.nn.backward_mlp`. The
+The solution gets one example's forward pass (Algorithm 6.3) as plain numbers, indexed as the book does, and
+the activations' derivative ``net.f_prime``; the answer key is :func:`micrograph.nn.backward_mlp`. The
 networks have non-zero biases and several λ (zero among them), so a penalty on the biases, or none on the
-weights, changes the answer. The exercise, template and all, is :data:`EXERCISE`.
+weights, changes the answer. How the exercise is judged, template and all, is :data:`JUDGING`; its name and
+place are a row of :data:`lessons.exercises.judges.TABLE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.4.
 """
@@ -17,9 +18,10 @@ from typing import Any
 
 from lessons.exercises import answers
 from lessons.exercises.drawing import Mark
-from lessons.exercises.exercise import Exercise
+from lessons.exercises.exercise import Judging
 from lessons.exercises.imports import Imports
-from lessons.exercises.judges.mistakes import Mistake, failure, table
+from lessons.exercises.judges import mistakes
+from lessons.exercises.judges.mistakes import Mistake, failure
 from lessons.exercises.schema import plain
 from lessons.exercises.verdict import Case, Fail, close, decode, differ, draw, shown
 from micrograph import backprop, nn
@@ -27,37 +29,9 @@ from micrograph.engine import Value
 from micrograph.graph import Graph
 from micrograph.ops import op_by_name
 
-__all__ = ["EXERCISE", "MISTAKES", "cases", "NETS", "mlp_example"]
+__all__ = ["JUDGING", "MISTAKES", "cases", "NETS", "mlp_example"]
 
-MISTAKES: dict[str, Mistake] = table(
-    Mistake(
-        "mutation",
-        "build new lists for the gradients; g ← ... rebinds g, it does not write into net.g.",
-        words="changed the network",
-    ),
-    Mistake("shape", "", "mlp_w", words="gradients of the wrong shape"),
-    Mistake(
-        "transposed",
-        "∇W(k) J = g h(k−1)ᵀ: entry [m][i] = g[m] × h(k−1)[i].",
-        "mlp_w",
-        words="∇W transposed",
-    ),
-    Mistake(
-        "bias-decay",
-        "Ω(θ) here penalises the weights only: ∇b Ω = 0.",
-        "mlp_b",
-        words="the biases penalised too",
-    ),
-    Mistake(
-        "no-f-prime",
-        "multiply g by f′(a(k)) element-wise first.",
-        "mlp_f",
-        words="g not multiplied by f′(a(k))",
-    ),
-    Mistake("wrong-b", "", "mlp_b", words="a wrong bias gradient"),
-    Mistake("no-penalty", "add λ ∇W Ω = 2λ W(k) to g h(k−1)ᵀ.", "mlp_w", words="the weight penalty left out"),
-    Mistake("wrong-W", "", "mlp_w", words="a wrong weight gradient"),
-)
+MISTAKES: dict[str, Mistake] = mistakes.of("mlp_backward")
 """The mistakes this exercise recognises."""
 
 NETS: list[tuple[str, int, list[int], str, float, int]] = [
@@ -330,17 +304,12 @@ def backward_mlp(net):
     raise NotImplementedError
 '''
 
-EXERCISE = Exercise(
-    name="mlp_backward",
-    title="the MLP, layer by layer",
-    book="Algorithm 6.4",
-    lesson=5,
+JUDGING = Judging(
     template=TEMPLATE,
     cases=cases,
     answer=answers.Schema({"result": plain, "mutation": answers.NET_MUTATION}),
     imports=Imports.python("Algorithm 6.4 in Python, with math or numpy", "numpy"),
     reference=_reference,
-    writes="Algorithm 6.4",
 )
-"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import,
-micrograph's own Algorithm 6.4 as the reference."""
+"""How the exercise is judged: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may
+import, micrograph's own Algorithm 6.4 as the reference."""

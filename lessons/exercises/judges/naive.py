@@ -2,7 +2,8 @@
 
 The answer key is Algorithm 6.2's dz/dw (:func:`micrograph.backprop`) for the value, and figure 6.9's closed
 forms (:func:`micrograph.families.expected_counts`) or the engine's path count
-(:func:`micrograph.naive.naive_cost`) for the counts. The exercise, template and all, is :data:`EXERCISE`.
+(:func:`micrograph.naive.naive_cost`) for the counts. How the exercise is judged, template and all, is
+:data:`JUDGING`; its name and place are a row of :data:`lessons.exercises.judges.TABLE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.2, figure 6.9, equation 6.53.
 """
@@ -16,9 +17,10 @@ from typing import Any
 
 from lessons.exercises import answers
 from lessons.exercises.cases import random_dag, random_seeds
-from lessons.exercises.exercise import Exercise
+from lessons.exercises.exercise import Judging
 from lessons.exercises.imports import Imports
-from lessons.exercises.judges.mistakes import Mistake, failure, table
+from lessons.exercises.judges import mistakes
+from lessons.exercises.judges.mistakes import Mistake, failure
 from lessons.exercises.schema import plain
 from lessons.exercises.verdict import Case, Fail, close, decode, differ, graph_request, mutation_text, shown
 from micrograph import backprop, naive_grad
@@ -27,38 +29,9 @@ from micrograph.families import chain, expected_counts, ladder
 from micrograph.graph import Graph
 from micrograph.naive import naive_cost
 
-__all__ = ["EXERCISE", "MISTAKES", "cases"]
+__all__ = ["JUDGING", "MISTAKES", "cases"]
 
-_COUNT_HINT = (
-    "for each argument k of u that depends on w: recompute u's arguments and u itself from the leaves, "
-    "then evaluate du/dx_k once."
-)
-MISTAKES: dict[str, Mistake] = table(
-    Mistake(
-        "mutation",
-        "only read the nodes; recompute values with tools.evaluate.",
-        words="changed the graph",
-    ),
-    Mistake(
-        "wrong-value",
-        "sum the terms of every argument that depends on w.",
-        "sum",
-        words="a wrong derivative",
-    ),
-    Mistake(
-        "uncounted",
-        "use tools.local_derivative and tools.evaluate, which count.",
-        words="evaluations not from tools",
-    ),
-    Mistake(
-        "stored",
-        "equation 6.53 recomputes every subexpression from the leaves each time it needs it: "
-        "f′(f(f(w))) f′(f(w)) f′(w). Read no .data of a non-leaf; recompute it with tools.evaluate.",
-        "recompute",
-        words="values stored, not recomputed",
-    ),
-    Mistake("count", _COUNT_HINT, "recompute", words="the wrong number of evaluations"),
-)
+MISTAKES: dict[str, Mistake] = mistakes.of("naive")
 """The mistakes this exercise recognises."""
 
 _VALUE_CASES: list[tuple[str, Callable[[], tuple[Value, Value]]]] = [
@@ -204,18 +177,13 @@ def naive_grad(z, w):
     raise NotImplementedError
 '''
 
-EXERCISE = Exercise(
-    name="naive",
-    title="the naive chain rule, counted",
-    book="figure 6.9, eq. 6.53",
-    lesson=3,
+JUDGING = Judging(
     template=TEMPLATE,
     cases=cases,
     answer=answers.Schema({"result": plain, "mutation": answers.GRAPH_MUTATION, "counts": answers.COUNTS}),
     imports=Imports.python("the naive chain rule in Python, with math and the counted tools"),
     reference=lambda: types.SimpleNamespace(naive_grad=naive_grad),  # equation 6.53
-    writes="the naive chain rule of equation 6.53",
 )
-"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and
-micrograph's nodes and tools, which the import guard allows), micrograph's own naive_grad as the
+"""How the exercise is judged: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may
+import (and micrograph's nodes and tools, which the import guard allows), micrograph's own naive_grad as the
 reference."""

@@ -33,8 +33,7 @@ from lessons.exercises.verdict import Case, Fail
 from micrograph.graph import Graph
 from micrograph.naive import naive_cost
 
-__all__ = ["Tally", "measured_cases", "paths_stop", "growth_case", "exponent", "SIGNIFICANT", "EXPONENT",
-           "growth_mistake"]  # fmt: skip
+__all__ = ["Tally", "measured_cases", "paths_stop", "growth_case", "exponent", "SIGNIFICANT", "EXPONENT"]
 
 SIGNIFICANT = 0.15
 """CPU seconds of the largest chain's call below which the growth case passes whatever the exponent: the
@@ -44,18 +43,6 @@ to 1 s, so noise never fails a solution whose time grows with the size."""
 EXPONENT = 1.5
 """The exponent of time against size above which the growth case fails (1 for the book's algorithms, 2 for
 a membership test on a list inside the loop)."""
-
-_GROWTH_HINT = (
-    "a membership test on a list (`v in order`), list.index, list.remove and list.pop(0) or insert(0) each "
-    "take time proportional to the list's length, so inside the loop they make the whole n²: test "
-    "membership in a set, find positions in a dict {node: position} built once, and append at the end."
-)
-
-
-def growth_mistake(book: str = "") -> Mistake:
-    """The ``growth`` mistake, the same in every exercise that has a growth case but for the book's
-    sentence behind it (a key of :data:`lessons.exercises.report.BOOK`, "" for none)."""
-    return Mistake("growth", _GROWTH_HINT, book, words="time grows faster than the graph")
 
 
 Judge = Callable[[dict[str, Any]], None]

@@ -1,8 +1,9 @@
 """Exercise ``topo``: the ordered node list u(1)..u(n), every node after its parents, the leaves first.
 
 The graph is sent to the solution as its node records in a shuffled order with shuffled ids, so nothing the
-solution's process holds reveals the order; the answer key is :class:`micrograph.Graph`'s order. The
-exercise, template and all, is :data:`EXERCISE`.
+solution's process holds reveals the order; the answer key is :class:`micrograph.Graph`'s order. How the
+exercise is judged, template and all, is :data:`JUDGING`; its name and place are a row of
+:data:`lessons.exercises.judges.TABLE`.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3.
 """
@@ -18,10 +19,11 @@ from lessons.exercises import answers
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
 from lessons.exercises.drawing import Mark
-from lessons.exercises.exercise import Exercise
+from lessons.exercises.exercise import Judging
 from lessons.exercises.imports import Imports
-from lessons.exercises.judges.mistakes import Mistake, failure, table
-from lessons.exercises.judges.scaling import growth_mistake, measured_cases
+from lessons.exercises.judges import mistakes
+from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.judges.scaling import measured_cases
 from lessons.exercises.verdict import (
     Case,
     Fail,
@@ -36,50 +38,9 @@ from lessons.exercises.verdict import (
 from micrograph.engine import Value
 from micrograph.graph import Graph
 
-__all__ = ["EXERCISE", "MISTAKES", "cases"]
+__all__ = ["JUDGING", "MISTAKES", "cases"]
 
-MISTAKES: dict[str, Mistake] = table(
-    Mistake(
-        "mutation", "only read the nodes (.inputs); build a new list.", words="changed the graph's nodes"
-    ),
-    Mistake("not-a-list", "return a list of the nodes.", words="did not return a list"),
-    Mistake(
-        "stranger",
-        "return the nodes of z's graph themselves, not copies or new nodes.",
-        words="listed something not in the graph",
-    ),
-    Mistake(
-        "no-visited",
-        "keep a set of the nodes already visited and skip them.",
-        words="a node listed twice (no visited set)",
-    ),
-    Mistake(
-        "missing-node",
-        "start from z and follow node.inputs to every ancestor, constants included.",
-        words="a node of the graph left out",
-    ),
-    Mistake(
-        "reversed",
-        "u(1)..u(n) starts with the inputs and ends with the output u(n) = z.",
-        "order",
-        words="the order reversed, z first",
-    ),
-    Mistake("parent-after", "", "order", words="a node listed before its parent"),
-    Mistake(
-        "leaves-not-first",
-        "put the leaves first, in the order you met them, then the other nodes in your order.",
-        "inputs",
-        words="the leaves not listed first",
-    ),
-    Mistake(
-        "paths",
-        "keep a set of the nodes already visited and skip them: each node is expanded once, whatever "
-        "the number of paths that reach it.",
-        "recompute",
-        words="every path expanded (no visited set)",
-    ),
-    growth_mistake(),
-)
+MISTAKES: dict[str, Mistake] = mistakes.of("topo")
 """The mistakes this exercise recognises."""
 
 _PATHS = "every path followed: work grows with the number of paths (figure 6.9)."
@@ -243,17 +204,12 @@ def topological_order(z):
     raise NotImplementedError
 '''
 
-EXERCISE = Exercise(
-    name="topo",
-    title="u(1)..u(n), leaves first",
-    book="section 6.5.3",
-    lesson=1,
+JUDGING = Judging(
     template=TEMPLATE,
     cases=cases,
     answer=answers.ON_G,
     imports=Imports.python("the order u(1)..u(n) in Python"),
     reference=lambda: types.SimpleNamespace(topological_order=lambda z: Graph(z).nodes),
-    writes="the topological order u(1)..u(n)",
 )
-"""The exercise: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may import (and
-micrograph's nodes, which the import guard allows), micrograph's own order as the reference."""
+"""How the exercise is judged: the template, the judge (:func:`cases`, :data:`MISTAKES`), what a solution may
+import (and micrograph's nodes, which the import guard allows), micrograph's own order as the reference."""

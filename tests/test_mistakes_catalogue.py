@@ -1,0 +1,135 @@
+"""The judges' mistakes in words are one data file, ``lessons/exercises/judges/mistakes.toml``: a table per
+exercise, a row per code. Every row is a code a judge names, every table is read by a judge, and a broken row
+is refused when the file is read, naming the file, the exercise, the code and the key.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from lessons.exercises import judges
+from lessons.exercises.judges import entry, mistakes
+from viz.mistakes import ENTRY_MISTAKES
+
+ROOT = Path(__file__).resolve().parent.parent
+JUDGES = ROOT / "lessons" / "exercises" / "judges"
+
+RAISED_IN: dict[str, tuple[Path, ...]] = {
+    **{name: (JUDGES / f"{name}.py",) for name in judges.NAMES},
+    "entry": (JUDGES / "entry.py", JUDGES / "backprop.py", ROOT / "viz" / "mistakes.py"),
+}
+"""The files that name each table's codes: the exercise's judge, the sum's catalogue for a wrong entry's.
+The ladder's stop and the growth case (``paths``, ``growth``) are named by ``scaling.py`` for every judge."""
+
+
+def _strings(*paths: Path) -> set[str]:
+    """Every string literal of the files."""
+    trees = [ast.parse(p.read_text(encoding="utf-8")) for p in paths]
+    return {
+        n.value
+        for t in trees
+        for n in ast.walk(t)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
+
+
+def unnamed(rows: dict[str, dict[str, dict[str, str]]]) -> list[str]:
+    """The rows ``[exercise.code]`` whose code no file of their table (nor scaling.py) names."""
+    shared = _strings(JUDGES / "scaling.py")
+    return [
+        f"{exercise}.{code}"
+        for exercise, table in rows.items()
+        for code in table
+        if code not in _strings(*RAISED_IN.get(exercise, ())) | shared
+    ]
+
+
+def test_every_row_is_a_code_some_judge_names(tmp_path: Path) -> None:
+    assert unnamed(mistakes.catalogue()) == []
+    planted = tmp_path / "mistakes.toml"
+    planted.write_text(
+        '[forward.stale]\nwords = "x"\n[forward.never-raised]\nwords = "y"\n', encoding="utf-8"
+    )
+    assert unnamed(mistakes.catalogue(planted)) == ["forward.never-raised"]
+
+
+def test_every_table_is_an_exercise_s_read_by_its_judge_in_the_file_s_order() -> None:
+    rows = mistakes.catalogue()
+    assert list(rows) == [*judges.NAMES[:3], "entry", *judges.NAMES[3:]]  # entry's rows before backprop's
+    for name in judges.NAMES:
+        own = list(judges.module(name).MISTAKES)
+        assert own[-len(rows[name]) :] == list(rows[name]), name  # backprop's are entry's, then its own
+    assert list(judges.module("backprop").MISTAKES) == [*rows["entry"], *rows["backprop"]]
+    assert list(entry.ROWS) == list(rows["entry"])
+
+
+def test_a_wrong_entry_s_words_are_the_explorer_s_catalogue() -> None:
+    rows = mistakes.catalogue()["entry"]
+    for code, words in ENTRY_MISTAKES.items():
+        assert "words" not in rows[code] and entry.ROWS[code].words == words
+    assert (
+        entry.ROWS["forward-loop"].words == rows["forward-loop"]["words"] == "the loop runs from u(1) upwards"
+    )
+
+
+def test_the_text_is_the_file_s() -> None:
+    row = mistakes.catalogue()["forward"]["stale"]
+    stale = judges.module("forward").MISTAKES["stale"]
+    assert (stale.hint, stale.book, stale.words) == (row["hint"], row["book"], row["words"])
+    assert stale.words == "read parent.data, not this pass's u[j]"
+    assert judges.words("forward", "stale") == stale.words
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        (
+            '[forward.stale]\nhnt = "a"\nwords = "b"\n',
+            r"\[forward\.stale\] hnt: unknown key \(a row gives hint, book, words\)",
+        ),
+        ("[forward.stale]\nwords = 3\n", r"\[forward\.stale\] words: 3 is not a string"),
+        ('[forward.stale]\nwords = ""\n', r"\[forward\.stale\] words: '' must be 1 to 40 characters, not 0"),
+        (
+            f'[forward.stale]\nwords = "{"x" * 41}"\n',
+            r"\[forward\.stale\] words: 'x+' must be 1 to 40 characters, not 41",
+        ),
+        (
+            '[forward.stale]\nbook = "chapter 7"\nwords = "b"\n',
+            r"\[forward\.stale\] book: 'chapter 7' is not a key",
+        ),
+        ('[forward]\nstale = "a"\n', r"\[forward\] must hold a table per code \(\[forward\.CODE\]\)"),
+        ("[forward.stale\n", r"cannot read the mistakes' catalogue"),
+    ],
+)
+def test_a_broken_row_is_refused_naming_file_exercise_code_and_key(
+    tmp_path: Path, text: str, says: str
+) -> None:
+    path = tmp_path / "mistakes.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}: {says}") as raised:
+        mistakes.catalogue(path)
+    assert "\n" not in str(raised.value)
+
+
+def test_a_row_without_words_is_refused_unless_another_catalogue_gives_them(tmp_path: Path) -> None:
+    path = tmp_path / "mistakes.toml"
+    path.write_text('[entry.seed]\nhint = "h"\nbook = "loop"\n[entry.own]\nwords = "w"\n', encoding="utf-8")
+    with pytest.raises(
+        ValueError, match=rf"^{re.escape(str(path))}: \[entry\.seed\] words: missing \(every mistake has"
+    ):
+        mistakes.of("entry", path=path)
+    rows = mistakes.of("entry", {"seed": "from elsewhere"}, path=path)
+    assert rows == {
+        "seed": mistakes.Mistake("seed", "h", "loop", "from elsewhere"),
+        "own": mistakes.Mistake("own", "", "", "w"),
+    }
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: \[entry\.own\] words: given twice"):
+        mistakes.of("entry", {"seed": "a", "own": "b"}, path=path)
+    with pytest.raises(
+        ValueError, match=rf"^{re.escape(str(path))}: no table \[forward\]; the tables are entry$"
+    ):
+        mistakes.of("forward", path=path)
