@@ -89,7 +89,7 @@ def test_the_text_is_the_file_s() -> None:
     [
         (
             '[forward.stale]\nhnt = "a"\nwords = "b"\n',
-            r"\[forward\.stale\] hnt: unknown key \(a row gives hint, book, words\)",
+            r"\[forward\.stale\] hnt: unknown key \(a row gives hint, book, words, headline, needs\)",
         ),
         ("[forward.stale]\nwords = 3\n", r"\[forward\.stale\] words: 3 is not a string"),
         ('[forward.stale]\nwords = ""\n', r"\[forward\.stale\] words: '' must be 1 to 40 characters, not 0"),
@@ -103,6 +103,10 @@ def test_the_text_is_the_file_s() -> None:
         ),
         ('[forward]\nstale = "a"\n', r"\[forward\] must hold a table per code \(\[forward\.CODE\]\)"),
         ("[forward.stale\n", r"cannot read the mistakes' catalogue"),
+        (
+            '[forward.paths]\nwords = "w"\nneeds = "each of the {count} nodes"\n',
+            r"\[forward\.paths\] needs: 'each of the \{count\} nodes' may name only \{nodes\} and \{edges\}",
+        ),
     ],
 )
 def test_a_broken_row_is_refused_naming_file_exercise_code_and_key(
@@ -133,3 +137,19 @@ def test_a_row_without_words_is_refused_unless_another_catalogue_gives_them(tmp_
         ValueError, match=rf"^{re.escape(str(path))}: no table \[forward\]; the tables are entry$"
     ):
         mistakes.of("forward", path=path)
+
+
+def test_every_paths_row_says_its_diagnosis_and_what_the_book_s_algorithm_needs() -> None:
+    """The ladder's stop (scaling.paths_stop) writes a ``paths`` row's headline and its needs with the
+    graph's counts: every judge that has the row gives both, and they read as the diagnosis says them."""
+    rows = {name: judges.module(name).MISTAKES.get("paths") for name in judges.NAMES}
+    given = {name: row for name, row in rows.items() if row is not None}
+    assert sorted(given) == ["backprop", "build_grad", "forward", "topo"]
+    for name, row in given.items():
+        assert row.headline.endswith("work grows with the number of paths (figure 6.9)."), name
+        assert "{nodes}" in row.needs or "{edges}" in row.needs, name
+        assert "{" not in row.needs.format(nodes="5", edges="7"), name
+    assert given["forward"].needs.format(nodes="5", edges="7") == (
+        "Algorithm 6.1 computes each of the 5 nodes once, in order, from its parents' values already in "
+        "u (7 reads of u)."
+    )

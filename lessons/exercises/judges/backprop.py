@@ -49,12 +49,6 @@ MISTAKES: dict[str, Mistake] = {**ROWS, **mistakes.of("backprop")}
 """The mistakes this exercise recognises: {code: the hint and the book's sentence}; those of a wrong entry
 and of its loop are :data:`lessons.exercises.judges.entry.ROWS`."""
 
-_PATHS = "the naive chain rule: work grows with the number of paths (figure 6.9)."
-_NEEDS = (
-    "Algorithm 6.2 evaluates one local derivative per edge ({edges} here) and reads each consumer's gradient "
-    "from grad_table, where it was stored once."
-)
-
 
 def _table(result: Any, graph: Graph) -> list[Any]:
     """The solution's grad_table aligned with G's positions (None where it has no entry)."""
@@ -188,10 +182,8 @@ def _part(spec: GraphCase, number: int) -> tuple[Graph, dict[str, Any], Any, dic
 def cases(seed: int) -> Iterator[Case]:
     """The graph cases (:func:`~lessons.exercises.cases.graph_cases`), each with Algorithm 6.2's answer,
     then the growth case on :func:`~lessons.exercises.cases.growth_chains`."""
-    specs = graph_cases(seed=seed)
-    what = "backprop(G)"
     return measured_cases(
-        specs, _part, MISTAKES, what=what, book="reverse", paths=_PATHS, needs=_NEEDS, right="grad_table"
+        graph_cases(seed=seed), _part, MISTAKES, what="backprop(G)", book="reverse", right="grad_table"
     )
 
 

@@ -44,11 +44,6 @@ __all__ = ["JUDGING", "MISTAKES", "cases"]
 MISTAKES: dict[str, Mistake] = mistakes.of("build_grad")
 """The mistakes this exercise recognises (and those of Algorithm 6.2's sums, :mod:`.backprop`)."""
 
-_PATHS = "every path walked: work grows with the number of paths (figure 6.9)."
-_NEEDS = (
-    "Algorithm 6.6 builds the gradient of each of the {nodes} nodes once, keeping it in grad_table, and "
-    "calls op.bprop once per node and consumer."
-)
 
 _MEMO_DETAIL = (
     "Algorithm 6.6 first returns grad_table[V] when V is already in it (section 6.5.6); without that, "
@@ -306,7 +301,7 @@ def cases(seed: int) -> Iterator[Case]:
     """The graph cases but the deep chain, driven as Algorithm 6.5 drives build_grad."""
     what = "build_grad(V, G, G', grad_table)"
     specs = graph_cases(deep=False, seed=seed)
-    return measured_cases(specs, _part, MISTAKES, what=what, book="symbolic", paths=_PATHS, needs=_NEEDS)
+    return measured_cases(specs, _part, MISTAKES, what=what, book="symbolic")
 
 
 TEMPLATE = '''\

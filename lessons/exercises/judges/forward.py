@@ -44,12 +44,6 @@ __all__ = ["JUDGING", "MISTAKES", "cases"]
 MISTAKES: dict[str, Mistake] = mistakes.of("forward")
 """The mistakes this exercise recognises."""
 
-_PATHS = "every value recomputed along every path: work grows with the number of paths (figure 6.9)."
-_NEEDS = (
-    "Algorithm 6.1 computes each of the {nodes} nodes once, in order, from its parents' values already in "
-    "u ({edges} reads of u)."
-)
-
 
 def _new_inputs(spec: GraphCase) -> tuple[Graph, list[float], list[float]]:
     """G, new input values x (variables moved by 10 %, constants kept), and the engine's u(1)..u(n) at x."""
@@ -196,10 +190,8 @@ def _part(spec: GraphCase, number: int) -> tuple[Graph, dict[str, Any], Any, dic
 def cases(seed: int) -> Iterator[Case]:
     """The graph cases with inputs moved by 10 %; the answer key is Algorithm 6.1 at those inputs. Then the
     growth case on :func:`~lessons.exercises.cases.growth_chains`."""
-    specs = graph_cases(seed=seed)
-    what = "forward(G, x)"
     return measured_cases(
-        specs, _part, MISTAKES, what=what, book="order", paths=_PATHS, needs=_NEEDS, right="values"
+        graph_cases(seed=seed), _part, MISTAKES, what="forward(G, x)", book="order", right="values"
     )
 
 

@@ -35,7 +35,7 @@ CATALOGUE = Path(__file__).with_name("mistakes.toml")
 WORDS_AT_MOST = 40
 """The longest phrase a mistake's ``words`` may be, in characters (a column of a class report)."""
 
-_KEYS = ("hint", "book", "words")
+_KEYS = ("hint", "book", "words", "headline", "needs")
 
 
 @dataclass(frozen=True)
@@ -48,12 +48,18 @@ class Mistake:
         book: the key of :data:`lessons.exercises.report.BOOK` of the sentence behind it ("" for none).
         words: what the mistake is, a short phrase for a teacher's class report ("terms overwritten, not
             added"), at most :data:`WORDS_AT_MOST` characters.
+        headline: the diagnosis's first line where it is always the same ("" where the judge writes it with
+            the case's numbers); a ``paths`` row's (:func:`lessons.exercises.judges.scaling.paths_stop`).
+        needs: what the book's algorithm does instead, with ``{nodes}`` and ``{edges}`` where the graph's
+            counts go ("" for none); a ``paths`` row's.
     """
 
     code: str
     hint: str = ""
     book: str = ""
     words: str = ""
+    headline: str = ""
+    needs: str = ""
 
 
 Rows = dict[str, dict[str, dict[str, str]]]
@@ -64,13 +70,14 @@ Rows = dict[str, dict[str, dict[str, str]]]
 def catalogue(path: Path = CATALOGUE) -> Rows:
     """Every table of the catalogue file, read and checked once.
 
-    Each row may give ``hint``, ``book`` (a key of :data:`lessons.exercises.report.BOOK`) and ``words`` (at
-    most :data:`WORDS_AT_MOST` characters), each a string, and nothing else.
+    Each row may give ``hint``, ``book`` (a key of :data:`lessons.exercises.report.BOOK`), ``words`` (at
+    most :data:`WORDS_AT_MOST` characters), ``headline`` and ``needs`` (whose only fields are ``{nodes}`` and
+    ``{edges}``), each a string, and nothing else.
 
     Raises:
         ValueError: the file unreadable or not TOML, an exercise or row that is not a table, an unknown key,
-            a value that is not a string, an unknown book key, empty or too long words; the message names
-            the file, the exercise, the code and the key.
+            a value that is not a string, an unknown book key, empty or too long words, needs with another
+            field; the message names the file, the exercise, the code and the key.
     """
     try:
         with path.open("rb") as f:
@@ -98,6 +105,11 @@ def _check(where: str, key: str, value: object) -> None:
         )
     if key == "words" and not 0 < len(value) <= WORDS_AT_MOST:
         raise ValueError(f"{where}: {value!r} must be 1 to {WORDS_AT_MOST} characters, not {len(value)}")
+    if key == "needs":
+        try:
+            value.format(nodes="", edges="")
+        except (KeyError, IndexError, ValueError) as e:
+            raise ValueError(f"{where}: {value!r} may name only {{nodes}} and {{edges}} ({e!r})") from None
 
 
 def of(exercise: str, words: Mapping[str, str] | None = None, path: Path = CATALOGUE) -> dict[str, Mistake]:
@@ -127,7 +139,14 @@ def of(exercise: str, words: Mapping[str, str] | None = None, path: Path = CATAL
         if code not in given and "words" not in row:
             raise ValueError(f"{where}: missing (every mistake has a phrase in words)")
         phrase = row["words"] if "words" in row else given[code]
-        found[code] = Mistake(code, row.get("hint", ""), row.get("book", ""), phrase)
+        found[code] = Mistake(
+            code,
+            row.get("hint", ""),
+            row.get("book", ""),
+            phrase,
+            row.get("headline", ""),
+            row.get("needs", ""),
+        )
     return found
 
 

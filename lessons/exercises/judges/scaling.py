@@ -96,15 +96,15 @@ def _count(paths: int) -> str:
     return f"2^{power} = {paths:,}" if paths > 1 and paths == 1 << power else f"{paths:,}"
 
 
-def paths_stop(spec: GraphCase, graph: Graph, mistake: Mistake, headline: str, needs: str) -> Make | None:
+def paths_stop(spec: GraphCase, graph: Graph, mistake: Mistake) -> Make | None:
     """The diagnosis of a solution stopped on the case whose paths no solution can follow one by one (None
     for another case), for :meth:`Tally.add`.
 
     Args:
         spec: the graph case; only one with ``paths`` set gets a diagnosis.
         graph: its G (w is its first leaf).
-        mistake: the exercise's ``paths`` row. headline: the diagnosis.
-        needs: what the book's algorithm does instead, with ``{nodes}`` and ``{edges}`` for the counts.
+        mistake: the exercise's ``paths`` row: its headline is the diagnosis's, and its ``needs`` says what
+            the book's algorithm does instead.
     """
     if not spec.paths:
         return None
@@ -114,11 +114,11 @@ def paths_stop(spec: GraphCase, graph: Graph, mistake: Mistake, headline: str, n
     def make(case: Case, stop: Stop) -> Failure:
         return failure(
             mistake,
-            headline,
+            mistake.headline,
             details=[
                 f"This graph has {nodes:,} nodes, {edges:,} edges and {_count(paths)} paths from w to z; "
                 f"{stop.detail}, after every smaller graph had passed.",
-                needs.format(nodes=f"{nodes:,}", edges=f"{edges:,}")
+                mistake.needs.format(nodes=f"{nodes:,}", edges=f"{edges:,}")
                 + f" Work done once per path is done {_count(paths)} times here.",
             ],
         )
@@ -223,8 +223,6 @@ def measured_cases(
     *,
     what: str,
     book: str,
-    paths: str,
-    needs: str,
     right: str = "",
 ) -> Iterator[Case]:
     """An exercise's cases on graphs of section 6.5 with its work measured: each graph case, with the big
@@ -233,14 +231,15 @@ def measured_cases(
 
     Args:
         specs: the graph cases (:func:`~lessons.exercises.cases.graph_cases`). part: builds each case.
-        mistakes: the exercise's rows (its ``paths`` and, for a growth case, ``growth``).
-        what, book: as :class:`~lessons.exercises.verdict.Case`'s. paths, needs: for :func:`paths_stop`.
+        mistakes: the exercise's rows (its ``paths``, for :func:`paths_stop`, and, for a growth case,
+            ``growth``).
+        what, book: as :class:`~lessons.exercises.verdict.Case`'s.
         right: what was right when only the time is wrong (``"grad_table"``); "" for no growth case.
     """
     tally = Tally()
     for number, spec in enumerate(specs):
         graph, request, judge, hooks = part(spec, number)
-        counted, stop = tally.add(judge, paths_stop(spec, graph, mistakes["paths"], paths, needs))
+        counted, stop = tally.add(judge, paths_stop(spec, graph, mistakes["paths"]))
         extra = {**hooks, **stop}
         yield Case(spec.name, request, counted, graph=graph, what=what, book=book, extra=extra, cpu=spec.cpu)
     if right:
