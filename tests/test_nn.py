@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 
@@ -229,6 +230,16 @@ def test_forward_mlp_without_regularizer_has_no_penalty():
     m = nn.MLP(2, [2, 1], seed=0)
     fwd = nn.forward_mlp(m, [1.0, 2.0], 1, loss="hinge")
     assert fwd.penalty is None and fwd.J is fwd.loss
+
+
+def test_forward_mlp_keeps_what_j_is_defined_with():
+    model = nn.MLP(2, [3, 2], seed=0)
+    fwd = nn.forward_mlp(model, [1.0, 2.0], 1, loss="mse", l2=0.25, l1=1, decay_biases=True)
+    # the target as the loss takes it: class 1 of 2 outputs one-hot for mse
+    assert fwd.model is model
+    assert fwd.cost == nn.CostDefinition(nn.LOSSES["mse"], [0.0, 1.0], 0.25, 1.0, True)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fwd.cost.l2 = 0.0
 
 
 # --- Algorithm 6.4 against Algorithm 6.2 ---------------------------------------------------------
