@@ -2,9 +2,9 @@
 
 :func:`backward_mlp` is the book's specialised back-propagation for a chain of fully-connected layers, on
 the record of Algorithm 6.3 (:func:`micrograph.mlp_forward.forward_mlp`): the floats of the a(k) and h(k)
-it kept, and what its cost J was defined with. It writes no derivative
-of its own: f'(a) is the activation's rule in the operation table, and the gradients of the loss and of
-the regularizer are Algorithm 6.2 run on their own small graphs.
+it kept, and what its cost J was defined with. It writes no derivative of its own: f'(a) is the
+activation's rule in the operation table, and the gradients of the loss and of the regularizer are
+Algorithm 6.2 run on their own small graphs.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.4.
 """
