@@ -77,7 +77,7 @@ def _forward_text(l: Any) -> str:
 
 
 def _backward(l: Any) -> None:
-    l.grads_6_4 = nn.backward_mlp(l.model, l.x, l.y, l2=LAMBDA)  # Algorithm 6.4, layer by layer
+    l.grads_6_4 = nn.backward_mlp(l.fw)  # Algorithm 6.4, layer by layer, on Algorithm 6.3's record
     l.grad_table = l.graph.backprop()  # Algorithm 6.2 on the graph of J
     params = l.model.parameters()
     l.worst = max(abs(l.grads_6_4[p] - l.grad_table[p]) for p in params)

@@ -1,40 +1,30 @@
 """Algorithm 6.4: the gradients of the cost J on every W(k) and b(k), layer by layer from the last.
 
 :func:`backward_mlp` is the book's specialised back-propagation for a chain of fully-connected layers, on
-the floats that Algorithm 6.3 (:func:`micrograph.mlp_forward.forward_mlp`) kept. It writes no derivative
-of its own: f'(a) is the activation's rule in the operation table, and the gradients of the loss and of
-the regularizer are Algorithm 6.2 run on their own small graphs.
+the record of Algorithm 6.3 (:func:`micrograph.mlp_forward.forward_mlp`): the floats of the a(k) and h(k)
+it kept, and what its cost J was defined with. It writes no derivative of its own: f'(a) is the
+activation's rule in the operation table, and the gradients of the loss and of the regularizer are
+Algorithm 6.2 run on their own small graphs.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.4.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 from micrograph.engine import Value
 from micrograph.graph import Graph
-from micrograph.losses import LOSSES
 from micrograph.mlp import ACTIVATIONS, MLP
-from micrograph.mlp_forward import _penalised, _penalty, forward_mlp
+from micrograph.mlp_forward import MLPForward, _penalised, _penalty
 
 __all__ = ["backward_mlp"]
 
 
-def backward_mlp(
-    model: MLP,
-    x: Sequence[float],
-    y: Any,
-    *,
-    loss: str = "cross_entropy",
-    l2: float = 0.0,
-    l1: float = 0.0,
-    decay_biases: bool = False,
-) -> dict[Value, float]:
+def backward_mlp(forward: MLPForward) -> dict[Value, float]:
     """Algorithm 6.4: the gradients of J on every W(k) and b(k), layer by layer from k = l down to 1.
 
-    Runs Algorithm 6.3 (:func:`forward_mlp`) and then, on floats from the stored a(k) and h(k):
+    The book begins "After the forward computation": ``forward`` is that computation's record (Algorithm
+    6.3, :func:`~micrograph.mlp_forward.forward_mlp`), and the loop runs on floats from its stored a(k)
+    and h(k):
 
         g <- grad_{y_hat} J = grad_{y_hat} L(y_hat, y)
         for k = l, l-1, ..., 1:
@@ -44,39 +34,52 @@ def backward_mlp(
             g <- grad_{h(k-1)} J = W(k)^T g
 
     This is the book's specialised back-propagation for a chain of fully-connected layers; it equals the
-    generic Algorithm 6.2 on the graph of J (``Graph(J).backprop()``) to rounding. f'(a) comes from the
-    engine's operation table (the activation op's derivative rule); grad_{y_hat} L is Algorithm 6.2 run on
-    the small graph of L alone (leaves holding y_hat's numbers), and lambda grad Omega likewise on the
-    graph of lambda Omega alone (leaves holding the parameters' numbers: 2 lambda_2 w + lambda_1 sign(w)),
-    so no derivative is defined twice.
+    generic Algorithm 6.2 on the graph of J (``Graph(forward.J).backprop()``) to rounding. J is the one
+    ``forward`` was built with (``forward.cost``: the loss, the target, the penalty's lambdas). f'(a) comes
+    from the engine's operation table (the activation op's derivative rule); grad_{y_hat} L is Algorithm
+    6.2 run on the small graph of L alone (leaves holding y_hat's numbers), and lambda grad Omega likewise
+    on the graph of lambda Omega alone (leaves holding the parameters' numbers: 2 lambda_2 w + lambda_1
+    sign(w)), so no derivative is defined twice.
 
     Args:
-        model, x, y, loss, l2, l1, decay_biases: as :func:`forward_mlp`.
+        forward: the :class:`~micrograph.mlp_forward.MLPForward` that
+            :func:`~micrograph.mlp_forward.forward_mlp` returned (or one of the examples of
+            :func:`~micrograph.mlp_forward.forward_minibatch`, whose J is its L).
 
     Returns:
-        {parameter: dJ/dparameter} for every parameter of the model (floats).
+        {parameter: dJ/dparameter} for every parameter of ``forward.model`` (floats).
 
     Raises:
-        ValueError: as :func:`forward_mlp`.
+        TypeError: forward is not an MLPForward.
+        ValueError: forward's h(0..l) or a(1..l) do not have its model's widths (a record built or
+            changed by hand).
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.4.
     """
-    fwd = forward_mlp(model, x, y, loss=loss, l2=l2, l1=l1, decay_biases=decay_biases)
-    spec = LOSSES[loss]
-    target = spec.check_target(y, model.nouts[-1], "backward_mlp(model, x, y)")
+    where = "backward_mlp(forward)"
+    if not isinstance(forward, MLPForward):
+        raise TypeError(f"{where}: forward must be forward_mlp's MLPForward, got {type(forward).__name__}")
+    model, cost = forward.model, forward.cost
+    widths = [model.nin, *model.nouts]
+    h_widths, a_widths = [len(h_k) for h_k in forward.h], [len(a_k) for a_k in forward.a[1:]]
+    if h_widths != widths or a_widths != widths[1:]:
+        raise ValueError(
+            f"{where}: forward's h(0..l) must have its model's widths {widths} and a(1..l) those of "
+            f"h(1..l), got {h_widths} and {a_widths}"
+        )
     # g <- grad_{y_hat} J: Algorithm 6.2 on L(y_hat, y) with y_hat as leaves
-    y_leaves = [Value(v.data) for v in fwd.y_hat]
-    table = Graph(spec.fn(y_leaves, target)).backprop()
+    y_leaves = [Value(v.data) for v in forward.y_hat]
+    table = Graph(cost.loss.fn(y_leaves, cost.y)).backprop()
     g = [table.get(v, 0.0) for v in y_leaves]
     # lambda grad Omega, by Algorithm 6.2 on the regularizer (the table's rules, as for g)
-    omega = _regularizer_gradient(model, float(l2), float(l1), decay_biases)
+    omega = _regularizer_gradient(model, cost.l2, cost.l1, cost.decay_biases)
     grads: dict[Value, float] = {}
     for k in range(len(model.layers), 0, -1):  # k = l, l-1, ..., 1
         layer = model.layers[k - 1]
         op = ACTIVATIONS[layer.neurons[0].activation]
-        a_k = [v.data for v in fwd.a[k]]
-        h_k = [v.data for v in fwd.h[k]]
-        h_prev = [v.data for v in fwd.h[k - 1]]
+        a_k = [v.data for v in forward.a[k]]
+        h_k = [v.data for v in forward.h[k]]
+        h_prev = [v.data for v in forward.h[k - 1]]
         # g <- g * f'(a(k)), f' the operation table's rule (x, out) -> df/dx
         if op is not None:
             for m in range(len(g)):

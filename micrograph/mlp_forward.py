@@ -21,7 +21,14 @@ from micrograph.engine import Value, sum_nodes
 from micrograph.losses import LossSpec, l1, l2, loss_spec
 from micrograph.mlp import MLP, tag, weights
 
-__all__ = ["MLPForward", "MinibatchForward", "forward_minibatch", "forward_mlp", "model_loss_spec"]
+__all__ = [
+    "CostDefinition",
+    "MLPForward",
+    "MinibatchForward",
+    "forward_minibatch",
+    "forward_mlp",
+    "model_loss_spec",
+]
 
 
 def model_loss_spec(loss: Any, model: MLP, where: str) -> LossSpec:
@@ -83,25 +90,49 @@ def _penalty(params: list[Value], lam_l2: float, lam_l1: float) -> Value | None:
     return None if term is None else tag(term, "regularizer")
 
 
+@dataclass(frozen=True)
+class CostDefinition:
+    """What the cost J = L(y_hat, y) + lambda Omega(theta) of one forward pass is defined with.
+
+    Attributes:
+        loss: the loss L (its :class:`~micrograph.losses.LossSpec`).
+        y: the target, as the loss takes it (checked by :meth:`~micrograph.losses.LossSpec.check_target`).
+        l2: lambda for the L2 penalty sum w^2 (>= 0). l1: lambda for the L1 penalty sum |w| (>= 0); both 0:
+            J has no regularizer (J = L).
+        decay_biases: whether Omega penalises the biases too.
+    """
+
+    loss: LossSpec
+    y: Any
+    l2: float = 0.0
+    l1: float = 0.0
+    decay_biases: bool = False
+
+
 @dataclass
 class MLPForward:
     """What Algorithm 6.3 computes and keeps for Algorithm 6.4.
 
     Attributes:
+        model: the MLP the pass ran through (its W(k) and b(k)).
         a: a[k] for k = 1..l, the pre-activations a(k) = b(k) + W(k) h(k-1) (lists of Values; a[0] is []).
         h: h[k] for k = 0..l: h(0) = x (leaves labelled x1..), h(k) = f(a(k)) (lists of Values).
         y_hat: h(l), the network's output (a list of Values).
         loss: L(y_hat, y), a Value.
         penalty: lambda Omega(theta), a Value, or None without a regularizer.
         J: the cost J = L(y_hat, y) + lambda Omega(theta), a Value.
+        cost: what J is defined with: the loss, the checked target, the penalty's lambdas and whether
+            the biases are penalised (a :class:`CostDefinition`).
     """
 
+    model: MLP
     a: list[list[Value]]
     h: list[list[Value]]
     y_hat: list[Value]
     loss: Value
     penalty: Value | None
     J: Value
+    cost: CostDefinition
 
 
 def forward_mlp(
@@ -135,9 +166,10 @@ def forward_mlp(
         decay_biases: penalise the biases too (default False: weights only, as the book's section 7.1).
 
     Returns:
-        An :class:`MLPForward`.
+        An :class:`MLPForward`, which holds all :func:`~micrograph.mlp_backward.backward_mlp` needs.
 
     Raises:
+        TypeError: model is not an MLP.
         ValueError: wrong feature count, a target out of range, an unknown loss, a negative lambda.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4, Algorithm 6.3.
@@ -145,23 +177,25 @@ def forward_mlp(
     where = "forward_mlp(model, x, y)"
     spec = model_loss_spec(loss, model, where)
     lam2, lam1 = _check_lambda(l2, "l2", where), _check_lambda(l1, "l1", where)
+    y = spec.check_target(y, model.nouts[-1], where)  # the target as the loss takes it
     a, h, L = _example(model, x, y, spec, where)
     penalty = _regularizer(model, lam2, lam1, decay_biases)
     # J = L(y_hat, y) + lambda Omega(theta)
     J = L if penalty is None else tag(L + penalty, "cost")
     J.label = "J"
-    return MLPForward(a=a, h=h, y_hat=h[-1], loss=L, penalty=penalty, J=J)
+    cost = CostDefinition(spec, y, lam2, lam1, bool(decay_biases))
+    return MLPForward(model=model, a=a, h=h, y_hat=h[-1], loss=L, penalty=penalty, J=J, cost=cost)
 
 
 def _example(
-    model: MLP, x: Any, y: Any, spec: LossSpec, where: str, row: int | None = None
+    model: MLP, x: Any, target: Any, spec: LossSpec, where: str, row: int | None = None
 ) -> tuple[list[list[Value]], list[list[Value]], Value]:
     """Algorithm 6.3's loop on one example and its loss: a(k), h(k) (labelled and tagged) and L.
 
-    The inputs are labelled x1, x2, ..., or X[row,0], X[row,1], ... for row ``row`` of a minibatch X.
+    ``target`` is the example's target as the loss takes it (:meth:`LossSpec.check_target`'s). The inputs
+    are labelled x1, x2, ..., or X[row,0], X[row,1], ... for row ``row`` of a minibatch X.
     """
     xs = _check_features(x, model.nin, where)
-    target = spec.check_target(y, model.nouts[-1], where)
     names = [f"x{j + 1}" if row is None else f"X[{row},{j}]" for j in range(len(xs))]
     x_leaves = [Value(v, label=names[j]) for j, v in enumerate(xs)]
     for j, x_j in enumerate(x_leaves):
@@ -191,7 +225,7 @@ class MinibatchForward:
 
     Attributes:
         examples: one :class:`MLPForward` per example, in order (each without the regularizer: its J is
-            its L).
+            its L, and its cost is defined by the loss and its target alone).
         loss: the mean loss (1/B) sum_b L(y_hat_b, y_b), a Value.
         penalty: lambda Omega(theta), a Value, or None without a regularizer.
         J: the cost J = (1/B) sum_b L(y_hat_b, y_b) + lambda Omega(theta), a Value.
@@ -243,8 +277,11 @@ def forward_minibatch(
         )
     examples = []
     for row, (x, y) in enumerate(zip(X, Y, strict=True)):
-        a, h, L = _example(model, x, y, spec, where, row)
-        examples.append(MLPForward(a=a, h=h, y_hat=h[-1], loss=L, penalty=None, J=L))
+        target = spec.check_target(y, model.nouts[-1], where)
+        a, h, L = _example(model, x, target, spec, where, row)
+        # example b's J is its L: no regularizer, so its cost is L(y_hat_b, y_b) alone
+        cost = CostDefinition(spec, target)
+        examples.append(MLPForward(model=model, a=a, h=h, y_hat=h[-1], loss=L, penalty=None, J=L, cost=cost))
     mean = tag(sum_nodes([e.loss for e in examples]) * (1.0 / len(examples)), "loss")  # (1/B) sum_b L_b
     mean.label = "mean L"
     penalty = _regularizer(model, lam2, lam1, decay_biases)

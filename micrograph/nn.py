@@ -9,7 +9,13 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.1-6.
 from micrograph.losses import LOSSES, binary_cross_entropy, cross_entropy, hinge, l1, l2, mse
 from micrograph.mlp import ACTIVATIONS, INITS, MLP, ROLES, Layer, Module, Neuron, tag, weights
 from micrograph.mlp_backward import backward_mlp
-from micrograph.mlp_forward import MinibatchForward, MLPForward, forward_minibatch, forward_mlp
+from micrograph.mlp_forward import (
+    CostDefinition,
+    MinibatchForward,
+    MLPForward,
+    forward_minibatch,
+    forward_mlp,
+)
 from micrograph.train import History, TrainingError, accuracy, predict, train
 
 __all__ = [
@@ -18,6 +24,7 @@ __all__ = [
     "LOSSES",
     "ROLES",
     "MLP",
+    "CostDefinition",
     "History",
     "Layer",
     "MLPForward",

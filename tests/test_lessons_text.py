@@ -7,6 +7,7 @@ from __future__ import annotations
 # l is the stepper, as in the lessons' REPL (l = lessons.start(n)).
 # ruff: noqa: E741
 import re
+from typing import Any
 
 import pytest
 from lesson_cases import CASES, all_steps, walk
@@ -254,8 +255,30 @@ def test_lesson_5_uses_one_lambda() -> None:
     import lessons.l5_mlp as l5
 
     src = open(l5.__file__, encoding="utf-8").read()
-    # Algorithm 6.3, Algorithm 6.4 and the training, each with the one LAMBDA
-    assert "l2=1e-4" not in src and src.count("l2=LAMBDA") >= 3
+    # Algorithm 6.3 and the training, each with the one LAMBDA; Algorithm 6.4 takes Algorithm 6.3's J
+    assert "l2=1e-4" not in src and src.count("l2=LAMBDA") == 2
+
+
+def test_lesson_5_runs_algorithm_6_3_once_and_algorithm_6_4_on_its_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import types
+
+    import lessons.l5_mlp as l5
+    from micrograph import mlp_forward
+
+    runs, example = [], mlp_forward._example  # Algorithm 6.3's loop, whoever calls it
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        runs.append(args)
+        return example(*args, **kwargs)
+
+    monkeypatch.setattr(mlp_forward, "_example", counted)
+    l = types.SimpleNamespace(memo={})
+    for run in (l5._data, l5._forward, l5._backward):
+        run(l)
+    assert len(runs) == 1 and l.fw.cost.l2 == l5.LAMBDA
+    assert set(l.grads_6_4) == set(l.model.parameters()) and l.worst < 1e-12  # Algorithm 6.2 on l.fw.J
 
 
 def test_lesson_6_says_what_the_picture_shows() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 
@@ -231,13 +232,23 @@ def test_forward_mlp_without_regularizer_has_no_penalty():
     assert fwd.penalty is None and fwd.J is fwd.loss
 
 
+def test_forward_mlp_keeps_what_j_is_defined_with():
+    model = nn.MLP(2, [3, 2], seed=0)
+    fwd = nn.forward_mlp(model, [1.0, 2.0], 1, loss="mse", l2=0.25, l1=1, decay_biases=True)
+    # the target as the loss takes it: class 1 of 2 outputs one-hot for mse
+    assert fwd.model is model
+    assert fwd.cost == nn.CostDefinition(nn.LOSSES["mse"], [0.0, 1.0], 0.25, 1.0, True)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fwd.cost.l2 = 0.0
+
+
 # --- Algorithm 6.4 against Algorithm 6.2 ---------------------------------------------------------
 
 
 def assert_same_gradients(model, x, y, **kw):
     fwd = nn.forward_mlp(model, x, y, **kw)
     table = Graph(fwd.J).backprop()  # Algorithm 6.2 on the graph of J
-    book = nn.backward_mlp(model, x, y, **kw)  # Algorithm 6.4
+    book = nn.backward_mlp(fwd)  # Algorithm 6.4 on Algorithm 6.3's record
     params = model.parameters()
     assert set(book) == set(params)
     for p in params:
@@ -279,8 +290,8 @@ def test_algorithm_6_4_with_l1_and_penalised_biases(act):
     assert_same_gradients(
         model, [0.1, -0.2, 0.3, 1.5], 0, loss="cross_entropy", l2=0.01, l1=0.02, decay_biases=True
     )
-    g_w = nn.backward_mlp(model, [0.1, -0.2, 0.3, 1.5], 0, l2=0.0)
-    g_decay = nn.backward_mlp(model, [0.1, -0.2, 0.3, 1.5], 0, l2=0.1)
+    g_w = nn.backward_mlp(nn.forward_mlp(model, [0.1, -0.2, 0.3, 1.5], 0, l2=0.0))
+    g_decay = nn.backward_mlp(nn.forward_mlp(model, [0.1, -0.2, 0.3, 1.5], 0, l2=0.1))
     w = model.layers[0].neurons[0].w[0]
     b = model.layers[0].neurons[0].b
     assert g_decay[w] - g_w[w] == pytest.approx(2 * 0.1 * w.data)  # grad_W Omega = 2 W
@@ -298,9 +309,10 @@ def test_algorithm_6_4_with_relu_units_at_zero():
 def test_algorithm_6_4_agrees_with_symbol_to_symbol_and_finite_differences():
     model = nn.MLP(2, [3, 2], activation="tanh", seed=4)
     x, y = [0.7, -0.4], 1
-    book = nn.backward_mlp(model, x, y, l2=0.01)
+    fwd = nn.forward_mlp(model, x, y, l2=0.01)
+    book = nn.backward_mlp(fwd)
     params = model.parameters()
-    symbolic = grad(nn.forward_mlp(model, x, y, l2=0.01).J, params)  # Algorithm 6.5
+    symbolic = grad(fwd.J, params)  # Algorithm 6.5
     for p, g in zip(params, symbolic, strict=True):
         assert g.data == pytest.approx(book[p], rel=1e-12, abs=1e-14)
     h = 1e-6
@@ -316,24 +328,85 @@ def test_algorithm_6_4_agrees_with_symbol_to_symbol_and_finite_differences():
 @pytest.mark.parametrize(
     ("kw", "message"),
     [
-        ({"x": [1.0], "y": 0}, r"the model takes 2 features per example, got 1"),
-        ({"x": [1.0, 2.0], "y": 3}, r"labels must be class indices 0\.\.2 for 3 outputs, got 3"),
+        ({"x": [1.0], "y": 0}, "the model takes 2 features per example, got 1: [1.0]"),
+        ({"x": [1.0, 2.0], "y": 3}, "labels must be class indices 0..2 for 3 outputs, got 3"),
         (
             {"x": [1.0, 2.0], "y": 0, "loss": "hinge"},
-            r"loss 'hinge' needs a model with one output, this one has 3",
+            "loss 'hinge' needs a model with one output, this one has 3",
         ),
-        ({"x": [1.0, 2.0], "y": 0, "loss": "nll"}, r"loss must be one of .*, got 'nll'"),
-        ({"x": [1.0, 2.0], "y": 0, "l2": -1.0}, r"l2 must be a finite number >= 0, got -1.0"),
-        ({"x": [1.0, float("nan")], "y": 0}, r"features must be finite numbers, got nan"),
+        (
+            {"x": [1.0, 2.0], "y": 0, "loss": "nll"},
+            "loss must be one of ['binary_cross_entropy', 'cross_entropy', 'hinge', 'mse'], got 'nll'",
+        ),
+        ({"x": [1.0, 2.0], "y": 0, "l2": -1.0}, "l2 must be a finite number >= 0, got -1.0"),
+        ({"x": [1.0, 2.0], "y": 0, "l1": float("inf")}, "l1 must be a finite number >= 0, got inf"),
+        ({"x": [1.0, float("nan")], "y": 0}, "features must be finite numbers, got nan in [1.0, nan]"),
     ],
 )
-def test_forward_and_backward_mlp_bad_input(kw, message):
+def test_forward_mlp_bad_input(kw, message):
+    # Algorithm 6.4 takes forward_mlp's record: bad inputs, targets and lambdas are refused here, once
     model = nn.MLP(2, [3, 3], seed=0)
     x, y = kw.pop("x"), kw.pop("y")
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError) as e:
         nn.forward_mlp(model, x, y, **kw)
-    with pytest.raises(ValueError, match=message):
-        nn.backward_mlp(model, x, y, **kw)
+    assert str(e.value) == f"forward_mlp(model, x, y): {message}"
+
+
+@pytest.mark.parametrize(
+    ("forward", "got"),
+    [(None, "NoneType"), ((1.0, 2.0), "tuple"), ("minibatch", "MinibatchForward"), ("model", "MLP")],
+)
+def test_backward_mlp_refuses_what_is_not_forward_mlps_record(forward, got):
+    model = nn.MLP(2, [3, 3], seed=0)
+    if forward == "minibatch":
+        forward = nn.forward_minibatch(model, [[1.0, 2.0]], [0])
+    elif forward == "model":
+        forward = model
+    with pytest.raises(TypeError) as e:
+        nn.backward_mlp(forward)
+    assert str(e.value) == f"backward_mlp(forward): forward must be forward_mlp's MLPForward, got {got}"
+
+
+def test_backward_mlp_refuses_a_record_whose_layers_do_not_fit_its_model():
+    model = nn.MLP(2, [3, 2], seed=0)
+    fwd = nn.forward_mlp(model, [1.0, 2.0], 1)
+    cut = dataclasses.replace(fwd, h=[fwd.h[0], fwd.h[1][:2], fwd.h[2]])
+    with pytest.raises(ValueError) as e:
+        nn.backward_mlp(cut)
+    assert str(e.value) == (
+        "backward_mlp(forward): forward's h(0..l) must have its model's widths [2, 3, 2] and a(1..l) "
+        "those of h(1..l), got [2, 2, 2] and [3, 2]"
+    )
+
+
+def test_backward_mlp_reads_the_record_and_runs_no_forward_pass_of_its_own():
+    model = nn.MLP(2, [3, 2], activation="tanh", seed=1)
+    fwd = nn.forward_mlp(model, [0.5, -1.0], 0, l2=0.1)
+    model.layers[0].neurons[0].b.data += 0.75  # after the forward pass: a(1), h(1) stay as recorded
+    book = nn.backward_mlp(fwd)
+    table = Graph(fwd.J).backprop()  # Algorithm 6.2 on the recorded graph, with its stored values
+    again = nn.backward_mlp(nn.forward_mlp(model, [0.5, -1.0], 0, l2=0.1))  # a new pass sees the new b
+    w = model.layers[1].neurons[0].w[0]  # its gradient is g h(1)[0]: the recorded h(1) or the new one
+    assert book[w] == pytest.approx(table[w], rel=1e-12) and abs(book[w] - again[w]) > 1e-3
+
+
+def test_algorithm_6_4_on_each_example_of_a_minibatch():
+    model = nn.MLP(2, [4, 3], activation="sigmoid", seed=3)
+    X, Y = [[0.5, -1.0], [1.5, 0.25], [-0.3, 0.8]], [2, 0, 1]
+    cost = nn.forward_minibatch(model, X, Y, l2=0.05)
+    params = model.parameters()
+    per_example = [nn.backward_mlp(e) for e in cost.examples]  # each example's J is its L
+    for e, y, book in zip(cost.examples, Y, per_example, strict=True):
+        assert e.cost == nn.CostDefinition(nn.LOSSES["cross_entropy"], y)
+        table = Graph(e.J).backprop()
+        assert all(math.isclose(book[p], table[p], rel_tol=1e-12, abs_tol=1e-12) for p in params)
+    # J = (1/B) sum_b L_b + lambda sum w^2: the mean of the examples' gradients plus 2 lambda w on weights
+    table = Graph(cost.J).backprop()
+    weights = set(nn.weights(model))
+    for p in params:
+        mean = sum(book[p] for book in per_example) / len(X)
+        want = mean + (2 * 0.05 * p.data if p in weights else 0.0)
+        assert math.isclose(want, table[p], rel_tol=1e-12, abs_tol=1e-12), p.label
 
 
 @settings(max_examples=30, deadline=None)

@@ -252,7 +252,7 @@ def cases(seed: int) -> Iterator[Case]:
     drawn = (f"MLP({nin}, {sizes}), {act}, λ = {lam:g} (from seed {seed})", nin, sizes, act, lam, 100 + seed)
     for title, nin, nouts, act, lam, s in [*NETS, drawn]:
         net, model, fwd = mlp_example(nin, nouts, act, lam, s)
-        key = nn.backward_mlp(model, net["x"], net["y"], loss="mse", l2=lam)
+        key = nn.backward_mlp(fwd)
         request = {k: net[k] for k in ("l", "W", "b", "a", "h", "g", "lam", "activations")}
         yield Case(
             title, request, _judge(net, model, fwd, key), what="backward_mlp(net)", book="mlp_loop", cpu=1.0
@@ -265,7 +265,8 @@ def _reference() -> Any:
     ``net.lam``)."""
 
     def backward_mlp(net: Any) -> tuple[dict[int, Any], dict[int, Any]]:
-        grads = nn.backward_mlp(net.model, net.x, net.y, loss="mse", l2=net.lam)  # Algorithm 6.4
+        fwd = nn.forward_mlp(net.model, net.x, net.y, loss="mse", l2=net.lam)  # Algorithm 6.3
+        grads = nn.backward_mlp(fwd)  # Algorithm 6.4
         layers = list(enumerate(net.model.layers, 1))
         grad_W = {k: [[grads[w] for w in n.w] for n in layer.neurons] for k, layer in layers}
         grad_b = {k: [grads[n.b] for n in layer.neurons] for k, layer in layers}
