@@ -13,9 +13,11 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, 
 
 from __future__ import annotations
 
+import importlib
 import re
 import shutil
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -224,10 +226,12 @@ def test_hand_picked_graphs_are_named_alike() -> None:
     assert seen >= set(ENTRY_MISTAKES) - {"seed", "wrong-sum"}
 
 
-@needs_dot
 @pytest.mark.slow
 @settings(DAG_SETTINGS, derandomize=True)
 @given(case=dag_cases())
 def test_random_dags_are_named_alike(case) -> None:  # type: ignore[no-untyped-def]
+    """As the hand-picked graphs, on random DAGs; the page's drawings are left out (Graphviz laying out G
+    and B is most of explore's time, and neither drawing carries a recipe or a name)."""
     z, _ = case.build_values()
-    both_name_every_recipe(z)
+    with mock.patch.object(importlib.import_module("viz.explore"), "layout", lambda *args: ("", "", "")):
+        both_name_every_recipe(z)
