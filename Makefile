@@ -8,6 +8,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 OUT    ?= out
 
+.DELETE_ON_ERROR:
 .PHONY: demo test test-slow docs lint bench site serve-site graphviz testtools pythons wheel citation clean
 
 # The main job installs micrograph and what it needs, nothing more; the tests add the dev extra.
@@ -54,10 +55,20 @@ testtools:
 	fi
 
 # The site: Sphinx with warnings as errors; the lesson notebooks are executed during the build. The tests
-# open its pages in a browser (tests/test_docs.py), so `make test` builds it first.
-docs: $(VENV)/.installed graphviz
+# open its pages in a browser (tests/test_docs.py), so `make test` and `make test-slow` build it first: once,
+# and again only when one of its inputs changed (every file under docs/ and the packages autodoc and the
+# lesson notebooks read), so CI's two test runs do not build it twice. A failed build leaves no index.html.
+DOCS_INDEX := docs/_build/html/index.html
+DOCS_INPUTS := $(shell (git ls-files --cached --others --exclude-standard -- docs micrograph viz lessons \
+  README.md CHANGELOG.md 2>/dev/null || find docs micrograph viz lessons README.md CHANGELOG.md -type f \
+  -not -path 'docs/_build/*' -not -path 'docs/_generated/*' -not -path '*/__pycache__/*') | sed 's/ /\\ /g')
+
+docs: $(DOCS_INDEX)
+	@echo "micrograph: the site is in $(DOCS_INDEX)"
+
+$(DOCS_INDEX): $(VENV)/.installed $(DOCS_INPUTS) | graphviz
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
-	@echo "micrograph: the site is in docs/_build/html/index.html"
+	@touch $@
 
 # `make test` runs every test not marked slow (minutes); `make test-slow` the slow ones (chromium and the
 # site, the tour, the checker's limits); CI runs both. PYTEST_WORKERS: pytest-xdist's workers, one per CPU;
@@ -65,10 +76,10 @@ docs: $(VENV)/.installed graphviz
 PYTEST_WORKERS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadscope
 
-test: $(VENV)/.installed graphviz testtools docs
+test: $(VENV)/.installed graphviz testtools $(DOCS_INDEX)
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_PARALLEL)
 
-test-slow: $(VENV)/.installed graphviz testtools docs
+test-slow: $(VENV)/.installed graphviz testtools $(DOCS_INDEX)
 	$(PY) -m pytest -q -m slow $(PYTEST_PARALLEL)
 
 # The style gates: ruff's rules (complexity at most 15 included), ruff's format, mypy.
@@ -84,7 +95,7 @@ bench: $(VENV)/.installed-bench
 	$(PY) benchmarks/run.py --write docs/performance.md
 
 # The test suite on every supported Python installed here (nox: one session per version).
-pythons: $(VENV)/.installed graphviz testtools docs
+pythons: $(VENV)/.installed graphviz testtools $(DOCS_INDEX)
 	$(VENV)/bin/nox -s tests
 
 # The wheel path: build, twine check, install the wheel alone in a new environment and run the tour there.
