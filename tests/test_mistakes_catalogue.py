@@ -59,12 +59,25 @@ def test_every_row_is_a_code_some_judge_names(tmp_path: Path) -> None:
 
 def test_every_table_is_an_exercise_s_read_by_its_judge_in_the_file_s_order() -> None:
     rows = mistakes.catalogue()
-    assert list(rows) == [*judges.NAMES[:3], "entry", *judges.NAMES[3:]]  # entry's rows before backprop's
+    # entry's rows before backprop's; the growth case's, shared by the exercises that have one, last
+    assert list(rows) == [*judges.NAMES[:3], "entry", *judges.NAMES[3:], "scaling"]
+    growing = {"topo", "forward", "backprop"}
     for name in judges.NAMES:
         own = list(judges.module(name).MISTAKES)
-        assert own[-len(rows[name]) :] == list(rows[name]), name  # backprop's are entry's, then its own
-    assert list(judges.module("backprop").MISTAKES) == [*rows["entry"], *rows["backprop"]]
+        shared = ["growth"] if name in growing else []
+        assert own[len(own) - len(rows[name]) - len(shared) :] == [*rows[name], *shared], name
+    assert list(judges.module("backprop").MISTAKES) == [*rows["entry"], *rows["backprop"], "growth"]
     assert list(entry.ROWS) == list(rows["entry"])
+
+
+def test_the_growth_case_s_mistake_is_written_once() -> None:
+    """Every exercise with a growth case names it with ``[scaling.growth]``'s words; backprop's cites the
+    book's sentence on edges."""
+    row = mistakes.catalogue()["scaling"]["growth"]
+    for name, book in [("topo", ""), ("forward", ""), ("backprop", "edges")]:
+        growth = judges.module(name).MISTAKES["growth"]
+        assert (growth.hint, growth.words, growth.book) == (row["hint"], row["words"], book), name
+    assert "growth" not in judges.module("derivatives").MISTAKES
 
 
 def test_a_wrong_entry_s_words_are_the_explorer_s_catalogue() -> None:

@@ -25,7 +25,7 @@ from lessons.exercises.imports import Imports
 from lessons.exercises.judges import mistakes
 from lessons.exercises.judges.entry import ROWS, algorithm_6_2, diagnose_entry
 from lessons.exercises.judges.mistakes import Mistake, failure
-from lessons.exercises.judges.scaling import measured_cases
+from lessons.exercises.judges.scaling import growth_mistake, measured_cases
 from lessons.exercises.report import Failure
 from lessons.exercises.schema import list_of
 from lessons.exercises.verdict import (
@@ -45,7 +45,7 @@ from micrograph.graph import Graph
 
 __all__ = ["JUDGING", "MISTAKES", "cases"]
 
-MISTAKES: dict[str, Mistake] = {**ROWS, **mistakes.of("backprop")}
+MISTAKES: dict[str, Mistake] = {**ROWS, **mistakes.of("backprop"), "growth": growth_mistake("edges")}
 """The mistakes this exercise recognises: {code: the hint and the book's sentence}; those of a wrong entry
 and of its loop are :data:`lessons.exercises.judges.entry.ROWS`."""
 

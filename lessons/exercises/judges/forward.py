@@ -22,7 +22,7 @@ from lessons.exercises.exercise import Judging
 from lessons.exercises.imports import Imports
 from lessons.exercises.judges import mistakes
 from lessons.exercises.judges.mistakes import Mistake, failure
-from lessons.exercises.judges.scaling import measured_cases
+from lessons.exercises.judges.scaling import growth_mistake, measured_cases
 from lessons.exercises.verdict import (
     Case,
     Fail,
@@ -41,7 +41,7 @@ from micrograph.graph import Graph
 
 __all__ = ["JUDGING", "MISTAKES", "cases"]
 
-MISTAKES: dict[str, Mistake] = mistakes.of("forward")
+MISTAKES: dict[str, Mistake] = {**mistakes.of("forward"), "growth": growth_mistake()}
 """The mistakes this exercise recognises."""
 
 

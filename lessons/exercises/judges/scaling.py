@@ -19,6 +19,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.2-
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Callable, Iterator, Mapping
@@ -27,13 +28,23 @@ from typing import Any
 from lessons.exercises.cases import GROWTH, growth_chains
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.judges.mistakes import Mistake, failure
+from lessons.exercises.judges.mistakes import of as rows_of
 from lessons.exercises.limits import Stop
 from lessons.exercises.report import Failure
 from lessons.exercises.verdict import Case, Fail
 from micrograph.graph import Graph
 from micrograph.naive import naive_cost
 
-__all__ = ["Tally", "measured_cases", "paths_stop", "growth_case", "exponent", "SIGNIFICANT", "EXPONENT"]
+__all__ = [
+    "Tally",
+    "measured_cases",
+    "paths_stop",
+    "growth_case",
+    "growth_mistake",
+    "exponent",
+    "SIGNIFICANT",
+    "EXPONENT",
+]
 
 SIGNIFICANT = 0.15
 """CPU seconds of the largest chain's call below which the growth case passes whatever the exponent: the
@@ -43,6 +54,13 @@ to 1 s, so noise never fails a solution whose time grows with the size."""
 EXPONENT = 1.5
 """The exponent of time against size above which the growth case fails (1 for the book's algorithms, 2 for
 a membership test on a list inside the loop)."""
+
+
+def growth_mistake(book: str = "") -> Mistake:
+    """The ``growth`` mistake, the same in every exercise that has a growth case (its words are
+    ``mistakes.toml``'s ``[scaling.growth]``) but for the book's sentence behind it, ``book`` (a key of
+    :data:`lessons.exercises.report.BOOK`, "" for none)."""
+    return dataclasses.replace(rows_of("scaling")["growth"], book=book)
 
 
 Judge = Callable[[dict[str, Any]], None]

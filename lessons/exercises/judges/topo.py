@@ -23,7 +23,7 @@ from lessons.exercises.exercise import Judging
 from lessons.exercises.imports import Imports
 from lessons.exercises.judges import mistakes
 from lessons.exercises.judges.mistakes import Mistake, failure
-from lessons.exercises.judges.scaling import measured_cases
+from lessons.exercises.judges.scaling import growth_mistake, measured_cases
 from lessons.exercises.verdict import (
     Case,
     Fail,
@@ -40,7 +40,7 @@ from micrograph.graph import Graph
 
 __all__ = ["JUDGING", "MISTAKES", "cases"]
 
-MISTAKES: dict[str, Mistake] = mistakes.of("topo")
+MISTAKES: dict[str, Mistake] = {**mistakes.of("topo"), "growth": growth_mistake()}
 """The mistakes this exercise recognises."""
 
 
