@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -166,3 +169,29 @@ def test_every_paths_row_says_its_diagnosis_and_what_the_book_s_algorithm_needs(
         "Algorithm 6.1 computes each of the 5 nodes once, in order, from its parents' values already in "
         "u (7 reads of u)."
     )
+
+
+def test_the_command_refuses_a_broken_catalogue_in_one_line(tmp_path: Path) -> None:
+    """A teacher's edit that breaks the catalogue (words over 40 characters) stops every exercise command with
+    status 2 and one line naming the file, the exercise, the code and the key, never a traceback."""
+    for package in ("micrograph", "viz", "lessons"):
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    catalogue = tmp_path / "lessons" / "exercises" / "judges" / "mistakes.toml"
+    text = catalogue.read_text(encoding="utf-8")
+    stale = 'words = "read parent.data, not this pass\'s u[j]"'
+    assert text.count(stale) == 1
+    catalogue.write_text(text.replace(stale, f'words = "{"x" * 41}"'), encoding="utf-8")
+    for args in (["exercise", "list"], ["exercise", "check", "forward.py"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "micrograph", *args],
+            cwd=tmp_path,
+            env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == (
+            f"micrograph: error: {catalogue}: [forward.stale] words: {'x' * 41!r} must be 1 to 40 "
+            "characters, not 41\n"
+        )

@@ -482,6 +482,11 @@ def user_message(e: Exception, out: str | None) -> tuple[str, str] | None:
         return f"{program} took longer than {e.timeout:g} s and was stopped", ""
     if isinstance(e, BrokenPipeError):  # stdout's reader went away: lessons.cli.main stops quietly
         return None
+    # The exercises' mistakes catalogue that a teacher edited, refused as the exercises load: its class is
+    # looked up among the loaded modules, since importing it would import the exercises again and fail again.
+    catalogue = sys.modules.get("lessons.exercises.judges.mistakes")
+    if catalogue is not None and isinstance(e, catalogue.CatalogueError):
+        return str(e), ""
     if isinstance(e, OSError):  # a file that cannot be written: read-only, a name too long, no space ...
         where = e.filename or out
         return f"cannot write{f' {where}' if where else ''}: {e.strerror or e}", ""

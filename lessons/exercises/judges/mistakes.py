@@ -27,7 +27,7 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10: the same parser, as the package tomli (setup.cfg installs it there)
     import tomli as tomllib
 
-__all__ = ["Mistake", "of", "catalogue", "failure", "GENERAL", "CATALOGUE", "WORDS_AT_MOST"]
+__all__ = ["Mistake", "CatalogueError", "of", "catalogue", "failure", "GENERAL", "CATALOGUE", "WORDS_AT_MOST"]
 
 CATALOGUE = Path(__file__).with_name("mistakes.toml")
 """The file of every judge's mistakes in words."""
@@ -36,6 +36,11 @@ WORDS_AT_MOST = 40
 """The longest phrase a mistake's ``words`` may be, in characters (a column of a class report)."""
 
 _KEYS = ("hint", "book", "words", "headline", "needs")
+
+
+class CatalogueError(ValueError):
+    """The mistakes' catalogue cannot be used: the message is one line naming the file, the exercise, the
+    code and the key (the command line prints it and exits 2)."""
 
 
 @dataclass(frozen=True)
@@ -75,18 +80,18 @@ def catalogue(path: Path = CATALOGUE) -> Rows:
     ``{edges}``), each a string, and nothing else.
 
     Raises:
-        ValueError: the file unreadable or not TOML, an exercise or row that is not a table, an unknown key,
-            a value that is not a string, an unknown book key, empty or too long words, needs with another
-            field; the message names the file, the exercise, the code and the key.
+        CatalogueError: the file unreadable or not TOML, an exercise or row that is not a table, an unknown
+            key, a value that is not a string, an unknown book key, empty or too long words, needs with
+            another field; the message names the file, the exercise, the code and the key.
     """
     try:
         with path.open("rb") as f:
             data = tomllib.load(f)
     except (OSError, tomllib.TOMLDecodeError) as e:
-        raise ValueError(f"{path}: cannot read the mistakes' catalogue: {e}") from None
+        raise CatalogueError(f"{path}: cannot read the mistakes' catalogue: {e}") from None
     for exercise, rows in data.items():
         if not isinstance(rows, dict) or not all(isinstance(row, dict) for row in rows.values()):
-            raise ValueError(f"{path}: [{exercise}] must hold a table per code ([{exercise}.CODE])")
+            raise CatalogueError(f"{path}: [{exercise}] must hold a table per code ([{exercise}.CODE])")
         for code, row in rows.items():
             for key, value in row.items():
                 _check(f"{path}: [{exercise}.{code}] {key}", key, value)
@@ -94,22 +99,23 @@ def catalogue(path: Path = CATALOGUE) -> Rows:
 
 
 def _check(where: str, key: str, value: object) -> None:
-    """One key of a row: raises ValueError naming ``where`` if it is not one the row may give."""
+    """One key of a row: raises CatalogueError naming ``where`` if it is not one the row may give."""
     if key not in _KEYS:
-        raise ValueError(f"{where}: unknown key (a row gives {', '.join(_KEYS)})")
+        raise CatalogueError(f"{where}: unknown key (a row gives {', '.join(_KEYS)})")
     if not isinstance(value, str):
-        raise ValueError(f"{where}: {value!r} is not a string")
+        raise CatalogueError(f"{where}: {value!r} is not a string")
     if key == "book" and value and value not in BOOK:
-        raise ValueError(
+        raise CatalogueError(
             f"{where}: {value!r} is not a key of the book's sentences (lessons/exercises/report.py)"
         )
     if key == "words" and not 0 < len(value) <= WORDS_AT_MOST:
-        raise ValueError(f"{where}: {value!r} must be 1 to {WORDS_AT_MOST} characters, not {len(value)}")
+        raise CatalogueError(f"{where}: {value!r} must be 1 to {WORDS_AT_MOST} characters, not {len(value)}")
     if key == "needs":
         try:
             value.format(nodes="", edges="")
         except (KeyError, IndexError, ValueError) as e:
-            raise ValueError(f"{where}: {value!r} may name only {{nodes}} and {{edges}} ({e!r})") from None
+            fields = "{nodes} and {edges}"
+            raise CatalogueError(f"{where}: {value!r} may name only {fields} ({e!r})") from None
 
 
 def of(exercise: str, words: Mapping[str, str] | None = None, path: Path = CATALOGUE) -> dict[str, Mistake]:
@@ -123,21 +129,21 @@ def of(exercise: str, words: Mapping[str, str] | None = None, path: Path = CATAL
         path: the catalogue file.
 
     Raises:
-        ValueError: the file as :func:`catalogue` raises it; no table of this exercise; a row without words
-            or one whose words are also given by ``words``. The message names the file, the exercise, the
-            code and the key.
+        CatalogueError: the file as :func:`catalogue` raises it; no table of this exercise; a row without
+            words or one whose words are also given by ``words``. The message names the file, the exercise,
+            the code and the key.
     """
     given = words or {}
     rows = catalogue(path)
     if exercise not in rows:
-        raise ValueError(f"{path}: no table [{exercise}]; the tables are {', '.join(rows)}")
+        raise CatalogueError(f"{path}: no table [{exercise}]; the tables are {', '.join(rows)}")
     found: dict[str, Mistake] = {}
     for code, row in rows[exercise].items():
         where = f"{path}: [{exercise}.{code}] words"
         if code in given and "words" in row:
-            raise ValueError(f"{where}: given twice, here and by the other catalogue of its words")
+            raise CatalogueError(f"{where}: given twice, here and by the other catalogue of its words")
         if code not in given and "words" not in row:
-            raise ValueError(f"{where}: missing (every mistake has a phrase in words)")
+            raise CatalogueError(f"{where}: missing (every mistake has a phrase in words)")
         phrase = row["words"] if "words" in row else given[code]
         found[code] = Mistake(
             code,
