@@ -14,10 +14,11 @@ and section 8.7.1 (normalising inputs).
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, overload
@@ -132,15 +133,6 @@ def iris(*, path: str | Path | None = None) -> Data:
 
     Origin: R. A. Fisher (1936), "The use of multiple measurements in taxonomic problems", Annals of
     Eugenics 7(2), 179-188.
-
-    Args:
-        path: read this file instead of the packaged ``micrograph/data/iris.csv`` (same layout).
-
-    Returns:
-        (X, y): X 150 x 4 floats, y 150 labels in 0..2.
-
-    Raises:
-        FileNotFoundError, DataFileError: see :func:`load_csv`.
     """
     return _packaged("iris.csv", path)
 
@@ -156,17 +148,30 @@ def wine(*, path: str | Path | None = None) -> Data:
     Origin: M. Forina et al. (1988), PARVUS - An Extendible Package for Data Exploration, Classification
     and Correlation, Institute of Pharmaceutical and Food Analysis and Technologies, Genoa; via the UCI
     Machine Learning Repository, "Wine" data set.
-
-    Args:
-        path: read this file instead of the packaged ``micrograph/data/wine_data.csv`` (same layout).
-
-    Returns:
-        (X, y): X 178 x 13 floats, y 178 labels in 0..2.
-
-    Raises:
-        FileNotFoundError, DataFileError: see :func:`load_csv`.
     """
     return _packaged("wine_data.csv", path)
+
+
+def _document_reader(reader: Callable[..., Data], filename: str, shapes: str) -> None:
+    """Ends a packaged data set's reader's docstring with the sections every reader shares, written once:
+    its argument, what it returns (``shapes``: the sizes of X and y) and its errors.
+
+    The docstring is cleaned first (:func:`inspect.cleandoc`: Python 3.13 stores it dedented, earlier
+    versions as written), so the sections join it at the same indentation on every version.
+    """
+    reader.__doc__ = (
+        f"{inspect.cleandoc(reader.__doc__ or '')}\n\n"
+        "Args:\n"
+        f"    path: read this file instead of the packaged ``micrograph/data/{filename}`` (same layout).\n\n"
+        "Returns:\n"
+        f"    (X, y): {shapes}.\n\n"
+        "Raises:\n"
+        "    FileNotFoundError, DataFileError: see :func:`load_csv`.\n"
+    )
+
+
+_document_reader(iris, "iris.csv", "X 150 x 4 floats, y 150 labels in 0..2")
+_document_reader(wine, "wine_data.csv", "X 178 x 13 floats, y 178 labels in 0..2")
 
 
 def _check_n(n: Any, noise: Any, where: str) -> tuple[int, float]:

@@ -35,16 +35,7 @@ from lessons.exercises.verdict import Case, Fail
 from micrograph.graph import Graph
 from micrograph.naive import naive_cost
 
-__all__ = [
-    "Tally",
-    "measured_cases",
-    "paths_stop",
-    "growth_case",
-    "growth_mistake",
-    "exponent",
-    "SIGNIFICANT",
-    "EXPONENT",
-]
+__all__ = ["measured_cases", "paths_stop", "growth_mistake", "exponent"]
 
 SIGNIFICANT = 0.15
 """CPU seconds of the largest chain's call below which the growth case passes whatever the exponent: the

@@ -15,7 +15,7 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
-from lessons.exercises import answers
+from lessons.exercises import answers, verdict
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
 from lessons.exercises.drawing import Mark
@@ -24,17 +24,7 @@ from lessons.exercises.imports import Imports
 from lessons.exercises.judges import mistakes
 from lessons.exercises.judges.mistakes import Mistake, failure
 from lessons.exercises.judges.scaling import growth_mistake, measured_cases
-from lessons.exercises.verdict import (
-    Case,
-    Fail,
-    NodeRef,
-    decode,
-    draw,
-    graph_request,
-    mutation_text,
-    node_name,
-    shown,
-)
+from lessons.exercises.verdict import Case, Fail, NodeRef
 from micrograph.engine import Value
 from micrograph.graph import Graph
 
@@ -52,25 +42,27 @@ def _positions(graph: Graph, order: Any, ids: dict[int, Value]) -> list[int]:
     """The solution's order as positions in G; fails on anything that is not a node of G, or repeats."""
     if not isinstance(order, list):
         raise _fail(
-            "not-a-list", f"topological_order(z) returned {shown(order)}; it must return a list of the nodes."
+            "not-a-list",
+            f"topological_order(z) returned {verdict.shown(order)}; it must return a list of the nodes.",
         )
     seen: dict[int, int] = {}
     out: list[int] = []
     for pos, item in enumerate(order):
         node = ids.get(item.j) if isinstance(item, NodeRef) else None
         if node is None:
-            raise _fail("stranger", f"item {pos} of your order, {shown(item)}, is not a node of z's graph.")
+            shown = verdict.shown(item)
+            raise _fail("stranger", f"item {pos} of your order, {shown}, is not a node of z's graph.")
         j = graph.index[node]
         if j in seen:
             raise _fail(
                 "no-visited",
-                f"{node_name(graph, j)} appears twice in your order (items {seen[j]} and {pos}).",
+                f"{verdict.node_name(graph, j)} appears twice in your order (items {seen[j]} and {pos}).",
                 details=[
                     "A node reached by several paths (a shared parent, or the same parent "
                     "twice as in a * a) is visited once per path unless the search remembers it."
                 ],
-                node=node_name(graph, j),
-                **draw(graph, wrong=j, title="this node appears twice in your order"),
+                node=verdict.node_name(graph, j),
+                **verdict.draw(graph, wrong=j, title="this node appears twice in your order"),
             )
         seen[j] = pos
         out.append(j)
@@ -88,9 +80,9 @@ def _check_order(graph: Graph, order: list[int]) -> None:
         raise _fail(
             "missing-node",
             f"{len(missing)} node(s) of the graph are missing from your order, the first "
-            f"{node_name(graph, j)}{constant}",
-            node=node_name(graph, j),
-            **draw(graph, wrong=j, title="this node is missing from your order"),
+            f"{verdict.node_name(graph, j)}{constant}",
+            node=verdict.node_name(graph, j),
+            **verdict.draw(graph, wrong=j, title="this node is missing from your order"),
         )
     parents = graph.parents
     if len(order) > 1 and all(place[p] > place[i] for i in range(len(order)) for p in parents[i]):
@@ -100,10 +92,10 @@ def _check_order(graph: Graph, order: list[int]) -> None:
             if place[j] > place[i]:
                 raise _fail(
                     "parent-after",
-                    f"{node_name(graph, i)} comes before its parent {node_name(graph, j)} "
+                    f"{verdict.node_name(graph, i)} comes before its parent {verdict.node_name(graph, j)} "
                     f"(argument {k + 1}): it cannot be computed before its argument is.",
-                    node=node_name(graph, i),
-                    **draw(
+                    node=verdict.node_name(graph, i),
+                    **verdict.draw(
                         graph,
                         wrong=i,
                         marks=[Mark(j, i, k, "comes later in your order")],
@@ -116,14 +108,14 @@ def _check_order(graph: Graph, order: list[int]) -> None:
         j = next(j for j in order[first_op:] if graph.nodes[j].op is None)
         raise _fail(
             "leaves-not-first",
-            f"the leaves are not first: {node_name(graph, order[first_op])} (an "
-            f"operation) comes at item {first_op}, before the leaf {node_name(graph, j)}.",
+            f"the leaves are not first: {verdict.node_name(graph, order[first_op])} (an "
+            f"operation) comes at item {first_op}, before the leaf {verdict.node_name(graph, j)}.",
             details=[
                 f"The graph has n_i = {n_i} leaves; u(1)..u(n_i) must be exactly these inputs, which "
                 "Algorithm 6.1 sets first (u(i) ← x_i), and u(n_i+1)..u(n) the operations."
             ],
-            node=node_name(graph, j),
-            **draw(graph, wrong=j, title="this leaf comes after an operation in your order"),
+            node=verdict.node_name(graph, j),
+            **verdict.draw(graph, wrong=j, title="this leaf comes after an operation in your order"),
         )
 
 
@@ -133,9 +125,9 @@ def _judge(graph: Graph, ids: dict[int, Value], rid_to_pos: dict[int, int]) -> A
         if change:
             change[0] = rid_to_pos.get(change[0], 0)
             raise _fail(
-                "mutation", f"topological_order(z) changed the graph: {mutation_text(graph, change)}."
+                "mutation", f"topological_order(z) changed the graph: {verdict.mutation_text(graph, change)}."
             )
-        _check_order(graph, _positions(graph, decode(answer.get("result")), ids))
+        _check_order(graph, _positions(graph, verdict.decode(answer.get("result")), ids))
 
     return judge
 
@@ -146,7 +138,7 @@ def _part(spec: GraphCase, rng: random.Random) -> tuple[Graph, dict[str, Any], A
     z, _ = spec.build()
     graph = Graph(z)
     rids = rng.sample(range(10 * len(graph.nodes) + 10), len(graph.nodes))
-    records = graph_request(graph)["records"]
+    records = verdict.graph_request(graph)["records"]
     for record, rid in zip(records, rids):
         record[0] = rid
         record[3] = [rids[p] for p in record[3]]
