@@ -7,6 +7,7 @@ The search is itself tested: it finds planted copies of former loops, and passes
 from __future__ import annotations
 
 import ast
+import os
 import re
 from pathlib import Path
 
@@ -190,12 +191,14 @@ def algorithm_6_2_loops(source: str) -> list[tuple[str, int]]:
 
 
 def _python_files() -> list[Path]:
-    skip = {"tests", ".venv", "build", "dist", "node_modules"}
-    return sorted(
-        p
-        for p in _REPO.rglob("*.py")
-        if not any(part in skip or part.startswith(".") for part in p.relative_to(_REPO).parts[:-1])
-    )
+    """The checkout's Python files outside the tests, the build outputs and hidden folders (.venv, .nox),
+    which are never entered: other jobs may be writing there while this runs."""
+    skip = {"tests", "build", "dist", "node_modules"}
+    found = []
+    for folder, subfolders, files in os.walk(_REPO):
+        subfolders[:] = [d for d in subfolders if d not in skip and not d.startswith(".")]
+        found += [Path(folder) / f for f in files if f.endswith(".py")]
+    return sorted(found)
 
 
 @pytest.mark.slow  # seconds: run by make test-slow (and CI), keeping make test within minutes
