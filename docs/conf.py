@@ -48,12 +48,15 @@ root_doc = "index"
 myst_enable_extensions = ["colon_fence", "dollarmath"]
 myst_heading_anchors = 3
 
-# Lessons: executed at every build, in order, failing the build on any error.
+# Lessons: executed at every build, in order, failing the build on any error and on any output to stderr
+# (a warning, such as tqdm's "IProgress not found" when ipywidgets is missing: -W turns it into an error).
+# The executed notebooks are kept in _build/jupyter_execute, where tests/test_notebooks.py reads them.
 nb_execution_mode = "force"
 nb_execution_timeout = 600
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_merge_streams = True
+nb_output_stderr = "warn"
 
 autodoc_default_options = {"members": True, "show-inheritance": False}
 autodoc_member_order = "bysource"
