@@ -124,6 +124,7 @@ def _packaged(filename: str, path: str | Path | None) -> Data:
     return _parse_csv(text, str(resource))[0]
 
 
+# The docstring's Args, Returns and Raises sections: _document_reader, below.
 def iris(*, path: str | Path | None = None) -> Data:
     """Fisher's Iris data: 150 flowers, 4 features in cm, 3 species (50 each).
 
@@ -137,6 +138,7 @@ def iris(*, path: str | Path | None = None) -> Data:
     return _packaged("iris.csv", path)
 
 
+# The docstring's Args, Returns and Raises sections: _document_reader, below.
 def wine(*, path: str | Path | None = None) -> Data:
     """The Wine recognition data: 178 wines, 13 chemical measurements, 3 cultivars (59, 71, 48).
 
