@@ -233,5 +233,6 @@ def test_random_dags_are_named_alike(case) -> None:  # type: ignore[no-untyped-d
     """As the hand-picked graphs, on random DAGs; the page's drawings are left out (Graphviz laying out G
     and B is most of explore's time, and neither drawing carries a recipe or a name)."""
     z, _ = case.build_values()
+    # the module viz.explore (importlib: viz.explore, as an attribute of viz, is the function explore)
     with mock.patch.object(importlib.import_module("viz.explore"), "layout", lambda *args: ("", "", "")):
         both_name_every_recipe(z)
