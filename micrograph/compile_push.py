@@ -18,7 +18,10 @@ them, so that no rule is called and no method is looked up per node:
   the two orders equal on random graphs), and :func:`unmark`, which undoes it.
 
 The text is the rules', operation for operation, so the gradients are those of the plain loop bit for bit
-(a test holds them equal on random graphs). Like the plain loop, the loop raises OverflowError for a
+(a test holds them equal on random graphs). One push is left out, where leaving it out changes no bit: a
+node of an operation of :data:`INLINED` whose gradient is zero (below a ReLU that is off, say) would add
+terms 0 × du/dx_k = ±0.0, and a sum that starts from +0.0 never becomes -0.0, so adding ±0.0 to it
+changes nothing. Like the plain loop, the loop raises OverflowError for a
 gradient that is not finite (checked at the leaves, which every such gradient reaches), and what a rule
 raises where a derivative does not exist; ``backward`` then restores every gradient and lets Algorithm
 6.2 name the edge. (A rule's operation that overflows is an error in the plain loop, whose rules call the
@@ -47,7 +50,11 @@ if TYPE_CHECKING:
 __all__ = ["INLINED", "backward", "push_source", "push_function", "push_loop", "reverse_order", "unmark"]
 
 INLINED = (ADD, MUL, RELU, TANH)
-"""The operations whose pushes the loop holds written out, most frequent first: the rest are called."""
+"""The operations whose pushes the loop holds written out, most frequent first: the rest are called.
+
+Each one's local derivatives are finite wherever its node exists (1, the other argument, a ReLU's 0 or 1,
+1 - tanh(x)²; a test holds it on extreme arguments), so a zero gradient pushes only terms ±0.0 through it,
+which the loop leaves out."""
 
 Push = Callable[[Any, float], None]
 """``push(node, g)``: add g × du/dx_k into the ``.grad`` of each parent x_k of ``node``."""
@@ -119,6 +126,12 @@ def push_loop() -> Callable[[list[Value]], None]:
     term that is not finite (inf × d is inf or nan, for any d), so it reaches every leaf below it. The
     check costs one test per leaf rather than one per node.
 
+    A node of an :data:`INLINED` operation whose gradient is zero pushes nothing: its terms would be ±0.0
+    (its derivatives are finite), and adding ±0.0 to a sum that started from +0.0 changes no bit. (Any
+    other operation's rule still runs: it may raise where its derivative does not exist, or give
+    0 × inf = nan, as in the plain loop.) A node that no push reached still holds the search's mark from
+    :func:`reverse_order`; the loop sets it to 0.0.
+
     Raises (from the compiled loop): OverflowError for a gradient that is not finite; ArithmeticError or
     ValueError from a rule (a derivative that does not exist).
     """
@@ -137,11 +150,17 @@ def push_loop() -> Callable[[list[Value]], None]:
         namespace[f"_op{k}"] = op
         branches.append(f"        {'if' if k == 0 else 'elif'} op is _op{k}:\n")
         branches += [f"            {line}\n" for line in body]
+    namespace["_done"] = _DONE
     head = [
-        f"def push_all(order, {', '.join(f'_op{k}=_op{k}' for k in range(len(INLINED)))}):  # locals\n",
+        f"def push_all(order, {', '.join(f'_op{k}=_op{k}' for k in range(len(INLINED)))}, _done=_done):\n",
         "    for node in order:\n",
         "        g = node.grad\n",
         "        op = node.op\n",
+        "        if g == 0.0:  # an operation written out here pushes terms +-0.0, which change no sum\n",
+        "            if g is _done:  # no push reached the node: the search's mark cleared\n",
+        "                node.grad = 0.0\n",
+        f"            if op is None or {' or '.join(f'op is _op{k}' for k in range(len(INLINED)))}:\n",
+        "                continue\n",
     ]
     tail = [
         "        elif op is not None:\n",
@@ -194,7 +213,7 @@ def backward(z: Value, gradient: float) -> bool:
 # The marks of reverse_order's search, each a float 0.0 of its own, told apart by identity: _OPEN for a node
 # whose parents are being searched, _DONE for a node in the order. No other .grad is ever one of these
 # objects (a sum makes a new float), and a node in the order needs no reset afterwards: its gradient is
-# already the 0.0 that the pushes add into.
+# already the 0.0 that the pushes add into, and push_loop sets the mark of a node that no push reached.
 _OPEN = float("0")
 _DONE = float("0")
 
@@ -207,8 +226,10 @@ def reverse_order(z: Value) -> tuple[list[Value], list[tuple[Value, float]]]:
     node's state is kept in its ``.grad`` (its old gradient is set aside first), so no set of finished nodes
     is built and looked up. A node is opened when it first reaches the top of the stack: its unfinished
     parents are pushed, the second above the first (a parent pushed twice is skipped when it comes up
-    finished). It is finished (appended to the order) when it is on top again, so every node comes after
-    its parents, and the first parent's ancestors before the second's; the order is then reversed.
+    finished), and the parent now on top is opened at once, without a turn of the outer loop. A node is
+    finished (appended to the order) when it is on top again, or at once if no parent is unfinished, so
+    every node comes after its parents, and the first parent's ancestors before the second's; the order
+    is then reversed.
 
     Returns:
         The order, and the nodes that held a non-zero gradient with those gradients (``backward`` adds them
@@ -229,32 +250,46 @@ def reverse_order(z: Value) -> tuple[list[Value], list[tuple[Value, float]]]:
         while stack:
             node = stack[-1]
             g = node.grad
-            if g is not opened:
-                if g is done:  # pushed twice, finished since
-                    pop()
-                    continue
+            if g is opened:  # on top again: its parents are finished, and so is it
+                pop()
+                node.grad = done
+                append(node)
+                continue
+            if g is done:  # pushed twice, finished since
+                pop()
+                continue
+            while True:  # node, on top of the stack, is opened; then its parent on top, at once
                 if g:
                     keep((node, g))
                 a = node._a  # the opened nodes are the path: an opened parent closes a cycle
-                if a is not None:
-                    b = node._b
-                    if b is not None and b.grad is not done:
-                        if b.grad is opened:
+                if a is None:
+                    break
+                b = node._b
+                if b is not None:
+                    gb = b.grad
+                    if gb is not done:
+                        if gb is opened or b is node:
                             raise _cycle(node)
                         node.grad = opened
                         push(b)
-                        if a.grad is not done:
-                            if a.grad is opened:
-                                raise _cycle(node)
-                            push(a)
-                        continue
-                    if a.grad is not done:
-                        if a.grad is opened:
+                        ga = a.grad
+                        if ga is done:
+                            node, g = b, gb
+                            continue
+                        if ga is opened:
                             raise _cycle(node)
-                        node.grad = opened
                         push(a)
+                        node, g = a, ga
                         continue
-            pop()
+                ga = a.grad
+                if ga is done:
+                    break
+                if ga is opened or a is node:
+                    raise _cycle(node)
+                node.grad = opened
+                push(a)
+                node, g = a, ga
+            pop()  # every parent finished: so is the node
             node.grad = done
             append(node)
     except BaseException:  # a cycle, or interrupted: every node marked so far gets its gradient back

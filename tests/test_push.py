@@ -10,6 +10,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import struct
@@ -74,6 +75,22 @@ def test_a_cycle_is_refused_by_both_searches_and_changes_no_gradient(
     with pytest.raises(ValueError, match="the graph has a cycle"):
         c.backward()
     assert (x.grad, a.grad, b.grad, c.grad) == (3.0, -1.0, 0.0, 2.0)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "plain"])
+@pytest.mark.parametrize("slot", ["_a", "_b"])
+def test_a_node_that_is_its_own_parent_is_a_cycle_for_both_searches(
+    compiled: bool, slot: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(micrograph.push, "COMPILED", compiled)
+    x = Value(0.5)
+    u = x * 2.0
+    z = u + x
+    setattr(u, slot, u)
+    x.grad = 3.0
+    with pytest.raises(ValueError, match="the graph has a cycle"):
+        z.backward()
+    assert (x.grad, u.grad, z.grad) == (3.0, 0.0, 0.0)
 
 
 @pytest.mark.slow
@@ -331,3 +348,36 @@ def test_both_loops_on_a_leaf_and_on_a_small_graph(monkeypatch: pytest.MonkeyPat
         z = apply(LOG, (x,)) * x
         z.backward()
         assert x.grad == Graph(z).backprop()[x]
+
+
+# --- a zero gradient: nothing pushed, nothing left behind ---------------------------------------------------
+
+
+def test_a_zero_gradient_pushes_nothing_and_leaves_no_mark_for_the_next_backward() -> None:
+    x, y = Value(2.0, label="x"), Value(3.0, label="y")
+    u = x * y
+    off = (u * -1.0).relu()  # a ReLU that is off: dz/du = 0, and u and x reached only through it
+    z = off + y
+    z.backward()
+    assert (x.grad, y.grad, u.grad, off.grad, z.grad) == (0.0, 1.0, 0.0, 1.0, 1.0)
+    w = u * x  # a new graph through the same u and x, without resetting them: both are searched again
+    w.backward()
+    assert (x.grad, u.grad) == (2 * 2.0 * 3.0, 2.0)
+    assert y.grad == 1.0 + 2.0 * 2.0
+
+
+_EXTREMES = [0.0, -0.0, 1e-320, -1e-320, 1e308, -1e308, math.inf, -math.inf, 710.0, -710.0]
+
+
+@pytest.mark.parametrize("op", INLINED, ids=repr)
+def test_the_operations_written_out_have_finite_derivatives_wherever_their_node_exists(op: Any) -> None:
+    """push_loop leaves out a zero gradient's pushes through these operations: its terms are +-0.0 only if
+    every local derivative is finite (0 x inf would be nan)."""
+    for args in itertools.product(_EXTREMES, repeat=op.arity):
+        try:
+            node = op(*(Value(a) for a in args))
+        except DomainError:
+            continue  # no node here
+        for k in range(op.arity):
+            derivative = op.local_derivative(k, args, node.data)
+            assert math.isfinite(derivative), (op, args, k, derivative)
