@@ -145,14 +145,25 @@ d(x ** y)/dy at x < 0), some a gradient that overflows."""
 
 _NUMBERS = [0.0, -0.0, 1.0, -1.0, 0.5, -2.0, 3.0, 1e-300, 1e150, -1e150, 700.0, 2.0**0.5]
 
+_WRITTEN_OUT: list[tuple[int, Callable[..., Value]]] = [
+    (2, lambda a, b: a + b),
+    (2, lambda a, b: a * b),
+    (1, lambda a: a.relu()),
+    (1, lambda a: (a * -1.0).relu()),  # off where a > 0: a zero gradient below it
+    (1, lambda a: a.tanh()),
+]
+"""The operations the compiled loop writes out (and skips on a zero gradient), drawn as often as the rest."""
+
 
 @st.composite
-def graphs(draw: Any) -> tuple[Value, list[Value], float, list[float]]:
+def graphs(
+    draw: Any, builders: list[tuple[int, Callable[..., Value]]] = _BUILDERS
+) -> tuple[Value, list[Value], float, list[float]]:
     """A random graph built from the table's operations, its nodes, a seed and earlier gradients for them."""
     number = st.one_of(st.sampled_from(_NUMBERS), st.floats(-5.0, 5.0, allow_nan=False))
     nodes = [Value(draw(number)) for _ in range(draw(st.integers(1, 3)))]
     for _ in range(draw(st.integers(1, 14))):
-        arity, build = draw(st.sampled_from(_BUILDERS))
+        arity, build = draw(st.sampled_from(builders))
         args = [nodes[draw(st.integers(0, len(nodes) - 1))] for _ in range(arity)]
         try:
             nodes.append(build(*args))
@@ -193,6 +204,45 @@ def test_the_compiled_loop_and_the_plain_loop_leave_the_same_bits(
     micrograph.push.COMPILED = False
     try:
         plain = _run(z, nodes, seed, earlier, calls)
+    finally:
+        micrograph.push.COMPILED = True
+    assert plain == compiled
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    case=st.one_of(graphs(_WRITTEN_OUT), graphs()),
+    starts=st.lists(
+        st.tuples(st.integers(0, 1000), st.sampled_from([1.0, 0.0, -2.5])), min_size=2, max_size=4
+    ),
+    fresh=st.booleans(),
+)
+def test_backward_from_several_nodes_of_one_graph_leaves_the_same_bits_in_both_loops(
+    case: tuple[Value, list[Value], float, list[float]], starts: list[tuple[int, float]], fresh: bool
+) -> None:
+    """Calls from different nodes with their own seeds, gradients kept between them: what one call leaves in
+    a node (a zero gradient that no push reached, say) must not change what the next call searches and
+    pushes. ``fresh``: every gradient 0.0 before the first call, as in a new graph."""
+    _, nodes, _, earlier = case
+    if fresh:
+        earlier = [0.0] * len(nodes)
+
+    def run() -> tuple[Any, ...]:
+        for v, g in zip(nodes, earlier):
+            v.grad = g
+        outcome = []
+        for k, seed in starts:
+            try:
+                nodes[k % len(nodes)].backward(seed)
+                outcome.append(None)
+            except (DomainError, ValueError) as e:
+                outcome.append((type(e), str(e)))
+        return tuple(outcome), _bits(nodes)
+
+    compiled = run()
+    micrograph.push.COMPILED = False
+    try:
+        plain = run()
     finally:
         micrograph.push.COMPILED = True
     assert plain == compiled
