@@ -152,7 +152,8 @@ _WRITTEN_OUT: list[tuple[int, Callable[..., Value]]] = [
     (1, lambda a: (a * -1.0).relu()),  # off where a > 0: a zero gradient below it
     (1, lambda a: a.tanh()),
 ]
-"""The operations the compiled loop writes out (and skips on a zero gradient), drawn as often as the rest."""
+"""The operations the compiled loop writes out (and skips on a zero gradient): half the graphs of the test of
+several calls are built from these alone."""
 
 
 @st.composite
