@@ -29,9 +29,10 @@ it needs no network. It holds:
   ``loading.js`` (a plain script that says on the page when the module scripts cannot load),
   ``python_setup.js`` (micrograph made ready in Pyodide, shared by ``python.js`` and the build's
   ``snapshot.mjs``);
-* ``pyodide/snapshot.gz``: Pyodide's memory with micrograph imported, saved by ``site/src/snapshot.mjs`` in
-  Node once the rest is staged; the page's Python starts from it, skipping the interpreter's start and
-  micrograph's imports (it starts the plain way if the image is missing or refused).
+* ``pyodide/snapshot.gz``: Pyodide's memory with micrograph imported and what every start of the page computes
+  first computed (:func:`lessons.publish.web.prepare`), saved by ``site/src/snapshot.mjs`` in Node once the
+  rest is staged; the page's Python starts from it, skipping the interpreter's start, micrograph's imports
+  and that work (it starts the plain way if the image is missing or refused).
 
 The JavaScript packages are pinned by ``site/package.json`` and ``site/package-lock.json``; the build runs
 ``npm ci`` in a cache directory (``~/.cache/micrograph/site``, or ``$MICROGRAPH_CACHE``), which installs
@@ -57,6 +58,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -111,10 +113,13 @@ def _cache() -> Path:
     return Path(base).absolute() / "site"
 
 
-def _run(command: list[str], cwd: Path, what: str, timeout: int) -> None:
-    """Run a build tool; a SiteError with its last line of error output if it fails."""
+def _run(command: list[str], cwd: Path, what: str, timeout: int, env: dict[str, str] | None = None) -> None:
+    """Run a build tool (in ``env``, else this process's environment); a SiteError with its last line of
+    error output if it fails."""
     try:
-        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(
+            command, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False, env=env
+        )
     except FileNotFoundError:
         raise SiteError(f"{what} needs {command[0]!r}, which is not installed") from None
     except subprocess.TimeoutExpired:
@@ -173,15 +178,22 @@ def wheels(stage: Path, log: Callable[[str], None]) -> tuple[str, list[str]]:
         (micrograph's wheel file name, the other wheels' file names).
 
     Raises:
-        SiteError: pip failing (PyPI unreachable, a hash that differs from ``site/requirements.txt``).
+        SiteError: pip failing (PyPI unreachable, a hash that differs from ``site/requirements.txt``);
+            micrograph's wheel holding a file that is not in the checkout (:func:`only_the_checkout`).
     """
     stage.mkdir()
     log("pip: micrograph's wheel from the checkout, graphviz and tqdm pinned by hash ...")
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet"]
     with tempfile.TemporaryDirectory() as tmp:
+        # setuptools builds in the checkout's build/ and keeps there what earlier builds left (a module since
+        # removed), which would go into the wheel: this build's build/ is a directory of its own
+        config = Path(tmp) / "build.cfg"
+        config.write_text(f"[build]\nbuild_base = {Path(tmp) / 'build'}\n")
+        env = {**os.environ, "DIST_EXTRA_CONFIG": str(config)}  # read by setuptools after setup.cfg
         _run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", tmp, str(ROOT)], ROOT,
-             "building micrograph's wheel", PIP_TIMEOUT)  # fmt: skip
+             "building micrograph's wheel", PIP_TIMEOUT, env)  # fmt: skip
         (ours,) = Path(tmp).glob("micrograph-*.whl")
+        only_the_checkout(ours)
         shutil.copyfile(ours, stage / ours.name)
     downloads = _cache() / "wheels"
     _run([*pip, "download", "--no-deps", "--only-binary=:all:", "--require-hashes",
@@ -195,6 +207,22 @@ def wheels(stage: Path, log: Callable[[str], None]) -> tuple[str, list[str]]:
             shutil.copyfile(found, stage / found.name)
             others.append(found.name)
     return ours.name, others
+
+
+def only_the_checkout(wheel: Path) -> None:
+    """Check that micrograph's ``wheel`` holds the checkout's files only (besides its metadata).
+
+    Raises:
+        SiteError: a file that is not in the checkout, named (a setuptools too old to build elsewhere than
+            the checkout's build/ packs what an earlier build left there).
+    """
+    with zipfile.ZipFile(wheel) as z:
+        names = [n for n in z.namelist() if not n.split("/")[0].endswith(".dist-info")]
+    stale = [n for n in names if not (ROOT / n).is_file()]
+    if stale:
+        raise SiteError(
+            f"micrograph's wheel holds {stale[0]}, which is not in the checkout: remove {ROOT / 'build'}"
+        )
 
 
 def _bundle(modules: Path, out: Path) -> list[str]:
