@@ -1,8 +1,9 @@
 """The page's Python starts from the image of its memory that the build saved, and without it when it must.
 
 ``micrograph site`` runs ``site/src/snapshot.mjs`` in Node on the staged site: Pyodide started with its memory
-snapshot enabled, micrograph made ready as the page's worker makes it (``site/src/python_setup.js``), the
-memory saved gzip-compressed as ``pyodide/snapshot.gz``. The page's worker (``site/src/python.js``) starts
+snapshot enabled, micrograph made ready as the page's worker makes it (``site/src/python_setup.js``), what
+every start of the page computes first computed (``lessons.publish.web.prepare``), the memory saved
+gzip-compressed as ``pyodide/snapshot.gz``. The page's worker (``site/src/python.js``) starts
 Pyodide from that image, which skips the interpreter's start and micrograph's imports; a site whose image is
 missing or that this Pyodide refuses starts Python the plain way and works the same. The page says which ran
 (``window.micrographTimes.snapshot``). Time to interactive is measured in ``make bench`` (benchmarks/site.py),
@@ -20,7 +21,7 @@ import pytest
 from site_browser import OfflinePages, served
 from site_page import expect
 
-from lessons.publish import site
+from lessons.publish import site, web
 
 pytestmark = pytest.mark.slow
 
@@ -45,6 +46,8 @@ def test_the_build_saves_pythons_memory_with_micrograph_imported(site_dir: Path)
     image = gzip.decompress((site_dir / site.SNAPSHOT).read_bytes())
     assert len(image) > 1 << 20  # a WebAssembly memory of megabytes
     assert b"lessons.publish.web" in image  # micrograph's page module is in it, imported
+    assert web.catalogue().encode() in image  # and what every start of the page computes first (prepare)
+    assert b"lessons.l1_forward" in image
     assert site.site_size(site_dir) <= site.BUDGET
 
 

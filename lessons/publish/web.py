@@ -17,6 +17,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import urllib.parse
@@ -46,10 +47,11 @@ def setup(layout: Callable[[str], str]) -> None:
     set_layout(layout)
 
 
+@functools.cache
 def catalogue() -> str:
     """The lessons (number, title, section, whether it takes an expression, its default expression and
     values), the exercises (name, title, book, template) and the note shown for a solution that names numpy
-    (:data:`NUMPY_NOTE`), as JSON."""
+    (:data:`NUMPY_NOTE`), as JSON. Computed once (it depends on nothing the page says)."""
     items = []
     for n, row in lessons.LESSONS.items():
         expr, at = None, ""
@@ -62,6 +64,17 @@ def catalogue() -> str:
         for e in EXERCISES.values()
     ]
     return json.dumps({"lessons": items, "exercises": exercises, "numpy_note": NUMPY_NOTE})
+
+
+def prepare() -> None:
+    """What every start of the page computes first, computed once by the site's build before it saves
+    Python's memory (``site/src/snapshot.mjs``), so that the page starts with it in memory: the
+    :func:`catalogue`, and lesson 1's first step as :meth:`LessonView.state` makes it, but for the
+    layout of its drawing (the build has no Graphviz), which imports what a lesson's step imports and reads
+    the engine's source that its "Code that ran" quotes. Nothing it computes is kept but the catalogue."""
+    catalogue()
+    shown = Shown.of(lessons.start(1), picture=True)
+    as_text(shown, width=WIDTH, keys="", place="page")
 
 
 VALUES = "the Values box"
