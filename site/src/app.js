@@ -143,11 +143,13 @@ async function boot() {
   address = JSON.parse(asked);  // a link's parts, checked; notes for the rest
   readyText = `Ready: micrograph ${manifest.version} in Python ${manifest.python} (Pyodide ${manifest.pyodide}).`;
   setUpLessons();
-  setUpExercises();
-  setUpExplorer();
   phase = "ready";
   controls();
-  await startLesson();
+  // the first lesson is asked for first: the page's Python works on it while this thread sets up the tabs
+  const started = startLesson();
+  setUpExercises();
+  setUpExplorer();
+  await started;
   if (address.step !== null && lesson !== null) await move("goto", address.step);
   if (address.exercise !== null) { $("exercise").value = address.exercise; loadDraft(); showTab("exercises"); }
   if (address.notes.length) $("lesson-note").textContent = [$("lesson-note").textContent, ...address.notes].filter(Boolean).join(" ");
@@ -155,6 +157,7 @@ async function boot() {
   window.micrographTimes.interactive = performance.now() - t0;
   if (phase === "ready") say(readyText);
   document.body.dataset.ready = "true";
+  setTimeout(solution);  // the editor, if a link did not show the Exercises tab
   spare = spare || new SolutionWorker();
 }
 
@@ -163,6 +166,7 @@ function showTab(which) {
     $(name).hidden = name !== which;
     $("tab-" + name).setAttribute("aria-pressed", String(name === which));
   }
+  if (which === "exercises") solution();
 }
 $("tab-lessons").onclick = () => showTab("lessons");
 $("tab-exercises").onclick = () => showTab("exercises");
@@ -331,24 +335,33 @@ const progress = () => JSON.parse(localStorage.getItem(PROGRESS) || "{}");
 
 function setUpExercises() {
   for (const e of catalogue.exercises) $("exercise").add(new Option(`${e.name}: ${e.title} (${e.book})`, e.name));
-  editor = new EditorView({
-    doc: "",
-    // Tab indents; Escape then Tab leaves the editor (CodeMirror's convention, so no keyboard trap)
-    extensions: [basicSetup, keymap.of([indentWithTab]), pythonMode(), EditorView.updateListener.of((u) => {
-      if (u.docChanged) {
-        localStorage.setItem(draftKey($("exercise").value), u.state.doc.toString());
-        noteNumpy(u.state.doc.toString());
-      }
-    })],
-    parent: $("editor"),
-  });
-  editor.contentDOM.setAttribute("aria-label", "Solution");
   $("exercise").onchange = () => loadDraft();
   $("template").onclick = () => { localStorage.removeItem(draftKey($("exercise").value)); loadDraft(); };
   $("check").onclick = () => check();
   for (const id of ["exercise", "template"]) $(id).disabled = false;
-  loadDraft();
   showProgress();
+}
+
+// The solution's editor, holding the exercise's draft. It is made on first use (the Exercises tab shown, a
+// draft loaded, a check), or once the page is interactive: making it holds this thread for tens of
+// milliseconds, which the first lesson shown does not wait for.
+function solution() {
+  if (editor === null) {
+    editor = new EditorView({
+      doc: "",
+      // Tab indents; Escape then Tab leaves the editor (CodeMirror's convention, so no keyboard trap)
+      extensions: [basicSetup, keymap.of([indentWithTab]), pythonMode(), EditorView.updateListener.of((u) => {
+        if (u.docChanged) {
+          localStorage.setItem(draftKey($("exercise").value), u.state.doc.toString());
+          noteNumpy(u.state.doc.toString());
+        }
+      })],
+      parent: $("editor"),
+    });
+    editor.contentDOM.setAttribute("aria-label", "Solution");
+    loadDraft();
+  }
+  return editor;
 }
 
 // numpy is not in this page's Python: say so before Check, as soon as the solution names it.
@@ -359,6 +372,7 @@ function noteNumpy(text) {
 }
 
 function loadDraft() {
+  if (editor === null) { solution(); return; }  // made holding the draft
   const e = catalogue.exercises.find((x) => x.name === $("exercise").value);
   const text = localStorage.getItem(draftKey(e.name)) ?? e.template;
   editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: text } });
@@ -389,7 +403,7 @@ async function check() {
   if (phase !== "ready") return;
   const t0 = performance.now();
   const name = $("exercise").value;
-  const source = editor.state.doc.toString();
+  const source = solution().state.doc.toString();
   $("check-status").textContent = "Checking…";
   $("report").textContent = "";
   $("report").className = "";

@@ -35,11 +35,18 @@ async function startPython() {
   }
 }
 
+// Graphviz's first layout takes several times as long as the next ones (its WebAssembly not yet optimised):
+// a small graph laid out while Python is still starting makes the first lesson's drawing one of the next.
+function warmed(viz) {
+  viz.renderString("digraph { a -> b }", { format: "svg", engine: "dot" });
+  return viz;
+}
+
 const booting = (async () => {
   const manifest = fetch("manifest.json").then((r) => r.json());
   const wheels = manifest.then((m) => Promise.all([m.micrograph, ...m.wheels].map(  // fetched meanwhile
     (name) => fetch("wheels/" + name).then((r) => r.arrayBuffer().then((b) => new Uint8Array(b))))));
-  const [{ py, snapshot }, viz] = await Promise.all([startPython(), vizInstance()]);
+  const [{ py, snapshot }, viz] = await Promise.all([startPython(), vizInstance().then(warmed)]);
   const python = now(); // Pyodide and Graphviz loaded
   unpackWheels(py, await wheels);
   web = importWeb(py);
