@@ -77,7 +77,7 @@ def _show(text: str) -> bool:
 def _is_key(reply: str) -> bool:
     """A key of the footer (``q``, ``b``, ``g 7``), typed where a prediction was asked."""
     r = reply.strip().lower()
-    return r in ("q", "quit", "exit", "b", "back") or (r.startswith("g") and r[1:].strip().isdigit())
+    return r in ("q", "quit", "exit", "b", "back") or (r.startswith("g") and r[1:].strip().isdecimal())
 
 
 def _ask(stepper: Stepper) -> str | None:
@@ -114,7 +114,7 @@ def _move(stepper: Stepper, answer: str) -> str | None:
     """Act on a key: the message of a move that stays put, "" after a move, None for an unknown key."""
     if answer in ("b", "back"):
         moved = stepper.back()
-    elif answer.startswith("g") and answer[1:].strip().isdigit():
+    elif answer.startswith("g") and answer[1:].strip().isdecimal():
         moved = stepper.goto(int(answer[1:].strip()))
     elif answer == "":
         moved = stepper.next()
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args:
         print(lessons.list())
         return 0
-    if len(args) != 1 or not args[0].isdigit() or int(args[0]) not in lessons.LESSONS:
+    if len(args) != 1 or not args[0].isdecimal() or int(args[0]) not in lessons.LESSONS:
         print(
             f"python -m lessons: no lesson {' '.join(args)!r}; choose one of "
             f"{', '.join(map(str, lessons.LESSONS))} (python -m lessons lists them)",

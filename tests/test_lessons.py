@@ -253,3 +253,5 @@ def test_python_m_lessons_lists_and_refuses_bad_numbers(capsys):
     assert main(["42"]) == 2
     err = capsys.readouterr().err
     assert "no lesson" in err and len(err.strip().splitlines()) == 1
+    assert main(["¹"]) == 2  # a digit to str.isdigit, not a number to int()
+    assert capsys.readouterr().err.startswith("python -m lessons: no lesson '¹'")

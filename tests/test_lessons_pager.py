@@ -122,3 +122,21 @@ def test_the_prediction_prompt_takes_the_keys_its_footer_shows(n: int, capsys, m
         out = capsys.readouterr().out
         assert asked and "is not a number" not in out, (keys, out[-400:])
         assert l.index == after, keys
+
+
+def test_pager_takes_g_and_a_digit_that_is_no_number_as_an_unknown_key(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from lessons.__main__ import KEYS, MORE, interact
+
+    monkeypatch.setenv("COLUMNS", "80")
+    keys = iter(["g ¹", "q"])  # a digit to str.isdigit, not a number to int()
+    asked: list[str] = []
+
+    def fake_input(prompt: str) -> str:
+        asked.append(prompt)
+        if prompt == MORE:
+            return "s"  # the rest of a tall step at once
+        return "" if prompt.startswith("Your prediction") else next(keys)
+
+    monkeypatch.setattr("builtins.input", fake_input)
+    assert interact(lessons.start(1)) == 0
+    assert asked.count("> ") == 2 and capsys.readouterr().out.rstrip().endswith(KEYS)

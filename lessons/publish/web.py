@@ -112,7 +112,7 @@ def read_address(query: str) -> str:
     out: dict[str, Any] = {"lesson": None, "expr": "", "at": "", "step": None, "exercise": None}
     lesson = one("lesson")
     if lesson is not None:
-        number = int(lesson) if lesson.strip().isdigit() else None
+        number = int(lesson) if lesson.strip().isdecimal() else None
         if number in lessons.LESSONS:
             out["lesson"] = number
         else:
@@ -131,7 +131,7 @@ def read_address(query: str) -> str:
             )
     step = one("step")
     if step is not None:
-        if step.strip().isdigit() and int(step) >= 1:
+        if step.strip().isdecimal() and int(step) >= 1:
             out["step"] = int(step)
         else:
             notes.append(f"{step.strip()[:20]!r} is not a step number; the lesson starts at step 1.")
