@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -92,9 +92,15 @@ class OfflinePages:
         if "/wheels/micrograph-" in request.url:
             self.wheel_fetches += 1
 
-    def open(self, query: str = "", viewport: tuple[int, int] = (1280, 800)) -> tuple[Any, Any, float]:
+    def open(
+        self,
+        query: str = "",
+        viewport: tuple[int, int] = (1280, 800),
+        early: Callable[[Any], None] | None = None,
+    ) -> tuple[Any, Any, float]:
         """Open the page (``query``: e.g. ``"?lesson=2"``) in a new context (empty cache) and wait until it is
-        interactive (``body[data-ready=true]``).
+        interactive (``body[data-ready=true]``); ``early(page)``, if given, acts on the page once its script
+        has started and before the wait (a reader who does not wait for the page to be ready).
 
         Returns:
             (the context, the page, seconds from ``goto`` to interactive); close the context when done.
@@ -112,6 +118,9 @@ class OfflinePages:
         self.wheel_fetches = 0
         start = time.perf_counter()
         page.goto(self.url + query)
+        if early is not None:
+            page.wait_for_function("'micrographTimes' in window")  # app.js has started
+            early(page)
         page.wait_for_selector("body[data-ready=true]", timeout=READY_MS)
         return context, page, time.perf_counter() - start
 

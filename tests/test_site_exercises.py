@@ -1,7 +1,8 @@
 """The exercises in the site's page (Debian's chromium, offline): a solution typed into the page and checked
 there (the student's code in a Web Worker, the judge in the page's Python) gets the report
 ``micrograph exercise check`` gives; a case that runs forever is stopped, the others scored; a solution
-that loops everywhere stops within the page's budget; numpy is said to be missing before the check.
+that loops everywhere stops within the page's budget; numpy is said to be missing before the check; the
+editor, made on first use, holds the draft even when its tab was opened while the page loaded.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 
 import pytest
 from exercise_solutions import CORRECT, mutant
-from site_page import type_solution
+from site_browser import OfflinePages
+from site_page import expect, type_solution
 
 ROOT = Path(__file__).resolve().parent.parent
 WRONG_BACKPROP = mutant(
@@ -94,3 +96,20 @@ def test_numpy_is_said_to_be_missing_before_check(page: Any) -> None:
     page.keyboard.insert_text("\nimport numpy\n")
     assert page.locator("#numpy-note").is_visible()
     assert "numpy is not available in this page" in page.locator("#numpy-note").text_content()
+
+
+@pytest.mark.slow
+def test_the_exercises_tab_opened_while_the_page_loads_holds_the_draft_once_ready(
+    browser: Any, url: str
+) -> None:
+    """The editor is made on first use: the tab clicked before the exercises are known makes none, and
+    the page makes it, holding the first exercise's template, once it is ready."""
+    pages = OfflinePages(browser, url)
+    context, page, _ = pages.open(early=lambda p: p.get_by_role("button", name="Exercises").click())
+    try:
+        assert page.locator("#exercises").is_visible()
+        expect(page.locator(".cm-content")).to_contain_text("# micrograph exercise: derivatives")
+        assert page.locator(".cm-editor").count() == 1
+    finally:
+        context.close()
+    assert pages.errors == [], pages.errors

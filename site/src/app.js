@@ -166,7 +166,7 @@ function showTab(which) {
     $(name).hidden = name !== which;
     $("tab-" + name).setAttribute("aria-pressed", String(name === which));
   }
-  if (which === "exercises") solution();
+  if (which === "exercises" && catalogue !== null) solution();  // before the exercises are known: once ready
 }
 $("tab-lessons").onclick = () => showTab("lessons");
 $("tab-exercises").onclick = () => showTab("exercises");
