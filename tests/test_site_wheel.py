@@ -2,8 +2,8 @@
 
 setuptools builds a wheel in the checkout's ``build/`` and keeps there what earlier builds wrote: a module
 removed since would go into the site's wheel, and the page would import it. ``micrograph site`` builds in a
-directory of its own and checks the wheel against the checkout
-(:func:`lessons.publish.site.only_the_checkout`).
+directory of its own (its egg-info too: nothing is written into the checkout) and checks the wheel against
+the checkout (:func:`lessons.publish.site.only_the_checkout`).
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ def test_what_an_earlier_build_left_in_build_stays_out_of_the_wheel(tmp_path: Pa
     left = build / "lib" / "micrograph" / "_left_by_an_earlier_build.py"
     left.parent.mkdir(parents=True, exist_ok=True)
     left.write_text("raise ImportError('a module removed from the checkout')\n")
+    egg_info = site.ROOT / "micrograph.egg-info"
+    before = {p.name: p.stat().st_mtime_ns for p in egg_info.iterdir()} if egg_info.exists() else None
     try:
         ours, _ = site.wheels(tmp_path / "wheels", lambda _: None)
     finally:
@@ -57,3 +59,5 @@ def test_what_an_earlier_build_left_in_build_stays_out_of_the_wheel(tmp_path: Pa
         names = set(z.namelist())
     assert "micrograph/engine.py" in names and "lessons/publish/web.py" in names
     assert "micrograph/_left_by_an_earlier_build.py" not in names
+    after = {p.name: p.stat().st_mtime_ns for p in egg_info.iterdir()} if egg_info.exists() else None
+    assert after == before  # the build writes nothing into the checkout

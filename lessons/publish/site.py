@@ -186,9 +186,10 @@ def wheels(stage: Path, log: Callable[[str], None]) -> tuple[str, list[str]]:
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet"]
     with tempfile.TemporaryDirectory() as tmp:
         # setuptools builds in the checkout's build/ and keeps there what earlier builds left (a module since
-        # removed), which would go into the wheel: this build's build/ is a directory of its own
+        # removed), which would go into the wheel: this build's build/ and egg-info are directories of its
+        # own, so it writes nothing into the checkout (and two builds at once do not share one)
         config = Path(tmp) / "build.cfg"
-        config.write_text(f"[build]\nbuild_base = {Path(tmp) / 'build'}\n")
+        config.write_text(f"[build]\nbuild_base = {Path(tmp) / 'build'}\n[egg_info]\negg_base = {tmp}\n")
         env = {**os.environ, "DIST_EXTRA_CONFIG": str(config)}  # read by setuptools after setup.cfg
         _run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", tmp, str(ROOT)], ROOT,
              "building micrograph's wheel", PIP_TIMEOUT, env)  # fmt: skip
