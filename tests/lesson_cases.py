@@ -18,7 +18,7 @@ def random_expression(seed: int) -> tuple[str, dict[str, float]]:
     for _ in range(rng.randint(3, 6)):
         kind = rng.random()
         if kind < 0.3:
-            terms.append(f"{rng.choice(['tanh', 'sigmoid', 'sin', 'exp'])}({rng.choice(terms)})")
+            terms.append(f"{rng.choice(['tanh', 'sigmoid', 'sin', 'exp', 'relu'])}({rng.choice(terms)})")
         else:
             op = rng.choice(["+", "-", "*", "*"])
             terms.append(f"({rng.choice(terms)} {op} {rng.choice(terms)})")

@@ -137,6 +137,12 @@ def test_lesson_2_on_random_expressions(seed: int) -> None:
     _check(2, *random_expression(seed))
 
 
+@pytest.mark.parametrize("expr", ["relu(x * y + 1)", "x * y + x", "x * y", "tanh(x) - y"])
+def test_lesson_2_shows_the_lines_that_built_z_whatever_z_s_operation(expr: str) -> None:
+    # + and * compute z in Value's operators, relu in Value.relu, the rest in apply: each shows its own lines
+    _check(2, expr, {"x": 0.5, "y": 3.0})
+
+
 def test_a_span_is_found_by_its_text_and_a_value_beside_its_line() -> None:
     e = EngineLines(
         "micrograph.backprop:backprop",

@@ -103,7 +103,8 @@ def _check_lesson_6(expr: str, at: dict[str, float]) -> None:
 def _sympy_of(expr: str, names: list[str]):  # type: ignore[no-untyped-def]
     sp = pytest.importorskip("sympy")
     symbols = {n: sp.Symbol(n) for n in names}
-    funcs = {"sigmoid": lambda t: 1 / (1 + sp.exp(-t)), "tanh": sp.tanh, "sin": sp.sin, "exp": sp.exp}
+    funcs = {"sigmoid": lambda t: 1 / (1 + sp.exp(-t)), "tanh": sp.tanh, "sin": sp.sin, "exp": sp.exp,
+             "relu": lambda t: sp.Piecewise((t, t > 0), (0, True))}  # fmt: skip
     return sp, symbols, sp.parse_expr(expr, local_dict={**symbols, **funcs})
 
 
