@@ -77,6 +77,20 @@ def test_render_without_wrt_draws_G_only(tmp_path, capsys):
     assert "backward subgraph B" not in text and "exp" in text
 
 
+def test_steps_refuses_g_and_b_too_large_in_one_sentence(tmp_path, capsys):
+    """G alone fits (31 nodes) but not G beside B: the message says so, as a sentence, with the size."""
+    expr = "tanh(" * 30 + "w" + ")" * 30
+    out = tmp_path / "s.html"
+    err = _user_error(
+        capsys, ["steps", expr, "--at", "w=0.5", "--algorithm", "6.6", "--wrt", "w", "--out", str(out)]
+    )
+    assert err.startswith(
+        "micrograph: error: the drawing of G and B has 90 nodes, more than --max-nodes 80: "
+    )
+    assert err.rstrip().endswith("or pass --max-nodes 90 (or more) to draw it anyway.")
+    assert len(err.strip().splitlines()) == 1 and not out.exists()
+
+
 def test_render_refuses_a_missing_directory_and_creates_nothing(tmp_path, capsys):
     """One behaviour everywhere: a file is written into an existing directory only (as viz.save and l.svg)."""
     out = tmp_path / "a" / "b" / "g.svg"

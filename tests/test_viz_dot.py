@@ -224,8 +224,8 @@ def test_graph_too_large_is_said_in_the_words_of_each_place():
     assert "max_nodes=" not in command and "viz.text" not in command
     beyond = viz.GraphTooLarge(200_000, 300).text("command", most=100_000)
     assert beyond.endswith("Draw a smaller expression (--max-nodes is at most 100000).")
-    assert viz.GraphTooLarge(1197, 300, "G and B together").text("page") == (
-        "G and B together has 1197 nodes, more than the 300 this page draws: draw a smaller expression."
+    assert viz.GraphTooLarge(1197, 300, "the drawing of G and B").text("page") == (
+        "the drawing of G and B has 1197 nodes, more than the 300 this page draws: draw a smaller expression."
     )
     with pytest.raises(ValueError, match="place must be python, command or page, got 'web'"):
         refused.text("web")
@@ -240,7 +240,7 @@ def test_huge_graph_refused_quickly_without_graphviz():
 
 def test_side_by_side_limit_counts_g_and_b():
     z = long_chain(60)  # G: 60 nodes; B adds more than 100
-    with pytest.raises(viz.GraphTooLarge, match="G and B together"):
+    with pytest.raises(viz.GraphTooLarge, match="the drawing of G and B has"):
         viz.draw_side_by_side(z, Graph(z).nodes[0], max_nodes=150)
     with pytest.raises(viz.GraphTooLarge, match="forward graph G has 60 nodes"):
         viz.draw_side_by_side(z, Graph(z).nodes[0], max_nodes=50)

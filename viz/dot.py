@@ -44,7 +44,7 @@ class GraphTooLarge(ValueError):
 
     Attributes:
         size (int): the nodes the drawing would have. limit (int): ``max_nodes``. what (str): the drawing
-            (``"the graph"``, ``"G and B together"``, ``"G by layers"`` ...).
+            (``"the graph"``, ``"the drawing of G and B"``, ``"G by layers"`` ...).
     """
 
     def __init__(self, size: int, limit: int, what: str = "the graph") -> None:
@@ -338,7 +338,7 @@ def figure_6_10(
     marked = set(highlight)
     B_nodes = [v for v in topological_order(list(gradients)) if v not in G.index]
     if level == "scalars":
-        check_size(len(G.nodes) + len(B_nodes), max_nodes, "G and B together")
+        check_size(len(G.nodes) + len(B_nodes), max_nodes, "the drawing of G and B")
     if level != "scalars":
         from viz.groups_dot import side_by_side_grouped  # it draws its scalars with this module's boxes
 

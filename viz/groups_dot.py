@@ -286,7 +286,11 @@ def side_by_side_grouped(
     opened = _expanded(G, g_grouping, expand, "draw_side_by_side(expand=...)")
     keys = {g_grouping.groups[g].key for g in opened}
     b_opened = {g for g, grp in enumerate(b_grouping.groups) if grp.key in keys}
-    check_size(_size(g_grouping, opened) + _size(b_grouping, b_opened), max_nodes, f"G and B by {level}")
+    check_size(
+        _size(g_grouping, opened) + _size(b_grouping, b_opened),
+        max_nodes,
+        f"the drawing of G and B by {level}",
+    )
     names = node_names(G, B)
     z = G.output
     zname = clean(z.label, 12) or names[z]
