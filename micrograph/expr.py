@@ -159,6 +159,8 @@ def parse(text: str) -> ast.Expression:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:
         col = (e.offset - 1) if e.offset is not None and (e.lineno in (None, 1)) else None
+        if col is not None and col < 0:  # offset 0: the parser ran out of text ("x +"): the end is the place
+            col = len(text.strip())
         stripped_lead = len(text) - len(text.lstrip())
         raise ExprError(
             f"syntax error: {e.msg}", text, None if col is None else col + stripped_lead, allowed=False

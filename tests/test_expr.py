@@ -131,6 +131,17 @@ def test_syntax_error_has_position_and_caret():
     assert caret.index("^") == line.index(")")
 
 
+@pytest.mark.parametrize("text", ["w +", "w +   ", "  w *", "tanh(w) -"])
+def test_an_expression_that_ends_too_soon_is_shown_at_its_end(text: str) -> None:
+    # Python's parser gives offset 0 when it runs out of text: the place is the end, not "column 0"
+    with pytest.raises(ExprError) as e:
+        build(text, {"w": 0.5})
+    end = len(text.rstrip())
+    assert str(e.value).endswith(f"at column {end + 1}")
+    line, caret = e.value.caret().splitlines()
+    assert caret.index("^") == line.index(text.strip()) + len(text.strip())
+
+
 def test_unknown_name_says_how_to_bind_it():
     with pytest.raises(ExprError) as e:
         build("w + q", {"w": 0.5})
