@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from micrograph.errors import DomainError, _NotFinite
+from micrograph.errors import DomainError, _NotFinite, check_graph
 from micrograph.memory import paused_gc
 
 if TYPE_CHECKING:
@@ -246,10 +246,12 @@ def backprop(graph: Graph, seed: float = 1.0, *, observe: BackpropObserver | Non
         A :class:`GradTable`; its ``evaluations`` equals ``graph.num_edges``.
 
     Raises:
+        TypeError: ``graph`` is not a Graph (a Value z: pass ``Graph(z)``).
         DomainError: a local derivative does not exist at these values.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
     """
+    check_graph(graph, "backprop")
     table, evaluations = run_algorithm_6_2(graph, seed, observe=observe)
     return GradTable(graph, table, evaluations)
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from micrograph.ops import Op
 
-__all__ = ["DomainError", "NOT_FINITE", "describe", "is_node", "to_float"]
+__all__ = ["DomainError", "NOT_FINITE", "check_graph", "describe", "is_node", "to_float"]
 
 NOT_FINITE = "an argument is not finite (operations take finite numbers only)"
 """The reason a DomainError gives when an operation meets inf or nan: leaves may hold them, operations not."""
@@ -22,6 +22,19 @@ def is_node(x: Any) -> bool:
     (``data``, ``op``, ``inputs``) rather than by its class.
     """
     return hasattr(x, "data") and hasattr(x, "op") and hasattr(x, "inputs")
+
+
+def check_graph(graph: Any, where: str) -> None:
+    """Refuse anything but a Graph G, naming ``where``: the output z itself is the usual mistake.
+
+    A Graph is recognised by its fields (``nodes``, ``n_inputs``, ``program``), as :func:`is_node`
+    recognises a node, since this layer lies below the Graph class.
+
+    Raises:
+        TypeError: ``graph`` is not a Graph (the message shows how to make one: ``Graph(z)``).
+    """
+    if not (hasattr(graph, "nodes") and hasattr(graph, "n_inputs") and hasattr(graph, "program")):
+        raise TypeError(f"{where} takes a Graph (e.g. Graph(z)), got {type(graph).__name__} {graph!r}")
 
 
 def describe(node: Any, name: str | None = None) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from micrograph.engine import Value
-from micrograph.errors import DomainError, _NotFinite
+from micrograph.errors import DomainError, _NotFinite, check_graph
 from micrograph.memory import paused_gc
 
 if TYPE_CHECKING:
@@ -195,12 +195,14 @@ def forward(graph: Graph, values: Inputs | None = None, *, observe: ForwardObser
         The value of u(n), a float.
 
     Raises:
+        TypeError: ``graph`` is not a Graph (a Value z: pass ``Graph(z)``).
         ValueError: bad ``values`` (see :func:`input_values`), or a leaf holding a non-finite value.
         DomainError: an operation met an input outside its domain or produced a non-finite value; the
             message names the node u(i), its operation, its input values and labels.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.1.
     """
+    check_graph(graph, "forward")
     u = evaluate(graph, values, observe=observe)
     # commit: every node now holds its new value
     for node, x in zip(graph.nodes, u):

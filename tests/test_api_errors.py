@@ -15,7 +15,17 @@ from typing import Any
 import pytest
 
 import viz
-from micrograph import DomainError, Graph, Value, compile_graph, datasets, expr, hessian_vector_product
+from micrograph import (
+    DomainError,
+    Graph,
+    Value,
+    backprop,
+    compile_graph,
+    datasets,
+    expr,
+    forward,
+    hessian_vector_product,
+)
 
 
 def _x() -> Value:
@@ -38,6 +48,15 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("viz.draw(z, grad_table=5)", lambda: viz.draw(_x() * 2.0, grad_table=5), TypeError, "grad_table"),  # type: ignore[arg-type]
     ("viz.render(5, 'a.svg')", lambda: viz.render(5, "a.svg"), TypeError, "dot must be"),  # type: ignore[arg-type]
     ("viz.save(5, 'a.svg')", lambda: viz.save(5, "a.svg"), TypeError, "save"),
+    (
+        "micrograph.forward(z)",
+        lambda: forward(_x() * 2.0),
+        TypeError,
+        "forward takes a Graph (e.g. Graph(z))",
+    ),  # type: ignore[arg-type]
+    ("micrograph.backprop(z)", lambda: backprop(_x() * 2.0), TypeError, "backprop takes a Graph"),  # type: ignore[arg-type]
+    ("micrograph.backprop(None)", lambda: backprop(None), TypeError, "got NoneType None"),  # type: ignore[arg-type]
+    ("viz.to_tikz(z)", lambda: viz.to_tikz(_x() * 2.0), TypeError, "(e.g. viz.draw(z))"),  # type: ignore[arg-type]
     ("expr.build('x', None)", lambda: expr.build("x", None), TypeError, "env"),  # type: ignore[arg-type]
     ("standardize(X)", lambda: datasets.standardize([[1.0, 2.0], [3.0, 4.0]]), TypeError, "pair (X, y)"),  # type: ignore[arg-type]
     (

@@ -153,13 +153,14 @@ def test_a_span_is_found_by_its_text_and_a_value_beside_its_line() -> None:
     span = e.span
     file = (ROOT / "micrograph/backprop.py").read_text(encoding="utf-8").split("\n")
     assert lines[0] == f"# micrograph/backprop.py, lines {span.first}-{span.last} (backprop): Graph.backprop"
+    assert file[span.first - 1].strip() == lines[1] == 'check_graph(graph, "backprop")'
     call = "table, evaluations = run_algorithm_6_2(graph, seed, observe=observe)"
-    assert file[span.first - 1].strip() == call
-    assert lines[1] == call  # too long for the note beside it: the note below
-    assert lines[2] == "# → evaluations = 7"
+    assert file[span.first].strip() == call
+    assert lines[2] == call  # too long for the note beside it: the note below
+    assert lines[3] == "# → evaluations = 7"
     short = EngineLines(e.function, bound=(Bound("return GradTable(", "evaluations", (7,)),))
     assert (
-        short.render(CODE_WIDTH).split("\n")[2]
+        short.render(CODE_WIDTH).split("\n")[3]
         == "return GradTable(graph, table, evaluations)  # → evaluations = 7"
     )
     with pytest.raises(ValueError, match="no line starts with 'no such line'"):

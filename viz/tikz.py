@@ -322,10 +322,16 @@ def to_tikz(
 
     Raises:
         viz.GraphvizMissing or graphviz.ExecutableNotFound: Graphviz's ``dot`` is not installed.
+        TypeError: ``drawing`` is not a Graphviz drawing (a Value z: pass ``viz.draw(z)``).
         ValueError: ``scale`` is not a positive number.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, figure 6.10.
     """
+    if not isinstance(drawing, (graphviz.Digraph, graphviz.Graph)):
+        raise TypeError(
+            "to_tikz takes a drawing from viz.draw or viz.draw_side_by_side (e.g. viz.draw(z)), got "
+            f"{type(drawing).__name__} {drawing!r}"
+        )
     if not isinstance(scale, (int, float)) or not scale > 0:
         raise ValueError(f"to_tikz: scale must be a positive number, got {scale!r}")
     layout: dict[str, Any] = json.loads(drawing.pipe(format="json"))
