@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import reprlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,10 @@ def is_node(x: Any) -> bool:
     return hasattr(x, "data") and hasattr(x, "op") and hasattr(x, "inputs")
 
 
+_SHORT = reprlib.Repr()  # a wrong argument as a message shows it: a node whole, a long list or text cut short
+_SHORT.maxother, _SHORT.maxstring, _SHORT.maxlist = 200, 60, 3
+
+
 def check_graph(graph: Any, where: str) -> None:
     """Refuse anything but a Graph G, naming ``where``: the output z itself is the usual mistake.
 
@@ -34,7 +39,9 @@ def check_graph(graph: Any, where: str) -> None:
         TypeError: ``graph`` is not a Graph (the message shows how to make one: ``Graph(z)``).
     """
     if not (hasattr(graph, "nodes") and hasattr(graph, "n_inputs") and hasattr(graph, "program")):
-        raise TypeError(f"{where} takes a Graph (e.g. Graph(z)), got {type(graph).__name__} {graph!r}")
+        raise TypeError(
+            f"{where} takes a Graph (e.g. Graph(z)), got {type(graph).__name__} {_SHORT.repr(graph)}"
+        )
 
 
 def describe(node: Any, name: str | None = None) -> str:
