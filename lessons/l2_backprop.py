@@ -190,10 +190,30 @@ def _push_text(l: Any) -> str:
     )
 
 
-_BUILT = {  # the node's operations written out in Value for speed: where each computes its value, and what
-    "add": ("micrograph.engine:Value.__add__", "d = self.data + other.data", "out.data = d", "d"),
-    "mul": ("micrograph.engine:Value.__mul__", "d = self.data * other.data", "out.data = d", "d"),
-    "relu": ("micrograph.engine:Value.relu", "out = _new(Value)", "out.data = d if d > 0.0", "out.data"),
+# The operations whose node Value builds itself, written out for speed (the rest call apply): the lines that
+# compute the node's value (where, first, last), and the line and expression that show it.
+_BUILT = {
+    "add": (
+        "micrograph.engine:Value.__add__",
+        "d = self.data + other.data",
+        "out.data = d",
+        "d = self.",
+        "d",
+    ),
+    "mul": (
+        "micrograph.engine:Value.__mul__",
+        "d = self.data * other.data",
+        "out.data = d",
+        "d = self.",
+        "d",
+    ),
+    "relu": (
+        "micrograph.engine:Value.relu",
+        "out = _new(Value)",
+        "out.data = d if",
+        "out.data = d if",
+        "out.data",
+    ),
 }
 
 
@@ -203,8 +223,7 @@ def _engine_forward(l: Any) -> EngineLines:
         return graph_order(l.graph)
     caption = f"building a node computes its value: z = {node_names(l.graph)[z]}, the last built"
     if z.op.name in _BUILT:
-        where, start, end, value = _BUILT[z.op.name]
-        line = start if value == "d" else end
+        where, start, end, line, value = _BUILT[z.op.name]
         return EngineLines(where, start, end, (Bound(line, value, (z.data,)),), caption=caption)
     return EngineLines(
         "micrograph.engine:apply",

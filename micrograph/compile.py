@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from micrograph.backprop import run_algorithm_6_2
 from micrograph.compile_python import Function, Writer
 from micrograph.engine import Value
+from micrograph.errors import check_graph
 from micrograph.forward import input_values
 from micrograph.graph import Graph, Inputs, as_values
 from micrograph.memory import paused_gc
@@ -195,8 +196,7 @@ def compile_graph(
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3, 6.5.5, 6.5.6.
     """
     start = time.perf_counter()
-    if not isinstance(g, Graph):
-        raise TypeError(f"compile_graph takes a Graph (e.g. Graph(z)), got {type(g).__name__} {g!r}")
+    check_graph(g, "compile_graph")
     if isinstance(wrt, Value):
         wrt = [wrt]
     if isinstance(part_size, bool) or not isinstance(part_size, int):

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from micrograph.compile_emitter import FUNCTION, JAVASCRIPT, Emitter, Node, Positions
 from micrograph.engine import Value
+from micrograph.errors import check_graph
 from micrograph.graph import Graph
 from micrograph.ops import Op
 from micrograph.order import topological_order
@@ -157,8 +158,7 @@ def compile_javascript(g: Graph, extra: Iterable[Value] = ()) -> JavaScriptProgr
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3, 6.5.5, 6.5.6.
     """
-    if not isinstance(g, Graph):
-        raise TypeError(f"compile_javascript takes a Graph (e.g. Graph(z)), got {type(g).__name__} {g!r}")
+    check_graph(g, "compile_javascript")
     more = list(extra)
     for k, v in enumerate(more):
         if not isinstance(v, Value):
