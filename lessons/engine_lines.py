@@ -72,7 +72,8 @@ class Span:
     """Where an engine span is: its file (relative to micrograph's checkout), its lines, as read.
 
     Attributes:
-        path: e.g. ``"micrograph/backprop.py"``.
+        path: e.g. ``"micrograph/backprop.py"``; for a function compiled by :mod:`micrograph.compile_nodes`,
+            its name and where: ``"Value.__mul__, compiled by micrograph/compile_nodes.py"``.
         first, last: the span's first and last line numbers in that file (1-based, inclusive).
         lines: the file's lines first..last, as written (indentation included).
         entry: the line number of the span's first statement (comments run nothing).
@@ -146,10 +147,12 @@ class EngineLines:
         return str(_resolve(self.function).__qualname__).replace(".<locals>", "")
 
     def header(self) -> str:
-        """``micrograph/backprop.py, lines 195-222 (run_algorithm_6_2)``, and the caption."""
+        """``micrograph/backprop.py, lines 195-222 (run_algorithm_6_2)``, and the caption (a compiled
+        function: ``Value.__mul__, compiled by micrograph/compile_nodes.py, lines 6-10``)."""
         s = self.span
         where = f"line {s.first}" if s.first == s.last else f"lines {s.first}-{s.last}"
-        return f"{s.path}, {where} ({self.name})" + (f": {self.caption}" if self.caption else "")
+        named = "" if s.path.startswith(f"{self.name},") else f" ({self.name})"  # compiled: named in its path
+        return f"{s.path}, {where}{named}" + (f": {self.caption}" if self.caption else "")
 
     def render(self, width: int) -> str:
         """The header as a comment, then the lines (dedented together), each line's values noted after it."""
@@ -273,10 +276,13 @@ def _source(function: Callable[..., Any]) -> tuple[str, int, list[str], ast.Modu
         raise ValueError(f"the source of {function!r} cannot be read: {e}") from None
     if file is None:
         raise ValueError(f"the source of {function!r} cannot be read: no file")
-    try:
-        path = Path(file).resolve().relative_to(_ROOT).as_posix()
-    except ValueError:
-        path = Path(file).name
+    if file.startswith("<") and file.endswith(">"):  # compiled text (micrograph.compile_nodes): its name
+        path = file[1:-1]
+    else:
+        try:
+            path = Path(file).resolve().relative_to(_ROOT).as_posix()
+        except ValueError:
+            path = Path(file).name
     text = [line.rstrip("\n") for line in lines]
     return path, first, text, ast.parse(textwrap.dedent("\n".join(text)))
 

@@ -190,31 +190,9 @@ def _push_text(l: Any) -> str:
     )
 
 
-# The operations whose node Value builds itself, written out for speed (the rest call apply): the lines that
-# compute the node's value (where, first, last), and the line and expression that show it.
-_BUILT = {
-    "add": (
-        "micrograph.engine:Value.__add__",
-        "d = self.data + other.data",
-        "out.data = d",
-        "d = self.",
-        "d",
-    ),
-    "mul": (
-        "micrograph.engine:Value.__mul__",
-        "d = self.data * other.data",
-        "out.data = d",
-        "d = self.",
-        "d",
-    ),
-    "relu": (
-        "micrograph.engine:Value.relu",
-        "out = _new(Value)",
-        "out.data = d if",
-        "out.data = d if",
-        "out.data",
-    ),
-}
+# The operations whose node apply does not build, compiled by micrograph.compile_nodes, and their methods:
+# the lines from the value d to the node's, the same in each.
+_COMPILED = {"add": "__add__", "mul": "__mul__", "relu": "relu"}
 
 
 def _engine_forward(l: Any) -> EngineLines:
@@ -222,9 +200,9 @@ def _engine_forward(l: Any) -> EngineLines:
     if z.op is None:  # z is a variable: no operation built it
         return graph_order(l.graph)
     caption = f"building a node computes its value: z = {node_names(l.graph)[z]}, the last built"
-    if z.op.name in _BUILT:
-        where, start, end, line, value = _BUILT[z.op.name]
-        return EngineLines(where, start, end, (Bound(line, value, (z.data,)),), caption=caption)
+    if z.op.name in _COMPILED:
+        where = f"micrograph.engine:Value.{_COMPILED[z.op.name]}"
+        return EngineLines(where, "d = ", "out.data = d", (Bound("d = ", "d", (z.data,)),), caption=caption)
     return EngineLines(
         "micrograph.engine:apply",
         "try:",

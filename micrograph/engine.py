@@ -25,8 +25,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from micrograph import lecture, pickling, push
-from micrograph.errors import DomainError, to_float
+from micrograph import compile_nodes, lecture, pickling, push
+from micrograph.errors import NOT_FINITE, DomainError, to_float
 from micrograph.meta import CONSTANT, NodeMeta
 from micrograph.ops import (
     ADD,
@@ -53,7 +53,7 @@ _new = object.__new__
 
 
 # The operators and functions that build their node with ``apply`` are made from the table's operation by
-# one definition each; ``+``, ``*`` and relu, the hot ones, are written out in the class for speed.
+# one definition each; ``+``, ``*`` and relu, the hot ones, are compiled from the table by compile_nodes.
 def _operator(op: Op, *, reflected: bool = False) -> Callable[[Value, Any], Value]:
     """``x op y`` (``y op x`` if reflected) as the node of ``op``; NotImplemented for a non-number."""
 
@@ -242,44 +242,14 @@ class Value:
             extra += f", op={self.op.name!r}"
         return f"Value(data={self.data!r}, grad={self.grad!r}{extra})"
 
-    # --- arithmetic: the hot operations are written out for speed ------------------------------
-    def __add__(self, other: Any) -> Value:
-        if other.__class__ is not Value:
-            other = _wrap(other)
-            if other is NotImplemented:
-                return NotImplemented
-        d = self.data + other.data
-        if d - d != 0.0:
-            raise DomainError(ADD, (self, other), result=d)
-        out = _new(Value)
-        out.data = d
-        out.grad = 0.0
-        out.op = ADD
-        out._a = self
-        out._b = other
-        out._info = None
-        return out
+    # --- arithmetic: + and *, the hot operations, compiled from the table (micrograph.compile_nodes) ----
+    __add__ = compile_nodes.operator(ADD, globals())
 
     def __radd__(self, other: Any) -> Value:
         o = _wrap(other)
         return NotImplemented if o is NotImplemented else o.__add__(self)
 
-    def __mul__(self, other: Any) -> Value:
-        if other.__class__ is not Value:
-            other = _wrap(other)
-            if other is NotImplemented:
-                return NotImplemented
-        d = self.data * other.data
-        if d - d != 0.0:
-            raise DomainError(MUL, (self, other), result=d)
-        out = _new(Value)
-        out.data = d
-        out.grad = 0.0
-        out.op = MUL
-        out._a = self
-        out._b = other
-        out._info = None
-        return out
+    __mul__ = compile_nodes.operator(MUL, globals())
 
     def __rmul__(self, other: Any) -> Value:
         o = _wrap(other)
@@ -318,25 +288,15 @@ class Value:
     __ge__ = _comparison(operator.ge)
 
     # --- functions ---------------------------------------------------------------------------
-    def relu(self) -> Value:
+    relu = compile_nodes.function(
+        RELU,
+        globals(),
         """max(0, x): the rectified linear unit (section 6.3.1). Its derivative is the step H(x).
 
         Raises:
             DomainError: if x is not finite (inf or nan), as every operation does.
-        """
-        d = self.data
-        if d - d != 0.0:
-            raise DomainError(
-                RELU, (self,), reason="an argument is not finite (operations take finite numbers only)"
-            )
-        out = _new(Value)
-        out.data = d if d > 0.0 else 0.0
-        out.grad = 0.0
-        out.op = RELU
-        out._a = self
-        out._b = None
-        out._info = None
-        return out
+        """,
+    )
 
     tanh = _function(TANH, "tanh(x), computed stably (no overflow at x = ±1000); derivative 1 - tanh(x)².")
     sigmoid = _function(
@@ -423,9 +383,7 @@ def apply(op: Any, args: tuple[Any, ...]) -> Value:
     args = tuple(as_value(a) for a in args)
     for a in args:
         if a.data - a.data != 0.0:  # inf or nan: no operation takes a non-finite argument
-            raise DomainError(
-                op, args, reason="an argument is not finite (operations take finite numbers only)"
-            )
+            raise DomainError(op, args, reason=NOT_FINITE)
     try:
         d = op.f(*[a.data for a in args])
     except (ArithmeticError, ValueError) as e:

@@ -27,10 +27,10 @@ from collections.abc import Callable, Iterable, Sequence
 from operator import mul
 from typing import Any
 
+from micrograph import compile_nodes
 from micrograph.engine import Value
-from micrograph.errors import DomainError
 from micrograph.meta import NodeMeta
-from micrograph.ops import ADD, MUL, RELU, SIGMOID, TANH, Op
+from micrograph.ops import RELU, SIGMOID, TANH, Op
 
 __all__ = [
     "ACTIVATIONS", "INITS", "MAX_PARAMETERS", "MLP", "ROLES", "Layer", "Module", "Neuron", "tag", "weights",
@@ -141,54 +141,10 @@ class Module:
         return []
 
 
-_new = object.__new__
-
-
-def _weighted_sum(b: Value, w: Sequence[Value], x: Sequence[Any]) -> Value:
-    """b + w[0] x[0] + w[1] x[1] + ...: the nodes ``sum(map(operator.mul, w, x), b)`` builds, in its order.
-
-    A neuron's pre-activation, built for every neuron and example, with its products and sums written out as
-    the engine writes out ``*`` and ``+`` (:meth:`Value.__mul__`, :meth:`Value.__add__`), so that no operator
-    is dispatched per node; a test holds the nodes equal to the operators', node for node.
-
-    Args:
-        b: the first term (the neuron's bias). w: the weights. x: as many Values or real numbers (a number
-            is wrapped as a constant leaf, as ``*`` wraps it).
-
-    Raises:
-        DomainError: a product or a sum that is not finite, as ``*`` and ``+`` raise it.
-        TypeError: an element of x that is not a number, as ``*`` raises it.
-    """
-    if b.__class__ is not Value:  # a bias set to a number: the operators
-        return sum(map(mul, w, x), b)  # type: ignore[no-any-return]
-    total = b
-    for wi, xi in zip(w, x):
-        if xi.__class__ is Value is wi.__class__:
-            d = wi.data * xi.data
-            if d - d != 0.0:
-                raise DomainError(MUL, (wi, xi), result=d)
-            t = _new(Value)
-            t.data = d
-            t.grad = 0.0
-            t.op = MUL
-            t._a = wi
-            t._b = xi
-            t._info = None
-        else:  # a number (wrapped as a constant leaf), or a weight set to one: the operators
-            total = total + wi * xi
-            continue
-        d = total.data + t.data
-        if d - d != 0.0:
-            raise DomainError(ADD, (total, t), result=d)
-        out = _new(Value)
-        out.data = d
-        out.grad = 0.0
-        out.op = ADD
-        out._a = total
-        out._b = t
-        out._info = None
-        total = out
-    return total
+_weighted_sum = compile_nodes.weighted_sum(Value)
+"""A neuron's pre-activation b + sum_i w_i x_i, built for every neuron and example: the nodes of
+``sum(map(mul, w, x), b)``, each product and sum built as ``*`` and ``+`` build it, compiled from the table
+(:func:`micrograph.compile_nodes.weighted_sum`), so that no operator is dispatched per node."""
 
 
 class Neuron(Module):

@@ -58,6 +58,12 @@ def same(shown: Any, real: Any) -> bool:
     return shown is real
 
 
+def _filename(path: str) -> str:
+    """The file name a span's code runs under: its file's, or a compiled function's (``<name, compiled by
+    ...>``, as :mod:`micrograph.compile_nodes` names it)."""
+    return f"<{path}>" if ", compiled by " in path else str((ROOT / path).resolve())
+
+
 class Watch:
     """Traces the engine while steps run: :meth:`run` a step, then :meth:`passes` of a span so far."""
 
@@ -71,7 +77,7 @@ class Watch:
                 w.exprs.setdefault(span.find(b.line), set()).add(b.expr)
         self.files: dict[str, list[_Watched]] = {}
         for w in self.watched.values():
-            self.files.setdefault(str((ROOT / w.span.path).resolve()), []).append(w)
+            self.files.setdefault(_filename(w.span.path), []).append(w)
         self._frames: dict[int, dict[tuple[str, int, int], Any]] = {}
 
     def run(self, step: int, fn: Any, *args: Any) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 # l is the stepper, as in the lessons' REPL (l = lessons.start(n)).
 # ruff: noqa: E741
+import linecache
 import re
 import textwrap
 from typing import Any
@@ -25,7 +26,7 @@ import lessons.l5_mlp as l5
 from lessons.engine_lines import ARROW, Bound, EngineLines, render
 from lessons.step import CODE_WIDTH
 
-HEADER = re.compile(r"^# (\S+\.py), lines? (\d+)(?:-(\d+))? \((\S+)\)")
+HEADER = re.compile(r"^# (\S+\.py|\S+, compiled by \S+\.py), lines? (\d+)(?:-(\d+))?(?: \((\S+)\))?")
 
 
 def _shown_lines_are_the_files(code: str) -> int:
@@ -36,7 +37,11 @@ def _shown_lines_are_the_files(code: str) -> int:
         m = HEADER.match(rows[k])
         assert m, f"a span starts with its file and lines, not {rows[k]!r}\n{code}"
         path, first, last = m.group(1), int(m.group(2)), int(m.group(3) or m.group(2))
-        file = (ROOT / path).read_text(encoding="utf-8").split("\n")
+        if ", compiled by " in path:  # compiled text (micrograph.compile_nodes): its lines in linecache
+            file = "".join(linecache.getlines(f"<{path}>")).split("\n")
+            assert len(file) > 1, f"no compiled text under <{path}>"
+        else:
+            file = (ROOT / path).read_text(encoding="utf-8").split("\n")
         expected = textwrap.dedent("\n".join(file[first - 1 : last])).split("\n")
         k += 1
         while k < len(rows) and rows[k].startswith("#   "):  # the header, wrapped

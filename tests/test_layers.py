@@ -2,7 +2,7 @@
 
 errors <- ops <- templates <- compile_push <- push <- engine <- {forward, backprop} <- graph <- symbolic <-
 {store <- {naive, checkpoint}, compile, mlp <- mlp_forward <- mlp_backward} <- train <- nn; beside push,
-below the node too: order, pickling, lecture, meta. The one import against the layers is
+below the node too: order, pickling, lecture, meta, compile_nodes. The one import against the layers is
 ``Value.backward``'s, in push.py (micrograd puts back-propagation on the node; Algorithm 6.2, which locates a
 failure, lives with the graph). The engine package holds the engine and nothing else: no module of
 ``micrograph/`` imports viz or lessons, except ``micrograph/__main__.py``, which imports the command line
@@ -112,6 +112,9 @@ def test_the_import_against_the_layers_serves_value_backward_alone() -> None:
         ("pickling", "engine"),
         ("lecture", "engine"),
         ("meta", "engine"),
+        ("ops", "compile_nodes"),
+        ("compile_nodes", "engine"),
+        ("compile_nodes", "mlp"),
         ("templates", "compile_emitter"),
         ("compile_emitter", "compile_python"),
         ("compile_python", "compile"),

@@ -72,8 +72,8 @@ else:
     TOOLS, Missing, Solution, growth = _calls.TOOLS, _calls.Missing, _calls.Solution, _calls.growth
 
 ALLOWED = {
-    "micrograph.engine", "micrograph.ops", "micrograph.meta", "micrograph.lecture", "micrograph.errors",
-    "micrograph.memory",
+    "micrograph.engine", "micrograph.ops", "micrograph.compile_nodes", "micrograph.meta",
+    "micrograph.lecture", "micrograph.errors", "micrograph.memory",
 }  # fmt: skip
 """The engine's modules a solution may import (nodes and the operation table), in an exercise that gives the
 solution micrograph's nodes (``nodes`` of the exercise's entry)."""

@@ -2,8 +2,9 @@
 
 The child interpreter (:mod:`lessons.exercises.child`) does not import micrograph from where it is installed.
 The judge writes, into a private directory made for the check, the few modules a solution may use: the
-nodes and the operation table (``micrograph/engine.py``, ``ops.py``, ``meta.py``, ``lecture.py``,
-``errors.py``, ``memory.py``), the counting tools (``lessons/exercises/tools.py``) and the child itself.
+nodes and the operation table (``micrograph/engine.py``, ``ops.py``, ``compile_nodes.py``, ``meta.py``,
+``lecture.py``, ``errors.py``, ``memory.py``), the counting tools (``lessons/exercises/tools.py``) and the
+child itself.
 The engine's algorithms over a graph live in modules of their own (``push.py``: ``Value.backward`` and its
 compiled loop; ``order.py``: the topological order; ``pickling.py``: the graph walk of pickling), which are
 not copied; the copy of ``engine.py`` has the node's references to them taken out of its text. The
@@ -52,6 +53,7 @@ pickling's walk) and the methods the node takes from them, so that only the node
 
 COPIED = (
     "micrograph/ops.py",
+    "micrograph/compile_nodes.py",
     "micrograph/meta.py",
     "micrograph/lecture.py",
     "micrograph/errors.py",
@@ -62,8 +64,8 @@ COPIED = (
     "lessons/exercises/calls.py",
 )
 """Files copied as they are (the child itself, what it gives the solution and its calls, and modules without
-any algorithm: the operation table, what a node is besides its operation, micrograd's names for a node's
-fields, the errors)."""
+any algorithm: the operation table, the node's compiled operators, what a node is besides its operation,
+micrograd's names for a node's fields, the errors)."""
 
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
 """The machine's shared temporary directories, swept of the solution's files when it ran as its own user."""
