@@ -108,9 +108,6 @@ def _long_text(l: Any) -> str:
 
 def _ladder(l: Any) -> None:
     l.zl, l.wl = ladder(LADDER)  # each level uses the previous one twice: u = sin(u) + cos(u)
-    for v in Graph(l.zl).nodes:  # the levels' own labels u1, u2 ... would clash with the book's u(i)
-        if v.label[:1] == "u" and v.label[1:].isdigit():
-            v.label = f"level {v.label[1:]}"
     l.ladder_graph = Graph(l.zl)
     l.ladder_counts = expected_counts("ladder", LADDER)
     l.naive_l = naive_grad(l.zl, l.wl)

@@ -80,12 +80,14 @@ def chain(depth: int, f: str = "tanh", w: float = 0.5) -> tuple[Value, Value]:
 
 
 def ladder(depth: int, w: float = 0.5) -> tuple[Value, Value]:
-    """A ladder where each level uses the previous one twice: u(i) = sin(u(i-1)) + cos(u(i-1)), u(0) = w.
+    """A ladder where each level uses the previous one twice: level(i) = sin(level(i-1)) + cos(level(i-1)),
+    level(0) = w.
 
-    Level i has three nodes, ``s{i}`` = sin(u(i-1)), ``c{i}`` = cos(u(i-1)) and their sum ``u{i}`` (the
-    last is labelled ``"z"``), and four edges. Two paths lead from u(i-1) to u(i), so 2**depth from w to
-    z. The values stay in [-sqrt(2), sqrt(2)] and the derivative shrinks by a factor of about 0.65 per
-    level, so finite differences can check it at moderate depth.
+    Level i has three nodes, ``s{i}`` = sin(level(i-1)), ``c{i}`` = cos(level(i-1)) and their sum, labelled
+    ``"level {i}"`` (the last ``"z"``; not ``u{i}``, which names the graph's i-th node), and four edges. Two
+    paths lead from one level to the next, so 2**depth from w to z. The values stay in [-sqrt(2), sqrt(2)]
+    and the derivative shrinks by a factor of about 0.65 per level, so finite differences can check it at
+    moderate depth.
 
     Args:
         depth: d, the number of levels, an int >= 0.
@@ -108,7 +110,7 @@ def ladder(depth: int, w: float = 0.5) -> tuple[Value, Value]:
         s, c = u.sin(), u.cos()
         s.label, c.label = f"s{i}", f"c{i}"
         u = s + c
-        u.label = "z" if i == d else f"u{i}"
+        u.label = "z" if i == d else f"level {i}"
     return u, leaf
 
 

@@ -8,10 +8,12 @@ Each view is read back as the user sees it: the rows of ``viz.text``, the boxes 
 
 from __future__ import annotations
 
+import ast
 import copy
 import html
 import pickle
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -202,3 +204,39 @@ def test_names_of_a_deep_derivative_without_recursion(depth):
     assert names[w] == "u1" and names[z] == f"u{len(G.nodes)}"
     assert len(set(names.values())) == len(names)
     assert max(int(s[1:]) for s in names.values()) <= len(G.nodes) + len(Graph(d).nodes)
+
+
+# Where a name u1, u2, ... is written by hand instead of by graph.node_name, the one spelling, and why.
+_HAND_WRITTEN = {
+    "micrograph/graph.py": "node_name itself",
+    "lessons/exercises/given.py": "G.name on the student's side of the wall, which cannot import graph.py",
+}
+
+
+def test_every_u_name_is_spelled_by_node_name() -> None:
+    # an f-string part ending in a lone "u" before a value, as f"u{j + 1}" or f"∂u{i}", writes a name
+    root = Path(__file__).resolve().parent.parent
+    found = set()
+    for package in ("micrograph", "viz", "lessons"):
+        for path in sorted((root / package).rglob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.JoinedStr):
+                    for a, b in zip(node.values, node.values[1:]):
+                        if (
+                            isinstance(a, ast.Constant)
+                            and isinstance(b, ast.FormattedValue)
+                            and re.search(r"(^|[^\\\w])u$", a.value)
+                        ):
+                            found.add(relative)
+                            assert relative in _HAND_WRITTEN, f"{relative}:{node.lineno}: {ast.unparse(node)}"
+    assert found == set(_HAND_WRITTEN)
+
+
+def test_the_ladders_levels_are_not_labelled_as_the_books_nodes() -> None:
+    from micrograph.families import ladder
+
+    z, _ = ladder(4)
+    labels = [v.label for v in Graph(z).nodes]
+    assert not [x for x in labels if re.fullmatch(r"u\d+", x)], labels
+    assert "level 3" in labels and labels[-1] == "z"

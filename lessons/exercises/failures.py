@@ -17,7 +17,7 @@ from lessons.exercises import answers
 from lessons.exercises.imports import Imports
 from lessons.exercises.limits import Stop
 from lessons.exercises.report import Failure
-from lessons.exercises.verdict import Case, node_name
+from lessons.exercises.verdict import Case, reported_name
 
 __all__ = ["stopped", "raised", "load_failure", "import_failure"]
 
@@ -100,7 +100,7 @@ def raised(error: dict[str, Any], case: Case) -> Failure:
         and isinstance(key, int)
         and key < len(case.graph.nodes)
     ):
-        name = node_name(case.graph, key)
+        name = reported_name(case.graph, key)
         return Failure(
             case.name,
             f"{what} raised KeyError: a table has no entry for {name} yet when your code reads it.",

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from lessons.exercises import schema
 from lessons.exercises.drawing import failure_svg
 from lessons.exercises.report import Failure
-from micrograph.graph import Graph
+from micrograph.graph import Graph, node_name
 
 if TYPE_CHECKING:
     from lessons.exercises.exercise import Exercise
@@ -110,7 +110,7 @@ def shown(x: Any) -> str:
     if isinstance(x, (int, float)):
         return schema.number_text(x)
     if isinstance(x, NodeRef):
-        return f"the node u{x.j + 1}"
+        return f"the node {node_name(x.j + 1)}"
     if isinstance(x, Foreign):
         return x.text
     return schema.brief(x)
@@ -133,13 +133,13 @@ def differ(expected: float, actual: Any) -> list[str]:
     return []
 
 
-def node_name(graph: Graph, j: int) -> str:
+def reported_name(graph: Graph, j: int) -> str:
     """u(j+1) as a report names it: ``u3 (x)``, and ``u5 (the output z)`` for u(n)."""
     v = graph.nodes[j]
     label = v.label
     if j == len(graph.nodes) - 1:
         label = f"{label}, the output" if label and label != "z" else "the output z"
-    return f"u{j + 1}" + (f" ({label})" if label else "")
+    return node_name(j + 1) + (f" ({label})" if label else "")
 
 
 def draw(graph: Graph, **kw: Any) -> dict[str, Any]:
@@ -204,7 +204,7 @@ def mutation_text(graph: Graph, change: list[Any], names: Callable[[int], str] |
     if not change:
         return ""
     j, fieldname, old, new = change
-    name = names(j) if names is not None else node_name(graph, j)
+    name = names(j) if names is not None else reported_name(graph, j)
     if fieldname in ("data", "grad"):
         return f"{name}.{fieldname} changed from {shown(old)} to {shown(new)}"
     return f"{name}.{fieldname} changed"

@@ -41,7 +41,7 @@ from lessons.exercises.verdict import (
 )
 from micrograph import backprop
 from micrograph.backprop import BackpropStep
-from micrograph.graph import Graph
+from micrograph.graph import Graph, node_name
 
 __all__ = ["JUDGING", "MISTAKES", "cases"]
 
@@ -153,7 +153,7 @@ def _key_error(case: Case, failure_: Failure, error: dict[str, Any]) -> Failure:
     """A KeyError on u(n) means no seed; on another node, a consumer read before it was computed."""
     graph = case.graph
     assert graph is not None
-    if failure_.node.split(" ")[0] == f"u{len(graph.nodes)}":
+    if failure_.node.split(" ")[0] == node_name(len(graph.nodes)):
         failure_.headline = (
             failure_.headline[:-1] + ": that is u(n), the output z, whose entry starts the table."
         )

@@ -19,11 +19,10 @@ from typing import Any
 from lessons.exercises.drawing import Mark
 from lessons.exercises.judges import mistakes
 from lessons.exercises.judges.mistakes import Mistake, failure
-from lessons.exercises.verdict import Fail, close, differ, draw, node_name, shown
+from lessons.exercises.verdict import Fail, close, differ, draw, reported_name, shown
 from micrograph import backprop
 from micrograph.backprop import BackpropStep, Term
-from micrograph.graph import Graph
-from micrograph.graph import node_name as book_name
+from micrograph.graph import Graph, node_name
 from viz.mistakes import ENTRY_MISTAKES, Wrong, distinct, wrong_entries
 from viz.narration import REPORT, Numbers, iteration_text
 
@@ -59,7 +58,7 @@ def _terms_text(graph: Graph, j: int, terms: list[Term], e: float, actual: Any) 
     """The iteration as the lesson and the pages say it (:func:`viz.narration.iteration_text`), a line a
     term, its numbers to a report's 10 digits; then the solution's entry beside the engine's."""
     nodes = graph.nodes
-    names = {v: book_name(p + 1) for p, v in enumerate(nodes)}
+    names = {v: node_name(p + 1) for p, v in enumerate(nodes)}
     grads: list[float | None] = [None] * len(nodes)
     for t in terms:
         grads[t.i] = t.grad_i
@@ -87,17 +86,19 @@ def _said(wrong: Wrong, j: int, name: str, terms: list[Term], actual: Any) -> tu
     changed = [terms[t] for t in wrong.changed()]
     missing = [Mark(j, t.i, t.k, f"{t.product:.4g} missing") for t in changed]
     code = wrong.code
+    uj = node_name(j + 1)
     if code == "repeated-argument":
-        t = changed[0]
+        ui = node_name(changed[0].i + 1)
         return (
-            f"grad_table[{name}] misses the term of the second edge from u{j + 1} into u{t.i + 1}: "
-            f"u{t.i + 1} takes u{j + 1} twice (as in a * a), so the sum has a term for each.",
+            f"grad_table[{name}] misses the term of the second edge from {uj} into {ui}: "
+            f"{ui} takes {uj} twice (as in a * a), so the sum has a term for each.",
             missing,
         )
     if code == "first-consumer":
+        first = node_name(terms[0].i + 1)  # the first consumer
         consumers = list(dict.fromkeys(t.i for t in terms))
         return (
-            f"grad_table[{name}] holds only the term(s) of its first consumer, u{consumers[0] + 1}: "
+            f"grad_table[{name}] holds only the term(s) of its first consumer, {first}: "
             f"{len(consumers) - 1} other consumer(s) were never used.",
             missing,
         )
@@ -108,7 +109,7 @@ def _said(wrong: Wrong, j: int, name: str, terms: list[Term], actual: Any) -> tu
         marks.append(Mark(j, kept.i, kept.k, f"{kept.product:.4g} kept"))
         return f"grad_table[{name}] holds one term of its sum, {shown(actual)}: {lost} overwritten.", marks
     if code == "missing-term":
-        edges = ", ".join(f"u{t.i + 1} (argument {t.k + 1})" for t in changed)
+        edges = ", ".join(f"{node_name(t.i + 1)} (argument {t.k + 1})" for t in changed)
         return (
             f"grad_table[{name}] misses {len(changed)} of its {len(terms)} terms: those of the edges into "
             f"{edges}.",
@@ -120,12 +121,13 @@ def _said(wrong: Wrong, j: int, name: str, terms: list[Term], actual: Any) -> tu
             Mark(j, t.i, t.k, f"{t.grad_i if local else t.derivative:.4g}, not {t.product:.4g}")
             for t in changed
         ]
-        d = f"the local derivative ∂u(i)/∂u{j + 1}"
+        d = f"the local derivative ∂u(i)/∂{uj}"
         if len(changed) > 1:
             alone, left = ("grad_table[u(i)]", d) if local else (d, "the factor grad_table[u(i)]")
             return f"every term of grad_table[{name}] is {alone} alone: {left} is missing from each.", marks
         t = changed[0]
-        ui, d = f"u{t.i + 1}", f"the local derivative ∂u{t.i + 1}/∂u{j + 1}"
+        ui = node_name(t.i + 1)
+        d = f"the local derivative ∂{ui}/∂{uj}"
         number, left = (t.grad_i, d) if local else (t.derivative, f"its factor grad_table[{ui}]")
         return (
             f"grad_table[{name}]'s term through {ui} (argument {t.k + 1}) is {shown(number)} instead of "
@@ -139,7 +141,7 @@ def _which(
     graph: Graph, j: int, actual: Any, e: float, terms: list[Term], calls: list[list[int]] | None
 ) -> tuple[str, str, list[Mark] | None]:
     """The recognised mistake of a wrong entry: (code, headline, marks or None for the default marks)."""
-    name = node_name(graph, j)
+    name = reported_name(graph, j)
     if j == len(graph.nodes) - 1:
         return "seed", f"grad_table[u(n)] = {shown(actual)}: it must start at 1 (dz/dz = 1).", None
     if calls is not None and _forward_loop(graph, calls):
@@ -207,7 +209,7 @@ def diagnose_entry(
             "u(1)..u(n)) must already be in the table: the loop runs from u(n) down."
         )
     default = [Mark(j, t.i, t.k, f"{t.grad_i:.4g} × {t.derivative:.4g} = {t.product:.4g}") for t in terms]
-    name = node_name(graph, j)
+    name = reported_name(graph, j)
     picture = draw(
         graph,
         wrong=j,

@@ -32,12 +32,12 @@ from lessons.exercises.verdict import (
     draw,
     graph_request,
     mutation_text,
-    node_name,
+    reported_name,
     shown,
 )
 from micrograph.errors import DomainError
 from micrograph.forward import evaluate
-from micrograph.graph import Graph
+from micrograph.graph import Graph, node_name
 
 __all__ = ["JUDGING", "MISTAKES", "cases"]
 
@@ -81,7 +81,7 @@ def _wrong(
     e, a = expected[i], u[i]
     n, n_i = len(graph.nodes), graph.n_inputs
     v = graph.nodes[i]
-    name = node_name(graph, i)
+    name = reported_name(graph, i)
     kw: dict[str, Any] = {
         "node": name,
         "expected": e,
@@ -105,8 +105,8 @@ def _wrong(
         )
         raise _fail(code, headline, details=differ(e, a), **kw, **draw(graph, **picture))
     pa = list(graph.parents[i])
-    picture["marks"] = [Mark(j, i, k, f"u{j + 1} = {shown(expected[j])}") for k, j in enumerate(pa)]
-    formula = f"{v.op.name}({', '.join(f'u{j + 1}' for j in pa)})"
+    picture["marks"] = [Mark(j, i, k, f"{node_name(j + 1)} = {shown(expected[j])}") for k, j in enumerate(pa)]
+    formula = f"{v.op.name}({', '.join(node_name(j + 1) for j in pa)})"
     details = [
         f"{name} = {formula} = {v.op.name}({', '.join(shown(expected[j]) for j in pa)}) = {shown(e)}; "
         f"yours is {shown(a)}."
@@ -133,8 +133,8 @@ def _wrong(
         if close(a, swapped):
             raise _fail(
                 "argument-order",
-                f"{name} = {formula} came out as {v.op.name}(u{pa[1] + 1}, u{pa[0] + 1}): "
-                "the arguments are swapped.",
+                f"{name} = {formula} came out as "
+                f"{v.op.name}({node_name(pa[1] + 1)}, {node_name(pa[0] + 1)}): the arguments are swapped.",
                 details=details,
                 **kw,
                 **draw(graph, **picture),

@@ -56,12 +56,12 @@ def _positions(graph: Graph, order: Any, ids: dict[int, Value]) -> list[int]:
         if j in seen:
             raise _fail(
                 "no-visited",
-                f"{verdict.node_name(graph, j)} appears twice in your order (items {seen[j]} and {pos}).",
+                f"{verdict.reported_name(graph, j)} appears twice in your order (items {seen[j]} and {pos}).",
                 details=[
                     "A node reached by several paths (a shared parent, or the same parent "
                     "twice as in a * a) is visited once per path unless the search remembers it."
                 ],
-                node=verdict.node_name(graph, j),
+                node=verdict.reported_name(graph, j),
                 **verdict.draw(graph, wrong=j, title="this node appears twice in your order"),
             )
         seen[j] = pos
@@ -80,8 +80,8 @@ def _check_order(graph: Graph, order: list[int]) -> None:
         raise _fail(
             "missing-node",
             f"{len(missing)} node(s) of the graph are missing from your order, the first "
-            f"{verdict.node_name(graph, j)}{constant}",
-            node=verdict.node_name(graph, j),
+            f"{verdict.reported_name(graph, j)}{constant}",
+            node=verdict.reported_name(graph, j),
             **verdict.draw(graph, wrong=j, title="this node is missing from your order"),
         )
     parents = graph.parents
@@ -92,9 +92,10 @@ def _check_order(graph: Graph, order: list[int]) -> None:
             if place[j] > place[i]:
                 raise _fail(
                     "parent-after",
-                    f"{verdict.node_name(graph, i)} comes before its parent {verdict.node_name(graph, j)} "
-                    f"(argument {k + 1}): it cannot be computed before its argument is.",
-                    node=verdict.node_name(graph, i),
+                    f"{verdict.reported_name(graph, i)} comes before its parent "
+                    f"{verdict.reported_name(graph, j)} (argument {k + 1}): it cannot be computed before its "
+                    "argument is.",
+                    node=verdict.reported_name(graph, i),
                     **verdict.draw(
                         graph,
                         wrong=i,
@@ -108,13 +109,13 @@ def _check_order(graph: Graph, order: list[int]) -> None:
         j = next(j for j in order[first_op:] if graph.nodes[j].op is None)
         raise _fail(
             "leaves-not-first",
-            f"the leaves are not first: {verdict.node_name(graph, order[first_op])} (an "
-            f"operation) comes at item {first_op}, before the leaf {verdict.node_name(graph, j)}.",
+            f"the leaves are not first: {verdict.reported_name(graph, order[first_op])} (an "
+            f"operation) comes at item {first_op}, before the leaf {verdict.reported_name(graph, j)}.",
             details=[
                 f"The graph has n_i = {n_i} leaves; u(1)..u(n_i) must be exactly these inputs, which "
                 "Algorithm 6.1 sets first (u(i) ← x_i), and u(n_i+1)..u(n) the operations."
             ],
-            node=verdict.node_name(graph, j),
+            node=verdict.reported_name(graph, j),
             **verdict.draw(graph, wrong=j, title="this leaf comes after an operation in your order"),
         )
 
