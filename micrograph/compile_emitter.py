@@ -21,9 +21,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from micrograph.ops import Op
 from micrograph.templates import expression_template
+
+if TYPE_CHECKING:
+    from micrograph.engine import Value
 
 __all__ = [
     "FUNCTION", "FUSE", "PREFIX", "Dialect", "PYTHON", "JAVASCRIPT", "Node", "Emitter", "Positions",
@@ -120,6 +124,12 @@ class Emitter:
         """``{key} = expr``, the dialect's end, and a comment if one is given."""
         note = f" {self.dialect.comment} {comment}" if comment else ""
         return f"{{{key}}} = {expr}{self.dialect.end}{note}"
+
+    def leaf_comment(self, j: int, leaf: Value) -> str:
+        """The comment on the line of the input u(j+1): ``u(1) <- x_1, an input (variable)``, or with a
+        constant's value in this dialect (``constant 2.0``)."""
+        what = f"constant {self.dialect.literal(leaf.data)}" if leaf.is_constant else "variable"
+        return f"u({j + 1}) <- x_{j + 1}, an input ({what})"
 
     def forward(
         self,

@@ -80,11 +80,6 @@ class _JavaScriptGenerator:
             "micrograph's table can be written as JavaScript"
         )
 
-    def _leaf_comment(self, j: int) -> str:
-        v = self.g.nodes[j]
-        what = f"constant {JAVASCRIPT.literal(v.data)}" if v.is_constant else "variable"
-        return f"u({j + 1}) <- x_{j + 1}, an input ({what})"
-
     def program(self, extra: Sequence[Value]) -> JavaScriptProgram:
         g = self.g
         index = g.index
@@ -111,7 +106,8 @@ class _JavaScriptGenerator:
 
         n_i = g.n_inputs
         named = [True] * len(nodes)
-        body = [f"u[{j}] = x[{j}]; // {self._leaf_comment(j)}" for j in range(n_i)]
+        leaf = self.emitter.leaf_comment
+        body = [f"u[{j}] = x[{j}]; // {leaf(j, nodes[j])}" for j in range(n_i)]
         body.append("// Algorithm 6.1: u(i) <- f(i)(Pa(u(i))) for i = n_i+1, ..., n")
         body += [text for _, text in self.emitter.forward(steps(g.nodes[n_i:]), named, comment)[0]]
         if later:

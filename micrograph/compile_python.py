@@ -301,11 +301,6 @@ class Writer:
             lines.append(head + " + ".join(names[t : t + CHECK_TERMS]))
         return lines
 
-    def _leaf_comment(self, j: int) -> str:
-        v = self.g.nodes[j]
-        what = f"constant {PYTHON.literal(v.data)}" if v.is_constant else "variable"
-        return f"u({j + 1}) <- x_{j + 1}, an input ({what})"
-
     def _header(self, parts: int) -> list[str]:
         g = self.g
         return [
@@ -320,9 +315,9 @@ class Writer:
         self, statements: list[tuple[str, str]], n_forward: int, results: list[str], checks: set[str]
     ) -> tuple[str, Function, int, int]:
         """All statements in ``forward_backward(x)``, every value named by its position: u(5) is ``u5``."""
-        n_i = self.g.n_inputs
+        n_i, nodes, leaf = self.g.n_inputs, self.g.nodes, self.emitter.leaf_comment
         names = Positions(PYTHON)
-        leaves = [f"    {names[f'f{j}']},  # {self._leaf_comment(j)}" for j in range(n_i)]
+        leaves = [f"    {names[f'f{j}']},  # {leaf(j, nodes[j])}" for j in range(n_i)]
         body = ["(", *leaves, ") = x"]
         for s, (_, text) in enumerate(statements):
             if s == 0 and n_forward:
