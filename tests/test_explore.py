@@ -202,7 +202,7 @@ def test_the_script_has_no_sentence_and_the_style_no_colour_of_its_own() -> None
     css = viz.style.SECTIONS["explorer"]  # the explorer's section of the pages' one stylesheet
     assert re.findall(r"#[0-9a-fA-F]{3,6}\b", css) == []  # colours are viz.style's, as CSS variables
     css_of = importlib.import_module("viz.explore_page")._css
-    assert all(f"--mg-{k}: {v};" in css_of() for k, v in viz.style.EXPLORER.items())
+    assert all(f"--mg-{k}: {v};" in css_of() for k, v in viz.style.PAGE.items())
 
 
 def test_the_modules_are_joined_into_one_script_of_one_name(monkeypatch: pytest.MonkeyPatch) -> None:

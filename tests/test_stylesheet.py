@@ -93,7 +93,6 @@ def test_the_named_stylesheets_are_the_sections() -> None:
     assert style.PICTURE_CSS == style.stylesheet("picture")
     explorer = importlib.import_module("viz.explore_page")._css()
     assert explorer == style.css_variables(".mg-explorer") + style.SECTIONS["explorer"]
-    assert style.EXPLORER is style.PAGE
     with pytest.raises(ValueError, match=r"^kind 'slides' is not a section of micrograph.css: one of steps,"):
         style.stylesheet("slides")
 

@@ -48,7 +48,6 @@ __all__ = [
     "LEGEND",
     "SIGNIFICANT_DIGITS",
     "PAGE",
-    "EXPLORER",
     "STYLESHEET",
     "SECTIONS",
     "css_variables",
@@ -152,8 +151,6 @@ PAGE: dict[str, str] = {
     "passed": "#22aa22",  # an exercise's report: passed, failed
     "failed": "#cc2222",
 }
-EXPLORER = PAGE
-"""The explorer's colours (viz.explore_page): the pages' own."""
 
 # A node box drawn by viz.boxes.html_box when its style leaves a colour out.
 BOX_DEFAULT: dict[str, str] = {"fillcolor": "#ffffff", "color": "#555555", "fontcolor": "#1a1a1a"}
