@@ -19,7 +19,7 @@ from micrograph.graph import Graph
 from viz import style
 from viz.boxes import html_box
 from viz.dot import digraph
-from viz.render import pipe_svg
+from viz.render import pipe_svg, svg_element
 from viz.words import clean, fmt, formula, node_names
 
 __all__ = ["Mark", "failure_drawing", "failure_svg", "MAX_DRAWN"]
@@ -120,5 +120,4 @@ def failure_svg(graph: Graph, **kw: object) -> tuple[str | None, str]:
         svg = pipe_svg(failure_drawing(graph, **kw))  # type: ignore[arg-type]
     except RuntimeError as e:  # Graphviz missing (GraphvizMissing is a RuntimeError) or failing
         return None, str(e).splitlines()[0] if str(e) else "Graphviz could not draw it"
-    start = svg.find("<svg")
-    return (svg[start:] if start >= 0 else svg), ""
+    return svg_element(svg), ""
