@@ -13,6 +13,7 @@ from lessons.engine_lines import Bound, EngineLines
 from lessons.engine_spans import backprop_call, graph_order
 from lessons.step import Question, Step
 from micrograph import BackpropStep, Graph, Value, backprop, pseudocode
+from micrograph.compile_nodes import METHODS
 from micrograph.expr import build
 from micrograph.push import plain_loop
 from viz.narration import LESSON, Numbers, iteration_text
@@ -190,18 +191,13 @@ def _push_text(l: Any) -> str:
     )
 
 
-# The operations whose node apply does not build, compiled by micrograph.compile_nodes, and their methods:
-# the lines from the value d to the node's, the same in each.
-_COMPILED = {"add": "__add__", "mul": "__mul__", "relu": "relu"}
-
-
 def _engine_forward(l: Any) -> EngineLines:
     z = l.z
     if z.op is None:  # z is a variable: no operation built it
         return graph_order(l.graph)
     caption = f"building a node computes its value: z = {node_names(l.graph)[z]}, the last built"
-    if z.op.name in _COMPILED:
-        where = f"micrograph.engine:Value.{_COMPILED[z.op.name]}"
+    if z.op in METHODS:  # a node apply does not build: compiled, the lines from its value d to the node's
+        where = f"micrograph.engine:Value.{METHODS[z.op]}"
         return EngineLines(where, "d = ", "out.data = d", (Bound("d = ", "d", (z.data,)),), caption=caption)
     return EngineLines(
         "micrograph.engine:apply",

@@ -107,7 +107,7 @@ def _long_text(l: Any) -> str:
 
 
 def _ladder(l: Any) -> None:
-    l.zl, l.wl = ladder(LADDER)  # each level uses the previous one twice: u = sin(u) + cos(u)
+    l.zl, l.wl = ladder(LADDER)  # each level is sin + cos of the level below, which it uses twice
     l.ladder_graph = Graph(l.zl)
     l.ladder_counts = expected_counts("ladder", LADDER)
     l.naive_l = naive_grad(l.zl, l.wl)
@@ -117,9 +117,9 @@ def _ladder(l: Any) -> None:
 def _ladder_text(l: Any) -> str:
     c, n, s = l.ladder_counts, l.naive_l, l.store_l
     return (
-        f"Now a ladder: each level computes sin(u) + cos(u) from the level below, so u is used twice and the "
-        f"number of paths from w to z doubles per level: {c['paths']} paths at depth {LADDER}, "
-        "over a graph of "
+        "Now a ladder: each level is the sine plus the cosine of the level below, which it uses twice, so "
+        f"the number of paths from w to z doubles per level: {c['paths']} paths at depth {LADDER}, over a "
+        "graph of "
         f"{len(l.ladder_graph.nodes)} nodes and {l.ladder_graph.num_edges} edges. The naive rule sums over "
         f"every path: {n.operations} operations ({n.local_derivatives} local derivatives, {n.recomputed} "
         f"recomputations). Back-propagation: {s.operations}. Same answer, {fmt(n.value)} and {fmt(s.value)}."
@@ -209,8 +209,8 @@ def _engine_ladder(l: Any) -> EngineLines:
     return EngineLines(
         "micrograph.families:ladder",
         'leaf = Value(w, label="w")',
-        "return u, leaf",
-        (Bound("u = s + c", "u.data", sums),),
+        "return level, leaf",
+        (Bound("level = s + c", "level.data", sums),),
         caption="each level uses the one below twice",
     )
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import linecache
 from collections.abc import Callable, Sequence
 from operator import mul
+from textwrap import indent
 from typing import TYPE_CHECKING, Any
 
 from micrograph.errors import DomainError
@@ -36,10 +37,11 @@ from micrograph.ops import ADD, MUL, RELU, Op
 if TYPE_CHECKING:
     from micrograph.engine import Value
 
-__all__ = ["function", "node_source", "operator", "weighted_sum"]
+__all__ = ["METHODS", "function", "node_source", "operator", "weighted_sum"]
 
-_NAMES = {ADD: ("ADD", "__add__"), MUL: ("MUL", "__mul__"), RELU: ("RELU", "relu")}
-"""The operations compiled here: the name each has in the modules that take them, and its method."""
+METHODS = {ADD: "__add__", MUL: "__mul__", RELU: "relu"}
+"""The operations compiled here and the method of :class:`~micrograph.engine.Value` each is compiled as.
+In the text an operation is named as the engine imports it, ``op.name.upper()`` (``ADD``)."""
 
 
 def node_source(op: Op, args: Sequence[str], out: str) -> str:
@@ -59,7 +61,8 @@ def node_source(op: Op, args: Sequence[str], out: str) -> str:
     Raises:
         KeyError: for an operation other than ADD, MUL and RELU.
     """
-    name, code = _NAMES[op][0], str(op.code)  # these operations' code templates are set in the table
+    _method(op, op.arity)
+    name, code = op.name.upper(), str(op.code)  # these operations' code templates are set in the table
     a, b = (*args, "None")[:2]
     if op.arity == 2:
         check = f"""\
@@ -105,7 +108,7 @@ def {method}(self, other):
         other = _wrap(other)
         if other is NotImplemented:
             return NotImplemented
-{_indented(node_source(op, ("self", "other"), "out"), 4)}\
+{indent(node_source(op, ("self", "other"), "out"), " " * 4)}\
     return out
 """
     return _compiled(text, method, f"Value.{method}", namespace)  # type: ignore[no-any-return]
@@ -125,7 +128,7 @@ def function(op: Op, namespace: dict[str, Any], doc: str) -> Callable[[Value], V
     method = _method(op, 1)
     text = f"""\
 def {method}(self):
-{_indented(node_source(op, ("self",), "out"), 4)}\
+{indent(node_source(op, ("self",), "out"), " " * 4)}\
     return out
 """
     compiled = _compiled(text, method, f"Value.{method}", namespace)
@@ -155,11 +158,11 @@ def weighted_sum(b, w, x):
     total = b
     for wi, xi in zip(w, x):
         if xi.__class__ is Value is wi.__class__:
-{_indented(node_source(MUL, ("wi", "xi"), "t"), 12)}\
+{indent(node_source(MUL, ("wi", "xi"), "t"), " " * 12)}\
         else:  # a number (wrapped as a constant leaf), or a weight set to one: the operators
             total = total + wi * xi
             continue
-{_indented(node_source(ADD, ("total", "t"), "out"), 8)}\
+{indent(node_source(ADD, ("total", "t"), "out"), " " * 8)}\
         total = out
     return total
 """
@@ -174,14 +177,9 @@ def weighted_sum(b, w, x):
 
 def _method(op: Op, arity: int) -> str:
     """The name of the method that ``op`` of ``arity`` arguments is compiled as; KeyError for another."""
-    if op not in _NAMES or op.arity != arity:
+    if op not in METHODS or op.arity != arity:
         raise KeyError(f"micrograph.compile_nodes compiles no method of {arity} arguments for {op.name}")
-    return _NAMES[op][1]
-
-
-def _indented(lines: str, columns: int) -> str:
-    """``lines`` each indented by ``columns`` spaces (textwrap.indent, whose import costs more than this)."""
-    return "".join(" " * columns + line for line in lines.splitlines(keepends=True))
+    return METHODS[op]
 
 
 def _compiled(text: str, name: str, qualname: str, namespace: dict[str, Any]) -> Any:

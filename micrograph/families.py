@@ -105,13 +105,13 @@ def ladder(depth: int, w: float = 0.5) -> tuple[Value, Value]:
     """
     d = _depth(depth, "ladder")
     leaf = Value(w, label="w")
-    u = leaf
+    level = leaf
     for i in range(1, d + 1):
-        s, c = u.sin(), u.cos()
+        s, c = level.sin(), level.cos()
         s.label, c.label = f"s{i}", f"c{i}"
-        u = s + c
-        u.label = "z" if i == d else f"level {i}"
-    return u, leaf
+        level = s + c
+        level.label = "z" if i == d else f"level {i}"
+    return level, leaf
 
 
 FAMILIES: dict[str, Callable[[int], tuple[Value, Value]]] = {"chain": chain, "ladder": ladder}
