@@ -21,7 +21,7 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
-from lessons.exercises import answers
+from lessons.exercises import answers, verdict
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.cases import graph_cases
 from lessons.exercises.exercise import Judging
@@ -31,16 +31,7 @@ from lessons.exercises.judges.entry import algorithm_6_2, diagnose_entry
 from lessons.exercises.judges.mistakes import Mistake, failure
 from lessons.exercises.judges.scaling import measured_cases
 from lessons.exercises.schema import boolean, count, list_of, position, record, text
-from lessons.exercises.verdict import (
-    Case,
-    Fail,
-    close,
-    draw,
-    graph_request,
-    mutation_text,
-    reported_name,
-    shown,
-)
+from lessons.exercises.verdict import Case, Fail, close, draw, graph_request, mutation_text, shown
 from micrograph import build_grad, grad
 from micrograph.engine import Value, as_value
 from micrograph.errors import DomainError
@@ -121,7 +112,7 @@ def _check_results(
     G: Graph, T: list[Value], results: list[Any], entries: dict[int, Any], resolve: Any
 ) -> None:
     for V, ref in zip(T, results):
-        name = reported_name(G, G.index[V])
+        name = verdict.reported_name(G, G.index[V])
         if not (isinstance(ref, list) and len(ref) == 2):
             shown_value = shown(ref.get("plain")) if isinstance(ref, dict) else shown(ref)
             raise _fail(
@@ -202,7 +193,7 @@ def _again(spec: GraphCase, G: Graph, T: list[Value], mine: list[Value]) -> None
     if not wants:
         return  # no nearby inputs keep this graph in every domain: checked by value above only
     for V, r, kV, kr, want in zip(T, mine, key_T, key_results, wants):
-        name = reported_name(G, G.index[V])
+        name = verdict.reported_name(G, G.index[V])
         B = Graph(r)
         try:
             value = B.forward({G.nodes[i]: start[i] * factor for i in variables if G.nodes[i] in B.index})
