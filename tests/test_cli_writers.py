@@ -204,9 +204,7 @@ def fake_site(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Callable[
     during: list[Callable[[], Any]] = []
 
     def stage(where: Path, log: Any) -> None:
-        where.mkdir(parents=True)
         (where / "index.html").write_text("<!doctype html>\n")
-        (where / site.MARKER).write_text("built\n")
         for act in during:
             act()
 
@@ -261,3 +259,28 @@ def test_two_site_builds_at_once_and_force_replaces_only_a_site(
     assert main(["site", "--out", "site-out", "--force"]) == 2
     _one_error_line(capsys.readouterr().err, "site-out")
     assert (tmp_path / "site-out").is_symlink() and (victim / "notes.txt").read_text() == MINE
+
+
+def test_a_site_lists_its_files_and_an_interrupted_build_leaves_the_earlier_one(
+    fake_site: list[Callable[[], Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lessons.publish.swap import SITE
+
+    assert main(["site", "--out", "site-out"]) == 0
+    head, *listed = (tmp_path / "site-out" / SITE.marker).read_text().splitlines()
+    assert head + "\n" == SITE.head and listed == ["index.html"]
+    before = {p: p.read_bytes() for p in (tmp_path / "site-out").iterdir()}
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    fake_site.append(interrupted)
+    assert main(["site", "--out", "site-out", "--force"]) == 2
+    assert capsys.readouterr().err == "micrograph: error: interrupted\n"
+    assert {p: p.read_bytes() for p in (tmp_path / "site-out").iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site-out"]  # the unfinished build is removed
+    fake_site.clear()
+    (tmp_path / "site-out" / "notes.txt").write_text(MINE)
+    assert main(["site", "--out", "site-out", "--force"]) == 2
+    assert "holds files the site did not write (notes.txt)" in capsys.readouterr().err
+    assert (tmp_path / "site-out" / "notes.txt").read_text() == MINE

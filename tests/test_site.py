@@ -25,7 +25,8 @@ from site_browser import READY_MS, OfflinePages
 from site_page import expect
 
 import lessons
-from lessons.publish import site
+from lessons.publish import site, swap
+from lessons.publish.swap import SITE
 from micrograph import Graph, Value
 from micrograph.nn import MLP, History
 from viz import charts
@@ -226,7 +227,7 @@ def test_explorer_of_a_typed_expression(page: Any) -> None:
     assert "predict=1" in page.url
 
 
-@pytest.mark.parametrize("case", ["file", "symlink", "others", "earlier"])
+@pytest.mark.parametrize("case", ["file", "symlink", "others", "earlier", "legacy", "added"])
 def test_site_never_writes_over_what_is_not_its_own(tmp_path: Path, case: str) -> None:
     out = tmp_path / "out"
     if case == "file":
@@ -236,21 +237,33 @@ def test_site_never_writes_over_what_is_not_its_own(tmp_path: Path, case: str) -
         out.symlink_to(tmp_path / "real")
     else:
         out.mkdir()
-        (out / (site.MARKER if case == "earlier" else "notes.txt")).write_text("mine")
+        (out / "index.html").write_text("<!doctype html>\n")
+        if case == "others":
+            (out / "notes.txt").write_text("mine")
+        elif case == "legacy":  # the marker of a site built before the marker listed its files
+            (out / SITE.marker).write_text(SITE.legacy[0])
+        else:
+            swap.mark(out, [out / "index.html"], SITE)
+            if case == "added":
+                (out / "notes.txt").write_text("mine")
     before = sorted(p.name for p in tmp_path.rglob("*"))
     done = run_micrograph("site", "--out", str(out))
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and str(out) in done.stderr
     expected = {
-        "file": "is not a directory",
+        "file": "exists and is not a directory",
         "symlink": "is a symlink; not writing through it",
-        "others": "holds other files",
-        "earlier": "use --force to overwrite",
+        "others": "holds files that are not a micrograph site; not replacing them (choose another directory)",
+        "earlier": "holds an earlier site; not replacing it without --force",
+        "legacy": "holds an earlier site; not replacing it without --force",
+        "added": "holds files the site did not write (notes.txt); not replacing them, even with --force",
     }[case]
     assert expected in done.stderr
     assert sorted(p.name for p in tmp_path.rglob("*")) == before
-    if case == "others":  # --force replaces only a site built earlier
-        assert run_micrograph("site", "--out", str(out), "--force").returncode == 2
+    if case in ("others", "added", "symlink", "file"):  # --force replaces only a site built earlier
+        forced = run_micrograph("site", "--out", str(out), "--force")
+        assert forced.returncode == 2 and expected in forced.stderr
+        assert sorted(p.name for p in tmp_path.rglob("*")) == before
 
 
 def test_serve_needs_a_built_site(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from site_page import build_or_skip
 from lessons import cli
 from lessons.publish import site
 from lessons.publish.site_files import Missing, missing_files
+from lessons.publish.swap import SITE
 
 PAGE = """<!doctype html><html><head>
 <link rel="stylesheet" href="style.css"><link rel="icon" href="data:,">
@@ -98,7 +99,7 @@ def test_each_kind_of_reference_names_the_file_it_lacks(
 
 def test_serve_refuses_a_site_that_lacks_a_file(tmp_path: Path) -> None:
     _site(tmp_path, without="vendor.js")
-    (tmp_path / site.MARKER).write_text("")
+    (tmp_path / SITE.marker).write_text("")
     with pytest.raises(site.SiteError) as caught:
         site.serve(tmp_path)
     assert str(caught.value) == (

@@ -66,10 +66,10 @@ def test_f1_force_never_deletes_a_file_the_tour_did_not_write(
 
 def test_f1_the_marker_lists_every_file_the_tour_wrote(tmp_path: Path) -> None:
     result = tour.run(tmp_path / "T", progress=False, only=[1])
-    head, *listed = (tmp_path / "T" / swap.MARKER).read_text().splitlines()
+    head, *listed = (tmp_path / "T" / swap.TOUR.marker).read_text().splitlines()
     assert "micrograph tour" in head
     assert sorted(listed) == sorted(p.relative_to(tmp_path / "T").as_posix() for p in result.files)
-    on_disk = {p for p in _files(tmp_path / "T")} - {swap.MARKER}
+    on_disk = {p for p in _files(tmp_path / "T")} - {swap.TOUR.marker}
     assert on_disk == set(listed)
 
 
@@ -107,7 +107,7 @@ def test_f2_an_earlier_tour_gaining_a_file_during_the_run_is_kept(
     monkeypatch.setattr(tour, "_flipbooks", meanwhile)
     status, err = _tour(out, capsys, "--force")
     assert status == 2 and "added.txt" in err, err
-    assert (out / "added.txt").read_text() == "y\n" and (out / swap.MARKER).is_file()
+    assert (out / "added.txt").read_text() == "y\n" and (out / swap.TOUR.marker).is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["T"]
 
 
@@ -141,7 +141,7 @@ def test_f3_three_concurrent_tours_into_one_new_directory_one_wins(tmp_path: Pat
     for status, err in done:
         if status == 2:
             assert "exists" in err and err.count("\n") == 1 and "Traceback" not in err, err
-    assert (out / swap.MARKER).is_file()
+    assert (out / swap.TOUR.marker).is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["C"]
 
 
@@ -168,7 +168,7 @@ def test_f4_stale_unlocked_leftovers_are_swept_locked_or_recent_ones_kept(
     def made_by_a_tour(name: str, age: float = old) -> Path:
         d = tmp_path / name
         d.mkdir()
-        (d / swap.CLAIM).write_text("made by micrograph tour\n")
+        (d / swap.TOUR.claim).write_text("made by micrograph tour\n")
         os.utime(d, (age, age))
         return d
 
@@ -196,7 +196,7 @@ def test_f4_stale_unlocked_leftovers_are_swept_locked_or_recent_ones_kept(
         ".U.building-other", "T",
     ]  # fmt: skip
     assert (tmp_path / ".T.old-mybackup" / "notes.txt").read_text() == "mine"
-    assert sorted(p.name for p in (tmp_path / "T").iterdir() if p.name.startswith(".")) == [swap.MARKER]
+    assert sorted(p.name for p in (tmp_path / "T").iterdir() if p.name.startswith(".")) == [swap.TOUR.marker]
 
 
 def test_an_empty_lesson_list_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

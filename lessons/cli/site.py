@@ -24,12 +24,14 @@ def add(si: Parser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the site (unless --serve finds one already), then serve it with --serve; 0, or a UserError
-    for a site that cannot be built or served (an earlier site without --force: FileExistsError)."""
+    for a site that cannot be built or served, or an --out refused (as :func:`lessons.publish.site.build_site`
+    says)."""
     from lessons.publish import site
+    from lessons.publish.swap import SITE
 
     out = Path(args.out)
     try:
-        if not (args.serve and (out / site.MARKER).is_file() and not args.force):
+        if not (args.serve and (out / SITE.marker).is_file() and not args.force):
             size = site.build_site(out, force=args.force, log=lambda s: print(s, file=sys.stderr))
             print(f"wrote {out}: {size / (1 << 20):.1f} MiB (budget {site.BUDGET >> 20} MiB)")
         if args.serve:
@@ -37,6 +39,6 @@ def run(args: argparse.Namespace) -> int:
                 site.serve(out, args.port)
             except KeyboardInterrupt:
                 pass
-    except site.SiteError as e:
+    except (site.SiteError, FileExistsError, NotADirectoryError) as e:
         raise UserError(str(e)) from None
     return 0

@@ -37,18 +37,19 @@ it needs no network. It holds:
 The JavaScript packages are pinned by ``site/package.json`` and ``site/package-lock.json``; the build runs
 ``npm ci`` in a cache directory (``~/.cache/micrograph/site``, or ``$MICROGRAPH_CACHE``), which installs
 exactly the locked versions and checks each file against the lockfile's integrity hash. Nothing downloaded
-is kept in the repository. The site is built in a new directory beside ``--out`` and moved into place, so an
-interrupted build leaves the old site or the new one. Before it is moved, every file its page loads is looked
-for in it (:func:`lessons.publish.site_files.missing_files`): a site that lacks one is not written, and the
-build fails naming the file. Paths are made absolute before a build tool gets them, as each tool runs in a
-directory of its own (esbuild in the npm cache, pip in the checkout).
+is kept in the repository. The site is built in a new directory beside ``--out`` and moved into place as
+the tour is (:mod:`lessons.publish.swap`, :data:`~lessons.publish.swap.SITE`), so an interrupted build
+leaves the old site or the new one, and files added by hand to a site are never deleted. Before it is
+moved, every file its page loads is looked for in it (:func:`lessons.publish.site_files.missing_files`): a
+site that lacks one is not written, and the build fails naming the file. Paths are made absolute before a
+build tool gets them, as each tool runs in a directory of its own (esbuild in the npm cache, pip in the
+checkout).
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
 
 from __future__ import annotations
 
-import errno
 import functools
 import hashlib
 import http.server
@@ -64,14 +65,12 @@ from pathlib import Path
 from typing import Any
 
 from lessons.publish.site_files import missing_files
+from lessons.publish.swap import SITE, built_beside, mark
 
-__all__ = ["SiteError", "build_site", "serve", "server", "site_size", "MARKER", "BUDGET"]
+__all__ = ["SiteError", "build_site", "serve", "server", "site_size", "BUDGET"]
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "site"
-MARKER = ".micrograph-site"
-"""A file in every built site: only a directory holding it is replaced by ``--force``."""
-
 BUDGET = 40 << 20
 """Bytes the built site may take (40 MiB)."""
 
@@ -309,7 +308,7 @@ def _vendored_licenses(out: Path) -> None:
 
 
 def _stage(stage: Path, log: Callable[[str], None]) -> None:
-    """Every file of the site into ``stage`` (a new directory)."""
+    """Every file of the site into ``stage`` (a new directory, which may hold the build's claim)."""
     import micrograph
     from viz.pictures import pictures_script
     from viz.style import stylesheet
@@ -342,9 +341,6 @@ def _stage(stage: Path, log: Callable[[str], None]) -> None:
     log("node: Pyodide's memory saved with micrograph imported (the page starts from it) ...")
     _run(["node", str(SOURCE / "src" / "snapshot.mjs"), str(stage), str(stage / SNAPSHOT)], SOURCE / "src",
          "the snapshot of Pyodide's memory", SNAPSHOT_TIMEOUT)  # fmt: skip
-    (stage / MARKER).write_text(
-        "built by `micrograph site`; `micrograph site --force` replaces this directory\n"
-    )
 
 
 def page_policy(page: str) -> str:
@@ -370,78 +366,36 @@ def with_policy(page: str, policy: str, name: str) -> str:
     return page.replace("<head>\n", f"<head>\n{policy_element(policy)}\n", 1)
 
 
-def _check_out(out: Path, force: bool) -> None:
-    if out.is_symlink():
-        raise SiteError(f"{out} is a symlink; not writing through it")
-    if out.exists() and not out.is_dir():
-        raise SiteError(f"{out} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()):
-        if not (out / MARKER).is_file():
-            raise SiteError(
-                f"{out} holds other files (not a site built by micrograph site); choose another --out"
-            )
-        if not force:
-            raise FileExistsError(f"{out} holds a site built earlier")
-
-
 def build_site(
     out: str | os.PathLike[str], *, force: bool = False, log: Callable[[str], None] = print
 ) -> int:
     """Build the static site into ``out``; returns its size in bytes.
 
     Args:
-        out: the site's directory (created; an earlier site there is replaced only with ``force``).
+        out: the site's directory (created with its parents; an earlier site there is replaced only with
+            ``force``).
         force: replace a site built earlier in ``out``.
         log: where progress lines go.
 
     Raises:
-        FileExistsError: ``out`` holds an earlier site and ``force`` is False.
-        SiteError: ``out`` is a symlink, a file, or a directory of other files; a build tool failed; the
-            site built lacks a file its page loads (then nothing is written to ``out``).
+        FileExistsError: ``out`` holds an earlier site and ``force`` is False, or files the site build did
+            not write, or it appeared while the site was built (as :func:`lessons.publish.swap.built_beside`
+            says; then nothing is written to ``out``).
+        NotADirectoryError: ``out`` is a symbolic link or a file.
+        SiteError: a build tool failed; the site built lacks a file its page loads (then nothing is written
+            to ``out``).
+        OSError: a file cannot be written (its ``filename`` names it).
     """
-    _check_out(Path(out), force)
     target = Path(out).absolute()  # the build tools run in other directories
-    target.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{target.name}.building-", dir=target.parent))
-    try:
-        _stage(stage / "site", log)
-        missing = missing_files(stage / "site")
+    if not target.is_symlink():
+        target.parent.mkdir(parents=True, exist_ok=True)
+    with built_beside(target, replace=force, kind=SITE) as building:
+        _stage(building, log)
+        missing = missing_files(building)
         if missing:
             raise SiteError(f"the site built for {out} lacks {missing[0]}; {out} was not written")
-        _swap(stage / "site", target, out, force)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
+        mark(building, sorted(p for p in building.rglob("*") if p.is_file() and p.name != SITE.claim), SITE)
     return site_size(target)
-
-
-def _swap(built: Path, target: Path, out: str | os.PathLike[str], force: bool) -> None:
-    """Move the built site to ``target``. What is there now is checked again, after it is moved aside:
-    only an earlier site (with ``force``) is removed; anything else made while the site was built (a
-    file, a link, a directory of other files) is put back and the build fails, having written nothing.
-    Without ``force`` the rename itself refuses anything but an empty directory."""
-    aside = None
-    if force and (target.exists() or target.is_symlink()):
-        aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent)) / "site"
-        target.rename(aside)  # a link is moved as itself, never followed
-        ours = not aside.is_symlink() and aside.is_dir()
-        if not ours or not ((aside / MARKER).is_file() or not any(aside.iterdir())):
-            aside.rename(target)
-            shutil.rmtree(aside.parent, ignore_errors=True)
-            raise SiteError(f"{out} was replaced while the site was built and is no site of micrograph's; "
-                            "nothing written")  # fmt: skip
-    try:
-        built.rename(target)  # over nothing, or an empty directory: a directory of files refuses
-    except OSError as e:
-        if aside is not None:
-            aside.rename(target)
-            shutil.rmtree(aside.parent, ignore_errors=True)
-        if e.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
-            raise SiteError(
-                f"{out} was made while the site was built; not replacing it (nothing written)"
-            ) from None
-        raise
-    if aside is not None:
-        shutil.rmtree(aside.parent, ignore_errors=True)
 
 
 def site_size(directory: str | os.PathLike[str]) -> int:
@@ -483,7 +437,7 @@ def serve(directory: str | os.PathLike[str], port: int = 8000) -> None:
     Raises:
         SiteError: ``directory`` holds no built site, or one that lacks a file its page loads.
     """
-    if not (Path(directory) / MARKER).is_file():
+    if not (Path(directory) / SITE.marker).is_file():
         raise SiteError(f"{directory} holds no site: build it with  micrograph site --out {directory}")
     missing = missing_files(directory)
     if missing:

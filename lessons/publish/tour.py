@@ -29,7 +29,7 @@ from typing import Any
 
 import lessons
 from lessons.publish.notebooks import Page, write_notebooks
-from lessons.publish.swap import _naming, built_beside, mark
+from lessons.publish.swap import TOUR, _naming, built_beside, mark
 from lessons.showing import figure_svg
 from lessons.shown import Shown
 from lessons.stepper import Stepper
@@ -319,7 +319,7 @@ def run(
     tour beside it removes the unfinished directory once it is an hour old and no tour holds its lock).
 
     An existing ``out`` is replaced only with ``replace=True``, and only if every file in it is one the
-    earlier tour wrote (listed in its marker, :data:`lessons.publish.swap.MARKER`) or it is empty: files added
+    earlier tour wrote (listed in its marker, :data:`lessons.publish.swap.TOUR`) or it is empty: files added
     by hand are never deleted, and the error names them. The check is made again at the moment of the swap,
     under a lock on the parent directory, so a directory or a file that appears while the tour runs is never
     removed, and concurrent tours into one new directory do not replace each other.
@@ -338,7 +338,7 @@ def run(
         FileExistsError: ``out`` holds an earlier tour and ``replace`` is False, or it holds files the tour
             did not write, or it appeared while the tour ran.
         FileNotFoundError: the parent directory of ``out`` does not exist.
-        NotADirectoryError: ``out`` exists and is not a directory.
+        NotADirectoryError: ``out`` exists and is not a directory, or it is a symbolic link.
         OSError: a file cannot be written (its ``filename`` names it).
         viz.GraphvizMissing: Graphviz's ``dot`` is not installed (the ``.dot`` sources are written).
     """
@@ -349,7 +349,7 @@ def run(
         lessons.lesson(n)  # a clear error for an unknown number, before anything is written
     root = Path(out)
     result = TourResult()
-    with built_beside(root, replace=replace) as building:
+    with built_beside(root, replace=replace, kind=TOUR) as building:
         _build(building, numbers, result, progress)
     result.files = [root / Path(f).relative_to(building) for f in result.files]
     return result
@@ -379,7 +379,7 @@ def _build(building: Path, numbers: list[int], result: TourResult, progress: boo
     index = _index(building, runs, pages, time.perf_counter() - t0)
     with _naming(building / INDEX):
         result.files.append(viz.write_atomic(building / INDEX, index.encode("utf-8"), overwrite=False))
-    mark(building, result.files)
+    mark(building, result.files, TOUR)
 
 
 def _notebooks(out: Path, runs: list[_Run], result: TourResult) -> list[tuple[str, str]]:
