@@ -90,6 +90,10 @@ def build_grad(
         The node of B holding dz/dV.
 
     Raises:
+        TypeError: G is not a Graph, G_prime neither a SubGraph nor a Graph, or grad_table not a dict; the
+            message names the argument and what it got.
+        ValueError: G_prime is neither G nor pruned from G; z, G's output, has no entry in grad_table (seed
+            it with 1, as Algorithm 6.5 does); V is not a node of G (or not a Value).
         DomainError: a local derivative does not exist at the current values; the message names the
             operation whose derivative it is and the node of G.
 
@@ -97,6 +101,7 @@ def build_grad(
     """
     if V in grad_table:
         return grad_table[V]
+    _check_arguments(G, G_prime, grad_table)
     consumers = get_consumers(V, G_prime)
     if any(C not in grad_table for C in consumers):
         _build_consumers_first(V, G, G_prime, grad_table, observe)
@@ -131,6 +136,36 @@ def build_grad(
             )
         )
     return G_V  # "insert G and the operations creating it into G": the new nodes consume G's nodes
+
+
+def _check_arguments(G: Graph, G_prime: Graph | SubGraph, grad_table: dict[Value, Value]) -> None:
+    """Refuse arguments :func:`build_grad` cannot run on, naming the argument: one test when they are right
+    (it runs once per node of G'), each argument looked at only when it fails.
+
+    Raises:
+        TypeError, ValueError: as :func:`build_grad` says.
+    """
+    try:
+        pruned_from_G = G_prime is G or G_prime.graph is G  # type: ignore[union-attr]
+        if pruned_from_G and isinstance(grad_table, dict) and G.output in grad_table:
+            return
+    except AttributeError:  # G or G_prime is no graph
+        pass
+    where = "build_grad(V, G, G_prime, grad_table)"
+    kinds: tuple[tuple[str, object, type | tuple[type, ...], str], ...] = (
+        ("G", G, Graph, "a Graph"),
+        ("G_prime", G_prime, (SubGraph, Graph), "a SubGraph (G.prune(T)) or G itself"),
+        ("grad_table", grad_table, dict, "a dict"),
+    )
+    for name, value, kind, wanted in kinds:
+        if not isinstance(value, kind):
+            raise TypeError(f"{where}: {name} must be {wanted}, got {type(value).__name__} {value!r:.80}")
+    if G_prime is not G and getattr(G_prime, "graph", None) is not G:
+        raise ValueError(f"{where}: G_prime, {G_prime!r}, was not pruned from G, {G!r}")
+    raise ValueError(
+        f"{where}: grad_table has no entry for z ({G.name(G.output)}, G's output); seed it first, "
+        "grad_table[z] = as_value(1.0), as Algorithm 6.5 does"
+    )
 
 
 def _new_nodes(G: Graph, G_V: Value, grad_table: dict[Value, Value], V: Value) -> list[Value]:

@@ -215,6 +215,35 @@ def test_build_grad_as_the_book_calls_it() -> None:
     assert set(grad_table) <= set(G_prime.nodes)
 
 
+def test_build_grad_called_by_hand_with_wrong_arguments_names_the_argument() -> None:
+    x = Value(0.5, label="x")
+    z = (x * x).tanh()
+    z.label = "z"
+    G = Graph(z)
+    w = Value(3.0, label="w")
+    H = Graph(w * w)
+    seeded = {z: Value(1.0)}
+    where = "build_grad(V, G, G_prime, grad_table): "
+    wanted = "G_prime must be a SubGraph (G.prune(T)) or G itself, got"
+    cases: list[tuple[tuple[Any, ...], type[Exception], str]] = [
+        ((x, G, G.prune([x]), {}), ValueError, "grad_table has no entry for z (u3, G's output); seed"),
+        ((x, [z], G.prune([x]), seeded), TypeError, "G must be a Graph, got list [Value(data=0.24"),
+        ((x, G, None, seeded), TypeError, f"{wanted} NoneType None"),
+        ((x, G, [z], seeded), TypeError, f"{wanted} list"),
+        ((x, G, H.prune([w]), seeded), ValueError, "G_prime, SubGraph(n=2 of 2), was not pruned from G, G"),
+        ((x, H, G.prune([x]), seeded), ValueError, "G_prime, SubGraph(n=3 of 3), was not pruned from G, G"),
+        ((x, G, G.prune([x]), [z]), TypeError, "grad_table must be a dict, got list"),
+    ]
+    for args, error, message in cases:
+        with pytest.raises(error) as raised:
+            build_grad(*args)
+        assert str(raised.value).startswith(where + message)
+    with pytest.raises(ValueError, match="is not a node of this graph"):
+        build_grad(w, G, G.prune([x]), dict(seeded))
+    for G_prime in (G.prune([x]), G):  # G itself is a G' that prunes nothing
+        assert build_grad(x, G, G_prime, {z: Value(1.0)}).data == G.backprop()[x]
+
+
 @DAG_SETTINGS
 @given(dag_cases())
 def test_build_grad_called_directly_on_random_dags(case: Case) -> None:
