@@ -58,6 +58,7 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("backprop([x] * 10**5)", lambda: backprop([_x()] * 10**5), TypeError, "got list [Value(data=2.0"),  # type: ignore[arg-type]
     ("micrograph.backprop(None)", lambda: backprop(None), TypeError, "got NoneType None"),  # type: ignore[arg-type]
     ("viz.to_tikz(z)", lambda: viz.to_tikz(_x() * 2.0), TypeError, "(e.g. viz.draw(z))"),  # type: ignore[arg-type]
+    ("viz.to_tikz([x] * 10**5)", lambda: viz.to_tikz([_x()] * 10**5), TypeError, "got list [Value(data=2.0"),  # type: ignore[arg-type]
     ("expr.build('x', None)", lambda: expr.build("x", None), TypeError, "env"),  # type: ignore[arg-type]
     ("standardize(X)", lambda: datasets.standardize([[1.0, 2.0], [3.0, 4.0]]), TypeError, "pair (X, y)"),  # type: ignore[arg-type]
     (
