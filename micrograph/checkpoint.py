@@ -22,6 +22,7 @@ from typing import Any
 
 from micrograph.backprop import run_algorithm_6_2
 from micrograph.engine import Value
+from micrograph.errors import typed_repr
 from micrograph.forward import evaluate_segment
 from micrograph.graph import Graph
 from micrograph.memory import paused_gc
@@ -122,7 +123,7 @@ def _segment_length(n: int, k: Any) -> int:
     if k is None:
         return max(1, math.isqrt(n - 1) + 1) if n > 1 else 1  # ceil(sqrt(n))
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"checkpoint_grad: k must be an int or None, got {type(k).__name__} {k!r}")
+        raise TypeError(f"checkpoint_grad: k must be an int or None, got {typed_repr(k)}")
     if k < 1:
         raise ValueError(f"checkpoint_grad: k must be at least 1, got {k!r}")
     return int(k)

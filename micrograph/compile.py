@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from micrograph.backprop import run_algorithm_6_2
 from micrograph.compile_python import Function, Writer
 from micrograph.engine import Value
-from micrograph.errors import check_graph
+from micrograph.errors import check_graph, typed_repr
 from micrograph.forward import input_values
 from micrograph.graph import Graph, Inputs, as_values
 from micrograph.memory import paused_gc
@@ -200,9 +200,7 @@ def compile_graph(
     if isinstance(wrt, Value):
         wrt = [wrt]
     if isinstance(part_size, bool) or not isinstance(part_size, int):
-        raise TypeError(
-            f"compile_graph: part_size must be an int, got {type(part_size).__name__} {part_size!r}"
-        )
+        raise TypeError(f"compile_graph: part_size must be an int, got {typed_repr(part_size)}")
     if part_size < 1:
         raise ValueError(f"compile_graph: part_size must be at least 1, got {part_size!r}")
     targets = as_values(wrt, "compile_graph", "wrt")

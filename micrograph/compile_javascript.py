@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from micrograph.compile_emitter import FUNCTION, JAVASCRIPT, Emitter, Node, Positions
 from micrograph.engine import Value
-from micrograph.errors import check_graph
+from micrograph.errors import check_graph, typed_repr
 from micrograph.graph import Graph
 from micrograph.ops import Op
 from micrograph.order import topological_order
@@ -158,7 +158,7 @@ def compile_javascript(g: Graph, extra: Iterable[Value] = ()) -> JavaScriptProgr
     more = list(extra)
     for k, v in enumerate(more):
         if not isinstance(v, Value):
-            raise TypeError(f"compile_javascript: extra[{k}] must be a Value, got {type(v).__name__} {v!r}")
+            raise TypeError(f"compile_javascript: extra[{k}] must be a Value, got {typed_repr(v)}")
     for v in topological_order(more) if more else []:
         if v.op is None and v not in g.index and not v.is_constant:
             raise ValueError(

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from micrograph import compile_nodes, lecture, pickling, push
-from micrograph.errors import NOT_FINITE, DomainError, to_float
+from micrograph.errors import NOT_FINITE, DomainError, to_float, typed_repr
 from micrograph.meta import CONSTANT, NodeMeta
 from micrograph.ops import (
     ADD,
@@ -145,7 +145,7 @@ class Value:
         if type(data) is not float:
             data = to_float(data, "Value()")
         if not isinstance(label, str):
-            raise TypeError(f"Value(label=...) must be a str, got {type(label).__name__} {label!r}")
+            raise TypeError(f"Value(label=...) must be a str, got {typed_repr(label)}")
         self.data = data
         self.grad = 0.0
         self.op = None
@@ -189,7 +189,7 @@ class Value:
     @label.setter
     def label(self, label: str) -> None:
         if not isinstance(label, str):
-            raise TypeError(f"Value.label must be a str, got {type(label).__name__} {label!r}")
+            raise TypeError(f"Value.label must be a str, got {typed_repr(label)}")
         info = self._info
         if isinstance(info, NodeMeta):
             if info.label != label:
@@ -212,7 +212,7 @@ class Value:
             self._info = label or None
             return
         if not isinstance(meta, NodeMeta):
-            raise TypeError(f"Value.meta must be a NodeMeta or None, got {type(meta).__name__} {meta!r}")
+            raise TypeError(f"Value.meta must be a NodeMeta or None, got {typed_repr(meta)}")
         if meta.label != label:
             meta = copy.copy(meta)  # the label is the node's own
             meta.label = label
@@ -363,7 +363,7 @@ def as_value(x: Any) -> Value:
     """
     v = _wrap(x)
     if v is NotImplemented:
-        raise TypeError(f"expected a Value or a real number, got {type(x).__name__} {x!r}")
+        raise TypeError(f"expected a Value or a real number, got {typed_repr(x)}")
     return v  # type: ignore[no-any-return]
 
 

@@ -26,7 +26,20 @@ def is_node(x: Any) -> bool:
 
 
 _SHORT = reprlib.Repr()  # a wrong argument as a message shows it: a node whole, a long list or text cut short
-_SHORT.maxother, _SHORT.maxstring, _SHORT.maxlist = 200, 60, 3
+_SHORT.maxother, _SHORT.maxstring, _SHORT.maxlist, _SHORT.maxtuple = 200, 60, 3, 3
+_SHORT.maxdict = _SHORT.maxset = _SHORT.maxfrozenset = _SHORT.maxdeque = _SHORT.maxarray = 3
+
+
+def short_repr(x: Any) -> str:
+    """A value as a message shows it: its repr, cut short (a list as its first 3 items, a string of a million
+    characters as its first 60), so that the message stays one short line."""
+    return _SHORT.repr(x)
+
+
+def typed_repr(x: Any) -> str:
+    """What a message says a wrong argument was: its type and :func:`short_repr` (``list [Value(data=2.0,
+    grad=0.0), ...]``)."""
+    return f"{type(x).__name__} {_SHORT.repr(x)}"
 
 
 def check_graph(graph: Any, where: str) -> None:
@@ -39,9 +52,7 @@ def check_graph(graph: Any, where: str) -> None:
         TypeError: ``graph`` is not a Graph (the message shows how to make one: ``Graph(z)``).
     """
     if not (hasattr(graph, "nodes") and hasattr(graph, "n_inputs") and hasattr(graph, "program")):
-        raise TypeError(
-            f"{where} takes a Graph (e.g. Graph(z)), got {type(graph).__name__} {_SHORT.repr(graph)}"
-        )
+        raise TypeError(f"{where} takes a Graph (e.g. Graph(z)), got {typed_repr(graph)}")
 
 
 def describe(node: Any, name: str | None = None) -> str:
@@ -76,7 +87,7 @@ def to_float(x: Any, where: str) -> float:
             ) from None
         except (TypeError, ValueError):
             pass
-    raise TypeError(f"{where} takes a real number (int, float or NumPy scalar), got {type(x).__name__} {x!r}")
+    raise TypeError(f"{where} takes a real number (int, float or NumPy scalar), got {typed_repr(x)}")
 
 
 def _shown(x: Any) -> str:

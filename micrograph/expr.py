@@ -30,6 +30,7 @@ from typing import Any
 
 from micrograph import ops
 from micrograph.engine import Value
+from micrograph.errors import typed_repr
 
 __all__ = [
     "ALLOWED",
@@ -148,7 +149,7 @@ def parse(text: str) -> ast.Expression:
             the whitelist (attribute access, other calls, lambda, comprehension, subscript, strings ...).
     """
     if not isinstance(text, str):
-        raise TypeError(f"an expression is a str, got {type(text).__name__} {text!r}")
+        raise TypeError(f"an expression is a str, got {typed_repr(text)}")
     if not text.strip():
         raise ExprError("the expression is empty", text)
     if len(text) > MAX_LENGTH:
@@ -275,9 +276,7 @@ def _leaves(env: Mapping[str, Any]) -> dict[str, Value]:
         elif isinstance(v, numbers.Real) and not isinstance(v, bool):
             leaves[name] = Value(float(v), label=name)
         else:
-            raise TypeError(
-                f"the value of {name!r} must be a real number or a Value, got {type(v).__name__} {v!r}"
-            )
+            raise TypeError(f"the value of {name!r} must be a real number or a Value, got {typed_repr(v)}")
     return leaves
 
 

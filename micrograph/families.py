@@ -24,6 +24,7 @@ from typing import Any
 
 from micrograph.checkpoint import checkpoint_grad
 from micrograph.engine import Value
+from micrograph.errors import typed_repr
 from micrograph.naive import naive_grad
 from micrograph.ops import OPS
 from micrograph.store import CountedGradient, store_grad
@@ -33,7 +34,7 @@ __all__ = ["chain", "ladder", "FAMILIES", "expected_counts", "blowup_rows", "mem
 
 def _depth(depth: Any, where: str) -> int:
     if isinstance(depth, bool) or not isinstance(depth, numbers.Integral):
-        raise TypeError(f"{where}: depth must be an int, got {type(depth).__name__} {depth!r}")
+        raise TypeError(f"{where}: depth must be an int, got {typed_repr(depth)}")
     if depth < 0:
         raise ValueError(f"{where}: depth must be >= 0, got {depth!r}")
     return int(depth)

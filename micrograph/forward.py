@@ -16,7 +16,7 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from micrograph.engine import Value
-from micrograph.errors import DomainError, _NotFinite, check_graph
+from micrograph.errors import DomainError, _NotFinite, check_graph, typed_repr
 from micrograph.memory import paused_gc
 
 if TYPE_CHECKING:
@@ -74,7 +74,8 @@ def input_values(graph: Graph, values: Inputs | None) -> list[float]:
             else ""
         )
         raise TypeError(
-            f"forward: values must be a mapping {{leaf: number}} or a sequence, got {values!r}{unordered}"
+            "forward: values must be a mapping {leaf: number} or a sequence, "
+            f"got {typed_repr(values)}{unordered}"
         )
     xs = list(values)
     variables = graph.variables
@@ -270,7 +271,7 @@ def _input_number(x: Any, graph: Graph, j: int) -> float:
             raise ValueError(f"forward: {what} must be finite, got {value!r}")
         return value
     what = f"the value for {graph.name(graph.nodes[j])}"
-    raise TypeError(f"forward: {what} must be a real number, got {type(x).__name__} {x!r}")
+    raise TypeError(f"forward: {what} must be a real number, got {typed_repr(x)}")
 
 
 def _names(graph: Graph, nodes: list[Value]) -> str:

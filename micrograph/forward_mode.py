@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from micrograph.engine import Value
-from micrograph.errors import DomainError, to_float
+from micrograph.errors import DomainError, to_float, typed_repr
 from micrograph.graph import Graph, as_values
 from micrograph.order import topological_order
 
@@ -56,19 +56,21 @@ def _direction(v: Any, n: int) -> list[float]:
     elif isinstance(v, (str, bytes, bool)) or not isinstance(v, Iterable):
         raise TypeError(
             f"jvp: v must be a real number (one input) or a sequence of them, one per input; got "
-            f"{type(v).__name__} {v!r}"
+            f"{typed_repr(v)}"
         )
     else:
         try:
             vs = list(v)
         except TypeError:  # a 0-d NumPy array
-            raise TypeError(f"jvp: v must be a real number or a sequence of them, got {v!r}") from None
+            raise TypeError(
+                f"jvp: v must be a real number or a sequence of them, got {typed_repr(v)}"
+            ) from None
     if len(vs) != n:
         raise ValueError(f"jvp: v has {len(vs)} components but inputs has {n} nodes")
     out = []
     for k, vk in enumerate(vs):
         if isinstance(vk, bool) or not isinstance(vk, numbers.Real):
-            raise TypeError(f"jvp: v[{k}] must be a real number, got {type(vk).__name__} {vk!r}")
+            raise TypeError(f"jvp: v[{k}] must be a real number, got {typed_repr(vk)}")
         x = to_float(vk, f"jvp: v[{k}]")
         if not math.isfinite(x):
             raise ValueError(f"jvp: v[{k}] must be finite, got {x!r}")

@@ -19,7 +19,7 @@ from typing import Any, Union
 
 from micrograph.backprop import BackpropObserver, GradTable, backprop
 from micrograph.engine import Value
-from micrograph.errors import to_float
+from micrograph.errors import to_float, typed_repr
 from micrograph.forward import ForwardObserver, forward
 from micrograph.memory import paused_gc
 from micrograph.ops import Op
@@ -87,7 +87,7 @@ class Graph(_NodeList):
 
     def __init__(self, output: Value) -> None:
         if not isinstance(output, Value):
-            raise TypeError(f"Graph() takes the output Value z, got {type(output).__name__} {output!r}")
+            raise TypeError(f"Graph() takes the output Value z, got {typed_repr(output)}")
         with paused_gc():
             self._build(output)
 
@@ -328,17 +328,16 @@ def as_values(x: Any, where: str, name: str) -> list[Value]:
     if isinstance(x, Value):
         return [x]
     if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
-        got = f"{type(x).__name__} {x!r}"
-        raise TypeError(f"{where}: {name} must be a Value or a sequence of Values, got {got}")
+        raise TypeError(f"{where}: {name} must be a Value or a sequence of Values, got {typed_repr(x)}")
     try:
         items = list(x)
     except TypeError:  # an iterable type whose object is not (a 0-d NumPy array)
         raise TypeError(
-            f"{where}: {name} must be a Value or a sequence of Values, got {type(x).__name__} {x!r}"
+            f"{where}: {name} must be a Value or a sequence of Values, got {typed_repr(x)}"
         ) from None
     if not items:
         raise ValueError(f"{where}: {name} is empty; give at least one Value to differentiate by")
     for k, v in enumerate(items):
         if not isinstance(v, Value):
-            raise TypeError(f"{where}: {name}[{k}] must be a Value, got {type(v).__name__} {v!r}")
+            raise TypeError(f"{where}: {name}[{k}] must be a Value, got {typed_repr(v)}")
     return items

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from micrograph.engine import Value, as_value, sum_nodes
+from micrograph.errors import typed_repr
 
 __all__ = ["binary_cross_entropy", "cross_entropy", "hinge", "l1", "l2", "mse"]
 
@@ -32,9 +33,7 @@ def _as_outputs(pred: Any, where: str) -> list[Value]:
     if isinstance(pred, Value) or (isinstance(pred, numbers.Real) and not isinstance(pred, bool)):
         return [as_value(pred)]
     if isinstance(pred, (str, bytes)) or not isinstance(pred, Iterable):
-        raise TypeError(
-            f"{where}: expected a Value or a sequence of Values, got {type(pred).__name__} {pred!r}"
-        )
+        raise TypeError(f"{where}: expected a Value or a sequence of Values, got {typed_repr(pred)}")
     out = [as_value(p) for p in pred]
     if not out:
         raise ValueError(f"{where}: the prediction is empty")
@@ -53,7 +52,7 @@ def _real(x: Any, where: str) -> float:
         return x.data
     if isinstance(x, numbers.Real) and not isinstance(x, bool):
         return float(x)
-    raise TypeError(f"{where}: expected a real number, got {type(x).__name__} {x!r}")
+    raise TypeError(f"{where}: expected a real number, got {typed_repr(x)}")
 
 
 def mse(pred: Value | Sequence[Value], target: float | Sequence[float]) -> Value:
@@ -184,7 +183,7 @@ def _params(params: Iterable[Value], where: str) -> list[Value]:
     ps = list(params)
     for k, p in enumerate(ps):
         if not isinstance(p, Value):
-            raise TypeError(f"{where}: params[{k}] must be a Value, got {type(p).__name__} {p!r}")
+            raise TypeError(f"{where}: params[{k}] must be a Value, got {typed_repr(p)}")
     if not ps:
         raise ValueError(f"{where}: no parameters given")
     return ps

@@ -29,6 +29,7 @@ from typing import Any
 
 from micrograph import compile_nodes
 from micrograph.engine import Value
+from micrograph.errors import short_repr, typed_repr
 from micrograph.meta import NodeMeta
 from micrograph.ops import RELU, SIGMOID, TANH, Op
 
@@ -102,7 +103,7 @@ def _check_size(sizes: Sequence[int], where: str) -> None:
 
 def _check_count(value: Any, name: str, where: str) -> int:
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{where}: {name} must be a positive integer, got {value!r}")
+        raise ValueError(f"{where}: {name} must be a positive integer, got {short_repr(value)}")
     return int(value)
 
 
@@ -118,7 +119,7 @@ def _make_rng(seed: Any, rng: Any, where: str) -> Any:
         raise ValueError(f"{where}: give seed= or rng=, not both")
     if rng is not None:
         if not callable(getattr(rng, "uniform", None)):
-            raise TypeError(f"{where}: rng must be a random.Random, got {type(rng).__name__} {rng!r}")
+            raise TypeError(f"{where}: rng must be a random.Random, got {typed_repr(rng)}")
         return rng
     if seed is not None:
         return random.Random(seed)
@@ -336,7 +337,9 @@ class MLP(Module):
     ) -> None:
         nin = _check_count(nin, "nin", "MLP(nin, nouts)")
         if isinstance(nouts, (str, bytes)) or not isinstance(nouts, Iterable):
-            raise ValueError(f"MLP(nin, nouts): nouts must be a list of layer widths, got {nouts!r}")
+            raise ValueError(
+                f"MLP(nin, nouts): nouts must be a list of layer widths, got {short_repr(nouts)}"
+            )
         widths = [_check_count(n, "every width in nouts", "MLP(nin, nouts)") for n in nouts]
         if not widths:
             raise ValueError("MLP(nin, nouts): nouts must list at least one layer width, got []")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from micrograph.engine import Value, sum_nodes
+from micrograph.errors import short_repr, typed_repr
 from micrograph.losses import LossSpec, l1, l2, loss_spec
 from micrograph.mlp import MLP, tag, weights
 
@@ -54,14 +55,18 @@ def _check_lambda(value: Any, name: str, where: str) -> float:
 
 def _check_features(x: Any, nin: int, where: str) -> list[float]:
     if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
-        raise ValueError(f"{where}: an example must be a sequence of {nin} numbers, got {x!r}")
+        raise ValueError(f"{where}: an example must be a sequence of {nin} numbers, got {typed_repr(x)}")
     row = list(x)
     if len(row) != nin:
-        raise ValueError(f"{where}: the model takes {nin} features per example, got {len(row)}: {row!r}")
+        raise ValueError(
+            f"{where}: the model takes {nin} features per example, got {len(row)}: {short_repr(row)}"
+        )
     out = []
     for v in row:
         if not isinstance(v, numbers.Real) or isinstance(v, bool) or not math.isfinite(v):
-            raise ValueError(f"{where}: features must be finite numbers, got {v!r} in {row!r}")
+            raise ValueError(
+                f"{where}: features must be finite numbers, got {short_repr(v)} in {short_repr(row)}"
+            )
         out.append(float(v))
     return out
 

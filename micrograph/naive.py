@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from micrograph.engine import Value
-from micrograph.errors import DomainError
+from micrograph.errors import DomainError, typed_repr
 from micrograph.graph import Graph
 from micrograph.memory import paused_gc
 from micrograph.store import CountedGradient, _check_nodes, _pruned
@@ -204,12 +204,16 @@ def naive_grad(
     _check_nodes("naive_grad", z, w)
     if max_operations is not None:
         if isinstance(max_operations, bool) or not isinstance(max_operations, numbers.Integral):
-            raise TypeError(f"naive_grad: max_operations must be an int or None, got {max_operations!r}")
+            raise TypeError(
+                f"naive_grad: max_operations must be an int or None, got {typed_repr(max_operations)}"
+            )
         if max_operations <= 0:
             raise ValueError(f"naive_grad: max_operations must be positive, got {max_operations!r}")
     if max_seconds is not None:
         if isinstance(max_seconds, bool) or not isinstance(max_seconds, numbers.Real):
-            raise TypeError(f"naive_grad: max_seconds must be a number or None, got {max_seconds!r}")
+            raise TypeError(
+                f"naive_grad: max_seconds must be a number or None, got {typed_repr(max_seconds)}"
+            )
         if not max_seconds > 0:
             raise ValueError(f"naive_grad: max_seconds must be positive, got {max_seconds!r}")
     run = _Naive(None if max_operations is None else int(max_operations), max_seconds)  # the clock starts

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from micrograph.errors import is_node
+from micrograph.errors import is_node, typed_repr
 
 if TYPE_CHECKING:
     from micrograph.engine import Value
@@ -51,7 +51,7 @@ def topological_order(outputs: Iterable[Value]) -> list[Value]:
     append, finish = order.append, finished.add
     for root in outputs:
         if not is_node(root):
-            raise TypeError(f"a graph is built from Value nodes, got {type(root).__name__} {root!r}")
+            raise TypeError(f"a graph is built from Value nodes, got {typed_repr(root)}")
         if root in finished:
             continue
         path = [root] * 64

@@ -36,6 +36,7 @@ from typing import Any
 
 from micrograph.backprop import run_algorithm_6_2
 from micrograph.engine import Value
+from micrograph.errors import typed_repr
 from micrograph.forward import evaluate
 from micrograph.graph import Graph, SubGraph
 
@@ -86,9 +87,9 @@ class CountedGradient:
 
 def _check_nodes(where: str, z: Any, w: Any) -> None:
     if not isinstance(z, Value):
-        raise TypeError(f"{where}(z, w): z must be a Value, got {type(z).__name__} {z!r}")
+        raise TypeError(f"{where}(z, w): z must be a Value, got {typed_repr(z)}")
     if not isinstance(w, Value):
-        raise TypeError(f"{where}(z, w): w must be a Value, got {type(w).__name__} {w!r}")
+        raise TypeError(f"{where}(z, w): w must be a Value, got {typed_repr(w)}")
 
 
 def _pruned(graph: Graph, w: Value, G_prime: SubGraph | None = None) -> list[bool]:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, overload
 
 from micrograph.engine import Value, as_value, sum_nodes
-from micrograph.errors import DomainError
+from micrograph.errors import DomainError, typed_repr
 from micrograph.graph import Graph, SubGraph, as_values, get_consumers, get_inputs, get_operation
 from micrograph.memory import paused_gc
 from micrograph.meta import NodeMeta
@@ -159,7 +159,7 @@ def _check_arguments(G: Graph, G_prime: Graph | SubGraph, grad_table: dict[Value
     )
     for name, value, kind, wanted in kinds:
         if not isinstance(value, kind):
-            raise TypeError(f"{where}: {name} must be {wanted}, got {type(value).__name__} {value!r:.80}")
+            raise TypeError(f"{where}: {name} must be {wanted}, got {typed_repr(value)}")
     if G_prime is not G and getattr(G_prime, "graph", None) is not G:
         raise ValueError(f"{where}: G_prime, {G_prime!r}, was not pruned from G, {G!r}")
     raise ValueError(
@@ -243,7 +243,7 @@ def grad(
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithms 6.5 and 6.6.
     """
     if not isinstance(z, Value):
-        raise TypeError(f"grad(z, T): z must be a Value, got {type(z).__name__} {z!r}")
+        raise TypeError(f"grad(z, T): z must be a Value, got {typed_repr(z)}")
     single = isinstance(T, Value)
     targets = as_values(T, "grad(z, T)", "T")
     with paused_gc():  # building B allocates many nodes that cannot form cycles
@@ -304,9 +304,7 @@ def _vector_component(x: Any, k: int) -> float:
         return x.data
     if isinstance(x, (int, float)) or (hasattr(x, "__float__") and not isinstance(x, (str, bytes))):
         return float(x)
-    raise TypeError(
-        f"hessian_vector_product: v[{k}] must be a number or a Value, got {type(x).__name__} {x!r}"
-    )
+    raise TypeError(f"hessian_vector_product: v[{k}] must be a number or a Value, got {typed_repr(x)}")
 
 
 def hessian_vector_product(z: Value, wrt: Sequence[Value], v: Sequence[Any]) -> list[Value]:
@@ -333,13 +331,10 @@ def hessian_vector_product(z: Value, wrt: Sequence[Value], v: Sequence[Any]) -> 
     """
     if isinstance(wrt, Value) or isinstance(wrt, (str, bytes)) or not isinstance(wrt, Iterable):
         raise TypeError(
-            "hessian_vector_product: wrt must be a sequence of Values (e.g. [x, y]), "
-            f"got {type(wrt).__name__} {wrt!r}"
+            f"hessian_vector_product: wrt must be a sequence of Values (e.g. [x, y]), got {typed_repr(wrt)}"
         )
     if isinstance(v, (str, bytes)) or not isinstance(v, Iterable):
-        raise TypeError(
-            f"hessian_vector_product: v must be a sequence of numbers, got {type(v).__name__} {v!r}"
-        )
+        raise TypeError(f"hessian_vector_product: v must be a sequence of numbers, got {typed_repr(v)}")
     wrt = list(wrt)
     v = [
         _vector_component(vi, k) for k, vi in enumerate(v)

@@ -20,12 +20,19 @@ from micrograph import (
     Graph,
     Value,
     backprop,
+    build_grad,
     compile_graph,
     datasets,
     expr,
     forward,
+    grad,
     hessian_vector_product,
 )
+from micrograph.engine import as_value
+from micrograph.forward_mode import jvp
+from micrograph.naive import naive_grad
+from micrograph.nn import MLP
+from micrograph.store import store_grad
 
 
 def _x() -> Value:
@@ -84,6 +91,42 @@ def test_bad_input_is_a_clear_error(
         call()
     assert says in str(e.value), str(e.value)
     assert len(str(e.value)) < 600  # a huge number is shortened, not printed in full
+
+
+# Each public entry point that names what it was wrongly given, given a list of 10**5 nodes and a string of
+# 10**6 characters: the message names the type and shows a few items, never the whole value.
+WRONG_ARGUMENT: list[tuple[str, Callable[[Any], Any]]] = [
+    ("Graph(z)", lambda a: Graph(a)),
+    ("grad(z, T)", lambda a: grad(a, _x())),
+    ("grad(z, T=...)", lambda a: grad(_x() * 2.0, [_x(), a])),
+    ("store_grad(z, w)", lambda a: store_grad(a, _x())),
+    ("Value(data)", lambda a: Value(a)),
+    ("Value(label=...)", lambda a: Value(1.0, label=[a])),
+    ("x + a", lambda a: as_value(a)),
+    ("forward value", lambda a: Graph(_x() * 2.0).forward([a])),
+    ("viz.draw(z)", lambda a: viz.draw(a)),
+    ("viz.render(dot, path)", lambda a: viz.render(a, "never.svg")),
+    ("viz.to_tikz(drawing)", lambda a: viz.to_tikz(a)),
+    ("viz.explore(z)", lambda a: viz.explore(a)),
+    ("backprop(G)", lambda a: backprop(a)),
+    ("build_grad(V, G, G_prime, grad_table)", lambda a: build_grad(_x(), Graph(_x() * 2.0), a, {})),
+    ("forward(values)", lambda a: Graph(_x() * 2.0).forward(a)),
+    ("jvp(z, wrt, v)", lambda a: jvp(_x() * 2.0, [_x()], [a])),
+    ("MLP(nin, nouts)", lambda a: MLP(2, a)),
+    ("MLP()(x)", lambda a: MLP(2, [3])(a)),
+    ("naive_grad(max_operations=...)", lambda a: naive_grad(_x() * 2.0, _x(), max_operations=a)),
+    ("hessian_vector_product(z, wrt, v)", lambda a: hessian_vector_product(_x() * 2.0, [_x()], (a,))),
+]
+
+
+@pytest.mark.parametrize("what, call", WRONG_ARGUMENT, ids=[c[0] for c in WRONG_ARGUMENT])
+@pytest.mark.parametrize("value", [[Value(2.0)] * 10**5, "a" * 10**6], ids=["list", "str"])
+def test_a_huge_wrong_argument_is_shown_cut_short(what: str, call: Callable[[Any], Any], value: Any) -> None:
+    with pytest.raises((TypeError, ValueError)) as e:
+        call(value)
+    message = str(e.value)
+    assert len(message) < 600 and "\n" not in message, message[:1000]
+    assert " got " in message, message
 
 
 def _csv(tmp_path: Path, name: str, data: bytes) -> Path:

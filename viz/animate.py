@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from micrograph.engine import Value
+from micrograph.errors import typed_repr
 from micrograph.graph import Graph
 from viz.dot import check_size, digraph
 from viz.files import write_atomic
@@ -84,7 +85,7 @@ def animate(
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithms 6.1 and 6.2.
     """
     if not isinstance(z, Value):
-        raise TypeError(f"animate(z, path): z must be a Value, got {type(z).__name__} {z!r}")
+        raise TypeError(f"animate(z, path): z must be a Value, got {typed_repr(z)}")
     dest = Path(path)
     suffix = dest.suffix.lower()
     if suffix not in FORMATS:

@@ -16,7 +16,7 @@ import graphviz
 
 import micrograph
 from micrograph.engine import Value
-from micrograph.errors import DomainError
+from micrograph.errors import DomainError, typed_repr
 from micrograph.graph import Graph
 from micrograph.order import topological_order
 from viz import style
@@ -191,7 +191,7 @@ def draw(
         if not isinstance(grad_table, Mapping):
             raise TypeError(
                 "draw(grad_table=...) must be a mapping {node: dz/dnode} such as Graph(z).backprop(), "
-                f"got {type(grad_table).__name__} {grad_table!r}"
+                f"got {typed_repr(grad_table)}"
             )
         grads = [grad_table.get(v) for v in graph.nodes]
     if level != "scalars":
@@ -248,7 +248,7 @@ def draw_side_by_side(
     Algorithms 6.2, 6.5 and 6.6.
     """
     if not isinstance(z, Value):
-        raise TypeError(f"draw_side_by_side(z, wrt): z must be a Value, got {type(z).__name__} {z!r}")
+        raise TypeError(f"draw_side_by_side(z, wrt): z must be a Value, got {typed_repr(z)}")
     targets: list[Value] = [wrt] if isinstance(wrt, Value) else list(wrt)
     if level not in ("scalars", "layers", "neurons"):
         raise ValueError(

@@ -39,6 +39,7 @@ from typing import Any
 from micrograph.backprop import sweep
 from micrograph.compile_javascript import compile_javascript
 from micrograph.engine import Value
+from micrograph.errors import typed_repr
 from micrograph.graph import Graph, as_values
 from micrograph.order import topological_order
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
@@ -285,7 +286,7 @@ def explore(
     figure 6.10; sections 6.5.4 and 6.5.7 (an MLP by layers).
     """
     if not isinstance(z, Value):
-        raise TypeError(f"explore(z): z must be a Value, got {type(z).__name__} {z!r}")
+        raise TypeError(f"explore(z): z must be a Value, got {typed_repr(z)}")
     if level not in ("scalars", *LEVELS):
         raise ValueError(f"explore(level=...) must be one of {['scalars', *LEVELS]}, got {level!r}")
     if predict and level != "scalars":

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import graphviz
 
+from micrograph.errors import typed_repr
 from viz.files import write_atomic
 
 __all__ = [
@@ -97,7 +98,7 @@ def render(
     if not isinstance(dot, (graphviz.Digraph, graphviz.Graph)):
         raise TypeError(
             f"render(dot, path): dot must be a drawing such as viz.draw(z) (a graphviz Digraph), "
-            f"got {type(dot).__name__} {dot!r}"
+            f"got {typed_repr(dot)}"
         )
     dest = Path(path)
     fmt = FORMATS.get(dest.suffix.lower())

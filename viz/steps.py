@@ -19,7 +19,7 @@ from pathlib import Path
 
 from micrograph import pseudocode
 from micrograph.engine import Value
-from micrograph.errors import DomainError
+from micrograph.errors import DomainError, typed_repr
 from micrograph.graph import Graph
 from viz import style
 from viz.dot import check_size, digraph, figure_6_10
@@ -226,7 +226,7 @@ def steps(
             f"got {algorithm!r}"
         )
     if not isinstance(z, Value):
-        raise TypeError(f"steps(z, path): z must be a Value, got {type(z).__name__} {z!r}")
+        raise TypeError(f"steps(z, path): z must be a Value, got {typed_repr(z)}")
     dest = Path(path)
     if not overwrite and dest.exists():
         raise FileExistsError(f"{dest} exists; pass overwrite=True to replace it")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from micrograph import pseudocode
 from micrograph.engine import Value
+from micrograph.errors import typed_repr
 from micrograph.graph import Graph, as_values
 from micrograph.order import topological_order
 from micrograph.symbolic import BuildGradCall, grad
@@ -203,7 +204,7 @@ def symbolic_frames(z: Value, wrt: Value | Sequence[Value] | None = None) -> Sym
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithms 6.5, 6.6.
     """
     if not isinstance(z, Value):
-        raise TypeError(f"steps(z, path): z must be a Value, got {type(z).__name__} {z!r}")
+        raise TypeError(f"steps(z, path): z must be a Value, got {typed_repr(z)}")
     graph = Graph(z)
     targets = _targets(graph, wrt)
     calls: list[BuildGradCall] = []

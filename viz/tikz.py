@@ -19,6 +19,8 @@ from typing import Any
 
 import graphviz
 
+from micrograph.errors import typed_repr
+
 __all__ = ["to_tikz", "escape_latex"]
 
 _LATEX_SPECIAL = {
@@ -330,7 +332,7 @@ def to_tikz(
     if not isinstance(drawing, (graphviz.Digraph, graphviz.Graph)):
         raise TypeError(
             "to_tikz takes a drawing from viz.draw or viz.draw_side_by_side (e.g. viz.draw(z)), got "
-            f"{type(drawing).__name__} {drawing!r:.80}"
+            f"{typed_repr(drawing)}"
         )
     if not isinstance(scale, (int, float)) or not scale > 0:
         raise ValueError(f"to_tikz: scale must be a positive number, got {scale!r}")

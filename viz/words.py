@@ -14,6 +14,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from micrograph.engine import Value
+from micrograph.errors import typed_repr
 from micrograph.graph import Graph, node_name
 from micrograph.meta import NodeMeta
 from viz import style
@@ -46,7 +47,7 @@ def as_graph(target: Value | Graph) -> Graph:
         return target
     if isinstance(target, Value):
         return Graph(target)
-    raise TypeError(f"expected a Value or a Graph to draw, got {type(target).__name__} {target!r}")
+    raise TypeError(f"expected a Value or a Graph to draw, got {typed_repr(target)}")
 
 
 def fmt(x: float | None, digits: int = style.SIGNIFICANT_DIGITS) -> str:
