@@ -16,7 +16,7 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from micrograph.engine import Value
-from micrograph.errors import DomainError, _NotFinite, check_graph, typed_repr
+from micrograph.errors import DomainError, _NotFinite, check_graph, short_repr, typed_repr
 from micrograph.memory import paused_gc
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def input_values(graph: Graph, values: Inputs | None) -> list[float]:
             j = graph.index.get(node) if isinstance(node, Value) else None
             if j is None:
                 raise ValueError(
-                    f"forward: {node!r} is not a node of this graph ({graph!r}); "
+                    f"forward: {short_repr(node)} is not a node of this graph ({graph!r}); "
                     f"its inputs are {_names(graph, graph.leaves)}"
                 )
             if j >= n_i:

@@ -78,8 +78,8 @@ def _direction(v: Any, n: int) -> list[float]:
     return out
 
 
-def _as_list(x: Value | Sequence[Value], what: str) -> list[Value]:
-    return as_values(x, "jvp", what)
+def _as_list(x: Value | Sequence[Value], what: str, where: str = "jvp") -> list[Value]:
+    return as_values(x, where, what)
 
 
 def jvp(outputs: Value | Sequence[Value], inputs: Value | Sequence[Value], v: float | Sequence[float]) -> JVP:
@@ -158,8 +158,8 @@ def jacobian_forward(outputs: Sequence[Value], inputs: Sequence[Value]) -> tuple
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.9.
     """
-    ins = _as_list(list(inputs), "inputs")
-    outs = _as_list(list(outputs), "outputs")
+    ins = _as_list(inputs, "inputs", "jacobian_forward")
+    outs = _as_list(outputs, "outputs", "jacobian_forward")
     J = [[0.0] * len(ins) for _ in outs]
     evaluations = 0
     for j in range(len(ins)):
@@ -182,8 +182,8 @@ def jacobian_reverse(outputs: Sequence[Value], inputs: Sequence[Value]) -> tuple
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 and 6.5.9.
     """
-    ins = _as_list(list(inputs), "inputs")
-    outs = _as_list(list(outputs), "outputs")
+    ins = _as_list(inputs, "inputs", "jacobian_reverse")
+    outs = _as_list(outputs, "outputs", "jacobian_reverse")
     J: list[list[float]] = []
     evaluations = 0
     for o in outs:

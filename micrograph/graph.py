@@ -19,7 +19,7 @@ from typing import Any, Union
 
 from micrograph.backprop import BackpropObserver, GradTable, backprop
 from micrograph.engine import Value
-from micrograph.errors import to_float, typed_repr
+from micrograph.errors import short_repr, to_float, typed_repr
 from micrograph.forward import ForwardObserver, forward
 from micrograph.memory import paused_gc
 from micrograph.ops import Op
@@ -150,7 +150,7 @@ class Graph(_NodeList):
         try:
             return self.index[node]
         except (KeyError, TypeError):
-            raise ValueError(f"{node!r} is not a node of this graph ({self!r})") from None
+            raise ValueError(f"{short_repr(node)} is not a node of this graph ({self!r})") from None
 
     def get_consumers(self, node: Value) -> list[Value]:
         """The children of ``node`` in G: the nodes that take it as an argument, each once, in order.
@@ -210,18 +210,22 @@ class Graph(_NodeList):
         return self._program
 
     # --- pruning ---------------------------------------------------------------------------------
-    def prune(self, targets: Iterable[Value]) -> SubGraph:
+    def prune(self, targets: Value | Iterable[Value]) -> SubGraph:
         """G': the nodes of G that are descendants of a node in T (every node of G is an ancestor of z).
 
         Constants and branches that do not depend on T are left out, as Algorithm 6.5 prescribes.
 
         Args:
-            targets: T, the nodes to differentiate with respect to (nodes outside G are ignored).
+            targets: T, the nodes to differentiate with respect to, a Value or an iterable of them (nodes
+                outside G are ignored; an empty T gives an empty G').
+
+        Raises:
+            TypeError: T is neither a Value nor an iterable of Values (the message names the item, ``T[1]``).
 
         Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, Algorithm 6.5.
         """
         descendant = [False] * len(self.nodes)
-        for V in targets:
+        for V in as_values(targets, "G.prune(T)", "T", empty=True):
             j = self.index.get(V)
             if j is not None:
                 descendant[j] = True
@@ -309,13 +313,14 @@ def get_inputs(node: Value, graph: Graph | SubGraph | None = None) -> tuple[Valu
     return node.inputs
 
 
-def as_values(x: Any, where: str, name: str) -> list[Value]:
-    """``x``, one Value or a sequence of them (the targets T of a derivative, say), as a non-empty list.
+def as_values(x: Any, where: str, name: str, *, empty: bool = False) -> list[Value]:
+    """``x``, one Value or a sequence of them (the targets T of a derivative, say), as a list.
 
     Args:
         x: a Value, or an iterable of Values (not a string).
         where: the caller, for messages, e.g. ``"grad(z, T)"``.
         name: the argument's name, for messages, e.g. ``"T"``.
+        empty: whether an empty ``x`` is allowed (nodes to highlight, say); else it is a ValueError.
 
     Returns:
         The Values, in order.
@@ -323,7 +328,7 @@ def as_values(x: Any, where: str, name: str) -> list[Value]:
     Raises:
         TypeError: x is neither a Value nor an iterable (a string counts as neither), or an item of it is
             not a Value (the message names its position, ``T[1]``).
-        ValueError: x is empty.
+        ValueError: x is empty and ``empty`` is False.
     """
     if isinstance(x, Value):
         return [x]
@@ -335,7 +340,7 @@ def as_values(x: Any, where: str, name: str) -> list[Value]:
         raise TypeError(
             f"{where}: {name} must be a Value or a sequence of Values, got {typed_repr(x)}"
         ) from None
-    if not items:
+    if not items and not empty:
         raise ValueError(f"{where}: {name} is empty; give at least one Value to differentiate by")
     for k, v in enumerate(items):
         if not isinstance(v, Value):

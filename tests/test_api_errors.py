@@ -29,7 +29,7 @@ from micrograph import (
     hessian_vector_product,
 )
 from micrograph.engine import as_value
-from micrograph.forward_mode import jvp
+from micrograph.forward_mode import jacobian_forward, jacobian_reverse, jvp
 from micrograph.naive import naive_grad
 from micrograph.nn import MLP
 from micrograph.store import store_grad
@@ -57,15 +57,47 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("viz.save(5, 'a.svg')", lambda: viz.save(5, "a.svg"), TypeError, "save"),
     (
         "micrograph.forward(z)",
-        lambda: forward(_x() * 2.0),
+        lambda: forward(_x() * 2.0),  # type: ignore[arg-type]
         TypeError,
         "forward takes a Graph (e.g. Graph(z))",
-    ),  # type: ignore[arg-type]
+    ),
     ("micrograph.backprop(z)", lambda: backprop(_x() * 2.0), TypeError, "backprop takes a Graph"),  # type: ignore[arg-type]
     ("backprop([x] * 10**5)", lambda: backprop([_x()] * 10**5), TypeError, "got list [Value(data=2.0"),  # type: ignore[arg-type]
     ("micrograph.backprop(None)", lambda: backprop(None), TypeError, "got NoneType None"),  # type: ignore[arg-type]
     ("viz.to_tikz(z)", lambda: viz.to_tikz(_x() * 2.0), TypeError, "(e.g. viz.draw(z))"),  # type: ignore[arg-type]
     ("viz.to_tikz([x] * 10**5)", lambda: viz.to_tikz([_x()] * 10**5), TypeError, "got list [Value(data=2.0"),  # type: ignore[arg-type]
+    ("G.prune(None)", lambda: Graph(_x() * 2.0).prune(None), TypeError, "G.prune(T): T must be a Value or"),  # type: ignore[arg-type]
+    (
+        "draw(highlight=1)",
+        lambda: viz.draw(_x() * 2.0, highlight=1),  # type: ignore[arg-type]
+        TypeError,
+        "highlight must be a Value or",
+    ),
+    (
+        "draw(title=1)",
+        lambda: viz.draw(_x() * 2.0, title=1),  # type: ignore[arg-type]
+        TypeError,
+        "draw(title=...) must be a str or None",
+    ),
+    (
+        "draw_side_by_side(z, None)",
+        lambda: viz.draw_side_by_side(_x() * 2.0, None),  # type: ignore[arg-type]
+        TypeError,
+        "wrt must be a",
+    ),
+    (
+        "text(grad_table=1)",
+        lambda: viz.text(_x() * 2.0, grad_table=1),  # type: ignore[arg-type]
+        TypeError,
+        "text(grad_table=...) must be a",
+    ),
+    (
+        "jacobian_forward(None, x)",
+        lambda: jacobian_forward(None, [_x()]),  # type: ignore[arg-type]
+        TypeError,
+        "jacobian_forward: outputs",
+    ),
+    ("jacobian_reverse(x, 1)", lambda: jacobian_reverse([_x()], 1), TypeError, "jacobian_reverse: inputs"),  # type: ignore[arg-type]
     ("expr.build('x', None)", lambda: expr.build("x", None), TypeError, "env"),  # type: ignore[arg-type]
     ("standardize(X)", lambda: datasets.standardize([[1.0, 2.0], [3.0, 4.0]]), TypeError, "pair (X, y)"),  # type: ignore[arg-type]
     (
@@ -115,6 +147,15 @@ WRONG_ARGUMENT: list[tuple[str, Callable[[Any], Any]]] = [
     ("MLP(nin, nouts)", lambda a: MLP(2, a)),
     ("MLP()(x)", lambda a: MLP(2, [3])(a)),
     ("naive_grad(max_operations=...)", lambda a: naive_grad(_x() * 2.0, _x(), max_operations=a)),
+    ("G.prune(T)", lambda a: Graph(_x() * 2.0).prune([_x(), a])),
+    ("G.name(node)", lambda a: Graph(_x() * 2.0).name(a)),
+    ("forward({node: x})", lambda a: Graph(_x() * 2.0).forward({tuple(a): 1.0})),
+    ("viz.draw(z, highlight=...)", lambda a: viz.draw(_x() * 2.0, highlight=[_x(), a])),
+    ("viz.draw(z, title=...)", lambda a: viz.draw(_x() * 2.0, title=[a])),
+    ("viz.draw_side_by_side(z, wrt)", lambda a: viz.draw_side_by_side(_x() * 2.0, [_x(), a])),
+    ("viz.text(z, grad_table=...)", lambda a: viz.text(_x() * 2.0, grad_table=a)),
+    ("jacobian_forward(outputs, inputs)", lambda a: jacobian_forward([_x(), a], [_x()])),
+    ("jacobian_reverse(outputs, inputs)", lambda a: jacobian_reverse([_x()], [_x(), a])),
     ("hessian_vector_product(z, wrt, v)", lambda a: hessian_vector_product(_x() * 2.0, [_x()], (a,))),
 ]
 
@@ -126,7 +167,7 @@ def test_a_huge_wrong_argument_is_shown_cut_short(what: str, call: Callable[[Any
         call(value)
     message = str(e.value)
     assert len(message) < 600 and "\n" not in message, message[:1000]
-    assert " got " in message, message
+    assert " got " in message or "is not a node of this graph" in message, message
 
 
 def _csv(tmp_path: Path, name: str, data: bytes) -> Path:

@@ -16,12 +16,12 @@ import graphviz
 
 import micrograph
 from micrograph.engine import Value
-from micrograph.errors import DomainError, typed_repr
-from micrograph.graph import Graph
+from micrograph.errors import DomainError, short_repr, typed_repr
+from micrograph.graph import Graph, as_values
 from micrograph.order import topological_order
 from viz import style
 from viz.boxes import _caption, _edges, _fields, _head, _legend_html, _new_digraph, _node, _node_attrs, _tail
-from viz.words import as_graph, clean, node_names
+from viz.words import as_graph, check_grad_table, clean, node_names
 
 __all__ = [
     "GraphTooLarge",
@@ -175,7 +175,8 @@ def draw(
 
     Raises:
         GraphTooLarge: if G (or the drawing by groups) has more than ``max_nodes`` nodes (a ValueError).
-        TypeError: if target is neither a Value nor a Graph.
+        TypeError: if target is neither a Value nor a Graph, ``title`` not a str, ``highlight`` or ``expand``
+            not a Value or a sequence of Values, or ``grad_table`` not a mapping (the message names it).
         ValueError: an unknown level, or a node of ``expand`` not in G.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1, figure 6.8; sections
@@ -183,16 +184,16 @@ def draw(
     """
     graph = as_graph(target)
     if level not in ("scalars", "layers", "neurons"):
-        raise ValueError(f"draw(level=...) must be 'scalars', 'layers' or 'neurons', got {level!r}")
+        raise ValueError(f"draw(level=...) must be 'scalars', 'layers' or 'neurons', got {short_repr(level)}")
+    if title is not None and not isinstance(title, str):
+        raise TypeError(f"draw(title=...) must be a str or None, got {typed_repr(title)}")
+    highlight = as_values(highlight, "draw(highlight=...)", "highlight", empty=True)
+    expand = as_values(expand, "draw(expand=...)", "expand", empty=True)
     if level == "scalars":
         check_size(len(graph.nodes), max_nodes)
     grads: list[float | None] | None = None
+    check_grad_table(grad_table, "draw")
     if grad_table is not None:
-        if not isinstance(grad_table, Mapping):
-            raise TypeError(
-                "draw(grad_table=...) must be a mapping {node: dz/dnode} such as Graph(z).backprop(), "
-                f"got {typed_repr(grad_table)}"
-            )
         grads = [grad_table.get(v) for v in graph.nodes]
     if level != "scalars":
         from viz.groups_dot import draw_grouped  # it draws its scalars with this module's boxes
@@ -240,6 +241,7 @@ def draw_side_by_side(
     Raises:
         GraphTooLarge: if G, or G and B together, have more than ``max_nodes`` nodes (boxes, by groups).
         TypeError, ValueError: as :func:`micrograph.grad` (z or a target not a Value; an empty T);
+            TypeError also for ``highlight`` or ``expand`` not a Value or a sequence of Values;
             ValueError also if ``gradients`` are not one node per target, for an unknown level, or a node
             of ``expand`` not in G.
         DomainError: B cannot be built: a local derivative does not exist at the graph's values.
@@ -249,11 +251,13 @@ def draw_side_by_side(
     """
     if not isinstance(z, Value):
         raise TypeError(f"draw_side_by_side(z, wrt): z must be a Value, got {typed_repr(z)}")
-    targets: list[Value] = [wrt] if isinstance(wrt, Value) else list(wrt)
+    targets = as_values(wrt, "draw_side_by_side(z, wrt)", "wrt")
     if level not in ("scalars", "layers", "neurons"):
         raise ValueError(
-            f"draw_side_by_side(level=...) must be 'scalars', 'layers' or 'neurons', got {level!r}"
+            f"draw_side_by_side(level=...) must be 'scalars', 'layers' or 'neurons', got {short_repr(level)}"
         )
+    highlight = as_values(highlight, "draw_side_by_side(highlight=...)", "highlight", empty=True)
+    expand = as_values(expand, "draw_side_by_side(expand=...)", "expand", empty=True)
     G = Graph(z)
     if level == "scalars":
         check_size(len(G.nodes), max_nodes, "the forward graph G")

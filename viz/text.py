@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from micrograph.engine import Value
 from micrograph.graph import Graph
-from viz.words import as_graph, count, fmt, graph_name, node_names, node_table
+from viz.words import as_graph, check_grad_table, count, fmt, graph_name, node_names, node_table
 
 __all__ = ["text"]
 
@@ -45,11 +45,12 @@ def text(
         The drawing, lines separated by ``\\n`` (no trailing newline).
 
     Raises:
-        TypeError: if target is neither a Value nor a Graph.
+        TypeError: if target is neither a Value nor a Graph, or grad_table is not a mapping.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1, Algorithm 6.1.
     """
     graph = as_graph(target)
+    check_grad_table(grad_table, "text")
     names = node_names(graph)
     n = len(graph.nodes)
     stale = set() if grad_table is None else _stale(graph, grad_table)

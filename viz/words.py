@@ -50,6 +50,19 @@ def as_graph(target: Value | Graph) -> Graph:
     raise TypeError(f"expected a Value or a Graph to draw, got {typed_repr(target)}")
 
 
+def check_grad_table(grad_table: object, where: str) -> None:
+    """Refuse a ``grad_table=`` that is neither None nor a mapping {node: dz/dnode}, naming ``where``.
+
+    Raises:
+        TypeError: the message shows how to make one (``Graph(z).backprop()``, Algorithm 6.2).
+    """
+    if grad_table is not None and not isinstance(grad_table, Mapping):
+        raise TypeError(
+            f"{where}(grad_table=...) must be a mapping {{node: dz/dnode}} such as Graph(z).backprop(), "
+            f"got {typed_repr(grad_table)}"
+        )
+
+
 def fmt(x: float | None, digits: int = style.SIGNIFICANT_DIGITS) -> str:
     """A number with ``digits`` significant digits, trailing zeros kept (``0.4200``, ``1.000``)
 
