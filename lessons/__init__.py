@@ -175,8 +175,10 @@ def lesson(n: int) -> Lesson:
         ValueError: if there is no lesson ``n`` (the message lists the lessons).
     """
     if isinstance(n, bool) or not isinstance(n, int) or n not in LESSONS:
+        from micrograph.errors import short_repr
+
         raise ValueError(
-            f"there is no lesson {n!r}; the lessons are numbered {min(LESSONS)} to {max(LESSONS)}"
+            f"there is no lesson {short_repr(n)}; the lessons are numbered {min(LESSONS)} to {max(LESSONS)}"
         )
     return LESSONS[n]
 

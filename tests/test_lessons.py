@@ -233,6 +233,9 @@ def test_live_objects_are_attributes_and_unknown_ones_say_what_is_live():
 def test_unknown_lesson_is_a_clear_error():
     with pytest.raises(ValueError, match="numbered 1 to"):
         lessons.start(99)
+    for n in (10**400, "1" * 10**6, [1] * 10**5):  # named, cut short
+        with pytest.raises(ValueError, match=r"^there is no lesson .{1,80}; the lessons are numbered 1 to 8"):
+            lessons.lesson(n)
 
 
 def test_python_m_lessons_without_a_terminal_prints_every_step(capsys):
