@@ -368,13 +368,17 @@ def test_memory_counts_over_the_whole_tree(tmp_path: Path) -> None:
         import collections  # the allow-list refuses os and time by name; what is loaded stays reachable
         os, time, json = (collections._sys.modules[m] for m in ("os", "time", "json"))
         def backprop(G):
+            done_r, done_w = os.pipe()
             for _ in range(3):
                 if os.fork() == 0:
                     block = bytearray(150 << 20)
                     for i in range(0, len(block), 4096):
                         block[i] = 1
+                    os.write(done_w, b"1")  # its memory is in use: the parent may start to compute
                     time.sleep(30)
                     os._exit(0)
+            for _ in range(3):  # no CPU time of the parent's while the children fill their memory
+                os.read(done_r, 1)
             x = 0
             while True:
                 x += 1

@@ -293,10 +293,10 @@ class _Watch:
             stop = Stop(
                 "wall", f"the whole check's time limit ({limits.wall:g} s of wall-clock time) was reached"
             )
+        elif self.rss > limits.memory:  # before the CPU time: filling memory costs CPU time too
+            stop = Stop("memory", f"the solution used more than {limits.memory >> 20} MiB of memory")
         elif self.cpu > self.cpu_limit:
             stop = Stop("cpu", f"the case used more than {self.cpu_limit:.3g} s of CPU time", self.cpu)
-        elif self.rss > limits.memory:
-            stop = Stop("memory", f"the solution used more than {limits.memory >> 20} MiB of memory")
         elif self.slept > self.wait_limit:
             stop = Stop("wait", f"the case waited {self.slept:.3g} s without computing", self.slept)
         elif now - self.start_wall > limits.case_wall:
