@@ -387,8 +387,7 @@ def build_site(
         OSError: a file cannot be written (its ``filename`` names it).
     """
     target = Path(out).absolute()  # the build tools run in other directories
-    if not target.is_symlink():
-        target.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
     with built_beside(target, replace=force, kind=SITE) as building:
         _stage(building, log)
         missing = missing_files(building)

@@ -164,14 +164,14 @@ def _check_destination(root: Path, replace: bool, kind: Kind) -> bool:
         raise FileNotFoundError(
             f"cannot write the {kind.name} into {root}: the directory {root.parent} does not exist"
         )
-    _check_kind(root)
+    _refuse_non_directory(root)
     if not root.is_dir():
         return False
     _check_contents(root, root, replace, kind)
     return True
 
 
-def _check_kind(root: Path) -> None:
+def _refuse_non_directory(root: Path) -> None:
     """Refuse a ``root`` that is a symbolic link or no directory (it is never written through).
 
     Raises:
@@ -216,7 +216,7 @@ def _swap(new: Path, root: Path, *, replace: bool, existed: bool, kind: Kind) ->
     if not root.exists() and not root.is_symlink():
         os.rename(new, root)
         return
-    _check_kind(root)
+    _refuse_non_directory(root)
     if not existed and not replace and any(root.iterdir()):
         raise FileExistsError(
             f"{root} exists: it was created while the {kind.name} was built; not replacing it"
