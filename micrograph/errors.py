@@ -39,7 +39,7 @@ def short_repr(x: Any) -> str:
 def typed_repr(x: Any) -> str:
     """What a message says a wrong argument was: its type and :func:`short_repr` (``list [Value(data=2.0,
     grad=0.0), ...]``)."""
-    return f"{type(x).__name__} {_SHORT.repr(x)}"
+    return f"{type(x).__name__} {short_repr(x)}"
 
 
 def check_graph(graph: Any, where: str) -> None:

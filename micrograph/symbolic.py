@@ -101,7 +101,7 @@ def build_grad(
     """
     if V in grad_table:
         return grad_table[V]
-    _check_arguments(G, G_prime, grad_table)
+    _check_arguments(G, G_prime, grad_table)  # wrong arguments: a named error
     consumers = get_consumers(V, G_prime)
     if any(C not in grad_table for C in consumers):
         _build_consumers_first(V, G, G_prime, grad_table, observe)
