@@ -284,3 +284,18 @@ def test_a_site_lists_its_files_and_an_interrupted_build_leaves_the_earlier_one(
     assert main(["site", "--out", "site-out", "--force"]) == 2
     assert "holds files the site did not write (notes.txt)" in capsys.readouterr().err
     assert (tmp_path / "site-out" / "notes.txt").read_text() == MINE
+
+
+def test_force_replaces_a_site_built_before_the_marker_listed_its_files(
+    fake_site: list[Callable[[], Any]], tmp_path: Path
+) -> None:
+    from lessons.publish.swap import SITE
+
+    old = tmp_path / "site-out"
+    (old / "pyodide").mkdir(parents=True)
+    (old / "pyodide" / "pyodide.mjs").write_text("old\n")
+    (old / SITE.marker).write_text(SITE.legacy[0])
+    assert main(["site", "--out", "site-out"]) == 2  # an earlier site: kept without --force
+    assert main(["site", "--out", "site-out", "--force"]) == 0
+    assert sorted(p.name for p in old.iterdir()) == [SITE.marker, "index.html"]
+    assert (old / SITE.marker).read_text() == SITE.head + "index.html\n"
