@@ -1,7 +1,7 @@
 """The student's side of an exercise check: runs the solution one case at a time, answers with plain data.
 
 The runner (:mod:`lessons.exercises.runner`) starts this file as a fresh interpreter,
-``python -I -S -B child.py LIB EXERCISE FD MEMORY CPU UID [NUMPY]``, never as a fork of the process that
+``python -I -S -B child.py LIB EXERCISE FD MEMORY CPU UID HIDE [NUMPY]``, never as a fork of the process that
 holds the answer key, so nothing of the judge is in this process's memory: no expected value, no checker, no
 verdict. ``LIB`` is the check's private directory (:mod:`lessons.exercises.sandbox`): the nodes and the
 operation table without the engine's algorithms, the counting tools, and this file; with ``-S`` there is no
@@ -16,10 +16,12 @@ process
   ``from micrograph import backprop`` fails the same way;
 * sets hard limits it cannot raise again (address space, CPU time, processes, file size, no core files) and
   asks the kernel to kill it if the judge dies (``PR_SET_PDEATHSIG``);
-* where it runs as root (a grading container), becomes the check's own unprivileged user ``UID`` after
-  loading what a solution may use (the engine's nodes and operations, numpy when installed), so the solution
-  can neither read the grader's files, nor signal the judge, nor raise its own limits; where that fails, it
-  answers that it cannot isolate the solution and the check refuses to grade (never silently as root);
+* where it runs as root (a grading container), after loading what a solution may use (the engine's nodes
+  and operations, numpy when installed), covers micrograph's own files (``HIDE``) in namespaces of its own
+  (:mod:`lessons.exercises.enclosure`) and becomes the check's own unprivileged user ``UID``, so the
+  solution can neither read micrograph's files nor the grader's, nor signal the judge, nor raise its own
+  limits; where that fails, it answers that it cannot isolate the solution and the check refuses to grade
+  (never silently as root);
 * moves the request pipe off standard input (the student's ``input()`` reads nothing) and keeps the answer
   pipe on its own descriptor; the student's prints go to standard output and error, which the runner
   captures and caps.
@@ -214,14 +216,16 @@ def _disable(engine: Any, entry: dict[str, Any]) -> None:
             setattr(engine, name, refuse(f"micrograph.{name}"))
 
 
-def _drop_privileges(source: str, uid: int | None, numpy_path: str | None) -> None:
-    """Load what a solution may use, then, as root, become the check's own user ``uid``.
+def _drop_privileges(source: str, uid: int | None, numpy_path: str | None, hide: dict[str, Any]) -> None:
+    """Load what a solution may use, then, as root, enclose this process (``hide``: see :func:`main`) and
+    become the check's own user ``uid``.
 
     numpy is loaded only for a solution whose text names it (it takes a tenth of a second), from
     ``numpy_path``, which leaves ``sys.path`` again once numpy is loaded.
 
     Raises:
-        IsolationError: root could not become ``uid`` (a container without CAP_SETUID and CAP_SETGID).
+        IsolationError: root could not become ``uid`` (a container without CAP_SETUID and CAP_SETGID), or
+            could not hide micrograph's files that every user may read (without CAP_SYS_ADMIN).
     """
     for name in PRELOAD:
         __import__(name)
@@ -235,6 +239,13 @@ def _drop_privileges(source: str, uid: int | None, numpy_path: str | None) -> No
             sys.path.remove(numpy_path)
     if sys.platform == "emscripten" or uid is None:
         return  # in a browser's Web Worker there are no users (and no files of the grader)
+    why = _sibling("enclosure").enclose(hide["dirs"])
+    if why is not None and hide["exposed"]:
+        raise IsolationError(
+            f"the check runs as root, and could not hide micrograph's files, which every user may read, from "
+            f"the solution ({why}): give the grading container CAP_SYS_ADMIN, make those files unreadable to "
+            "others (chmod -R o-rwx), or run the check as an ordinary user"
+        )
     try:
         os.setgroups([])
         os.setgid(uid)
@@ -411,13 +422,19 @@ class Child:
     """
 
     def __init__(
-        self, root: str, exercise: str, uid: int | None = None, numpy_path: str | None = None
+        self,
+        root: str,
+        exercise: str,
+        uid: int | None = None,
+        numpy_path: str | None = None,
+        hide: dict[str, Any] | None = None,
     ) -> None:
         global _HIDDEN
         self.root = root
         self.exercise = exercise
         self.uid = uid
         self.numpy_path = numpy_path
+        self.hide = hide or {"dirs": [], "exposed": False}
         self.solution: Solution | None = None
         self.call: Any = None
         _HIDDEN = _hidden(root)
@@ -432,7 +449,7 @@ class Child:
                 self.call = _call(request["exercise"])
                 _install(self.root, request["exercise"])
             try:
-                _drop_privileges(request["source"], self.uid, self.numpy_path)
+                _drop_privileges(request["source"], self.uid, self.numpy_path, self.hide)
             except IsolationError as e:
                 return {
                     "ok": False,
@@ -449,18 +466,22 @@ class Child:
 
 
 def main(argv: list[str]) -> None:
-    """The pipe loop: ``child.py LIB EXERCISE FD MEMORY CPU UID [NUMPY]``; requests on standard input,
-    answers on FD. UID is ``-`` where the solution runs as the judge's own user."""
+    """The pipe loop: ``child.py LIB EXERCISE FD MEMORY CPU UID HIDE [NUMPY]``; requests on standard input,
+    answers on FD. UID is ``-`` where the solution runs as the judge's own user. HIDE is JSON,
+    ``{"dirs": [...], "exposed": bool}``: the directories of micrograph's files, to cover before becoming
+    UID (:mod:`lessons.exercises.enclosure`), and whether any of them is readable by every user (then a
+    check that cannot cover them refuses to grade)."""
     root, exercise, fd = argv[1], argv[2], int(argv[3])
     memory, cpu = int(argv[4]), int(argv[5])
     uid = None if argv[6] == "-" else int(argv[6])
-    numpy_path = argv[7] if len(argv) > 7 else None
+    hide = json.loads(argv[7])
+    numpy_path = argv[8] if len(argv) > 8 else None
     _die_with_parent()
     requests = os.fdopen(os.dup(0), "rb")
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)  # the student's input() reads nothing; the requests stay on their own descriptor
     answers = os.fdopen(fd, "w", encoding="utf-8")
-    child = Child(root, exercise, uid, numpy_path)
+    child = Child(root, exercise, uid, numpy_path, hide)
     _limits(memory, cpu, uid)
     sys.setrecursionlimit(1000)
     for line in requests:

@@ -50,7 +50,7 @@ from typing import Any
 from lessons.exercises.jsonfile import nesting
 from lessons.exercises.limits import MAX_ANSWER, MAX_NESTING, Budget, IsolationError, Limits, Output, Stop
 from lessons.exercises.processes import Tree, protect_judge, sleeping
-from lessons.exercises.sandbox import Sandbox, fresh_uid
+from lessons.exercises.sandbox import Sandbox, fresh_uid, installed_dirs, readable_by_others
 
 __all__ = ["Runner", "stop_on_signals"]
 
@@ -67,6 +67,15 @@ def _numpy_path() -> str | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     return str(Path(next(iter(spec.submodule_search_locations))).parent)
+
+
+def _hide(sandbox: Sandbox) -> dict[str, Any]:
+    """What the child covers before running the solution as its own user: micrograph's directories, and
+    whether every user may read any of them (then a child that cannot cover them refuses to grade)."""
+    if sandbox.uid is None:
+        return {"dirs": [], "exposed": False}
+    dirs = installed_dirs(sandbox.path)
+    return {"dirs": [str(d) for d in dirs], "exposed": any(map(readable_by_others, dirs))}
 
 
 class _Child:
@@ -92,6 +101,7 @@ class _Child:
             str(4 * limits.memory),
             str(int(limits.wall) + 5),
             "-" if sandbox.uid is None else str(sandbox.uid),
+            json.dumps(_hide(sandbox)),
             *([p] if (p := _numpy_path()) else []),
         ]
         self.tree = Tree(token, sandbox.uid)

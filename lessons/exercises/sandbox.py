@@ -15,9 +15,11 @@ install), so removing the import guard from ``sys.meta_path`` finds nothing more
 Where the judge is root (a grading container), the solution runs as a user id of its own that no account
 has (:func:`fresh_uid`): it cannot signal the judge, open its descriptors, write the grader's files or raise
 its limits, its processes and files are told apart from every other's by that id, and micrograph's installed
-files are out of its reach when they are not readable by others (:func:`readable_by_others` says; a
-platform's setup script removes those bits). The child's temporary directory is private; what it leaves in
-the machine's shared temporary directories is removed with the check (:meth:`Sandbox.close`).
+files are out of its reach: the child covers them (:func:`installed_dirs`) in a mount namespace of its own
+(:mod:`lessons.exercises.enclosure`), or, where it cannot, they must not be readable by others
+(:func:`readable_by_others` says; a platform's setup script removes those bits). The child's temporary
+directory is private; what it leaves in the machine's shared temporary directories is removed with the
+check (:meth:`Sandbox.close`).
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5 (the exercises' checker).
 """
@@ -33,7 +35,9 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["STRIPPED", "COPIED", "stripped_source", "Sandbox", "fresh_uid", "readable_by_others"]
+__all__ = [
+    "STRIPPED", "COPIED", "stripped_source", "Sandbox", "fresh_uid", "installed_dirs", "readable_by_others",
+]  # fmt: skip
 
 _ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -62,12 +66,13 @@ COPIED = (
     "lessons/exercises/child.py",
     "lessons/exercises/given.py",
     "lessons/exercises/calls.py",
+    "lessons/exercises/enclosure.py",
 )
 """Files copied as they are (the child itself, what it gives the solution and its calls, and modules without
 any algorithm: the operation table, the node's compiled operators, what a node is besides its operation,
 micrograd's names for a node's fields, the errors)."""
 
-SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 """The machine's shared temporary directories, swept of the solution's files when it ran as its own user."""
 
 
@@ -152,6 +157,20 @@ def fresh_uid() -> int:
             pwd.getpwuid(uid)
         except (KeyError, ImportError):
             return uid
+
+
+def installed_dirs(keep: Path) -> list[Path]:
+    """The directories that hold micrograph's own files, for the child to cover (see
+    :mod:`lessons.exercises.enclosure`): in a checkout (a ``setup.cfg`` beside the packages) the whole
+    checkout, its tests and its git history included; else the directories of the packages ``micrograph``,
+    ``viz`` and ``lessons``. A directory that holds ``keep`` (the check's own) is replaced by its packages'.
+    """
+    packages = [(_ROOT / name).resolve() for name in ("micrograph", "viz", "lessons")]
+    root = _ROOT.resolve()
+    keep = keep.resolve()
+    if (root / "setup.cfg").is_file() and keep != root and root not in keep.parents:
+        return [root]
+    return [p for p in packages if p.is_dir() and p != keep and p not in keep.parents]
 
 
 def readable_by_others(path: str | os.PathLike[str]) -> bool:
