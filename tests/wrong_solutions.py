@@ -409,6 +409,28 @@ def topological_order(z):
         "f(w) is recomputed each time it is needed",
         "figure 6.9's chain, depth 1",
     ),
+    Wrong(
+        "stored values: the tool reads them, no args and out given",
+        "naive",
+        mutant(
+            CORRECT["naive"],
+            (
+                "        total += tools.local_derivative(z, k, args, out) * d",
+                "        total += tools.local_derivative(z, k) * d",
+            ),
+        ),
+        "stored",
+        "hold nan in place of their values",
+        "figure 6.9's chain, depth 1",
+    ),
+    Wrong(
+        "a path skipped where its derivative is 0 (relu at a negative argument)",
+        "naive",
+        mutant(CORRECT["naive"], ("        if d == 0.0 and not depends(x, w):", "        if d == 0.0:")),
+        "count",
+        "the naive rule needs 5 and 12",
+        "relu(-w) + sin(w): a path whose local derivative is 0 is still a path",
+    ),
     # --- anything ------------------------------------------------------------------------------------
     Wrong(
         "a syntax error",

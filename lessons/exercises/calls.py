@@ -110,10 +110,17 @@ def _timed(fn: Any, *args: Any) -> tuple[Any, float]:
     return result, clock() - start
 
 
-def _graph(request: dict[str, Any], plain: Plain) -> tuple[Any, list[tuple[Any, ...]]]:
+def _graph(
+    request: dict[str, Any], plain: Plain, recomputed: bool = False
+) -> tuple[Any, list[tuple[Any, ...]]]:
     """G rebuilt from the request, its nodes known to ``plain`` by position, and their state before the
-    solution is called (to find what it changed)."""
+    solution is called (to find what it changed). ``recomputed``: every node that is not a leaf holds nan
+    in place of its value, which a solution that must recompute it never reads."""
     G, _ = graph_of(request)
+    if recomputed:
+        for v in G.nodes:
+            if v.op is not None:
+                v.data = float("nan")
     plain.refs = {id(v): i for i, v in enumerate(G.nodes)}
     return G, snapshot(G.nodes)
 
@@ -174,9 +181,11 @@ def call_backprop(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[
 
 
 def call_naive(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
-    """naive_grad(z, w), equation 6.53, with the local derivatives and recomputations it made, counted."""
+    """naive_grad(z, w), equation 6.53, with the local derivatives and recomputations it made, counted; the
+    values of the nodes that are not leaves are nan (equation 6.53 recomputes them: a solution that reads
+    one, as ``.data`` or through ``tools.local_derivative(u, k)`` without args and out, answers nan)."""
     fn = sol.function("naive_grad")
-    G, before = _graph(request, plain)
+    G, before = _graph(request, plain, recomputed=True)
     tools = _tools()
     result = fn(G.output, G.nodes[request["w"]])
     counts = tools.counts()

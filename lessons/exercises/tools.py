@@ -20,7 +20,11 @@ from typing import Any
 
 from micrograph.engine import Value
 
-__all__ = ["local_derivative", "evaluate", "reset_counts", "counts", "calls"]
+__all__ = ["local_derivative", "evaluate", "reset_counts", "counts", "calls", "NAN_READ"]
+
+NAN_READ = "a value is nan"
+"""The words of the error for a nan given to a tool, which the naive exercise's judge names as a stored value
+read (there the nodes that are not leaves hold nan)."""
 
 _counts = {"local_derivatives": 0, "evaluations": 0}
 _calls: list[tuple[Value, int]] = []
@@ -69,7 +73,8 @@ def local_derivative(
         The local derivative, a float.
 
     Raises:
-        TypeError: ``node`` is not a Value. ValueError: ``node`` is a leaf, or k is not an argument position.
+        TypeError: ``node`` is not a Value. ValueError: ``node`` is a leaf, k is not an argument position, or
+            a value is nan (a stored value read where the exercise recomputes them).
         DomainError: the derivative does not exist at these values (sqrt at 0 ...).
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2
@@ -83,6 +88,7 @@ def local_derivative(
         )
     values = tuple(p.data for p in node.inputs) if args is None else tuple(float(a) for a in args)
     value = node.data if out is None else float(out)
+    _no_nan((*values, value), f"local_derivative(node, k) for {node!r}")
     _counts["local_derivatives"] += 1
     if len(_calls) < _RECORD_LIMIT:
         _calls.append((node, k))
@@ -103,7 +109,8 @@ def evaluate(node: Value, args: Sequence[float]) -> float:
         The operation's value, a float.
 
     Raises:
-        TypeError, ValueError: as :func:`local_derivative`. DomainError: outside the operation's domain.
+        TypeError, ValueError: as :func:`local_derivative` (an argument that is nan too). DomainError: outside
+        the operation's domain.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.2, equation 6.53.
     """
@@ -113,5 +120,16 @@ def evaluate(node: Value, args: Sequence[float]) -> float:
         raise ValueError(
             f"evaluate(node, args): {op.name} takes {len(node.inputs)} argument(s), got {len(values)}"
         )
+    _no_nan(values, f"evaluate(node, args) for {node!r}")
     _counts["evaluations"] += 1
     return float(op(*values))
+
+
+def _no_nan(values: Sequence[float], where: str) -> None:
+    """Refuse nan: where an exercise recomputes values (the naive chain rule), the nodes that are not leaves
+    hold nan in place of a stored value, so a nan here is a stored value read."""
+    if any(x != x for x in values):
+        raise ValueError(
+            f"{where}: {NAN_READ}, the value a node that is not a leaf holds where the exercise recomputes "
+            "values: recompute it from the leaves (tools.evaluate) and give args and out"
+        )

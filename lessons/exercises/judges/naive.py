@@ -22,6 +22,7 @@ from lessons.exercises.imports import Imports
 from lessons.exercises.judges import mistakes
 from lessons.exercises.judges.mistakes import Mistake, failure
 from lessons.exercises.schema import plain
+from lessons.exercises.tools import NAN_READ
 from lessons.exercises.verdict import Case, Fail, close, decode, differ, graph_request, mutation_text, shown
 from micrograph import backprop, naive_grad
 from micrograph.engine import Value
@@ -39,6 +40,10 @@ _VALUE_CASES: list[tuple[str, Callable[[], tuple[Value, Value]]]] = [
     (
         "b = a + a, c = b + b: a reused node",
         lambda: (lambda a: ((a + a) + (a + a), a))(Value(0.5, label="a")),
+    ),
+    (
+        "relu(-w) + sin(w): a path whose local derivative is 0 is still a path",
+        lambda: (lambda w: ((w * -1.0).relu() + w.sin(), w))(Value(0.5, label="w")),
     ),
 ]
 
@@ -91,6 +96,18 @@ def _check_counts(family: str, d: int, counted: dict[str, int], edges: int, cost
     )
 
 
+def _nan_read(case: Case, failure_: Any, error: dict[str, Any]) -> Any:
+    """A tool given nan: the value of a node that is not a leaf, which holds nan here, was read."""
+    if error.get("type") == "ValueError" and NAN_READ in str(error.get("message", "")):
+        failure_.mistake, failure_.hint, failure_.book = "stored", MISTAKES["stored"].hint, "recompute"
+        failure_.details = [
+            "Here the nodes that are not leaves hold nan in place of their values: equation 6.53 recomputes "
+            "each value from the leaves (tools.evaluate), and tools.local_derivative(u, k, args, out) takes "
+            "those recomputed values. Without args and out it reads the stored ones."
+        ]
+    return failure_
+
+
 def _judge(graph: Graph, w: Value, family: str, d: int) -> Any:
     want = backprop(graph)[w]
     cost = naive_cost(graph.output, w)
@@ -100,6 +117,15 @@ def _judge(graph: Graph, w: Value, family: str, d: int) -> Any:
         if changed:
             raise Fail(failure(MISTAKES["mutation"], f"naive_grad(z, w) changed the graph: {changed}."))
         value = decode(answer.get("result"))
+        if isinstance(value, float) and value != value and want == want:  # nan: a stored value was read
+            raise Fail(
+                failure(
+                    MISTAKES["stored"],
+                    "naive_grad(z, w) = nan: it read a value stored in a node that is not a leaf (its .data, "
+                    "or tools.local_derivative(u, k) without args and out). Here those nodes hold nan: "
+                    "equation 6.53 recomputes every value from the leaves.",
+                )
+            )
         if not close(value, want):
             shared = any(len([p for p in v.inputs if p.op is not None or p is w]) > 1 for v in graph.nodes)
             details = [
@@ -145,6 +171,7 @@ def cases(seed: int) -> Iterator[Case]:
             graph=graph,
             what="naive_grad(z, w)",
             book="recompute",
+            extra={"exception": _nan_read},
             cpu=1.0,
         )
 
