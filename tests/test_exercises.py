@@ -131,6 +131,16 @@ def test_the_exercise_a_file_is_comes_from_its_marker_line_then_its_name(tmp_pat
         exercises.exercise_of(tmp_path / "link.py")
 
 
+def test_a_file_saved_with_a_byte_order_mark_is_read_as_its_text(tmp_path: Path) -> None:
+    """Some editors begin a UTF-8 file with a byte-order mark: the marker line is still the first line, and
+    the solution is checked as written."""
+    path = tmp_path / "mine.py"
+    path.write_bytes(b"\xef\xbb\xbf" + CORRECT["forward"].encode("utf-8"))
+    assert exercises.exercise_of(path) == "forward"
+    report = exercises.check("forward", path, record=False, drawing=None)
+    assert report.passed, report.text()
+
+
 def test_exercise_help_explains_the_flow(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["exercise"]) == 0
     text = capsys.readouterr().out

@@ -127,7 +127,7 @@ def read_submission(path: Path) -> str:
         data = f.read(MAX_SOURCE + 1)
     if len(data) > MAX_SOURCE:
         raise ValueError(f"{path} is larger than {MAX_SOURCE >> 20} MiB: a solution is a page or two of code")
-    return data.decode("utf-8", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")  # an editor's byte-order mark is not the text
 
 
 def solution_source(functions: tuple[str, ...], solution: Any) -> tuple[str, str]:
@@ -151,7 +151,7 @@ def solution_source(functions: tuple[str, ...], solution: Any) -> tuple[str, str
     if isinstance(solution, types.ModuleType):
         file = getattr(solution, "__file__", None)
         if file and Path(file).is_file():
-            return Path(file).read_text(encoding="utf-8", errors="replace"), Path(file).name
+            return Path(file).read_text(encoding="utf-8-sig", errors="replace"), Path(file).name
         raise SourceError(f"module {solution.__name__} has no file to check")
     if isinstance(solution, dict):
         found = {n: solution[n] for n in functions if n in solution}
