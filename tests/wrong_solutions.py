@@ -363,6 +363,20 @@ def topological_order(z):
         "if V in grad_table: return grad_table[V]",
         "a * a",
     ),
+    Wrong(
+        "bprop given grad_table[z], not the consumer's gradient D",
+        "build_grad",
+        mutant(
+            CORRECT["build_grad"],
+            (
+                "        t = C.op.bprop(C.inputs, V, D, C)",
+                "        t = C.op.bprop(C.inputs, V, grad_table[G.output], C)",
+            ),
+        ),
+        "no-grad-factor",
+        "its factor grad_table[u2] is missing",
+        "b = a + a, c = b + b",
+    ),
     # --- Algorithm 6.4 ---------------------------------------------------------------------------------
     Wrong(
         "f'(a) forgotten",

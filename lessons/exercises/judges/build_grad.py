@@ -280,7 +280,9 @@ def _judge(spec: GraphCase, G: Graph, T: list[Value], members: list[int]) -> Any
         for j in range(len(G.nodes) - 1, -1, -1):
             ref = entries.get(j)
             if isinstance(ref, list) and not close(resolve(ref).data, expected[j]):
-                raise diagnose_entry(G, j, resolve(ref).data, expected, steps, what="build_grad", calls=None)
+                raise diagnose_entry(
+                    G, j, resolve(ref).data, expected, steps, what="build_grad", calls=None, bprop=True
+                )
         _check_memo(answer, G, members, T, built, reference)
         _again(spec, G, T, [resolve(r) for r in results])
 

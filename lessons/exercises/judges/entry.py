@@ -137,10 +137,22 @@ def _said(wrong: Wrong, j: int, name: str, terms: list[Term], actual: Any) -> tu
     return f"grad_table[{name}] has the wrong sign.", None  # sign, the one row left
 
 
+BPROP_LAST = ("no-local-derivative",)
+"""The mistakes a sum of ``op.bprop``'s terms can hardly make (the rule's local derivative is inside
+``bprop``), tried last for build_grad."""
+
+
 def _which(
-    graph: Graph, j: int, actual: Any, e: float, terms: list[Term], calls: list[list[int]] | None
+    graph: Graph,
+    j: int,
+    actual: Any,
+    e: float,
+    terms: list[Term],
+    calls: list[list[int]] | None,
+    last: tuple[str, ...] = (),
 ) -> tuple[str, str, list[Mark] | None]:
-    """The recognised mistake of a wrong entry: (code, headline, marks or None for the default marks)."""
+    """The recognised mistake of a wrong entry: (code, headline, marks or None for the default marks); the
+    catalogue's mistakes are tried in its order, those of ``last`` after the others."""
     name = reported_name(graph, j)
     if j == len(graph.nodes) - 1:
         return "seed", f"grad_table[u(n)] = {shown(actual)}: it must start at 1 (dz/dz = 1).", None
@@ -154,7 +166,7 @@ def _which(
         if j == 0:
             return "skip-u1", "grad_table has no entry for u(1): the loop stops one node early.", None
         return "missing-entry", f"grad_table has no entry for {name}.", None
-    for wrong in wrong_entries([(t.i, t.k) for t in terms]):
+    for wrong in sorted(wrong_entries([(t.i, t.k) for t in terms]), key=lambda w: w.code in last):
         if wrong.uses is not None and close(actual, wrong.value(terms)) and _fits(wrong, terms, calls):
             return (wrong.code, *_said(wrong, j, name, terms, actual))
     return "wrong-sum", f"grad_table[{name}] is wrong: expected {shown(e)}, yours {shown(actual)}.", None
@@ -176,6 +188,20 @@ def _also(code: str, actual: Any, terms: list[Term], calls: list[list[int]] | No
     ]
 
 
+def _per_consumer(terms: list[Term]) -> list[Term]:
+    """The terms as ``op.bprop`` gives them: one per consumer, the sum of its argument positions' terms
+    (``a + a``: one term 2 × (1 + 1)), at the first position."""
+    merged: dict[int, Term] = {}
+    for t in terms:
+        m = merged.get(t.i)
+        merged[t.i] = (
+            t
+            if m is None
+            else m._replace(derivative=m.derivative + t.derivative, product=m.product + t.product)
+        )
+    return list(merged.values())
+
+
 def diagnose_entry(
     graph: Graph,
     j: int,
@@ -185,6 +211,7 @@ def diagnose_entry(
     *,
     what: str,
     calls: list[list[int]] | None,
+    bprop: bool = False,
 ) -> Fail:
     """The :class:`Fail` for a wrong grad_table[u(j)]: the terms of its sum, the mistake it is, a hint.
 
@@ -194,14 +221,18 @@ def diagnose_entry(
         steps: Algorithm 6.2's iterations by position (their terms). what: the function's name.
         calls: the (consumer position, k) of the solution's first local-derivative evaluations, or None
             when they are not known (build_grad).
+        bprop: the solution's terms come from ``op.bprop`` (build_grad): one term per consumer, the sum
+            over the argument positions where the node stands, so the mistakes are told apart on those, and
+            one that leaves out the local derivative (inside ``bprop``) is named last.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, Algorithm 6.2.
     """
     e = expected[j]
     terms = list(steps[j].terms) if j in steps else []
-    code, headline, marks = _which(graph, j, actual, e, terms, calls)
+    judged = _per_consumer(terms) if bprop else terms
+    code, headline, marks = _which(graph, j, actual, e, judged, calls, BPROP_LAST if bprop else ())
     lines = _terms_text(graph, j, terms, e, actual) + (
-        _also(code, actual, terms, calls) if code in ENTRY_MISTAKES else []
+        _also(code, actual, judged, calls) if code in ENTRY_MISTAKES else []
     )
     if code == "forward-loop":
         lines.append(
