@@ -341,7 +341,9 @@ def test_autograder_command(tmp_path: Path, fake_wheel: None, capsys: pytest.Cap
     out = tmp_path / "ag"
     assert exercise("autograder", "backprop", "--platform", "gradescope", "--out", str(out)) == 0
     printed = capsys.readouterr().out
-    assert f"wrote {out / 'autograder.zip'}" in printed and "Configure Autograder" in printed
+    assert f"wrote {out / 'autograder.zip'}" in printed
+    assert "Configure Autograder" in " ".join(printed.split())
+    assert all(len(line) <= 80 for line in printed.splitlines() if not line.startswith("wrote ")), printed
     assert exercise("autograder", "backprop", "--platform", "gradescope", "--out", str(out)) == 2
     assert "exist; not overwriting; use --force to replace them" in one_line_error(capsys)
     argv = ("autograder", "backprop", "--platform", "gradescope", "--out", str(out), "--force", "--seed", "9")
@@ -355,6 +357,9 @@ def test_autograder_command(tmp_path: Path, fake_wheel: None, capsys: pytest.Cap
     assert "is a file" in one_line_error(capsys)
     assert exercise("autograder", "topo", "--platform", "prairielearn", "--out", "x", "--seed", "-2") == 2
     assert "--seed" in one_line_error(capsys)
+    missing = tmp_path / "nodir" / "ag"  # the directory is created, its parents are not
+    assert exercise("autograder", "topo", "--platform", "gradescope", "--out", str(missing)) == 2
+    assert "does not exist" in one_line_error(capsys) and not missing.parent.exists()
 
 
 def test_autograder_command_outside_a_checkout(
@@ -378,6 +383,9 @@ def test_report_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     capsys.readouterr()
     assert exercise("report", str(d), "--chart", str(tmp_path / "c.gif")) == 2
     assert "give a file name ending in .png" in one_line_error(capsys)
+    assert exercise("report", str(d), "--chart", str(tmp_path / "nodir" / "c.png")) == 2
+    said = one_line_error(capsys)
+    assert "does not exist" in said and said.count("cannot write") == 1, said
     assert exercise("report", str(tmp_path / "missing.json")) == 2
     assert "no file or directory" in one_line_error(capsys)
     assert exercise("report", str(d / "foreign.json"), str(d / "broken.json")) == 2

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from lessons.cli.common import (
     force_option,
     integer,
     out_option,
+    output_file,
     path,
     seconds_option,
     seed_option,
@@ -295,6 +297,8 @@ def _autograder(args: argparse.Namespace) -> int:
     if name not in EXERCISES:
         raise _unknown(name)
     out = Path(args.out)
+    if not out.is_dir() and not out.parent.is_dir():  # the directory is created, its parents are not
+        raise UserError(f"cannot create {args.out!r}: the directory {str(out.parent)!r} does not exist")
     try:
         secret, whence = autograder_secret(out, secret_file, force)
     except OSError as e:
@@ -315,18 +319,20 @@ def _autograder(args: argparse.Namespace) -> int:
         raise UserError(f"cannot write{where}: {e.strerror or e}") from None
     for p in written:
         print(f"wrote {p}")
-    print(
+    said = [
         f"The secret each student's cases come from is in {out / SECRET_FILE} ({whence}); keep it private. "
         f"To write this autograder again with the same cases: --secret-file {out / SECRET_FILE}."
-    )
+    ]
     if args.platform == "gradescope":
-        print(f"Upload {out / 'autograder.zip'} on Gradescope's Configure Autograder page (Ubuntu 22.04")
-        print(
-            f"or later); students submit {name}.py; each student's random cases come from their own "
-            f"seed (the fixed seed {seed} where no student identity is found)."
+        said.append(
+            f"Upload {out / 'autograder.zip'} on Gradescope's Configure Autograder page (Ubuntu 22.04 or "
+            f"later); students submit {name}.py; each student's random cases come from their own seed (the "
+            f"fixed seed {seed} where no student identity is found)."
         )
     else:
-        print(f"Next: {out / 'README.md'} says where each file goes in your PrairieLearn course.")
+        said.append(f"Next: {out / 'README.md'} says where each file goes in your PrairieLearn course.")
+    for paragraph in said:
+        print(textwrap.fill(paragraph, width=79, break_long_words=False, break_on_hyphens=False))
     return 0
 
 
@@ -344,6 +350,7 @@ def _report(args: argparse.Namespace) -> int:
             raise UserError(f"--chart {chart_name!r}: give a file name ending in .png (or .svg, .pdf)")
         if (chart.exists() or chart.is_symlink()) and not force:
             raise UserError(f"{chart} exists; use --force to replace it")
+        output_file(chart_name, force, (".png", ".svg", ".pdf"))  # its directory, before the results are read
     summary = summarise(results)
     if not summary.results:
         first = f" ({summary.notes[0]})" if summary.notes else ""
@@ -357,7 +364,9 @@ def _report(args: argparse.Namespace) -> int:
         except ValueError as e:
             raise UserError(str(e)) from None
         except OSError as e:
-            raise UserError(f"cannot write {chart}: {e.strerror or e}") from None
+            said = e.strerror or str(e)  # the chart's own words name the file already
+            said = said if said.startswith("cannot write") else f"cannot write {chart}: {said}"
+            raise UserError(said) from None
         print(f"wrote {chart}")
     return 0
 
