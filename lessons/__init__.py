@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -193,10 +194,13 @@ def load(n: int) -> ModuleType:
 
 
 class Listing(builtins.list):  # type: ignore[type-arg]
-    """The lesson list: a list of lines that shows itself as the numbered list in a REPL."""
+    """The lesson list: a list of lines that shows itself as the numbered list in a REPL, each line wrapped
+    to an 80-column terminal."""
 
     def __repr__(self) -> str:
-        return "\n".join(self) + "\n\nlessons.start(n) begins lesson n; python -m lessons n steps through it."
+        shown = [textwrap.fill(line, 79, subsequent_indent="   ", break_long_words=False) for line in self]
+        how = "lessons.start(n) begins lesson n; python -m lessons n steps through it."
+        return "\n".join(shown) + "\n\n" + how
 
     __str__ = __repr__
 

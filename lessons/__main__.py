@@ -7,6 +7,7 @@ CI), every step is printed in order and the program exits 0.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import sys
 import textwrap
@@ -162,6 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args:
         print(lessons.list())
         return 0
+    if len(args) > 1 and args[0].isdecimal():  # options belong to the command line's lesson
+        print(
+            f"python -m lessons: takes a lesson number only, not {' '.join(args[1:])!r}; for your own "
+            f"expression run: {shlex.join(['micrograph', 'lesson', *args])}",
+            file=sys.stderr,
+        )
+        return 2
     if len(args) != 1 or not args[0].isdecimal() or int(args[0]) not in lessons.LESSONS:
         print(
             f"python -m lessons: no lesson {' '.join(args)!r}; choose one of "

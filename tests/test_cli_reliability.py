@@ -32,6 +32,14 @@ def test_a_closed_stdout_is_one_line_and_exit_2(shell: str) -> None:
     assert done.stderr == "micrograph: error: standard output is closed; nothing can be shown\n"
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full, a device that is always full")
+@pytest.mark.parametrize("shell", ["--version", "--help", "lesson 2", "render 'w*2' --at w=1"])
+def test_a_full_standard_output_is_named_in_one_line(shell: str) -> None:
+    done = _shell(f"{shell} > /dev/full")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr == "micrograph: error: cannot write standard output: No space left on device\n"
+
+
 def test_a_closed_stderr_still_runs() -> None:
     done = _shell("--version 2>&-")
     assert done.returncode == 0 and done.stdout.startswith("micrograph ")

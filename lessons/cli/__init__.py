@@ -188,8 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     stops quietly: nothing on stderr, exit status 141, as a program killed by SIGPIPE. This follows the
     note on SIGPIPE in Python's :mod:`signal` documentation: the output is flushed inside the ``try``,
     and standard output is pointed at the null device so the interpreter's last flush raises nothing.
-    Started with standard output closed, the command exits 2 with one line on stderr; with stderr closed, it
-    runs, its messages discarded.
+    Started with standard output closed, or writing it failing (a full disk), the command exits 2 with one
+    line on stderr; with stderr closed, it runs, its messages discarded.
     """
     if sys.stderr is None:  # started with stderr closed (2>&-): its messages go nowhere
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # open for the life of the process
@@ -205,6 +205,10 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return SIGPIPE_STATUS
+    except OSError as e:  # standard output itself cannot be written (a full disk: --version > /dev/full)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the interpreter's last flush raises nothing
+        return fail(f"cannot write standard output: {e.strerror or e}")
 
 
 def _run(argv: list[str] | None) -> int:

@@ -488,6 +488,6 @@ def user_message(e: Exception, out: str | None) -> tuple[str, str] | None:
     if catalogue is not None and isinstance(e, catalogue.CatalogueError):
         return str(e), ""
     if isinstance(e, OSError):  # a file that cannot be written: read-only, a name too long, no space ...
-        where = e.filename or out
-        return f"cannot write{f' {where}' if where else ''}: {e.strerror or e}", ""
+        where = e.filename or out or "standard output"  # a command without --out writes only there
+        return f"cannot write {where}: {e.strerror or e}", ""
     return None
