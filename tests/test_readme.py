@@ -14,6 +14,7 @@ a command that is neither run here nor named there.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -148,14 +149,16 @@ def test_make_site_and_serve_site_run_the_commands_the_readme_shows(clone: Path)
 def test_ten_lines(clone: Path) -> None:
     """The "Ten lines" block, and the one line after it that draws figure 6.10 from Python."""
     (code,) = [body for info, body in _blocks(_section("Ten lines")) if info == "python"]
-    (draw,) = _inline("import viz; viz.render(")
+    (draw,) = _inline("import viz; G.forward(); viz.render(")
     said = re.search(r"print\(w\.grad\)\s+# ([\d.]+)\.\.\.", code)
     assert said is not None
     done = subprocess.run([sys.executable, "-c", code + draw], cwd=clone, env=_env(clone),
                           capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(said.group(1)), done.stdout
-    assert (clone / "fig_6_10.svg").read_text().count("tanh′") == 3  # one tanh′ node per local derivative
+    drawn = (clone / "fig_6_10.svg").read_text()
+    assert drawn.count("tanh′") == 3  # one tanh′ node per local derivative
+    assert f"{math.tanh(math.tanh(math.tanh(0.9))):.4f}" in drawn  # z as w = 0.9 gives it: G agrees with B
 
 
 def test_render_figure_6_10(clone: Path) -> None:
