@@ -60,7 +60,7 @@ def _build_text(l: Any) -> str:
         f"the inputs: the variable{'s' if len(variables) > 1 else ''} {', '.join(variables)}{const_text}. "
         f"G has {g.num_edges} edge{'s' if g.num_edges != 1 else ''}, one per argument of each operation."
         f"\n\nBuilding z already computed every value (z = {fmt(l.z.data)}). Next we run Algorithm 6.1 "
-        f"ourselves on the list, with new inputs, to see the loop do it."
+        f"ourselves on the list, with new inputs (each variable at half its value), to see the loop do it."
     )
 
 
@@ -93,7 +93,8 @@ def _inputs_text(l: Any) -> str:
     names = node_names(g)
     shown = ", ".join(f"{names[v]} = {fmt(l.u[i])}" for i, v in enumerate(g.leaves))
     return (
-        f"Lines 1-3 copy the input vector into the first n_i = {g.n_inputs} nodes: {shown}. The other "
+        f"Lines 1-3 copy the new input vector (each variable at half the value z was built at; a constant "
+        f"keeps its own) into the first n_i = {g.n_inputs} nodes: {shown}. The other "
         f"{len(g.nodes) - g.n_inputs} values are unknown (shown as ?) until the loop reaches them."
     )
 

@@ -71,18 +71,18 @@ def _checkpoint_text(l: Any) -> str:
 
 
 def _sweep(l: Any) -> None:
-    intervals = (1, 2, 4, 8, 16, 32, 65)
+    intervals = sorted({1, 2, 4, 8, 16, 32, 65, l.k})  # l.k = ceil(sqrt(n)), step 2's
     l.sweep = [(k, checkpoint_grad(l.z, l.w, k)) for k in intervals]
 
 
 def _sweep_text(l: Any) -> str:
-    best = min(l.sweep, key=lambda kr: kr[1].peak_values)
+    fewest = min(r.peak_values for _, r in l.sweep)
+    at = " and ".join(str(k) for k, r in l.sweep if r.peak_values == fewest)
     return (
         "The segment length k sets the trade. k = 1 stores everything "
         f"({l.sweep[0][1].peak_values} values, no "
         f"recomputation); k = {l.sweep[-1][0]} (one segment) is back-propagation again. The fewest "
-        "values held "
-        f"is {best[1].peak_values}, at k = {best[0]}, near sqrt({N + 1}) = {math.sqrt(N + 1):.1f}: memory "
+        f"values held is {fewest}, at k = {at}, near sqrt({N + 1}) = {math.sqrt(N + 1):.1f}: memory "
         f"of order sqrt(n) for about twice the operations."
     )
 

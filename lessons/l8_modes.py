@@ -115,7 +115,8 @@ def _chain_text(l: Any) -> str:
     lr, rl = l.chain_costs["left to right"], l.chain_costs["right to left"]
     return (
         f"The chain rule multiplies Jacobians, and the order of the products is free. The book's example "
-        f"(section 6.5.9, in our words): a product ABCD where D is a column vector and A has many rows. "
+        f"(section 6.5.9, in our words): a product ABCD where D is a column vector and A has many rows "
+        f"({l.shapes[0][0]} here). "
         f"With shapes {shapes}, multiplying from the left makes matrix-matrix products: {lr} multiply-adds; "
         f"from the right (D first) every product is a matrix times a vector: {rl}, {lr // rl} times fewer. "
         f"In the book's terms the right-to-left order is back-propagation (reverse mode) and the "
