@@ -205,3 +205,25 @@ def test_an_empty_lesson_list_is_refused(tmp_path: Path, capsys: pytest.CaptureF
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(ValueError, match="no lessons"):
         tour.run(tmp_path / "T", progress=False, only=[])
+
+
+def test_what_a_tour_could_not_write_here_is_said_with_what_it_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the slides extra or pdflatex, figure 6.10's GIF and PDF are not written: the tour says so."""
+    import viz
+
+    def no_imageio(*args: object, **kw: object) -> Path:
+        raise ModuleNotFoundError("No module named 'imageio'")
+
+    monkeypatch.setattr(viz, "animate", no_imageio)
+    which = tour.shutil.which
+    monkeypatch.setattr(tour.shutil, "which", lambda name: None if name == "pdflatex" else which(name))
+    status = cli.main(["tour", "--out", str(tmp_path / "out"), "--lessons", "6", "--quiet"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    said = " ".join(out.split())
+    assert "Not written here, for want of what each needs: fig_6_10.pdf (pdflatex); " in said
+    assert "fig_6_10_backprop.gif (pip install 'micrograph[slides]')." in said
+    assert all(len(line) <= 80 for line in out.splitlines()[2:]), out
+    assert not (tmp_path / "out" / "fig_6_10_backprop.gif").exists()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -64,5 +65,8 @@ def run(args: argparse.Namespace) -> int:
         f"The tour ran {result.lessons} lessons, {result.steps} steps, in {seconds:.1f} s and wrote "
         f"{len(result.files)} files to {out}/."
     )
-    print(f"Start here: {out / tour.INDEX}   (open it in a browser; every picture is linked from it)")
+    print(f"Start here: {out / tour.INDEX} (open it in a browser: it links every picture)")
+    if result.left:
+        said = f"Not written here, for want of what each needs: {'; '.join(result.left)}."
+        print(textwrap.fill(said, width=79, break_long_words=False, break_on_hyphens=False))
     return 0

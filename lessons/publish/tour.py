@@ -50,13 +50,15 @@ class TourResult:
 
     Attributes:
         lessons: lessons run. steps: steps run in total. files: every file written (paths).
-        seconds: wall time of each lesson, by lesson number.
+        seconds: wall time of each lesson, by lesson number. left: what a whole tour writes that this one
+        could not, each with what it needs (``"fig_6_10_backprop.gif (pip install 'micrograph[slides]')"``).
     """
 
     lessons: int = 0
     steps: int = 0
     files: list[Path] = field(default_factory=list)
     seconds: dict[int, float] = field(default_factory=dict)
+    left: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -218,7 +220,9 @@ def _slides(out: Path, result: TourResult) -> list[tuple[str, str]]:
         result.files.append(viz.write_atomic(out / "fig_6_10.tex", tex.encode("utf-8"), overwrite=False))
     made.append(("fig_6_10.tex", "figure 6.10 as TikZ for LaTeX (pdflatex fig_6_10.tex), Graphviz's layout"))
     pdflatex = shutil.which("pdflatex")
-    if pdflatex is not None:
+    if pdflatex is None:
+        result.left.append("fig_6_10.pdf (pdflatex)")
+    else:
         with tempfile.TemporaryDirectory() as tmp:
             (Path(tmp) / "fig_6_10.tex").write_text(tex, encoding="utf-8")
             done = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", "fig_6_10.tex"],
@@ -234,7 +238,7 @@ def _slides(out: Path, result: TourResult) -> list[tuple[str, str]]:
             result.files.append(viz.animate(z, out / "fig_6_10_backprop.gif", overwrite=False))
         made.append(("fig_6_10_backprop.gif", "Algorithms 6.1 and 6.2 on figure 6.10's G, for slides"))
     except ModuleNotFoundError:  # imageio is in the slides extra, not in the default install
-        pass
+        result.left.append("fig_6_10_backprop.gif (pip install 'micrograph[slides]')")
     return made
 
 
@@ -364,6 +368,8 @@ def _build(building: Path, numbers: list[int], result: TourResult, progress: boo
     t0 = time.perf_counter()
     runs = []
     notebook = _wants_notebooks(numbers)
+    if not notebook and sorted(numbers) == list(lessons.LESSONS):
+        result.left.append("the lessons' notebooks (pip install 'micrograph[notebook]')")
     with tqdm(total=len(numbers), desc="tour", unit="lesson", disable=not progress) as bar:
         for n in numbers:
             t = time.perf_counter()
