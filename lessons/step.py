@@ -36,10 +36,11 @@ __all__ = ["CODE_WIDTH", "Live", "Note", "Ours", "Question", "Step", "fit_code"]
 
 
 class Note(str):
-    """A message from the stepper (past the last step, before the first): shows as plain text in a REPL."""
+    """A message from the stepper (past the last step, before the first): shows as plain text in a REPL,
+    wrapped to an 80-column terminal."""
 
     def __repr__(self) -> str:
-        return str(self)
+        return "\n".join(textwrap.fill(line, 79, break_long_words=False) for line in str(self).split("\n"))
 
 
 class Ours(str):

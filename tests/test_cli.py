@@ -201,6 +201,9 @@ def test_blowup_writes_the_plot_and_prints_counts(tmp_path, capsys):
     stdout = capsys.readouterr().out
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "ladder" in stdout and "256" in stdout  # 2**8 paths at depth 8
+    assert main(["blowup", "--max-depth", "60", "--quiet"]) == 0  # the deepest, numbers of 27 digits
+    stdout = capsys.readouterr().out
+    assert max(map(len, stdout.splitlines())) <= 80 and "* the closed form" in stdout, stdout
     err = _user_error(capsys, ["blowup", "--max-depth", "0"])
     assert "--max-depth" in err
     err = _user_error(capsys, ["blowup", "--max-depth", "4", "--out", str(out)])

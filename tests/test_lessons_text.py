@@ -200,6 +200,7 @@ def test_lessons_ask_before_they_answer_and_check_the_answer(n: int) -> None:
     assert right.startswith("Right") and fmt(q.expected) in right
     wrong = l.answer(q.expected + 1.0)
     assert wrong.startswith("Not quite") and fmt(q.expected) in wrong
+    assert all(len(line) <= 80 for line in repr(wrong).splitlines()), repr(wrong)  # as the REPL shows it
     assert l.answer("x").startswith("answer takes a number")  # type: ignore[arg-type]
     l.next()  # the step after the question shows the number it asked for
     assert fmt(q.expected) in l.text or fmt(q.expected) in l.values()

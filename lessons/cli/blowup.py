@@ -71,12 +71,14 @@ def run(args: argparse.Namespace) -> int:
             viz.save(fig, out, overwrite=args.force)
             bar.update()
     for fam in fams:
-        print(
-            f"{fam}: depth, paths w->z, naive chain rule operations (eq. 6.53), back-propagation (eq. 6.52)"
-        )
+        print(f"{fam}: the naive chain rule (eq. 6.53) against back-propagation (eq. 6.52)")
+        print(f"  {'depth':>5}  {'paths w->z':>14}  {'naive':>18}  {'backprop':>8}")
         for r in rows[fam]:
-            mark = "" if r["naive_complete"] else "  (closed form: the naive run was stopped by the budget)"
-            print(f"  {r['depth']:>3}  {r['paths']:>12}  {r['naive_ops']:>16}  {r['backprop_ops']:>6}{mark}")
+            mark = "" if r["naive_complete"] else " *"
+            row = f"  {r['depth']:>5}  {r['paths']:>14,}  {r['naive_ops']:>18,}  {r['backprop_ops']:>8,}"
+            print(row + mark)
+        if not all(r["naive_complete"] for r in rows[fam]):
+            print("  * the closed form: the naive run was stopped by the budget (--budget)")
     if out is not None:
         print(f"wrote {out}")
     return 0

@@ -57,9 +57,7 @@ def run(args: argparse.Namespace) -> int:
         z.backward()  # Algorithm 6.2: the table below shows each node's gradient dz/du
     print(viz.text(z))
     for v in wrt:
-        print(
-            f"dz/d{v.label} = {v.grad:.6g}   (Algorithm 6.2; the node of B that grad() built holds the same)"
-        )
+        print(f"dz/d{v.label} = {v.grad:.6g}   (Algorithm 6.2; B's node from grad() holds the same)")
     if out is None:
         print(f"{PROG}: nothing written (give --out FILE.svg to draw it)", file=sys.stderr)
         return 0

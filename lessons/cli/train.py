@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{args.data}: {summary['model']}, {history.epochs} epochs in {seconds:.1f} s")
     print(
         f"  final training loss {summary['train_loss']:.4f}, training accuracy "
-        f"{summary['train_accuracy']:.3f}, held-out accuracy {summary['test_accuracy']:.3f} "
+        f"{summary['train_accuracy']:.3f},\n  held-out accuracy {summary['test_accuracy']:.3f} "
         f"({len(test[0])} examples never trained on)"
     )
     if out is not None:
