@@ -293,3 +293,22 @@ def test_known_error_classes_are_one_line_by_class_not_by_name(
     assert len(ran) == 1  # the error came from the command, not from render refusing its --out
     assert status == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "never.svg").exists()
+
+
+def _helps() -> list[list[str]]:
+    """The --help of the command, of every subcommand and of every exercise action."""
+    from lessons.cli import COMMANDS
+    from lessons.cli.exercise import ACTIONS
+
+    commands = [[name, "--help"] for name in COMMANDS]
+    return [["--help"], *commands, *([["exercise", a, "--help"] for a in ACTIONS])]
+
+
+@pytest.mark.parametrize("argv", _helps(), ids=lambda argv: " ".join(argv[:-1]) or "micrograph")
+def test_every_help_fits_an_80_column_terminal(
+    argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(argv) == 0
+    shown = capsys.readouterr().out
+    assert shown and max(map(len, shown.splitlines())) <= 80, shown

@@ -26,7 +26,6 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import sys
@@ -47,6 +46,7 @@ from lessons.cli.common import (
     PROG,
     Command,
     Parser,
+    ProseAndExamples,
     UserError,
     Version,
     add_command,
@@ -140,7 +140,7 @@ COMMANDS: dict[str, Command] = {
         description="Exercises for section 6.5: you write the book's algorithms (local derivatives, the "
         "topological order, Algorithms 6.1, 6.2, 6.4 and 6.6, the naive chain rule), micrograph checks them.",
         epilog=exercise.FLOW,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=ProseAndExamples,
     ),
     "site": Command(
         site.add,

@@ -29,6 +29,7 @@ from typing import Any
 from lessons.cli.common import (
     Command,
     Parser,
+    ProseAndExamples,
     UserError,
     add_command,
     force_option,
@@ -59,12 +60,11 @@ are kept in .micrograph-progress.json in the current directory (a record for you
 
   micrograph exercise list
   micrograph exercise start backprop
-  micrograph exercise check backprop.py                        # exit 0: every case passed, 1: one failed
-  micrograph exercise check backprop.py --seed 7               # other random cases
-  micrograph exercise check backprop.py --format gradescope    # Gradescope's results.json (also json,
-                                                               # prairielearn)
-  micrograph exercise autograder backprop --platform gradescope --out autograder/
-  micrograph exercise report results/ --chart class.png        # a class's pass rates and mistakes
+  micrograph exercise check backprop.py      # exit 0: all passed, 1: one failed
+  micrograph exercise check backprop.py --seed 7           # other random cases
+  micrograph exercise check backprop.py --format gradescope          # or json
+  micrograph exercise autograder backprop --platform gradescope --out ag/
+  micrograph exercise report results/ --chart class.png    # a class's results
 """
 
 _AUTOGRADER_EPILOG = """\
@@ -76,8 +76,8 @@ re-runs a student's check. --seed is used where no student identity is found.
 PrairieLearn: DIR/README.md says where the grading script, the secret, the Dockerfile and the info.json
 options go (PrairieLearn gives no identity: the student's variant of the question stands for it).
 
-  micrograph exercise autograder backprop --platform gradescope --out autograder/
-  micrograph exercise autograder backprop --platform prairielearn --out pl/ --seed 7
+  micrograph exercise autograder backprop --platform gradescope --out ag/
+  micrograph exercise autograder backprop --platform prairielearn --out pl/
 """
 
 _REPORT_EPILOG = """\
@@ -109,7 +109,13 @@ def _add_check(check: Parser) -> None:
     """Declare ``exercise check``'s arguments."""
     check.add_argument("file", metavar="FILE", help="your solution, e.g. backprop.py")
     how = check.add_mutually_exclusive_group()
-    how.add_argument("--format", choices=FORMATS, default="text", help="what to print (default: text)")
+    how.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        metavar="FORMAT",
+        help=f"what to print: {', '.join(FORMATS[:-1])} or {FORMATS[-1]} (default: text)",
+    )
     how.add_argument("--json", action="store_true", help="the same as --format json")
     seed_option(check, 2**31 - 1, "the seed of the random cases (default 0; the report prints it)")
     check.add_argument(
@@ -387,7 +393,7 @@ ACTIONS: dict[str, Command] = {
         description="Write the autograder of one exercise for a course platform: the grading scripts and "
         "micrograph's wheel (built from this checkout).",
         epilog=_AUTOGRADER_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=ProseAndExamples,
     ),
     "report": Command(
         _add_report,
@@ -396,7 +402,7 @@ ACTIONS: dict[str, Command] = {
         description="Summarise the results of a class: per exercise the students, the pass rate and the "
         "mean score, and the recognised mistakes most often made, with their hints.",
         epilog=_REPORT_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=ProseAndExamples,
     ),
 }
 """The actions ``check``, ``autograder`` and ``report``: their arguments, what they do and what ``--help``
