@@ -46,7 +46,6 @@ from lessons.cli.common import (
     PROG,
     Command,
     Parser,
-    ProseAndExamples,
     UserError,
     Version,
     add_command,
@@ -140,7 +139,7 @@ COMMANDS: dict[str, Command] = {
         description="Exercises for section 6.5: you write the book's algorithms (local derivatives, the "
         "topological order, Algorithms 6.1, 6.2, 6.4 and 6.6, the naive chain rule), micrograph checks them.",
         epilog=exercise.FLOW,
-        formatter_class=ProseAndExamples,
+        formatter_class=exercise.ProseAndExamples,
     ),
     "site": Command(
         site.add,

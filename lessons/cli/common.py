@@ -24,7 +24,6 @@ import math
 import os
 import subprocess
 import sys
-import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -165,24 +164,6 @@ class Command(NamedTuple):
     description: str
     epilog: str | None = None
     formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter
-
-
-class ProseAndExamples(argparse.RawDescriptionHelpFormatter):
-    """A description or epilog of paragraphs: a paragraph of prose is reflowed to the terminal's width, as
-    argparse's own formatter does; a paragraph of indented lines (examples of commands) is kept as written."""
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        paragraphs = []
-        for block in text.strip("\n").split("\n\n"):
-            lines = block.splitlines()
-            if any(line.startswith(" ") for line in lines):
-                paragraphs.append("\n".join(indent + line for line in lines))
-            else:
-                words = " ".join(lines)
-                paragraphs.append(
-                    textwrap.fill(words, width, initial_indent=indent, subsequent_indent=indent)
-                )
-        return "\n\n".join(paragraphs)
 
 
 def add_command(sub: Any, name: str, command: Command) -> Parser:

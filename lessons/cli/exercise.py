@@ -29,7 +29,6 @@ from typing import Any
 from lessons.cli.common import (
     Command,
     Parser,
-    ProseAndExamples,
     UserError,
     add_command,
     force_option,
@@ -41,13 +40,32 @@ from lessons.cli.common import (
     seed_option,
 )
 
-__all__ = ["add", "run", "FLOW", "ACTIONS", "FORMATS", "PLATFORMS"]
+__all__ = ["add", "run", "FLOW", "ACTIONS", "FORMATS", "PLATFORMS", "ProseAndExamples"]
 
 FORMATS = ("text", "json", "gradescope", "prairielearn")
 """What ``check --format`` prints: the report for a terminal, its JSON, or a platform's results.json."""
 
 PLATFORMS = ("gradescope", "prairielearn")
 """The course platforms ``autograder --platform`` writes for."""
+
+
+class ProseAndExamples(argparse.RawDescriptionHelpFormatter):
+    """A description or epilog of paragraphs: a paragraph of prose is reflowed to the terminal's width, as
+    argparse's own formatter does; a paragraph of indented lines (examples of commands) is kept as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        paragraphs = []
+        for block in text.strip("\n").split("\n\n"):
+            lines = block.splitlines()
+            if any(line.startswith(" ") for line in lines):
+                paragraphs.append("\n".join(indent + line for line in lines))
+            else:
+                words = " ".join(lines)
+                paragraphs.append(
+                    textwrap.fill(words, width, initial_indent=indent, subsequent_indent=indent)
+                )
+        return "\n\n".join(paragraphs)
+
 
 FLOW = """\
 The flow: list the exercises, start one (a template NAME.py with the book's pseudo-code and TODOs is

@@ -346,9 +346,7 @@ def write_autograder(
         FileExistsError: a file to write exists and ``force`` is False (naming every such file).
         AutograderError: micrograph does not run from a checkout, or its wheel could not be built.
         OSError: a file cannot be written (each is written atomically, never through a symlink; without
-            ``force``, created exclusively, so a file made while the wheel was built is not replaced);
-            FileNotFoundError: the directory above ``out`` does not exist (``out`` is created, not its
-            parents).
+            ``force``, created exclusively, so a file made while the wheel was built is not replaced).
     """
     out = Path(out)
     _check_arguments(exercise, platform, out, seed, secret)
@@ -373,7 +371,7 @@ def write_autograder(
         modes["autograder.zip"] = 0o600  # it holds the secret
     if not force:
         _refuse_existing(out, list(data))
-    out.mkdir(exist_ok=True)  # the directory, not its parents
+    out.mkdir(parents=True, exist_ok=True)
     written = []
     for (
         name,
