@@ -6,6 +6,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4 (
 
 from __future__ import annotations
 
+import importlib
 import json
 import pickle
 import re
@@ -185,6 +186,67 @@ def test_explore_mlp_mistakes_are_one_line(
     lines = [line for line in err.splitlines() if line.startswith("micrograph: error:")]
     assert len(lines) == 1 and says in lines[0], err
     assert "Traceback" not in err and not (tmp_path / "p.html").exists()
+
+
+# The work a refused page must not begin: B, the frames, the drawings by groups, any layout.
+_EXPENSIVE = (("viz.explore", "frame_plan"), ("viz.explore", "mlp_views"), ("viz.explore", "grad"),
+              ("viz.render", "pipe_svg"))  # fmt: skip
+
+
+@pytest.fixture
+def begun(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the expensive functions called (each still runs), in the order called."""
+    called: list[str] = []
+
+    def watched(name: str, real: Any) -> Any:
+        def call(*args: Any, **kw: Any) -> Any:
+            called.append(name)
+            return real(*args, **kw)
+
+        return call
+
+    for module, name in _EXPENSIVE:
+        where = importlib.import_module(module)
+        monkeypatch.setattr(where, name, watched(name, getattr(where, name)))
+    return called
+
+
+TOO_LARGE = [  # the options after --mlp iris; what the line says
+    (["--batch", "16", "--hidden", "16"], "G by neurons would have 406 boxes, more than --max-nodes 300"),
+    (["--batch", "8", "--hidden", "32", "--level", "layers"], "G by neurons would have 358 boxes"),
+    (["--batch", "2", "--hidden", "8", "--max-nodes", "40"], "G by neurons would have 46 boxes"),
+    (["--batch", "64", "--hidden", "64"], "makes a G of 64134 scalars, more than the 20000"),
+    (["--batch", "64", "--hidden", "64", "--max-nodes", "5000"], "makes a G of 64134 scalars"),
+]
+
+
+@pytest.mark.parametrize("args, says", TOO_LARGE, ids=[" ".join(a) for a, _ in TOO_LARGE])
+def test_explore_mlp_too_large_is_refused_before_any_work(
+    args: list[str], says: str, begun: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "net.html"
+    status, said, err = _main(["explore", "--mlp", "iris", *args, "--out", str(out)], capsys)
+    assert status == 2 and not said and not out.exists()
+    (line,) = err.splitlines()
+    assert line.startswith("micrograph: error: --mlp iris --batch ") and says in line, line
+    assert "a smaller --batch or --hidden" in line and "expression" not in line
+    scalars = "scalars" in says  # --max-nodes cannot help a G larger than the explorer groups
+    assert ("--max-nodes" in line.split(":", 2)[2]) is not scalars
+    if not scalars:
+        size = re.search(r"have (\d+) boxes", line).group(1)  # type: ignore[union-attr]
+        assert f"or --max-nodes {size} (or more" in line and "whatever --level" in line
+    assert begun == []  # no B, frame, drawing or layout: G's size at every level is known from G alone
+
+
+@needs_dot
+def test_the_work_a_refusal_skips_is_what_an_accepted_network_does(
+    begun: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "net.html"
+    status, _, err = _main(["explore", "--mlp", "iris", "--batch", "1", "--hidden", "2", "--out", str(out)],
+                           capsys)  # fmt: skip
+    assert status == 0 and out.exists(), err
+    assert {"frame_plan", "mlp_views", "grad", "pipe_svg"} <= set(begun)
 
 
 def test_every_row_names_the_numbers_of_one_role() -> None:

@@ -115,9 +115,32 @@ def _run_mlp(args: argparse.Namespace) -> int:
     model = nn.MLP(len(X[0]), [args.hidden, len(set(y))], activation="tanh", seed=args.seed)
     cost = nn.forward_minibatch(model, Xb, yb, l2=args.l2)  # J = (1/B) sum_b L_b + lambda Omega(theta)
     import viz
+    from viz.dot import GraphTooLarge
 
-    explorer = viz.explore(cost.J, max_nodes=args.max_nodes, level=args.level)
+    try:  # too large at either level: refused before B, the frames and any layout are made
+        explorer = viz.explore(cost.J, max_nodes=args.max_nodes, level=args.level)
+    except GraphTooLarge as e:
+        raise UserError(_too_large(e, args)) from None
     return _written(explorer, out, args.force)
+
+
+def _too_large(e: Any, args: argparse.Namespace) -> str:
+    """The line that refuses a network too large to explore (a ``viz.GraphTooLarge``), naming the options
+    that change it: ``--batch`` and ``--hidden`` always, ``--max-nodes`` when a larger one would do.
+    ``--level`` is not one: the page holds both levels whatever level it opens at."""
+    from viz.explore_groups import MAX_SCALARS
+
+    network = f"--mlp {args.mlp} --batch {args.batch} --hidden {args.hidden}"
+    if e.what == "G" and e.limit == MAX_SCALARS:
+        return (
+            f"{network} makes a G of {e.size} scalars, more than the {MAX_SCALARS} the explorer shows by "
+            "layers and neurons: give a smaller --batch or --hidden"
+        )
+    return (
+        f"{network}: {e.what} would have {e.size} boxes, more than --max-nodes {e.limit} (the page holds "
+        f"both levels, whatever --level): give a smaller --batch or --hidden, or --max-nodes {e.size} (or "
+        "more; Graphviz's layout time grows faster than the drawing)"
+    )
 
 
 def _written(explorer: Any, out: Any, force: bool) -> int:
