@@ -174,6 +174,13 @@ MISTAKES = [
     (["explore", "--mlp", "iris", "--batch", "0"], "--batch"),
     (["explore", "--mlp", "iris", "--hidden", "65"], "--hidden"),
     (["explore", "--mlp", "mnist"], "--mlp"),
+    # an expression has no network for these to shape: refused, not ignored (even at their defaults)
+    (["explore", "x", "--at", "x=1", "--level", "neurons"], "--level is for --mlp DATA (a network)"),
+    (["explore", "x", "--at", "x=1", "--level", "layers"], "--level is for --mlp DATA"),
+    (["explore", "x", "--at", "x=1", "--batch", "4"], "--batch is for --mlp DATA"),
+    (["explore", "x", "--at", "x=1", "--hidden", "8"], "--hidden is for --mlp DATA"),
+    (["explore", "x", "--at", "x=1", "--seed", "1"], "--seed is for --mlp DATA"),
+    (["explore", "x", "--at", "x=1", "--l2", "0"], "--l2 is for --mlp DATA"),
 ]
 
 

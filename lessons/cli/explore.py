@@ -35,6 +35,8 @@ MAX_BATCH = 64
 """The largest minibatch ``--batch`` draws: every example adds a copy of the network's scalars to G."""
 MAX_WIDTH = 64
 """The widest hidden layer ``--hidden`` draws."""
+_MLP_ONLY = ("level", "hidden", "batch", "l2", "seed")
+"""The options that shape the network of ``--mlp``: an expression has no use for them."""
 
 
 def add(xp: Parser) -> None:
@@ -76,14 +78,26 @@ def add(xp: Parser) -> None:
         help="with --mlp: weight decay lambda (default 1e-3)",
     )
     seed_option(mlp, 2**63 - 1, "with --mlp: seed for the split and the weights")
+    # None marks an option of --mlp's not given, so that one given with an expression (which would ignore
+    # it) is refused; _run_mlp fills in the defaults the help states.
+    defaults = {name: xp.get_default(name) for name in _MLP_ONLY}
+    xp.set_defaults(mlp_defaults=defaults, **dict.fromkeys(_MLP_ONLY))
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write the page; 0, or a UserError for an output refused or options that do not go together."""
+    """Write the page; 0, or a UserError for an output refused or options that do not go together (an
+    option of --mlp's, such as --level, with an expression; a network too large to explore)."""
     if args.mlp is not None:
         return _run_mlp(args)
     if args.expression is None:
         raise UserError("explore needs an EXPRESSION, or --mlp DATA for a network")
+    for name in _MLP_ONLY:
+        if getattr(args, name) is not None:
+            option = "--" + name
+            raise UserError(
+                f"{option} is for --mlp DATA (a network): an expression is drawn node by node; leave "
+                f"{option} out"
+            )
     from micrograph.expr import build
 
     env, wrt_names = bindings(args.expression, args.at, args.wrt)
@@ -106,6 +120,9 @@ def _run_mlp(args: argparse.Namespace) -> int:
             raise UserError(
                 f"{option} is for an expression; --mlp {args.mlp} explores the network's parameters"
             )
+    for name, default in args.mlp_defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
     from micrograph import datasets, nn
 
     out = output_file(args.out, args.force, (".html",))
