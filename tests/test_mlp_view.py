@@ -256,6 +256,27 @@ def test_the_work_a_refusal_skips_is_what_an_accepted_network_does(
     assert {"frame_plan", "mlp_views", "grad", "pipe_svg"} <= set(begun)
 
 
+def test_the_help_says_which_networks_fit(capsys: pytest.CaptureFixture[str]) -> None:
+    from micrograph import datasets
+    from viz.dot import GraphTooLarge
+    from viz.explore_groups import MAX_SCALARS, checked_levels
+
+    status, said, _ = _main(["explore", "--help"], capsys)
+    said = " ".join(said.split())
+    assert status == 0 and f"of more than {MAX_SCALARS} scalars is refused at once" in said
+    assert "--batch 16 --hidden 8 fits on iris but --batch 64 fits with no --hidden at all" in said
+
+    def iris(batch: int, hidden: int) -> Graph:  # the network micrograph explore --mlp iris draws
+        X, y = datasets.iris()
+        train, _ = datasets.standardize(*datasets.split(X, y, test_fraction=0.3, seed=0))
+        model = nn.MLP(4, [hidden, 3], activation="tanh", seed=0)
+        return Graph(nn.forward_minibatch(model, train[0][:batch], train[1][:batch], l2=1e-3).J)
+
+    checked_levels(iris(16, 8), 300)  # what the help says, checked as the explorer checks it
+    with pytest.raises(GraphTooLarge, match="G by neurons"):
+        checked_levels(iris(64, 1), 300)
+
+
 def test_every_row_names_the_numbers_of_one_role() -> None:
     _, cost = _cost(3)
     G = Graph(cost.J)

@@ -32,9 +32,13 @@ from lessons.cli.train import DATASETS
 __all__ = ["add", "run", "MAX_BATCH", "MAX_WIDTH"]
 
 MAX_BATCH = 64
-"""The largest minibatch ``--batch`` draws: every example adds a copy of the network's scalars to G."""
+"""The largest minibatch ``--batch`` draws: every example adds a copy of the network's scalars to G, so the
+largest only with a small ``--hidden`` and a raised ``--max-nodes``."""
 MAX_WIDTH = 64
 """The widest hidden layer ``--hidden`` draws."""
+_MAX_SCALARS = 20_000
+"""``viz.explore_groups.MAX_SCALARS``, the largest G explored by groups, for the help (read without importing
+the explorer, which imports Graphviz's package)."""
 _MLP_ONLY = ("level", "hidden", "batch", "l2", "seed")
 """The options that shape the network of ``--mlp``: an expression has no use for them."""
 
@@ -64,12 +68,16 @@ def add(xp: Parser) -> None:
         default="layers",
         help="with --mlp: the level shown first, one box per layer or per neuron (default layers)",
     )
-    hidden_option(mlp, MAX_WIDTH, "with --mlp: ")
+    hidden_option(mlp, MAX_WIDTH, "with --mlp (see --batch for what fits): ")
     mlp.add_argument(
         "--batch",
         type=integer(1, MAX_BATCH),
         default=2,
-        help=f"with --mlp: the examples in the minibatch, 1 to {MAX_BATCH} (default 2)",
+        help=f"with --mlp: the examples in the minibatch, 1 to {MAX_BATCH} (default 2). Each example adds a "
+        "box per neuron, so not every --batch goes with every --hidden: a network of more than --max-nodes "
+        f"boxes by neurons (about batch x (hidden + 8) on iris) or of more than {_MAX_SCALARS} scalars is "
+        "refused at once. At the default --max-nodes, --batch 16 --hidden 8 fits on iris but --batch 64 "
+        "fits with no --hidden at all; --batch 64 --hidden 64 fits at no --max-nodes",
     )
     mlp.add_argument(
         "--l2",
