@@ -82,7 +82,8 @@ class Graph(_NodeList):
     """
 
     __slots__ = (
-        "nodes", "n_inputs", "output", "num_edges", "index", "_parents", "_consumers", "_program",
+        "nodes", "n_inputs", "output", "num_edges", "index", "_parents", "_consumers", "_consumer_edges",
+        "_program",
     )  # fmt: skip
 
     def __init__(self, output: Value) -> None:
@@ -114,6 +115,7 @@ class Graph(_NodeList):
         self._parents = parents
         self.num_edges: int = sum(map(len, parents))
         self._consumers: list[list[ConsumerEdge]] | None = None  # built on first use by consumers()
+        self._consumer_edges: list[list[tuple[int, int]]] | None = None  # built on first use, as above
         self._program: list[Step] | None = None  # built on first use by program()
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
@@ -166,9 +168,13 @@ class Graph(_NodeList):
     def consumer_edges(self) -> list[list[tuple[int, int]]]:
         """For every node j, the edges out of it: (i, k) for each u(i) that takes u(j) as argument k.
 
-        A view of :meth:`consumers` (the one consumer index), in the same order.
+        A view of :meth:`consumers` (the one consumer index), in the same order. Built once and cached, as
+        :meth:`consumers` is: callers read ``consumer_edges[j]`` once per node or per edge, and building the
+        view each time would make that quadratic in the graph's size. The lists are shared: not to be changed.
         """
-        return [[(edge[0], edge[1]) for edge in edges] for edges in self.consumers()]
+        if self._consumer_edges is None:
+            self._consumer_edges = [[(edge[0], edge[1]) for edge in edges] for edges in self.consumers()]
+        return self._consumer_edges
 
     @property
     def parents(self) -> list[tuple[int, ...]]:

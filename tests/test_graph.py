@@ -117,6 +117,9 @@ def test_get_operation_inputs_consumers() -> None:
         (g.index[b], 0),
         (g.index[c], 1),
     ]
+    # built once: the explorer reads consumer_edges[j] per node and per edge, which would otherwise be
+    # quadratic in the graph's size
+    assert g.consumer_edges is g.consumer_edges
 
 
 def test_accessors_reject_nodes_outside_the_graph() -> None:

@@ -6,6 +6,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.4 (
 
 from __future__ import annotations
 
+import importlib
 import json
 import pickle
 import re
@@ -173,6 +174,13 @@ MISTAKES = [
     (["explore", "--mlp", "iris", "--batch", "0"], "--batch"),
     (["explore", "--mlp", "iris", "--hidden", "65"], "--hidden"),
     (["explore", "--mlp", "mnist"], "--mlp"),
+    # an expression has no network for these to shape: refused, not ignored (even at their defaults)
+    (["explore", "x", "--at", "x=1", "--level", "neurons"], "--level is for --mlp DATA (a network)"),
+    (["explore", "x", "--at", "x=1", "--level", "layers"], "--level is for --mlp DATA"),
+    (["explore", "x", "--at", "x=1", "--batch", "4"], "--batch is for --mlp DATA"),
+    (["explore", "x", "--at", "x=1", "--hidden", "8"], "--hidden is for --mlp DATA"),
+    (["explore", "x", "--at", "x=1", "--seed", "1"], "--seed is for --mlp DATA"),
+    (["explore", "x", "--at", "x=1", "--l2", "0"], "--l2 is for --mlp DATA"),
 ]
 
 
@@ -185,6 +193,88 @@ def test_explore_mlp_mistakes_are_one_line(
     lines = [line for line in err.splitlines() if line.startswith("micrograph: error:")]
     assert len(lines) == 1 and says in lines[0], err
     assert "Traceback" not in err and not (tmp_path / "p.html").exists()
+
+
+# The work a refused page must not begin: B, the frames, the drawings by groups, any layout.
+_EXPENSIVE = (("viz.explore", "frame_plan"), ("viz.explore", "mlp_views"), ("viz.explore", "grad"),
+              ("viz.render", "pipe_svg"))  # fmt: skip
+
+
+@pytest.fixture
+def begun(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the expensive functions called (each still runs), in the order called."""
+    called: list[str] = []
+
+    def watched(name: str, real: Any) -> Any:
+        def call(*args: Any, **kw: Any) -> Any:
+            called.append(name)
+            return real(*args, **kw)
+
+        return call
+
+    for module, name in _EXPENSIVE:
+        where = importlib.import_module(module)
+        monkeypatch.setattr(where, name, watched(name, getattr(where, name)))
+    return called
+
+
+TOO_LARGE = [  # the options after --mlp iris; what the line says
+    (["--batch", "16", "--hidden", "16"], "G by neurons would have 406 boxes, more than --max-nodes 300"),
+    (["--batch", "8", "--hidden", "32", "--level", "layers"], "G by neurons would have 358 boxes"),
+    (["--batch", "2", "--hidden", "8", "--max-nodes", "40"], "G by neurons would have 46 boxes"),
+    (["--batch", "64", "--hidden", "64"], "makes a G of 64134 scalars, more than the 20000"),
+    (["--batch", "64", "--hidden", "64", "--max-nodes", "5000"], "makes a G of 64134 scalars"),
+]
+
+
+@pytest.mark.parametrize("args, says", TOO_LARGE, ids=[" ".join(a) for a, _ in TOO_LARGE])
+def test_explore_mlp_too_large_is_refused_before_any_work(
+    args: list[str], says: str, begun: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "net.html"
+    status, said, err = _main(["explore", "--mlp", "iris", *args, "--out", str(out)], capsys)
+    assert status == 2 and not said and not out.exists()
+    (line,) = err.splitlines()
+    assert line.startswith("micrograph: error: --mlp iris --batch ") and says in line, line
+    assert "a smaller --batch or --hidden" in line and "expression" not in line
+    scalars = "scalars" in says  # --max-nodes cannot help a G larger than the explorer groups
+    assert ("--max-nodes" in line.split(":", 2)[2]) is not scalars
+    if not scalars:
+        size = re.search(r"have (\d+) boxes", line).group(1)  # type: ignore[union-attr]
+        assert f"or --max-nodes {size} (or more" in line and "whatever --level" in line
+    assert begun == []  # no B, frame, drawing or layout: G's size at every level is known from G alone
+
+
+@needs_dot
+def test_the_work_a_refusal_skips_is_what_an_accepted_network_does(
+    begun: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "net.html"
+    status, _, err = _main(["explore", "--mlp", "iris", "--batch", "1", "--hidden", "2", "--out", str(out)],
+                           capsys)  # fmt: skip
+    assert status == 0 and out.exists(), err
+    assert {"frame_plan", "mlp_views", "grad", "pipe_svg"} <= set(begun)
+
+
+def test_the_help_says_which_networks_fit(capsys: pytest.CaptureFixture[str]) -> None:
+    from micrograph import datasets
+    from viz.dot import GraphTooLarge
+    from viz.explore_groups import MAX_SCALARS, checked_levels
+
+    status, said, _ = _main(["explore", "--help"], capsys)
+    said = " ".join(said.split())
+    assert status == 0 and f"of more than {MAX_SCALARS} scalars is refused at once" in said
+    assert "--batch 16 --hidden 8 fits on iris but --batch 64 fits with no --hidden at all" in said
+
+    def iris(batch: int, hidden: int) -> Graph:  # the network micrograph explore --mlp iris draws
+        X, y = datasets.iris()
+        train, _ = datasets.standardize(*datasets.split(X, y, test_fraction=0.3, seed=0))
+        model = nn.MLP(4, [hidden, 3], activation="tanh", seed=0)
+        return Graph(nn.forward_minibatch(model, train[0][:batch], train[1][:batch], l2=1e-3).J)
+
+    checked_levels(iris(16, 8), 300)  # what the help says, checked as the explorer checks it
+    with pytest.raises(GraphTooLarge, match="G by neurons"):
+        checked_levels(iris(64, 1), 300)
 
 
 def test_every_row_names_the_numbers_of_one_role() -> None:

@@ -45,7 +45,7 @@ from micrograph.order import topological_order
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from micrograph.symbolic import BuildGradCall, grad
 from viz.dot import DEFAULT_MAX_NODES, check_size
-from viz.explore_groups import mlp_views
+from viz.explore_groups import checked_backward, checked_levels, mlp_views
 from viz.explore_layout import layout
 from viz.explore_page import Explorer
 from viz.frames import Frame, derivative_formula
@@ -277,7 +277,8 @@ def explore(
         ValueError: wrt is empty or holds a node that is not in the graph of z; an unknown level; predict
             with a level other than scalars.
         GraphTooLarge: G has more than ``max_nodes`` nodes (the error :func:`viz.draw` raises; by groups: a
-            drawing more than ``max_nodes`` boxes, or G more than ``viz.explore_groups.MAX_SCALARS`` nodes).
+            drawing at either level more than ``max_nodes`` boxes, or G more than
+            ``viz.explore_groups.MAX_SCALARS`` nodes), raised before the frames and the layouts are made.
         DomainError: an operation or a local derivative is undefined at the graph's current values (B
             cannot be built there).
         GraphvizMissing: Graphviz's ``dot`` program is not installed.
@@ -299,6 +300,8 @@ def explore(
     grouped = level != "scalars"
     if not grouped:
         check_size(n, max_nodes)
+    else:  # every level's drawing of G refused now if too large, before B, the frames and the layouts
+        levels = checked_levels(graph, max_nodes)
     parameters = [v for v in graph.variables if v.meta is not None and v.meta.role in ("weight", "bias")]
     if wrt is not None:
         targets = as_values(wrt, "explore(z, wrt)", "wrt")
@@ -308,14 +311,16 @@ def explore(
         if w not in graph.index:
             raise ValueError(f"explore(z, wrt): wrt[{k}] = {w!r} is not a node of the graph of z")
 
-    # The frames' structure (Algorithm 6.1's and 6.2's steps, each iteration's edges): text with holes for
-    # the numbers the page computes, so no algorithm runs here on numbers that would be thrown away.
-    fs = frame_plan(graph)
     calls: list[BuildGradCall] = []
     # B, once: the grad_table of Algorithm 6.2 for every node, by Algorithms 6.5/6.6 (a DomainError is
     # raised here where a local derivative does not exist)
     table = grad(z, nodes, observe=calls.append)
     B = _b_nodes(graph, table, targets)
+    if grouped:  # and B's drawings, before the frames and the layouts
+        grouped_b = checked_backward(graph, levels, B, max_nodes)
+    # The frames' structure (Algorithm 6.1's and 6.2's steps, each iteration's edges): text with holes for
+    # the numbers the page computes, so no algorithm runs here on numbers that would be thrown away.
+    fs = frame_plan(graph)
     names = node_names(graph, B)
     edge_derivative = edge_derivatives(graph, calls)  # each du(i)/du(j) a node B holds already, or a number
     program = compile_javascript(
@@ -323,7 +328,7 @@ def explore(
     )
     spec = _spec(graph, names, fs, program, edge_derivative, table, targets, B)
     if grouped:  # an MLP by layers or neurons: the drawings of both levels, every group's scalars
-        views = mlp_views(graph, B, names, program, table, level, max_nodes)
+        views = mlp_views(graph, B, names, program, table, level, max_nodes, grouped_b)
         shown = views["levels"][level]
         svg_g, svg_b, note = shown["svg_g"], shown["svg_b"], ""
         spec.update({"mlp": views, "wrt": []})  # the dz/dw of every parameter: in the boxes, not listed

@@ -34,7 +34,7 @@ from viz.groups import LEVELS, Grouping, group_backward, group_graph
 from viz.groups_dot import grouped_backward, grouped_digraph, placement
 from viz.words import clean
 
-__all__ = ["MAX_SCALARS", "mlp_views"]
+__all__ = ["MAX_SCALARS", "checked_levels", "checked_backward", "mlp_views"]
 
 MAX_SCALARS = 20_000
 """The largest G the explorer shows by groups: the page's program computes every node and its grad_table
@@ -134,15 +134,66 @@ def _svgs(dots: list[graphviz.Digraph]) -> list[str]:
         return list(pool.map(pipe_svg, dots))
 
 
+def _boxes(grouping: Grouping) -> int:
+    """The boxes of a drawing by groups: one per group, and a group of one untagged node is that node."""
+    return sum(1 if g.kind != "scalar" else len(g.members) for g in grouping.groups)
+
+
+def checked_levels(graph: Graph, max_nodes: int) -> dict[str, Grouping]:
+    """G grouped at every level (:data:`viz.groups.LEVELS`), each drawing's size checked first: the page holds
+    every level whatever level it opens at, so a network too large at any level is refused here, before
+    B, the frames or any layout is made.
+
+    Args:
+        graph: G. max_nodes: the most boxes of any one drawing.
+
+    Returns:
+        ``{level: G's grouping}``.
+
+    Raises:
+        GraphTooLarge: G has more than :data:`MAX_SCALARS` nodes (``what`` is ``"G"``), or G's drawing at a
+            level more than max_nodes boxes (``what`` is ``"G by layers"``, ``"G by neurons"``).
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.4 and 6.5.7.
+    """
+    check_size(len(graph.nodes), MAX_SCALARS, "G")
+    out = {}
+    for level in LEVELS:
+        out[level] = group_graph(graph, level)
+        check_size(_boxes(out[level]), max_nodes, f"G by {level}")
+    return out
+
+
+def checked_backward(
+    graph: Graph, levels: dict[str, Grouping], B: list[Value], max_nodes: int
+) -> dict[str, tuple[Grouping, Grouping]]:
+    """B grouped as G is at every level, each drawing's size checked before anything is laid out.
+
+    Args:
+        graph: G. levels: G's grouping at every level (:func:`checked_levels`). B: the drawn part of B, in
+            B's order. max_nodes: the most boxes of any one drawing.
+
+    Returns:
+        ``{level: (G's grouping, B's grouping)}``, as :func:`mlp_views` takes them.
+
+    Raises:
+        GraphTooLarge: B's drawing at a level has more than max_nodes boxes (``"B by layers"`` ...).
+
+    Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.6 and 6.5.7.
+    """
+    out = {}
+    for level, grouping in levels.items():
+        b_grouping = group_backward(graph, grouping, B)
+        check_size(len(b_grouping.groups), max_nodes, f"B by {level}")
+        out[level] = (grouping, b_grouping)
+    return out
+
+
 def _level(graph: Graph, B: list[Value], names: dict[Value, str], zname: str, level: str, program: Any,
-           table: list[Value], max_nodes: int) -> tuple[dict[str, Any], list[graphviz.Digraph]]:  # fmt: skip
+           table: list[Value], max_nodes: int, grouping: Grouping,
+           b_grouping: Grouping) -> tuple[dict[str, Any], list[graphviz.Digraph]]:  # fmt: skip
     """One level's data for the page and its drawings (G, B, then each group's G and B scalars)."""
     nodes = graph.nodes
-    grouping = group_graph(graph, level)
-    b_grouping = group_backward(graph, grouping, B)
-    boxes = sum(1 if g.kind != "scalar" else len(g.members) for g in grouping.groups)
-    check_size(boxes, max_nodes, f"G by {level}")
-    check_size(len(b_grouping.groups), max_nodes, f"B by {level}")
     b_of = {grp.key: k for k, grp in enumerate(b_grouping.groups)}
     grads = [table[i].data for i in range(len(nodes))]
     dots = [
@@ -224,13 +275,16 @@ def _marked(
 
 
 def mlp_views(graph: Graph, B: list[Value], names: dict[Value, str], program: Any, table: list[Value],
-              level: str, max_nodes: int) -> dict[str, Any]:  # fmt: skip
+              level: str, max_nodes: int,
+              grouped: dict[str, tuple[Grouping, Grouping]] | None = None) -> dict[str, Any]:  # fmt: skip
     """The page's data for an MLP at every level (``spec["mlp"]``), ``level`` shown first.
 
     Args:
         graph: G. B: the drawn part of B, in B's order. names: every node's name. program: the page's
             generated program (its slots). table: per node of G, its grad_table entry as a node of B.
         level: the level shown first. max_nodes: the most boxes of any one drawing.
+        grouped: G and B grouped at every level, their sizes checked (:func:`checked_levels`, then
+            :func:`checked_backward`); None: grouped and checked here.
 
     Returns:
         ``{"level": level, "levels": {name: {"svg_g", "svg_b", "groups", "b_groups", "group_of", ...}}}``.
@@ -239,12 +293,13 @@ def mlp_views(graph: Graph, B: list[Value], names: dict[Value, str], program: An
         GraphTooLarge: G has more than :data:`MAX_SCALARS` nodes, or a drawing more than max_nodes boxes.
         GraphvizMissing: Graphviz's ``dot`` program is not installed.
     """
-    check_size(len(graph.nodes), MAX_SCALARS, "G")
+    if grouped is None:
+        grouped = checked_backward(graph, checked_levels(graph, max_nodes), B, max_nodes)
     z = graph.output
     zname = clean(z.label, 12) or names[z]
     levels, dots, counts = {}, [], []
     for name in LEVELS:
-        data, drawings = _level(graph, B, names, zname, name, program, table, max_nodes)
+        data, drawings = _level(graph, B, names, zname, name, program, table, max_nodes, *grouped[name])
         levels[name] = data
         dots += drawings
         counts.append(len(drawings))

@@ -32,9 +32,15 @@ from lessons.cli.train import DATASETS
 __all__ = ["add", "run", "MAX_BATCH", "MAX_WIDTH"]
 
 MAX_BATCH = 64
-"""The largest minibatch ``--batch`` draws: every example adds a copy of the network's scalars to G."""
+"""The largest minibatch ``--batch`` draws: every example adds a copy of the network's scalars to G, so the
+largest only with a small ``--hidden`` and a raised ``--max-nodes``."""
 MAX_WIDTH = 64
 """The widest hidden layer ``--hidden`` draws."""
+_MAX_SCALARS = 20_000
+"""``viz.explore_groups.MAX_SCALARS``, the largest G explored by groups, for the help (read without importing
+the explorer, which imports Graphviz's package)."""
+_MLP_ONLY = ("level", "hidden", "batch", "l2", "seed")
+"""The options that shape the network of ``--mlp``: an expression has no use for them."""
 
 
 def add(xp: Parser) -> None:
@@ -62,12 +68,16 @@ def add(xp: Parser) -> None:
         default="layers",
         help="with --mlp: the level shown first, one box per layer or per neuron (default layers)",
     )
-    hidden_option(mlp, MAX_WIDTH, "with --mlp: ")
+    hidden_option(mlp, MAX_WIDTH, "with --mlp (see --batch for what fits): ")
     mlp.add_argument(
         "--batch",
         type=integer(1, MAX_BATCH),
         default=2,
-        help=f"with --mlp: the examples in the minibatch, 1 to {MAX_BATCH} (default 2)",
+        help=f"with --mlp: the examples in the minibatch, 1 to {MAX_BATCH} (default 2). Each example adds a "
+        "box per neuron, so not every --batch goes with every --hidden: a network of more than --max-nodes "
+        f"boxes by neurons (about batch x (hidden + 8) on iris) or of more than {_MAX_SCALARS} scalars is "
+        "refused at once. At the default --max-nodes, --batch 16 --hidden 8 fits on iris but --batch 64 "
+        "fits with no --hidden at all; --batch 64 --hidden 64 fits at no --max-nodes",
     )
     mlp.add_argument(
         "--l2",
@@ -76,14 +86,26 @@ def add(xp: Parser) -> None:
         help="with --mlp: weight decay lambda (default 1e-3)",
     )
     seed_option(mlp, 2**63 - 1, "with --mlp: seed for the split and the weights")
+    # None marks an option of --mlp's not given, so that one given with an expression (which would ignore
+    # it) is refused; _run_mlp fills in the defaults the help states.
+    defaults = {name: xp.get_default(name) for name in _MLP_ONLY}
+    xp.set_defaults(mlp_defaults=defaults, **dict.fromkeys(_MLP_ONLY))
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write the page; 0, or a UserError for an output refused or options that do not go together."""
+    """Write the page; 0, or a UserError for an output refused or options that do not go together (an
+    option of --mlp's, such as --level, with an expression; a network too large to explore)."""
     if args.mlp is not None:
         return _run_mlp(args)
     if args.expression is None:
         raise UserError("explore needs an EXPRESSION, or --mlp DATA for a network")
+    for name in _MLP_ONLY:
+        if getattr(args, name) is not None:
+            option = "--" + name
+            raise UserError(
+                f"{option} is for --mlp DATA (a network): an expression is drawn node by node; leave "
+                f"{option} out"
+            )
     from micrograph.expr import build
 
     env, wrt_names = bindings(args.expression, args.at, args.wrt)
@@ -106,6 +128,9 @@ def _run_mlp(args: argparse.Namespace) -> int:
             raise UserError(
                 f"{option} is for an expression; --mlp {args.mlp} explores the network's parameters"
             )
+    for name, default in args.mlp_defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
     from micrograph import datasets, nn
 
     out = output_file(args.out, args.force, (".html",))
@@ -115,9 +140,32 @@ def _run_mlp(args: argparse.Namespace) -> int:
     model = nn.MLP(len(X[0]), [args.hidden, len(set(y))], activation="tanh", seed=args.seed)
     cost = nn.forward_minibatch(model, Xb, yb, l2=args.l2)  # J = (1/B) sum_b L_b + lambda Omega(theta)
     import viz
+    from viz.dot import GraphTooLarge
 
-    explorer = viz.explore(cost.J, max_nodes=args.max_nodes, level=args.level)
+    try:  # too large at either level: refused before B, the frames and any layout are made
+        explorer = viz.explore(cost.J, max_nodes=args.max_nodes, level=args.level)
+    except GraphTooLarge as e:
+        raise UserError(_too_large(e, args)) from None
     return _written(explorer, out, args.force)
+
+
+def _too_large(e: Any, args: argparse.Namespace) -> str:
+    """The line that refuses a network too large to explore (a ``viz.GraphTooLarge``), naming the options
+    that change it: ``--batch`` and ``--hidden`` always, ``--max-nodes`` when a larger one would do.
+    ``--level`` is not one: the page holds both levels whatever level it opens at."""
+    from viz.explore_groups import MAX_SCALARS
+
+    network = f"--mlp {args.mlp} --batch {args.batch} --hidden {args.hidden}"
+    if e.what == "G" and e.limit == MAX_SCALARS:
+        return (
+            f"{network} makes a G of {e.size} scalars, more than the {MAX_SCALARS} the explorer shows by "
+            "layers and neurons: give a smaller --batch or --hidden"
+        )
+    return (
+        f"{network}: {e.what} would have {e.size} boxes, more than --max-nodes {e.limit} (the page holds "
+        f"both levels, whatever --level): give a smaller --batch or --hidden, or --max-nodes {e.size} (or "
+        "more; Graphviz's layout time grows faster than the drawing)"
+    )
 
 
 def _written(explorer: Any, out: Any, force: bool) -> int:
