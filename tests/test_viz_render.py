@@ -118,6 +118,22 @@ def test_graphviz_failure_leaves_no_file(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_dot_that_crashes_is_named_with_its_signal(tmp_path, monkeypatch):
+    """Graphviz 2.43's dot dies of SIGSEGV on some large drawings: the error says so, not "no message"."""
+    import signal
+    import subprocess
+
+    def crashed(args, **kw):
+        return subprocess.CompletedProcess(args, -signal.SIGSEGV, b"", b"")
+
+    monkeypatch.setattr(viz.render.__globals__["subprocess"], "run", crashed)
+    drawing = viz.draw(example())
+    said = rf"dot crashed \(SIGSEGV\) laying out .*bad.svg, a drawing of {drawing.source.count('->')} edges"
+    with pytest.raises(RuntimeError, match=said):
+        viz.render(drawing, tmp_path / "bad.svg")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_write_atomic_refuses_missing_directory(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         viz.write_atomic(tmp_path / "nope" / "g.svg", b"x")

@@ -39,7 +39,7 @@ DEFAULT_MAX_NODES = 300
 
 class GraphTooLarge(ValueError):
     """A drawing would have more nodes than ``max_nodes``: Graphviz's time grows faster than the graph
-    (a few seconds at 400 nodes) and the picture gets hard to read. The message gives the size, the limit
+    (about a second at 400 nodes) and the picture gets hard to read. The message gives the size, the limit
     and what raising it costs; :meth:`text` says it in the words of the place where it is read.
 
     Attributes:
@@ -67,7 +67,7 @@ class GraphTooLarge(ValueError):
             ValueError: an unknown place.
         """
         size, limit, what = self.size, self.limit, self.what
-        cost = "(Graphviz's layout time grows faster than the graph: a few seconds at 400 nodes)"
+        cost = "(Graphviz's layout time grows faster than the graph: about a second at 400 nodes)"
         if place == "python":
             return (
                 f"{what} has {size} nodes, more than max_nodes={limit}: too large to draw readably {cost}. "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -128,6 +129,11 @@ def render(
             f"Graphviz took more than {TIMEOUT_SECONDS:.0f} s to lay out {dest} and was stopped. "
             "Draw a smaller graph (see max_nodes)."
         ) from None
+    if done.returncode < 0:  # killed by a signal: dot itself crashed (2.43 does on some large graphs)
+        raise GraphvizFailed(
+            f"Graphviz's dot crashed ({_signal_name(-done.returncode)}) laying out {dest}, a drawing of "
+            f"{dot.source.count('->')} edges: draw a smaller graph, or install a newer Graphviz"
+        )
     if done.returncode != 0:
         first = done.stderr.decode("utf-8", "replace").strip().splitlines()[:1] or ["no message"]
         raise GraphvizFailed(f"Graphviz failed on {dest}: {first[0]}")
@@ -176,3 +182,11 @@ def pipe_svg(dot: graphviz.Digraph) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"Graphviz failed: {done.stderr.decode('utf-8', 'replace').strip()}")
     return done.stdout.decode("utf-8")
+
+
+def _signal_name(number: int) -> str:
+    """``SIGSEGV`` for 11, or ``signal N`` for a number this system does not name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
