@@ -17,6 +17,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1 a
 from __future__ import annotations
 
 import html
+import math
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
@@ -24,6 +25,7 @@ import graphviz
 
 from micrograph.engine import Value
 from viz import style
+from viz.widths import text_width
 from viz.words import clean, fmt, formula, kind
 
 __all__ = ["copy_name", "escape_record", "escape_text", "html_box"]
@@ -68,6 +70,27 @@ def _fields(name: str, node: Value, names: Mapping[Value, str], data: float | No
 
 
 _FIRST, _RULED = ' BORDER="0"', ' BORDER="1" SIDES="T"'  # a rule above every row but the first
+_PADDING = 2
+"""A cell's CELLPADDING: points between its text and its edges, above and below as well as to the sides."""
+MARGIN = 2
+"""Points of room each side of a box's widest line beyond the cell padding: Graphviz's own measure of the
+text leaves none, and a renderer may draw the text wider than Graphviz measured it (:mod:`viz.widths`)."""
+CORNER = 5
+"""Points a rounded box's corners take from each side of its first and last rows: Graphviz rounds a table's
+corners with a radius of 12, which comes 3.5 points in from the side at the height of the first row's
+tallest glyphs (and of the last row's descenders), and a border of 2 points a point more."""
+
+
+def least_width(rows: Sequence[str], size: float, *, rounded: bool = False, border: int = 0) -> int:
+    """The width, in points, a cell needs so that each of ``rows`` (drawn at ``size`` points) fits with
+    :data:`MARGIN` to spare whichever font draws it (:func:`viz.widths.text_width`, an upper bound), its
+    padding and ``border`` included, the first and last rows of a ``rounded`` box clear of its corners.
+
+    It is the cell's ``WIDTH``: Graphviz then sizes the box to the larger of it and its own measure."""
+    last = len(rows) - 1
+    need = [text_width(row, size) + (2 * CORNER if rounded and k in (0, last) else 0)
+            for k, row in enumerate(rows)]  # fmt: skip
+    return math.ceil(max(need, default=0.0) + 2 * (_PADDING + MARGIN + border))
 
 
 def html_box(rows: Sequence[str], attrs: Mapping[str, str], *, width: int | None = None) -> str:
@@ -81,13 +104,17 @@ def html_box(rows: Sequence[str], attrs: Mapping[str, str], *, width: int | None
         rows: the lines of the box, top to bottom (plain text).
         attrs: a node style of :mod:`viz.style` (``fillcolor``, ``color``, ``fontcolor``, ``penwidth``,
             ``style`` with ``dashed`` and/or ``rounded``).
-        width: the box's least width in points (room for numbers a page writes in later), or None.
+        width: the box's least width in points (room for numbers a page writes in later), or None; the
+            box is at least as wide as its rows need (:func:`least_width`) in any case.
     """
     border = attrs.get("penwidth", "1")
     styles = [s for s in ("rounded", "dashed") if s in attrs.get("style", "")]
     styled = f' STYLE="{",".join(styles)}"' if styles else ""
     font = attrs.get("fontcolor", style.BOX_DEFAULT["fontcolor"])
-    wide = f' WIDTH="{width}"' if width else ""
+    # Every cell asks for the width the widest row needs (a one-column table: they share it anyway), so
+    # the box is sized by an upper bound of the text's drawn width rather than Graphviz's measure alone.
+    need = least_width(rows, float(style.NODE["fontsize"]), rounded="rounded" in styles)
+    wide = f' WIDTH="{max(width or 0, need)}"'
     cells = "".join(
         f'<TR><TD{_FIRST if k == 0 else _RULED}{wide}><FONT COLOR="{font}">{html.escape(row)}</FONT></TD>'
         "</TR>"
@@ -188,8 +215,9 @@ def _legend_html() -> str:
     cells = []
     for text, attrs in style.LEGEND:
         dashed = ' STYLE="dashed"' if "dashed" in attrs.get("style", "") else ""
+        wide = least_width([text], 10, border=1)  # a swatch is a box too: room for its words, as html_box
         cells.append(
-            f'<TD BGCOLOR="{attrs["fillcolor"]}" COLOR="{attrs["color"]}" BORDER="1"{dashed}>'
+            f'<TD BGCOLOR="{attrs["fillcolor"]}" COLOR="{attrs["color"]}" BORDER="1"{dashed} WIDTH="{wide}">'
             f'<FONT COLOR="{attrs["fontcolor"]}" POINT-SIZE="10">{html.escape(text)}</FONT></TD>'
         )
     cells.append('<TD BORDER="0"><FONT POINT-SIZE="10">→ argument (1, 2: position)</FONT></TD>')
