@@ -264,7 +264,8 @@ def test_the_help_says_which_networks_fit(capsys: pytest.CaptureFixture[str]) ->
     status, said, _ = _main(["explore", "--help"], capsys)
     said = " ".join(said.split())
     assert status == 0 and f"of more than {MAX_SCALARS} scalars is refused at once" in said
-    assert "--batch 16 --hidden 8 fits on iris but --batch 64 fits with no --hidden at all" in said
+    assert "--batch 16 --hidden 8 fits on iris; --batch 64 needs a larger --max-nodes whatever" in said
+    assert "--batch 64 --hidden 64 has too many scalars for any" in said
 
     def iris(batch: int, hidden: int) -> Graph:  # the network micrograph explore --mlp iris draws
         X, y = datasets.iris()
@@ -275,6 +276,8 @@ def test_the_help_says_which_networks_fit(capsys: pytest.CaptureFixture[str]) ->
     checked_levels(iris(16, 8), 300)  # what the help says, checked as the explorer checks it
     with pytest.raises(GraphTooLarge, match="G by neurons"):
         checked_levels(iris(64, 1), 300)
+    with pytest.raises(GraphTooLarge, match=f"more than {MAX_SCALARS}|max_nodes={MAX_SCALARS}"):
+        checked_levels(iris(64, 64), 10**9)
 
 
 def test_every_row_names_the_numbers_of_one_role() -> None:

@@ -76,8 +76,8 @@ def add(xp: Parser) -> None:
         help=f"with --mlp: the examples in the minibatch, 1 to {MAX_BATCH} (default 2). Each example adds a "
         "box per neuron, so not every --batch goes with every --hidden: a network of more than --max-nodes "
         f"boxes by neurons (about batch x (hidden + 8) on iris) or of more than {_MAX_SCALARS} scalars is "
-        "refused at once. At the default --max-nodes, --batch 16 --hidden 8 fits on iris but --batch 64 "
-        "fits with no --hidden at all; --batch 64 --hidden 64 fits at no --max-nodes",
+        "refused at once. At the default --max-nodes, --batch 16 --hidden 8 fits on iris; --batch 64 needs "
+        "a larger --max-nodes whatever --hidden; --batch 64 --hidden 64 has too many scalars for any",
     )
     mlp.add_argument(
         "--l2",
