@@ -19,7 +19,8 @@ from test_exercise_platforms import CORRECT_BACKPROP, OVERWRITE_BACKPROP
 from lessons.cli import main
 from lessons.exercises import autograder, judges
 from lessons.exercises.autograder import AutograderError, write_autograder
-from lessons.exercises.grading import PACKAGES, SECRET_FILE
+from lessons.exercises.grading import SECRET_FILE
+from lessons.exercises.sandbox import PACKAGES
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_WHEEL = ("micrograph-0.1.0-py3-none-any.whl", b"PK\x05\x06" + bytes(18))  # an empty zip archive

@@ -42,7 +42,6 @@ from lessons.exercises.autograder import (
 )
 from lessons.exercises.grading import (
     MIN_SECRET,
-    PACKAGES,
     SECRET_FILE,
     SEEDS,
     add_note,
@@ -55,7 +54,7 @@ from lessons.exercises.grading import (
     unprotected,
 )
 from lessons.exercises.limits import BUDGET, WALL_LIMIT
-from lessons.exercises.sandbox import readable_by_others
+from lessons.exercises.sandbox import PACKAGES, readable_by_others
 
 SECRET = b"a teacher's secret of some length"
 ROOT_ONLY = pytest.mark.skipif(
@@ -446,3 +445,25 @@ def test_a_bad_secret_file_is_one_line(
     assert not (tmp_path / "ag").exists()
     with pytest.raises(ValueError, match="secret must be at least 16 bytes"):
         write_autograder("backprop", "gradescope", tmp_path / "ag", secret=b"short")
+
+
+def test_a_checkout_others_may_only_search_is_still_exposed() -> None:
+    """A directory others may search but not list still lets them open a package's files by name."""
+    import shutil
+    import tempfile
+
+    from lessons.exercises.sandbox import exposed
+
+    top = Path(tempfile.mkdtemp(dir="/tmp"))  # pytest's own directories are not searchable by others
+    try:
+        (top / "micrograph").mkdir()
+        init = top / "micrograph" / "__init__.py"
+        init.write_text("")
+        init.chmod(0o644)
+        (top / "micrograph").chmod(0o711)
+        top.chmod(0o711)
+        assert not readable_by_others(top) and exposed(top)
+        init.chmod(0o600)
+        assert not exposed(top)
+    finally:
+        shutil.rmtree(top)

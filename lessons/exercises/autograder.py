@@ -64,9 +64,10 @@ import zipfile
 from pathlib import Path
 
 from lessons.exercises import EXERCISES, autograder_templates
-from lessons.exercises.grading import MIN_SECRET, PACKAGES, SECRET_FILE, read_secret
+from lessons.exercises.grading import MIN_SECRET, SECRET_FILE, read_secret
 from lessons.exercises.limits import BUDGET, WALL_LIMIT
 from lessons.exercises.platforms import PLATFORMS
+from lessons.exercises.sandbox import PACKAGES
 from micrograph import __version__
 from viz.files import write_atomic
 

@@ -41,14 +41,11 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from lessons.exercises.sandbox import readable_by_others
+from lessons.exercises.sandbox import PACKAGES, exposed, readable_by_others
 
-__all__ = ["PACKAGES", "SECRET_FILE", "MIN_SECRET", "SEEDS", "student_seed", "read_secret",
+__all__ = ["SECRET_FILE", "MIN_SECRET", "SEEDS", "student_seed", "read_secret",
            "gradescope_student", "prairielearn_student", "choose_seed", "add_note", "package_dirs",
            "unprotected", "refused_result"]  # fmt: skip
-
-PACKAGES = ("micrograph", "viz", "lessons")
-"""micrograph's installed packages: the engine (the answer key), the drawings and the exercises' judge."""
 
 SECRET_FILE = "micrograph_secret"
 """The name of the file, in the autograder's files, that holds the teacher's secret (root's, mode 0600)."""
@@ -234,14 +231,10 @@ def unprotected(secrets: Sequence[str | os.PathLike[str]], dirs: Sequence[Path] 
                 f"the autograder's secret {secret} is readable by the student's code: make it root's with "
                 f"mode 0600 (chown root:root {secret}; chmod 600 {secret})"
             )
-    exposed = [
-        str(d)
-        for d in (package_dirs() if dirs is None else dirs)
-        if readable_by_others(d) or readable_by_others(d / "__init__.py")
-    ]
-    if exposed:
+    readable = [str(d) for d in (package_dirs() if dirs is None else dirs) if exposed(d)]
+    if readable:
         return (
-            f"micrograph's installed files are readable by the student's code ({', '.join(exposed)}): "
+            f"micrograph's installed files are readable by the student's code ({', '.join(readable)}): "
             f"run chmod -R o-rwx on them in the image's setup (see the autograder's setup.sh or Dockerfile)"
         )
     return ""

@@ -50,7 +50,7 @@ from typing import Any
 from lessons.exercises.jsonfile import nesting
 from lessons.exercises.limits import MAX_ANSWER, MAX_NESTING, Budget, IsolationError, Limits, Output, Stop
 from lessons.exercises.processes import Tree, protect_judge, sleeping
-from lessons.exercises.sandbox import Sandbox, fresh_uid, installed_dirs, readable_by_others
+from lessons.exercises.sandbox import Sandbox, exposed, fresh_uid, installed_dirs
 
 __all__ = ["Runner", "stop_on_signals"]
 
@@ -75,7 +75,7 @@ def _hide(sandbox: Sandbox) -> dict[str, Any]:
     if sandbox.uid is None:
         return {"dirs": [], "exposed": False}
     dirs = installed_dirs(sandbox.path)
-    return {"dirs": [str(d) for d in dirs], "exposed": any(map(readable_by_others, dirs))}
+    return {"dirs": [str(d) for d in dirs], "exposed": any(map(exposed, dirs))}
 
 
 class _Child:

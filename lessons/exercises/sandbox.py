@@ -36,10 +36,14 @@ import tempfile
 from pathlib import Path
 
 __all__ = [
-    "STRIPPED", "COPIED", "stripped_source", "Sandbox", "fresh_uid", "installed_dirs", "readable_by_others",
+    "PACKAGES", "STRIPPED", "COPIED", "stripped_source", "Sandbox", "fresh_uid", "installed_dirs", "exposed",
+    "readable_by_others",
 ]  # fmt: skip
 
 _ROOT = Path(__file__).resolve().parent.parent.parent
+
+PACKAGES = ("micrograph", "viz", "lessons")
+"""micrograph's packages: the engine, the drawings, the lessons with the exercises' judges."""
 
 STRIPPED: dict[str, tuple[str, ...]] = {
     "micrograph/engine.py": (
@@ -162,15 +166,23 @@ def fresh_uid() -> int:
 def installed_dirs(keep: Path) -> list[Path]:
     """The directories that hold micrograph's own files, for the child to cover (see
     :mod:`lessons.exercises.enclosure`): in a checkout (a ``setup.cfg`` beside the packages) the whole
-    checkout, its tests and its git history included; else the directories of the packages ``micrograph``,
-    ``viz`` and ``lessons``. A directory that holds ``keep`` (the check's own) is replaced by its packages'.
+    checkout, its tests and its git history included; else the directories of the :data:`PACKAGES`. A
+    directory that holds ``keep`` (the check's own) is replaced by its packages'.
     """
-    packages = [(_ROOT / name).resolve() for name in ("micrograph", "viz", "lessons")]
+    packages = [(_ROOT / name).resolve() for name in PACKAGES]
     root = _ROOT.resolve()
     keep = keep.resolve()
     if (root / "setup.cfg").is_file() and keep != root and root not in keep.parents:
         return [root]
     return [p for p in packages if p.is_dir() and p != keep and p not in keep.parents]
+
+
+def exposed(directory: Path) -> bool:
+    """True if a user with no group of the files could read a file of micrograph's in ``directory`` (a
+    package's, or a checkout holding them): the directory is readable by others, or it only lets them search
+    it and a package's ``__init__.py`` in it (or the directory's own) can be opened by name."""
+    named = [directory / "__init__.py", *(directory / name / "__init__.py" for name in PACKAGES)]
+    return readable_by_others(directory) or any(readable_by_others(p) for p in named if p.exists())
 
 
 def readable_by_others(path: str | os.PathLike[str]) -> bool:
