@@ -400,6 +400,22 @@ def test_the_exponent_is_fitted_on_log_log_axes() -> None:
     assert exponent([400, 800, 1600, 3200], [0.0, 0.0, 0.0, 0.0]) == pytest.approx(0.0)
 
 
+def test_a_short_call_of_a_growth_case_is_timed_twice_and_keeps_the_faster_time() -> None:
+    from lessons.exercises.calls import AGAIN, growth
+
+    times = {"small": [0.05, 0.002], "large": [0.6, 0.001]}  # the second "large" time must not be taken
+    made: list[str] = []
+
+    def call(solution: object, one: dict[str, str], plain: object) -> dict[str, object]:
+        made.append(one["name"])
+        return {"result": one["name"], "seconds": times[one["name"]].pop(0)}
+
+    answer = growth(call, object(), {"growth": [{"name": "small"}, {"name": "large"}]}, object())  # type: ignore[arg-type]
+    assert made == ["small", "small", "large"]
+    assert answer == {"growth": [{"result": "small", "seconds": 0.002}, {"result": "large", "seconds": 0.6}]}
+    assert 0.05 < AGAIN < 0.6
+
+
 # --- per-case CPU limits --------------------------------------------------------------------------------
 
 

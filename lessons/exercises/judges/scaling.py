@@ -7,12 +7,13 @@ Right numbers computed the wrong way show in the work, so two cases measure it:
   :func:`paths_stop` turns that stop, after every smaller case passed, into its diagnosis (mistake
   ``paths``);
 * the growth case (:func:`growth_case`): the solution called on chains 400 to 3,200 deep in one request,
-  the CPU time of each call measured around the call alone in the solution's process. The exponent of the
-  time against the size, fitted on log-log axes by least squares, is about 1 for the book's algorithms; a
-  membership test on a list inside the loop makes it 2 (mistake ``growth``). Only a time large enough to
-  measure (:data:`SIGNIFICANT`) fails the case, so a fast solution never fails on noise. A solution stopped
-  there after every smaller case passed is told both what it may be: a time that grows faster than the
-  graph, or a loop that never ends on a long chain.
+  the CPU time of each call measured around the call alone in the solution's process (a call under 75 ms
+  twice, the faster counting: :data:`lessons.exercises.calls.AGAIN`). The exponent of the time against the
+  size, fitted on log-log axes by least squares, is about 1 for the book's algorithms; a membership test on
+  a list inside the loop makes it 2 (mistake ``growth``). Only a time large enough to measure
+  (:data:`SIGNIFICANT`) fails the case, so a fast solution never fails on noise. A solution stopped there
+  after every smaller case passed is told both what it may be: a time that grows faster than the graph, or
+  a loop that never ends on a long chain.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.2-6.5.3, figure 6.9.
 """
