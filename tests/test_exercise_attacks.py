@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import re
 import tempfile
 import textwrap
 from pathlib import Path
@@ -238,6 +239,42 @@ def test_an_attack_on_the_judge_ends_as_a_fail(tmp_path: Path, name: str) -> Non
     assert data["checks_run"] == 14  # every case ran, and each failed
 
 
+QUADRATIC_TOPO = (
+    CORRECT["topo"]
+    .replace("seen, stack = [], set(),", "seen, stack = [], [],")
+    .replace("seen.add(", "seen.append(")
+)
+
+FORGED_TIMES = {
+    "every clock of its process stopped": """
+        time = _import("time")
+        for clock in ("thread_time", "process_time", "perf_counter", "monotonic", "time"):
+            setattr(time, clock, lambda: 0.0)
+    """,
+    "its work done in a thread that has ended when it answers": """
+        threading = _import("threading")
+        _topological_order = topological_order
+        def topological_order(z):
+            out = []
+            worker = threading.Thread(target=lambda: out.append(_topological_order(z)))
+            worker.start()
+            worker.join()
+            return out[0]
+    """,
+}
+
+
+@pytest.mark.parametrize("how", list(FORGED_TIMES))
+def test_a_time_that_grows_as_n_squared_is_named_however_the_solution_hides_it(
+    tmp_path: Path, how: str
+) -> None:
+    assert QUADRATIC_TOPO != CORRECT["topo"]
+    source = REACH + textwrap.dedent(QUADRATIC_TOPO) + textwrap.dedent(FORGED_TIMES[how])
+    report = check(tmp_path, "topo", source)
+    assert [c.name for c in report.cases if not c.passed] == ["time against size: chains 400 to 3,200 deep"]
+    assert report.failure is not None and report.failure.mistake == "growth", report.text()
+
+
 @pytest.mark.slow  # seconds: run by make test-slow (and CI), keeping make test within minutes
 def test_the_wall_clock_limit_cannot_be_reset(tmp_path: Path) -> None:
     source = """
@@ -297,11 +334,15 @@ def test_a_long_print_is_capped_and_fd_1_does_not_break_json(tmp_path: Path) -> 
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr
     data = json.loads(done.stdout)
     out = data["output"]
-    assert out["lines"] == 17 * 10_001  # 13 cases, and 4 calls in the growth case
+    calls, rest = divmod(out["lines"], 10_001)  # 13 cases, and the growth case's 4 chains, each asked again
+    assert rest == 0 and 17 <= calls <= 21  # when it took under judge.AGAIN seconds
     assert out["cut"] == out["lines"] - 40
     assert out["text"].splitlines()[0] == "0" and "more line(s) not shown" in out["text"]
     text = run_micrograph("exercise", "check", "backprop.py", "--no-progress", cwd=tmp_path).stdout
-    assert len(text.splitlines()) < 80 and "170,017 line(s), 169,977 of them not shown" in text
+    said = re.search(r"([\d,]+) line\(s\), ([\d,]+) of them not shown", text)
+    assert len(text.splitlines()) < 80 and said is not None, text
+    lines, cut = (int(n.replace(",", "")) for n in said.groups())
+    assert lines % 10_001 == 0 and cut == lines - 40
 
 
 # --- correct solutions ----------------------------------------------------------------------------------

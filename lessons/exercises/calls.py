@@ -6,7 +6,7 @@ An exercise names its call (``call_backprop`` ...) in its entry
 this file, copied into the check's private directory, holds the calls themselves. Each call takes the case's
 request (the graph as records, the inputs), builds what the exercise gives (:mod:`lessons.exercises.given`),
 calls the student's function, and returns the result with what the harness observed: the tools' counts, the
-first change to the graph, the calls a build_grad made, each call's CPU time in a growth case. It runs in
+first change to the graph, the calls a build_grad made. It runs in
 the child interpreter (:mod:`lessons.exercises.child`) and in the page's Web Worker: standard library only
 at import.
 
@@ -23,7 +23,7 @@ from typing import Any
 
 from lessons.exercises.given import Plain, SubGraph, build_nodes, graph_of, mutation, records_of_B, snapshot
 
-__all__ = ["Solution", "Missing", "growth", "TOOLS", "call_derivatives", "call_topo", "call_forward",
+__all__ = ["Solution", "Missing", "TOOLS", "call_derivatives", "call_topo", "call_forward",
            "call_backprop", "call_naive", "call_build_grad", "call_mlp_backward"]  # fmt: skip
 
 TOOLS = "lessons.exercises.tools"
@@ -90,26 +90,6 @@ class Missing(Exception):
     pass
 
 
-def _timed(fn: Any, *args: Any) -> tuple[Any, float]:
-    """``fn(*args)`` and the CPU seconds of that call alone: the harness's own measurement, as the tools'
-    counts are, so a growth case can fit how the time grows with the graph.
-
-    The clock is the calling thread's CPU time: once the CPU limit is set, the kernel counts the process's
-    CPU time in scheduler ticks (4 ms on many machines), too coarse for a call of a few milliseconds. Where
-    there is no thread clock (a browser's Python), the process's stands in."""
-    import time
-
-    clock = time.process_time
-    try:
-        time.thread_time()
-        clock = time.thread_time
-    except (AttributeError, OSError):
-        pass
-    start = clock()
-    result = fn(*args)
-    return result, clock() - start
-
-
 def _graph(
     request: dict[str, Any], plain: Plain, recomputed: bool = False
 ) -> tuple[Any, list[tuple[Any, ...]]]:
@@ -148,19 +128,19 @@ def call_topo(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str,
     plain.refs = refs
     nodes = list(made.values())
     before = snapshot(nodes)
-    order, seconds = _timed(fn, made[request["z"]])
+    order = fn(made[request["z"]])
     changed = mutation(nodes, before)
     if changed:
         changed[0] = list(made)[changed[0]]
-    return {"result": plain(order), "mutation": changed, "seconds": seconds}
+    return {"result": plain(order), "mutation": changed}
 
 
 def call_forward(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
     """forward(G, x), Algorithm 6.1 at the request's inputs."""
     fn = sol.function("forward")
     G, before = _graph(request, plain)
-    u, seconds = _timed(fn, G, list(request["x"]))
-    return {"result": plain(u), "mutation": mutation(G.nodes, before), "seconds": seconds}
+    u = fn(G, list(request["x"]))
+    return {"result": plain(u), "mutation": mutation(G.nodes, before)}
 
 
 def call_backprop(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
@@ -168,7 +148,7 @@ def call_backprop(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[
     fn = sol.function("backprop")
     G, before = _graph(request, plain)
     tools = _tools()
-    table, seconds = _timed(fn, G)
+    table = fn(G)
     counts = tools.counts()
     calls = [[plain.refs.get(id(node), -1), k] for node, k in tools.calls()[:400]]
     return {
@@ -176,7 +156,6 @@ def call_backprop(sol: Solution, request: dict[str, Any], plain: Plain) -> dict[
         "mutation": mutation(G.nodes, before),
         "counts": counts,
         "calls": calls,
-        "seconds": seconds,
     }
 
 
@@ -280,31 +259,3 @@ def call_mlp_backward(sol: Solution, request: dict[str, Any], plain: Plain) -> d
     result = fn(net)
     changed = json.dumps([net.W, net.b, net.a, net.h, net.g], default=repr) != before
     return {"result": plain(result), "mutation": [0, "net", None, None] if changed else []}
-
-
-AGAIN = 0.075
-"""CPU seconds under which a growth case's call is made a second time and the faster of its two times
-counts. The machine can add a few tens of milliseconds to one call (memory the kernel reclaims in the
-process's time, a busy neighbour's cache); added to a small chain's call, they flatten the fitted exponent
-enough to pass a time that grows as n². A call this short costs little to repeat; a longer one is large
-against such a delay."""
-
-
-def growth(call: Any, solution: Solution, request: dict[str, Any], plain: Plain) -> dict[str, Any]:
-    """A growth case: the solution called on each graph of ``request["growth"]`` in turn, each call timed
-    alone (the garbage of the graph before collected first, outside the timing); a call under
-    :data:`AGAIN` seconds is made again, and its answer keeps the faster time."""
-    import gc
-
-    answers = []
-    for one in request["growth"]:
-        gc.collect()
-        answer = call(solution, one, plain)
-        first = answer.get("seconds")
-        if isinstance(first, float) and first < AGAIN:
-            gc.collect()
-            again = call(solution, one, plain).get("seconds")
-            if isinstance(again, float):
-                answer["seconds"] = min(first, again)
-        answers.append(answer)
-    return {"growth": answers}

@@ -66,12 +66,12 @@ def _sibling(name: str) -> types.ModuleType:
 
 if TYPE_CHECKING:
     import lessons.exercises.calls as _calls
-    from lessons.exercises.calls import TOOLS, Missing, Solution, growth
+    from lessons.exercises.calls import TOOLS, Missing, Solution
     from lessons.exercises.given import Plain
 else:
     Plain = _sibling("given").Plain
     _calls = _sibling("calls")
-    TOOLS, Missing, Solution, growth = _calls.TOOLS, _calls.Missing, _calls.Solution, _calls.growth
+    TOOLS, Missing, Solution = _calls.TOOLS, _calls.Missing, _calls.Solution
 
 ALLOWED = {
     "micrograph.engine", "micrograph.ops", "micrograph.compile_nodes", "micrograph.meta",
@@ -396,9 +396,7 @@ def _call(entry: dict[str, Any]) -> Any:
 def _answer(solution: Solution, request: dict[str, Any], call: Any) -> dict[str, Any]:
     plain = Plain({})
     try:
-        answer = (
-            growth(call, solution, request, plain) if "growth" in request else call(solution, request, plain)
-        )
+        answer = call(solution, request, plain)
     except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise

@@ -80,6 +80,47 @@ Question = tuple[str, dict[str, Any]]
 what that side needs of it, :meth:`~lessons.exercises.exercise.Exercise.entry`) or ``("case", request)``."""
 
 
+AGAIN = 0.075
+"""Seconds under which a growth case's graph is asked again and the shorter of its two times counts. The
+machine can add a few tens of milliseconds to one question (memory the kernel reclaims in the process's
+time, a busy neighbour's cache); added to a small chain's time, they flatten the fitted exponent enough to
+pass a time that grows as n². A question this short costs little to ask twice; a longer one is large against
+such a delay."""
+
+
+def _growth(case: Case) -> Generator[Question, dict[str, Any] | Stop, dict[str, Any] | Stop]:
+    """A growth case's answer, ``{"ok": true, "growth": [answer, ...]}`` in the order of its request's graphs.
+
+    Each graph of ``request["growth"]`` is its own question, ``timed``: its answer's ``seconds`` is what the
+    driver measured outside the solution's process (the CPU time of the exchange on the command line, the
+    page's clock in the page), so nothing the solution changes in its own process changes its time. The
+    largest graph is asked first: work a solution does ahead for a later question can only add to an earlier
+    one's time, the time of a larger graph. A question under :data:`AGAIN` seconds is asked again. The
+    graphs share the case's CPU seconds. The first :class:`Stop`, or an answer that is not ``ok``, is the
+    case's answer.
+    """
+    parts = case.request["growth"]
+    answers: list[Any] = [None] * len(parts)
+    spent = 0.0
+    for k in reversed(range(len(parts))):
+        best: dict[str, Any] | None = None
+        while best is None or best["seconds"] < AGAIN:
+            cpu = max(case.cpu - spent, 0.05) if case.cpu else 0.0
+            got = yield ("case", {**parts[k], "cpu": cpu, "timed": True})
+            if isinstance(got, Stop) or not got.get("ok"):
+                return got
+            seconds = got.get("seconds")
+            if not isinstance(seconds, float):  # the driver's own number: a driver that does not time
+                return Stop("protocol", "the time of the solution's call was not measured")
+            spent += seconds
+            if best is not None:
+                best["seconds"] = min(best["seconds"], seconds)
+                break
+            best = got
+        answers[k] = best
+    return {"ok": True, "growth": answers}
+
+
 def judging(
     exercise: Exercise, cases: Iterator[Case], source: str, filename: str, *, seed: int, output: Output
 ) -> Generator[Question, dict[str, Any] | Stop, Report]:
@@ -112,8 +153,11 @@ def judging(
         if first is not None and first.case.startswith("loading"):  # every case fails, at no cost
             failure: Failure | None = Failure(case.name, f"not run: {first.headline}", mistake=first.mistake)
         else:
-            request = {**case.request, "cpu": case.cpu} if case.cpu else case.request
-            failure = judge_case(case, (yield ("case", request)))
+            if isinstance(case.request.get("growth"), list):
+                answer = yield from _growth(case)
+            else:
+                answer = yield ("case", {**case.request, "cpu": case.cpu} if case.cpu else case.request)
+            failure = judge_case(case, answer)
         results.append(
             CaseResult(
                 case.name,

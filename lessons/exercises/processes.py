@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["protect_judge", "Proc", "scan", "Tree", "sleeping", "PR_SET_PDEATHSIG"]
+__all__ = ["protect_judge", "Proc", "scan", "Tree", "sleeping", "running", "TICK", "PR_SET_PDEATHSIG"]
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -42,7 +42,9 @@ def _sysconf(name: str, default: int) -> int:
         return default
 
 
-_TICK = _sysconf("SC_CLK_TCK", 100)
+_HZ = _sysconf("SC_CLK_TCK", 100)
+TICK = 1 / _HZ
+"""Seconds of one clock tick, the unit of the CPU times in ``/proc/PID/stat``."""
 _PAGE = _sysconf("SC_PAGE_SIZE", 4096)
 
 
@@ -89,7 +91,7 @@ def _stat(pid: int) -> Proc | None:
             pid,
             int(fields[1]),
             int(fields[19]),
-            sum(int(x) for x in fields[11:15]) / _TICK,  # its own CPU time and its reaped children's
+            sum(int(x) for x in fields[11:15]) / _HZ,  # its own CPU time and its reaped children's
             int(fields[21]) * _PAGE,
             fields[0].decode("ascii", "replace"),
         )
@@ -218,6 +220,26 @@ class Tree:
         return False
 
 
+def running(pid: int) -> float | None:
+    """Seconds the threads of the process that are alive now have run, each to the nanosecond (the first
+    field of ``/proc/PID/task/TID/schedstat``), summed; None where the kernel does not say. A thread that has
+    ended is not counted: its time shows only in ``/proc/PID/stat`` (:class:`Proc`'s ``cpu``), in ticks."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    total = 0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                total += int(f.read().split()[0])
+        except FileNotFoundError:
+            continue  # the thread ended since the listing
+        except (OSError, ValueError, IndexError):
+            return None
+    return total / 1e9
+
+
 def sleeping(pid: int) -> float | None:
     """Seconds the process's main thread has spent neither running nor waiting for a processor, since it
     started: time it chose to wait (``time.sleep``, a read), which a loaded machine does not lengthen.
@@ -232,5 +254,5 @@ def sleeping(pid: int) -> float | None:
     p = _stat(pid)
     if p is None:
         return None
-    alive = now - p.start / _TICK
+    alive = now - p.start / _HZ
     return max(0.0, alive - (run + wait) / 1e9)

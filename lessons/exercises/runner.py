@@ -49,7 +49,7 @@ from typing import Any
 
 from lessons.exercises.jsonfile import nesting
 from lessons.exercises.limits import MAX_ANSWER, MAX_NESTING, Budget, IsolationError, Limits, Output, Stop
-from lessons.exercises.processes import Tree, protect_judge, sleeping
+from lessons.exercises.processes import TICK, Tree, protect_judge, running, sleeping
 from lessons.exercises.sandbox import Sandbox, exposed, fresh_uid, installed_dirs
 
 __all__ = ["Runner", "stop_on_signals"]
@@ -269,11 +269,25 @@ class _Watch:
         self.slept = 0.0
         self.rss = 0
         self.next_tree = 0.0
+        self.ran0: float | None = None
+        self.ran: float | None = None
 
     def start(self, child: _Child) -> None:
         self.start_wall = time.monotonic()
         self.cpu0 = child.tree.usage()[0]
         self.sleep0 = sleeping(child.proc.pid)
+        self.ran0 = running(child.proc.pid)
+
+    @property
+    def seconds(self) -> float:
+        """The CPU seconds the solution spent on the exchange, measured here, outside its process, for a
+        growth case to fit how its time grows: the run time of the child's threads, to the nanosecond, where
+        the kernel's accounting in ticks of all its processes agrees with it to two ticks, else that
+        accounting (the time of a thread or a process that has ended shows only there). Without schedstat,
+        the exchange's CPU time as its limit counts it."""
+        if self.ran is None or self.cpu - self.ran > 2 * TICK:
+            return self.cpu
+        return self.ran
 
     def check(self, child: _Child, *, final: bool = False) -> Stop | None:
         """Why the exchange must stop now, or None; ``final`` charges its use to the budget and stops
@@ -292,6 +306,9 @@ class _Watch:
         if self.sleep0 is None:  # no schedstat: the wall clock of the exchange stands in for its CPU time
             self.cpu = max(self.cpu, now - self.start_wall)
         if final:
+            ran = running(child.proc.pid)
+            if ran is not None and self.ran0 is not None:
+                self.ran = max(0.0, ran - self.ran0)
             runner.budget.charge(self.cpu + self.slept)
             return None
         return self._over(now, limits)
@@ -446,11 +463,14 @@ class Runner:
 
         Args:
             request: the case as plain data; its key ``cpu``, if any, is the case's CPU seconds and is not
-                sent. cpu: the case's CPU seconds (0: the limits' ``cpu``); the case gets at most the limits'
+                sent; nor is ``timed``: when true, the answer's ``seconds`` is the CPU time of the exchange
+                measured here (:attr:`_Watch.seconds`), whatever the solution's side sent.
+                cpu: the case's CPU seconds (0: the limits' ``cpu``); the case gets at most the limits'
                 ``cpu`` and what is left of the budget.
         """
         request = dict(request)
         cpu = float(request.pop("cpu", 0.0) or cpu)
+        timed = bool(request.pop("timed", False))
         refused = self._refused()
         if refused is not None:
             return refused
@@ -469,13 +489,19 @@ class Runner:
             {"op": "case", **request},
             cpu=self.budget.case_seconds(cpu),
             wait=self.limits.wait,
+            timed=timed,
         )
 
-    def _exchange(self, message: dict[str, Any], *, cpu: float, wait: float) -> dict[str, Any] | Stop:
+    def _exchange(
+        self, message: dict[str, Any], *, cpu: float, wait: float, timed: bool = False
+    ) -> dict[str, Any] | Stop:
         assert self.child is not None
         self.counter += 1
         message["id"] = self.counter
-        answer = self.child.exchange(message, _Watch(self, cpu, wait))
+        watch = _Watch(self, cpu, wait)
+        answer = self.child.exchange(message, watch)
+        if timed and isinstance(answer, dict):
+            answer["seconds"] = watch.seconds
         if isinstance(answer, Stop) or self.interrupted:
             self.child.kill()
             self.child = None

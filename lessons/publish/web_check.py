@@ -110,18 +110,26 @@ class ExerciseCheck:
                     self.load, min(self.budget.remaining, LOAD_SECONDS), fresh=True, kind="reload"
                 )
             own = float(message.pop("cpu", 0.0) or 0.0) * PAGE_SLOWER
+            timed = bool(message.pop("timed", False))
             seconds = self.budget.case_seconds(own)
-            return self._ask(
-                message, seconds, fresh=False, kind="case", cut=seconds < (own or self.limits.cpu)
-            )
+            cut = seconds < (own or self.limits.cpu)
+            return self._ask(message, seconds, fresh=False, kind="case", cut=cut, timed=timed)
         return json.dumps({"done": True})
 
     def _ask(
-        self, message: dict[str, Any], seconds: float, *, fresh: bool, kind: str, cut: bool = False
+        self,
+        message: dict[str, Any],
+        seconds: float,
+        *,
+        fresh: bool,
+        kind: str,
+        cut: bool = False,
+        timed: bool = False,
     ) -> str:
         """The action of asking ``message``; ``cut``: its seconds are what is left of the budget, less than
-        the case's own."""
-        self.asked = {"kind": kind, "seconds": seconds, "fresh": fresh, "cut": cut}
+        the case's own; ``timed``: the answer's ``seconds`` is the question's time by the page's clock (a
+        growth case's, :func:`lessons.exercises.judge.judging`)."""
+        self.asked = {"kind": kind, "seconds": seconds, "fresh": fresh, "cut": cut, "timed": timed}
         return json.dumps({"ask": json.dumps(message, allow_nan=True), "seconds": seconds, "fresh": fresh})
 
     def event(self, happened: str) -> None:
@@ -155,7 +163,11 @@ class ExerciseCheck:
         """The worker's answer as the judge takes it, or the :class:`Stop` of a terminated worker."""
         if "answer" in data:
             answer = json.loads(str(data["answer"]))
-            return answer if isinstance(answer, dict) else Stop("protocol", "the answer was not a message")
+            if not isinstance(answer, dict):
+                return Stop("protocol", "the answer was not a message")
+            if asked.get("timed"):
+                answer["seconds"] = seconds
+            return answer
         if "failed" in data:
             return Stop("crash", f"the solution's interpreter failed: {str(data['failed'])[:200]}", seconds)
         limit = float(asked["seconds"])

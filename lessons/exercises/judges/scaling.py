@@ -6,9 +6,9 @@ Right numbers computed the wrong way show in the work, so two cases measure it:
   local derivatives, is stopped there, while the book's algorithms take a millisecond.
   :func:`paths_stop` turns that stop, after every smaller case passed, into its diagnosis (mistake
   ``paths``);
-* the growth case (:func:`growth_case`): the solution called on chains 400 to 3,200 deep in one request,
-  the CPU time of each call measured around the call alone in the solution's process (a call under 75 ms
-  twice, the faster counting: :data:`lessons.exercises.calls.AGAIN`). The exponent of the time against the
+* the growth case (:func:`growth_case`): the solution asked for each chain 400 to 3,200 deep alone, the
+  largest first, each question's CPU time measured outside the solution's process (a question under 75 ms
+  twice, the shorter counting: :func:`lessons.exercises.judge.judging`). The exponent of the time against the
   size, fitted on log-log axes by least squares, is about 1 for the book's algorithms; a membership test on
   a list inside the loop makes it 2 (mistake ``growth``). Only a time large enough to measure
   (:data:`SIGNIFICANT`) fails the case, so a fast solution never fails on noise. A solution stopped there
