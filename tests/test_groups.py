@@ -216,8 +216,15 @@ def test_draw_by_groups_refuses_what_it_cannot_draw() -> None:
         viz.draw(cost.J, level="rows")
     with pytest.raises(ValueError, match=r"expand\[0\]"):
         viz.draw(cost.J, level="layers", expand=[Value(1.0)])
-    with pytest.raises(viz.GraphTooLarge, match="max_nodes=3"):
+    with pytest.raises(viz.GraphTooLarge, match="max_nodes=3") as large:
         viz.draw(cost.J, level="neurons", max_nodes=3)
+    said = str(
+        large.value
+    )  # a network is made smaller by its minibatch and hidden units, not as an expression
+    assert "Draw a smaller network (a smaller minibatch, fewer hidden units), or pass max_nodes=" in said
+    assert "expression" not in said and "expression" not in large.value.text("page")
+    with pytest.raises(viz.GraphTooLarge, match="smaller network"):
+        viz.explore(cost.J, level="layers", max_nodes=3)
     with pytest.raises(ValueError, match="level"):
         viz.draw_side_by_side(cost.J, model.parameters(), level="rows")
 

@@ -44,13 +44,16 @@ class GraphTooLarge(ValueError):
 
     Attributes:
         size (int): the nodes the drawing would have. limit (int): ``max_nodes``. what (str): the drawing
-            (``"the graph"``, ``"the drawing of G and B"``, ``"G by layers"`` ...).
+            (``"the graph"``, ``"the drawing of G and B"``, ``"G by layers"`` ...). network (bool): the
+            drawing is of a network by layers or neurons, so a smaller one is a smaller minibatch or fewer
+            hidden units, not a smaller expression.
     """
 
-    def __init__(self, size: int, limit: int, what: str = "the graph") -> None:
+    def __init__(self, size: int, limit: int, what: str = "the graph", *, network: bool = False) -> None:
         self.size = size
         self.limit = limit
         self.what = what
+        self.network = network
         super().__init__(self.text("python"))
 
     def text(self, place: str = "python", *, most: int | None = None) -> str:
@@ -68,11 +71,12 @@ class GraphTooLarge(ValueError):
         """
         size, limit, what = self.size, self.limit, self.what
         cost = "(Graphviz's layout time grows faster than the graph: about a second at 400 nodes)"
+        smaller = "network (a smaller minibatch, fewer hidden units)" if self.network else "expression"
         if place == "python":
+            text = "" if self.network else ", print it with viz.text()"
             return (
                 f"{what} has {size} nodes, more than max_nodes={limit}: too large to draw readably {cost}. "
-                f"Draw a smaller expression, print it with viz.text(), or pass max_nodes={size} (or more) to "
-                f"draw it anyway."
+                f"Draw a smaller {smaller}{text}, or pass max_nodes={size} (or more) to draw it anyway."
             )
         if place == "command":
             more = (
@@ -82,17 +86,22 @@ class GraphTooLarge(ValueError):
             )
             return (
                 f"{what} has {size} nodes, more than --max-nodes {limit}: too large to draw readably {cost}. "
-                f"Draw a smaller expression{more}."
+                f"Draw a smaller {smaller}{more}."
             )
         if place == "page":
             return (
-                f"{what} has {size} nodes, more than the {limit} this page draws: draw a smaller expression."
+                f"{what} has {size} nodes, more than the {limit} this page draws: draw a smaller {smaller}."
             )
         raise ValueError(f"place must be python, command or page, got {place!r}")
 
 
-def check_size(size: int, max_nodes: int, what: str = "the graph") -> None:
+def check_size(size: int, max_nodes: int, what: str = "the graph", *, network: bool = False) -> None:
     """Refuse to draw more than ``max_nodes`` nodes (Graphviz's time grows fast; the picture gets unreadable).
+
+    Args:
+        size: the nodes (or boxes) the drawing would have. max_nodes: the most it may have. what: the
+            drawing, as the message names it. network: a network's drawing by layers or neurons (the
+            message then asks for a smaller network, :class:`GraphTooLarge`).
 
     Raises:
         ValueError: if ``max_nodes`` is not positive.
@@ -101,7 +110,7 @@ def check_size(size: int, max_nodes: int, what: str = "the graph") -> None:
     if max_nodes < 1:
         raise ValueError(f"max_nodes must be a positive number of nodes, got {max_nodes!r}")
     if size > max_nodes:
-        raise GraphTooLarge(size, max_nodes, what)
+        raise GraphTooLarge(size, max_nodes, what, network=network)
 
 
 def digraph(

@@ -156,11 +156,11 @@ def checked_levels(graph: Graph, max_nodes: int) -> dict[str, Grouping]:
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.4 and 6.5.7.
     """
-    check_size(len(graph.nodes), MAX_SCALARS, "G")
+    check_size(len(graph.nodes), MAX_SCALARS, "G", network=True)
     out = {}
     for level in LEVELS:
         out[level] = group_graph(graph, level)
-        check_size(_boxes(out[level]), max_nodes, f"G by {level}")
+        check_size(_boxes(out[level]), max_nodes, f"G by {level}", network=True)
     return out
 
 
@@ -184,7 +184,7 @@ def checked_backward(
     out = {}
     for level, grouping in levels.items():
         b_grouping = group_backward(graph, grouping, B)
-        check_size(len(b_grouping.groups), max_nodes, f"B by {level}")
+        check_size(len(b_grouping.groups), max_nodes, f"B by {level}", network=True)
         out[level] = (grouping, b_grouping)
     return out
 

@@ -254,7 +254,7 @@ def draw_grouped(
     """
     grouping = group_graph(graph, level)
     opened = _expanded(graph, grouping, expand, "draw(expand=...)")
-    check_size(_size(grouping, opened), max_nodes, f"the drawing by {level}")
+    check_size(_size(grouping, opened), max_nodes, f"the drawing by {level}", network=True)
     names = node_names(graph)
     z = graph.output
     zname = clean(z.label, 12) or names[z]
@@ -290,6 +290,7 @@ def side_by_side_grouped(
         _size(g_grouping, opened) + _size(b_grouping, b_opened),
         max_nodes,
         f"the drawing of G and B by {level}",
+        network=True,
     )
     names = node_names(G, B)
     z = G.output
