@@ -220,3 +220,15 @@ def test_registered_in_a_real_ipython_shell():
         "assert f.lookup_by_type(Value) is not None and f.lookup_by_type(Graph) is not None\n"
     )
     run_python(code)
+
+
+@needs_dot
+def test_pipe_svgs_lays_each_drawing_out_alone_in_order() -> None:
+    z = example()
+    a, b = z.inputs[0].inputs[0].inputs  # alpha, beta
+    dots = [viz.draw(z), viz.draw_side_by_side(z, [a, b]), viz.draw(a * b), viz.draw_side_by_side(a * b, [a])]
+    alone = [vr.pipe_svg(d) for d in dots]
+    assert vr.pipe_svgs(dots) == alone  # clusters too: as each drawing is drawn alone, byte for byte
+    assert vr.pipe_svgs(dots, processes=1) == alone and vr.pipe_svgs([]) == []
+    with pytest.raises(ValueError, match="processes must be 1 or more, got 0"):
+        vr.pipe_svgs(dots, processes=0)

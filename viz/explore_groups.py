@@ -16,9 +16,7 @@ layers), 6.5.6 and figure 6.10 (G and B side by side).
 
 from __future__ import annotations
 
-import sys
 import xml.etree.ElementTree as ET
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import graphviz
@@ -122,16 +120,6 @@ def _mark_groups(svg: str, marks: dict[str, tuple[str, int, str, int]]) -> str:
             t.set("class", "mg-row")
             t.set("data-row", str(r))
     return ET.tostring(root, encoding="unicode")
-
-
-def _svgs(dots: list[graphviz.Digraph]) -> list[str]:
-    """Each drawing laid out by Graphviz, two at once (one by one in a browser's Python: no threads)."""
-    from viz.render import pipe_svg
-
-    if sys.platform == "emscripten":
-        return [pipe_svg(d) for d in dots]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(pipe_svg, dots))
 
 
 def _boxes(grouping: Grouping) -> int:
@@ -303,7 +291,9 @@ def mlp_views(graph: Graph, B: list[Value], names: dict[Value, str], program: An
         levels[name] = data
         dots += drawings
         counts.append(len(drawings))
-    svgs = _svgs(dots)
+    from viz.render import pipe_svgs
+
+    svgs = pipe_svgs(dots)
     start = 0
     for name, n in zip(LEVELS, counts):
         _marked(levels[name], svgs[start : start + n], graph, B, names)

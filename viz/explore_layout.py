@@ -15,10 +15,8 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, 
 
 from __future__ import annotations
 
-import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Collection, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 import graphviz
 
@@ -26,7 +24,7 @@ from micrograph.engine import Value
 from micrograph.graph import Graph
 from viz.boxes import copy_name
 from viz.dot import digraph, draw_backward
-from viz.render import pipe_svg, svg_element
+from viz.render import pipe_svgs, svg_element
 from viz.words import clean
 
 __all__ = ["layout", "drawing_g", "drawing_b", "far_edges", "BOX_WIDTH", "LONGEST_EDGE", "COPY_TITLE"]
@@ -153,11 +151,7 @@ def layout(graph: Graph, B: list[Value], names: dict[Value, str], max_nodes: int
     else:
         drawings.append(drawing_b(graph, B, names))
     dots = [d for d, _ in drawings]
-    if sys.platform == "emscripten":  # Python in a browser page (Pyodide) has no threads
-        svgs = [pipe_svg(d) for d in dots]
-    else:
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            svgs = list(pool.map(pipe_svg, dots))
+    svgs = pipe_svgs(dots)
     g_marks = {names[v]: ("data-node", i) for i, v in enumerate(graph.nodes)}
     svg_g = _annotated_svg(svgs[0], g_marks, 2, _copies(drawings[0][1], names, g_marks, "data-copy"))
     if len(svgs) == 1:

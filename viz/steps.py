@@ -14,7 +14,6 @@ import html
 import os
 import re
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from micrograph import pseudocode
@@ -26,7 +25,7 @@ from viz.dot import check_size, digraph, figure_6_10
 from viz.files import write_atomic
 from viz.frames import Frame, frames
 from viz.page import html_page
-from viz.render import pipe_svg, svg_element
+from viz.render import pipe_svgs, svg_element
 from viz.symbolic_frames import SymbolicFrame, SymbolicSteps, call_node_name, symbolic_frames
 from viz.words import clean, fmt, node_names, node_rows
 
@@ -249,8 +248,7 @@ def steps(
             drawing = figure_6_10(graph, run.targets, run.gradients, table, highlight=sf.highlight,
                                   max_nodes=max_nodes)  # fmt: skip
             dots.append(drawing)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        svgs = list(pool.map(pipe_svg, dots))
+    svgs = pipe_svgs(dots)
     n61 = sum(1 for f in fs if f.algorithm == "6.1")
     sections = []
     for k, (f, svg) in enumerate(zip(fs, svgs)):
