@@ -373,7 +373,8 @@ def test_the_students_prints_do_not_spoil_the_json(tmp_path: Path) -> None:
     data = json.loads(done.stdout)
     assert data["passed"] is True
     assert data["output"]["text"].splitlines()[:2] == ["loading", "done"]
-    assert data["output"]["lines"] == 18  # loaded once, 13 cases, and the growth case's 4 calls
+    lines = data["output"]["lines"]  # loaded once, 13 cases, and the growth case's 4 chains, each asked
+    assert 18 <= lines <= 22 and data["output"]["text"].count("loading") == 1  # again under judge.AGAIN s
 
 
 @needs_dot
