@@ -19,7 +19,8 @@ from lessons import exercises
 from lessons.cli import main
 from lessons.exercises import tools
 from lessons.exercises.progress import PROGRESS_FILE
-from lessons.exercises.templates import template
+from lessons.exercises.templates import PLACES, template
+from micrograph.pseudocode import ALGORITHMS
 
 ROOT = Path(__file__).resolve().parent.parent
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
@@ -280,6 +281,16 @@ def test_each_template_is_a_todo_until_filled_in(tmp_path: Path) -> None:
 def test_each_template_names_its_lesson() -> None:
     for name, e in exercises.EXERCISES.items():
         assert f"Lesson {e.lesson} steps through it first:  python -m lessons {e.lesson}" in template(name)
+
+
+def test_each_template_fits_79_columns_but_the_books_pseudo_code() -> None:
+    """A student reads the template in an editor: every line, at every place, is at most 79 columns, except
+    the lines of the book's pseudo-code, each one line of the book as the book prints it."""
+    books = {"    " + line for algorithm in ALGORITHMS.values() for line in algorithm.lines}
+    for name in exercises.EXERCISES:
+        for place in PLACES:
+            lines = template(name, place).splitlines()
+            assert [line for line in lines if len(line) > 79 and line not in books] == [], (name, place)
 
 
 def test_the_same_mistake_gives_the_same_first_failure_every_time(tmp_path: Path) -> None:

@@ -196,12 +196,15 @@ The book (section 6.5.3, Algorithm 6.2):
 
 Return the grad_table for every node of G (a dict {node: du(n)/dnode}).
 
-Positions are 0-based: G.nodes[0] is u(1), G.nodes[n - 1] is u(n). G.get_consumers(node) lists the
-nodes u(i) that take node as an argument (each once); node.inputs is a node's arguments in order: a
-consumer may take the same node twice (a * a), at positions k = 0 and k = 1.
-tools.local_derivative(C, k) is du(C)/d(argument k of C) at the stored values: the operation table's
-rule, counted (the checker compares the count with the number of edges).
-Leave the nodes as they are (do not assign node.grad: that is micrograd's backward(), not the book's).
+Positions are 0-based: G.nodes[0] is u(1), G.nodes[n - 1] is u(n).
+G.get_consumers(node) lists the nodes u(i) that take node as an argument (each
+once); node.inputs is a node's arguments in order: a consumer may take the same
+node twice (a * a), at positions k = 0 and k = 1.
+tools.local_derivative(C, k) is du(C)/d(argument k of C) at the stored values:
+the operation table's rule, counted (the checker compares the count with the
+number of edges).
+Leave the nodes as they are (do not assign node.grad: that is micrograd's
+backward(), not the book's).
 
 @SEE@
 @CHECK@

@@ -307,21 +307,25 @@ def cases(seed: int) -> Iterator[Case]:
 
 
 TEMPLATE = '''\
-"""Algorithm 6.6, build_grad: symbol-to-symbol back-propagation. The result is a node of B, not a number.
+"""Algorithm 6.6, build_grad: symbol-to-symbol back-propagation. The result is
+a node of B, not a number.
 
-Algorithm 6.6 (section 6.5.6), in words: to build the gradient of z with respect to V,
+Algorithm 6.6 (section 6.5.6), in words: to build the gradient of z with
+respect to V,
   - if V is already in grad_table, return grad_table[V];
   - for each consumer C of V in G' (get_consumers(V, G')):
         op = get_operation(C);  D = build_grad(C, G, G', grad_table)
         G(i) = op.bprop(get_inputs(C, G'), V, D)
   - G = the sum of the G(i); grad_table[V] = G; return G.
-The checker calls it as Algorithm 6.5 does: grad_table[z] <- 1, then build_grad(V, G, G', grad_table)
-for each V in the target set T.
+The checker calls it as Algorithm 6.5 does: grad_table[z] <- 1, then
+build_grad(V, G, G', grad_table) for each V in the target set T.
 
-In micrograph: G_prime.get_consumers(V); C.op; C.inputs; and op.bprop(C.inputs, V, D, C), whose last
-argument is C itself (tanh's rule reuses the node's output). op.bprop returns a node (or None when every
-local derivative is exactly 0). Everything here is a Value node: add the terms with +, never read .data,
-so that B can be evaluated again for new inputs and differentiated again. Leave G's nodes as they are.
+In micrograph: G_prime.get_consumers(V); C.op; C.inputs; and
+op.bprop(C.inputs, V, D, C), whose last argument is C itself (tanh's rule
+reuses the node's output). op.bprop returns a node (or None when every local
+derivative is exactly 0). Everything here is a Value node: add the terms
+with +, never read .data, so that B can be evaluated again for new inputs
+and differentiated again. Leave G's nodes as they are.
 
 @SEE@
 @CHECK@

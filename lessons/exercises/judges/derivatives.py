@@ -177,12 +177,15 @@ def _reference() -> Any:
 
 
 TEMPLATE = '''\
-"""Local derivatives: du/dx_k for six operations, the factor ∂u(i)/∂u(j) of each term of Algorithm 6.2.
+"""Local derivatives: du/dx_k for six operations, the factor ∂u(i)/∂u(j) of
+each term of Algorithm 6.2.
 
-Each function gets the argument values and the operation's own output `out` (u itself), as the
-rules of micrograph's operation table do: some derivatives are simplest written with `out`.
+Each function gets the argument values and the operation's own output `out`
+(u itself), as the rules of micrograph's operation table do: some derivatives
+are simplest written with `out`.
 
-The book (section 6.5.3, Algorithm 6.2): "Each ∂u(i)/∂u(j) is a function of the parents u(j) of u(i)".
+The book (section 6.5.3, Algorithm 6.2): "Each ∂u(i)/∂u(j) is a function of the
+parents u(j) of u(i)".
 
 @SEE@
 @CHECK@

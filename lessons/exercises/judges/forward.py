@@ -202,11 +202,15 @@ The book (section 6.5.3, Algorithm 6.1):
 
 @ALGORITHM_6_1@
 
-Here positions are 0-based: G.nodes[0] is u(1), G.nodes[n - 1] is u(n); G.n_inputs is n_i.
-G.parents[i] is the tuple of positions j of the parents of G.nodes[i], in argument order.
-G.nodes[i].op.f is f(i) on numbers: G.nodes[i].op.f(2.0, 3.0) for a two-argument operation.
-Return the whole list u (the checker reads every u(i)), and leave the nodes as they are: do not
-assign node.data (the graph is shared with whoever called you).
+Here positions are 0-based: G.nodes[0] is u(1), G.nodes[n - 1] is u(n);
+G.n_inputs is n_i.
+G.parents[i] is the tuple of positions j of the parents of G.nodes[i], in
+argument order.
+G.nodes[i].op.f is f(i) on numbers: G.nodes[i].op.f(2.0, 3.0) for a
+two-argument operation.
+Return the whole list u (the checker reads every u(i)), and leave the nodes
+as they are: do not assign node.data (the graph is shared with whoever
+called you).
 
 @SEE@
 @CHECK@
@@ -214,7 +218,8 @@ assign node.data (the graph is shared with whoever called you).
 
 
 def forward(G, x):
-    """Return the list u of the values of u(1)..u(n) for the inputs x (a list of n_i numbers)."""
+    """Return the list u of the values of u(1)..u(n) for the inputs x
+    (a list of n_i numbers)."""
     n = len(G.nodes)
     u = [None] * n
     # TODO: lines 1-3, the inputs.

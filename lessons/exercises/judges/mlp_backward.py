@@ -282,15 +282,19 @@ The book (section 6.5.4, Algorithm 6.4):
 
 @ALGORITHM_6_4@
 
-net holds one example's forward pass (Algorithm 6.3) as numbers, indexed as the book does (k = 1..l;
-index 0 of W, b, a is unused):
+net holds one example's forward pass (Algorithm 6.3) as numbers, indexed as the
+book does (k = 1..l; index 0 of W, b, a is unused):
     net.l            the number of layers
-    net.W[k][m][i]   the weight of layer k from unit i of h(k-1) to unit m of h(k)
+    net.W[k][m][i]   the weight of layer k from unit i of h(k-1) to unit m
+                     of h(k)
     net.b[k][m], net.a[k][m], net.h[k][m]   (net.h[0] is x)
     net.g            grad_yhat J, one number per output
-    net.lam          lambda; Omega(theta) = the sum of the squares of the weights (not the biases)
-    net.f_prime(k, a, h)   f'(a) for layer k's activation at a (whose activation is h)
-Return (grad_W, grad_b): dicts {k: ...} with grad_W[k] shaped like W[k], grad_b[k] like b[k].
+    net.lam          lambda; Omega(theta) = the sum of the squares of the
+                     weights (not the biases)
+    net.f_prime(k, a, h)   f'(a) for layer k's activation at a (whose
+                           activation is h)
+Return (grad_W, grad_b): dicts {k: ...} with grad_W[k] shaped like W[k],
+grad_b[k] like b[k].
 
 @SEE@
 @CHECK@

@@ -177,20 +177,27 @@ def cases(seed: int) -> Iterator[Case]:
 
 
 TEMPLATE = '''\
-"""The naive chain rule of equation 6.53: dz/dw as a sum over paths, every subexpression recomputed.
+"""The naive chain rule of equation 6.53: dz/dw as a sum over paths, every
+subexpression recomputed.
 
 The book (section 6.5.2, figure 6.9): for x = f(w), y = f(x), z = f(y),
-    dz/dw = f'(y) f'(x) f'(w)                (6.52: values stored; back-propagation)
-          = f'(f(f(w))) f'(f(w)) f'(w)       (6.53: "f(w) is recomputed each time it is needed")
+    dz/dw = f'(y) f'(x) f'(w)                (6.52: values stored;
+                                              back-propagation)
+          = f'(f(f(w))) f'(f(w)) f'(w)       (6.53: "f(w) is recomputed each
+                                              time it is needed")
 
 Write 6.53 for any graph: D(w) = 1, and for a node u that depends on w,
-    D(u) = sum over the arguments x_k of u that depend on w of  du/dx_k * D(x_k).
-For each such argument k: recompute u's argument values from the leaves (a leaf's value is
-leaf.data; every other value is recomputed with tools.evaluate(node, argument_values)), recompute u
-itself (out = tools.evaluate(u, args)), then evaluate du/dx_k once with
-tools.local_derivative(u, k, args, out). Read no .data of a node that is not a leaf.
-Both tools count: the checker compares your counts with the closed forms for figure 6.9's chain
-(d local derivatives, d(d + 1)/2 recomputations) and for a ladder whose paths double at every level.
+    D(u) = sum over the arguments x_k of u that depend on w of
+           du/dx_k * D(x_k).
+For each such argument k: recompute u's argument values from the leaves
+(a leaf's value is leaf.data; every other value is recomputed with
+tools.evaluate(node, argument_values)), recompute u itself
+(out = tools.evaluate(u, args)), then evaluate du/dx_k once with
+tools.local_derivative(u, k, args, out).
+Read no .data of a node that is not a leaf.
+Both tools count: the checker compares your counts with the closed forms for
+figure 6.9's chain (d local derivatives, d(d + 1)/2 recomputations) and for a
+ladder whose paths double at every level.
 
 @SEE@
 @CHECK@
@@ -199,7 +206,8 @@ from lessons.exercises import tools
 
 
 def naive_grad(z, w):
-    """Return dz/dw, a number, by the naive chain rule (recursion is fine: these graphs are shallow)."""
+    """Return dz/dw, a number, by the naive chain rule (recursion is fine:
+    these graphs are shallow)."""
     # TODO
     raise NotImplementedError
 '''

@@ -165,16 +165,20 @@ def cases(seed: int) -> Iterator[Case]:
 
 
 TEMPLATE = '''\
-"""The ordered node list u(1)..u(n): every node after its parents, the n_i leaves first, z last.
+"""The ordered node list u(1)..u(n): every node after its parents, the n_i
+leaves first, z last.
 
-The book (section 6.5.3): "We will assume that the nodes of the graph have been ordered in such a way
-that we can compute their output one after the other, starting at u(n_i+1) and going up to u(n)."
+The book (section 6.5.3): "We will assume that the nodes of the graph have been
+ordered in such a way that we can compute their output one after the other,
+starting at u(n_i+1) and going up to u(n)."
 Algorithm 6.1 sets the inputs first: for i = 1, ..., n_i do u(i) <- x_i.
 
-A node is a micrograph Value: node.inputs is the tuple of its parents Pa(u) in argument order (a * a has
-the same parent twice); node.op is None for a leaf (an input or a constant).
+A node is a micrograph Value: node.inputs is the tuple of its parents Pa(u) in
+argument order (a * a has the same parent twice); node.op is None for a leaf
+(an input or a constant).
 
-The checker's graphs include a chain 2,000 nodes deep: Python allows about 1,000 nested calls.
+The checker's graphs include a chain 2,000 nodes deep: Python allows about
+1,000 nested calls.
 
 @SEE@
 @CHECK@
@@ -182,9 +186,12 @@ The checker's graphs include a chain 2,000 nodes deep: Python allows about 1,000
 
 
 def topological_order(z):
-    """Return a list of every node z depends on (z included), each once: leaves first, z last."""
-    # TODO: a depth-first search from z that emits a node after all its parents have been emitted.
-    #       Remember the nodes already seen: a shared node is reached by several paths.
+    """Return a list of every node z depends on (z included), each once:
+    leaves first, z last."""
+    # TODO: a depth-first search from z that emits a node after all its parents
+    #       have been emitted.
+    #       Remember the nodes already seen: a shared node is reached by
+    #       several paths.
     # TODO: then put the leaves (node.op is None) first.
     raise NotImplementedError
 '''
