@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -267,12 +268,39 @@ def test_as_an_ordinary_user_the_judge_is_out_of_reach_and_nothing_outlives_it(
     (tmp_path / "forward.py").write_text(CORRECT["forward"], encoding="utf-8")
     done = cli(tmp_path, *argv, "forward.py", prefix=AS_NOBODY, python=python)
     assert done.returncode == 0, done.stdout + done.stderr
-    daemon = DAEMON.replace("MARK", str(tmp_path / "alive"))
-    (tmp_path / "forward.py").write_text(textwrap.dedent(daemon), encoding="utf-8")
-    done = cli(tmp_path, *argv, "forward.py", prefix=AS_NOBODY, python=python)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert (tmp_path / "alive").stat().st_mtime > 0  # the daemons ran
-    _assert_stays_dead(tmp_path / "alive")
+    # Enclosed, the solution writes no file the test can see: its daemons say they live on localhost.
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as heard:
+        heard.bind(("127.0.0.1", 0))
+        heard.setblocking(False)
+        assert TOUCH in DAEMON
+        daemon = DAEMON.replace(TOUCH, SEND.replace("PORT", str(heard.getsockname()[1])))
+        (tmp_path / "forward.py").write_text(textwrap.dedent(daemon), encoding="utf-8")
+        done = cli(tmp_path, *argv, "forward.py", prefix=AS_NOBODY, python=python)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert _heard(heard) > 0  # the daemons ran
+        time.sleep(0.3)
+        _heard(heard)
+        time.sleep(0.5)
+        assert _heard(heard) == 0, "a daemon of the solution is still running after the check"
+
+
+TOUCH = """            with open("MARK", "a"):
+                os.utime("MARK")
+"""
+SEND = """            s = collections._sys.modules["builtins"].__import__("sock" + "et")
+            s.socket(s.AF_INET, s.SOCK_DGRAM).sendto(b"alive", ("127.0.0.1", PORT))
+"""
+
+
+def _heard(sock: socket.socket) -> int:
+    """How many datagrams wait on ``sock``; it is left empty."""
+    count = 0
+    while True:
+        try:
+            sock.recv(64)
+        except BlockingIOError:
+            return count
+        count += 1
 
 
 @pytest.mark.skipif(not (IS_ROOT and SETPRIV), reason="needs root and setpriv to drop capabilities")

@@ -285,13 +285,15 @@ def _check(args: argparse.Namespace) -> int:
         "memory_limit": None if args.memory_limit is None else args.memory_limit << 20,
     }
     given = {k: v for k, v in limits.items() if v is not None}  # the library's defaults otherwise
-    try:
-        report = exercises.check(name, p, seed=args.seed, record=not args.no_progress, **given)
+    fmt = "json" if args.json else args.format
+    try:  # a result in a grading format is made only where the solution is enclosed
+        report = exercises.check(
+            name, p, seed=args.seed, record=not args.no_progress, isolated=fmt != "text", **given
+        )
     except IsolationError as e:
         raise UserError(f"cannot check {args.file}: {e}") from None
     except (FileNotFoundError, ValueError) as e:
         raise UserError(str(e)) from None
-    fmt = "json" if args.json else args.format
     print(_printed(report, fmt, platforms), flush=True)
     if report.record_note and fmt != "text":  # the text ends with it; JSON on stdout stays JSON
         print(f"micrograph: your verdict was not recorded: {report.record_note}", file=sys.stderr)

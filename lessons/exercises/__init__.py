@@ -155,6 +155,7 @@ def check(
     seed: int = 0,
     record: bool = True,
     drawing: str | os.PathLike[str] | None = "auto",
+    isolated: bool = False,
 ) -> Report:
     """Check a solution: every case run and scored, the first failure diagnosed.
 
@@ -180,6 +181,10 @@ def check(
             the solution is a file (``backprop.py`` -> ``backprop.failure.svg``), none for a function (Jupyter
             shows it inline; ``report.save_svg(path)`` writes it). None: none. A file there is replaced only
             if it is an earlier failure drawing, and never through a symlink.
+        isolated: refuse to run the solution unless it is enclosed, where the check runs as an ordinary
+            user (:class:`~lessons.exercises.limits.Limits`' ``isolated``): a result meant for grading.
+            Where Linux lets the user make namespaces the solution is enclosed either way: micrograph's
+            files hidden, every file system but the check's own directory read-only, ``/proc`` covered.
 
     Returns:
         A :class:`Report` (true if every case passed); print it, or ``.to_json()``.
@@ -187,14 +192,15 @@ def check(
     Raises:
         ValueError: an unknown exercise, a limit out of range, or a negative seed. FileNotFoundError: no such
         file (or a symlink, which is not followed). IsolationError: the check runs as root and cannot run the
-        solution as another user, so it refuses to grade. TypeError: a solution whose source cannot be
+        solution as another user, or ``isolated`` and it cannot enclose the solution, so it refuses to
+        grade. TypeError: a solution whose source cannot be
         found (a lambda, a function typed at the plain
         python prompt), or a lone function for an exercise that asks for several.
     """
     e = _exercise(name)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31:
         raise ValueError(f"seed must be an integer from 0 to 2**31 - 1, got {seed!r}")
-    limits = Limits(cpu=time_limit, wall=wall_limit, memory=memory_limit, budget=budget)
+    limits = Limits(cpu=time_limit, wall=wall_limit, memory=memory_limit, budget=budget, isolated=isolated)
     source, filename = solution_source(e.functions, solution)
     is_path = isinstance(solution, (str, os.PathLike))
     with stop_on_signals():

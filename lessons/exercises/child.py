@@ -217,7 +217,7 @@ def _disable(engine: Any, entry: dict[str, Any]) -> None:
 
 
 def _drop_privileges(source: str, uid: int | None, numpy_path: str | None, hide: dict[str, Any]) -> None:
-    """Load what a solution may use, then, as root, enclose this process (``hide``: see :func:`main`) and
+    """Load what a solution may use, then enclose this process (``hide``: see :func:`main`) and, as root,
     become the check's own user ``uid``.
 
     numpy is loaded only for a solution whose text names it (it takes a tenth of a second), from
@@ -225,7 +225,8 @@ def _drop_privileges(source: str, uid: int | None, numpy_path: str | None, hide:
 
     Raises:
         IsolationError: root could not become ``uid`` (a container without CAP_SETUID and CAP_SETGID), or
-            could not hide micrograph's files that every user may read (without CAP_SYS_ADMIN).
+            could not hide micrograph's files that every user may read (without CAP_SYS_ADMIN); or, as an
+            ordinary user, the enclosure is required (a result for grading) and Linux would not make it.
     """
     for name in PRELOAD:
         __import__(name)
@@ -237,10 +238,18 @@ def _drop_privileges(source: str, uid: int | None, numpy_path: str | None, hide:
             pass
         finally:
             sys.path.remove(numpy_path)
-    if sys.platform == "emscripten" or uid is None:
+    if sys.platform == "emscripten":
         return  # in a browser's Web Worker there are no users (and no files of the grader)
-    why = _sibling("enclosure").enclose(hide["dirs"])
-    if why is not None and hide["exposed"]:
+    why = _sibling("enclosure").enclose(hide["dirs"], hide["writable"])
+    if uid is None:
+        if why is not None and hide["required"]:
+            raise IsolationError(
+                f"this check's result is for grading, and the solution could not be kept from micrograph's "
+                f"files and yours ({why}): run it as root in a container, or where Linux lets an ordinary "
+                "user make namespaces (user.max_user_namespaces), or check with the text report"
+            )
+        return  # the student's own check: enclosed where Linux allows it
+    if why is not None and hide["required"]:
         raise IsolationError(
             f"the check runs as root, and could not hide micrograph's files, which every user may read, from "
             f"the solution ({why}): give the grading container CAP_SYS_ADMIN, make those files unreadable to "
@@ -432,7 +441,7 @@ class Child:
         self.exercise = exercise
         self.uid = uid
         self.numpy_path = numpy_path
-        self.hide = hide or {"dirs": [], "exposed": False}
+        self.hide = hide or {"dirs": [], "writable": [], "required": False}
         self.solution: Solution | None = None
         self.call: Any = None
         _HIDDEN = _hidden(root)
@@ -466,9 +475,10 @@ class Child:
 def main(argv: list[str]) -> None:
     """The pipe loop: ``child.py LIB EXERCISE FD MEMORY CPU UID HIDE [NUMPY]``; requests on standard input,
     answers on FD. UID is ``-`` where the solution runs as the judge's own user. HIDE is JSON,
-    ``{"dirs": [...], "exposed": bool}``: the directories of micrograph's files, to cover before becoming
-    UID (:mod:`lessons.exercises.enclosure`), and whether any of them is readable by every user (then a
-    check that cannot cover them refuses to grade)."""
+    ``{"dirs": [...], "writable": [...], "required": bool}``: the directories of micrograph's files, to
+    cover before running the solution (:mod:`lessons.exercises.enclosure`), the directories that stay
+    writable where it runs as the judge's own user, and whether a child that cannot enclose itself refuses
+    to run it."""
     root, exercise, fd = argv[1], argv[2], int(argv[3])
     memory, cpu = int(argv[4]), int(argv[5])
     uid = None if argv[6] == "-" else int(argv[6])

@@ -1,4 +1,4 @@
-"""The solution's own view of the machine (Linux, as root): micrograph's files hidden, its own IPC and temp.
+"""The solution's own view of the machine (Linux): micrograph's files hidden, its own IPC and temp.
 
 A user id of its own keeps the solution from the judge's files and processes, but not from files every
 user may read: micrograph's installed packages (the engine's algorithms, the judges and their answers) and,
@@ -11,6 +11,19 @@ user, :func:`enclose` gives it, and every process it will start, namespaces of i
   the check's own directory) by private ones, so that what the solution leaves there goes with it;
 * an IPC namespace, so that System V shared memory, semaphores and message queues it makes end with it.
 
+Where the check runs as an ordinary user, the solution runs as that user, who may read micrograph's files
+and write the user's own; :func:`enclose` then makes a user namespace too (``CLONE_NEWUSER``, the user mapped
+to itself), which gives it the right to mount there, and besides the above:
+
+* every file system is read-only (``mount_setattr`` with ``AT_RECURSIVE``) but the check's own directory
+  (``writable``) and the private temporary directories;
+* ``/proc`` is covered by an empty directory, so the solution cannot reach the files of the user's other
+  processes through ``/proc/PID/root`` or ``/proc/PID/cwd``;
+* then the process gives up every capability it had in that namespace (bounding set, ambient, effective,
+  permitted, inheritable; ``no_new_privs``), so nothing it mounted can be unmounted. A user namespace the
+  solution makes for itself gets the mounts locked together (the kernel's rule for a less privileged
+  namespace), so it cannot uncover them either.
+
 Nothing is mounted in the judge's namespace, and the namespaces end when the solution's last process does.
 The child loads this file from the check's private directory, before the import guard: standard library
 only.
@@ -22,30 +35,39 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 __all__ = ["PRIVATE_TMP", "enclose"]
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_REC, MS_PRIVATE = 0x4000, 1 << 18
+MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 1 << 18
+AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 1
+SYS_MOUNT_SETATTR = 442  # the same number on x86-64 and on the generic table (arm64, riscv)
+PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 38, 47, 4
+CAPABILITY_VERSION_3 = 0x20080522
 
 PRIVATE_TMP = ("/var/tmp", "/dev/shm", "/run/lock")
 """The shared temporary directories that the solution gets private copies of (``/var/lock`` is a link to
 ``/run/lock``); ``/tmp`` stays shared, since it holds the check's directory, and is swept after the check."""
 
 
-def enclose(hidden: Sequence[str]) -> str | None:
+def enclose(hidden: Sequence[str], writable: Sequence[str] = ()) -> str | None:
     """Give this process namespaces of its own with each directory of ``hidden`` covered (see the module).
 
-    Call it as root, before becoming the check's user, in a process with one thread.
+    Call it before running the solution, in a process with one thread: as root, before becoming the
+    check's user; as an ordinary user, in place of that (it then adds the user namespace, the read-only
+    file systems, the covered ``/proc`` and the dropped capabilities).
 
     Args:
         hidden: absolute paths of directories to cover with an empty read-only one.
+        writable: as an ordinary user, the directories that stay writable (the check's own directory).
 
     Returns:
-        None when every directory is covered; else why not (the namespaces are not to be trusted then).
+        None when every step took effect; else why not (the namespaces are not to be trusted then).
     """
     if not sys.platform.startswith("linux"):
         return "namespaces are Linux's"
@@ -60,11 +82,17 @@ def enclose(hidden: Sequence[str]) -> str | None:
     def failed(what: str) -> str:
         return f"{what}: {os.strerror(ctypes.get_errno())}"
 
-    if unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
+    user, uid, gid = os.geteuid() != 0, os.getuid(), os.getgid()  # read outside the user namespace
+    if unshare(CLONE_NEWNS | CLONE_NEWIPC | (CLONE_NEWUSER if user else 0)) != 0:
         return failed("unshare")
-    if mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:  # no mount of ours reaches the judge's
-        return failed("making / private")
-    for directory in hidden:
+    why = _map_user(uid, gid) if user else None
+    if why is None and mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        why = failed("making / private")  # so that no mount of ours reaches the judge's namespace
+    if why is None and user:
+        why = _read_only(libc, writable, failed)
+    if why is not None:
+        return why
+    for directory in (*hidden, *(["/proc"] if user else [])):
         flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
         if mount(b"micrograph-hidden", os.fsencode(directory), b"tmpfs", flags, b"size=4k,mode=0555") != 0:
             return failed(f"covering {directory}")
@@ -72,4 +100,71 @@ def enclose(hidden: Sequence[str]) -> str | None:
         if os.path.isdir(directory) and not os.path.islink(directory):
             options = b"size=64m,mode=1777"  # writable by all, each user's files their own (sticky)
             mount(b"micrograph-tmp", os.fsencode(directory), b"tmpfs", MS_NOSUID | MS_NODEV, options)
+    return _drop_capabilities(libc, failed) if user else None
+
+
+def _map_user(uid: int, gid: int) -> str | None:
+    """In a new user namespace: the user ``uid`` and its group ``gid`` (their ids outside it) mapped to
+    themselves, so the user's files stay its own."""
+    try:
+        for name, text in (
+            ("setgroups", "deny"),
+            ("uid_map", f"{uid} {uid} 1"),
+            ("gid_map", f"{gid} {gid} 1"),
+        ):
+            fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
+            try:
+                os.write(fd, text.encode())
+            finally:
+                os.close(fd)
+    except OSError as e:
+        return f"mapping the user into its namespace: {e.strerror or e}"
+    return None
+
+
+def _read_only(libc: Any, writable: Sequence[str], failed: Callable[[str], str]) -> str | None:
+    """Every mount read-only, recursively, but each directory of ``writable`` (bound onto itself first)."""
+    import ctypes
+
+    class MountAttr(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_uint64) for name in ("attr_set", "attr_clr", "propagation", "userns_fd")]
+
+    for directory in writable:
+        if libc.mount(os.fsencode(directory), os.fsencode(directory), None, MS_BIND | MS_REC, None) != 0:
+            return failed(f"binding {directory}")
+
+    def mount_setattr(path: str, flags: int, attr: MountAttr) -> bool:
+        size = ctypes.c_size_t(ctypes.sizeof(attr))
+        number, here = ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_int(AT_FDCWD)
+        return (
+            libc.syscall(number, here, os.fsencode(path), ctypes.c_uint(flags), ctypes.byref(attr), size) == 0
+        )
+
+    if not mount_setattr("/", AT_RECURSIVE, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)):
+        return failed("making the file systems read-only")
+    for directory in writable:
+        if not mount_setattr(directory, 0, MountAttr(0, MOUNT_ATTR_RDONLY, 0, 0)):
+            return failed(f"keeping {directory} writable")
+    return None
+
+
+def _drop_capabilities(libc: Any, failed: Callable[[str], str]) -> str | None:
+    """Give up every capability this process holds in its user namespace, for good."""
+    import ctypes
+
+    cap = 0
+    while libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0:  # until the kernel knows no higher capability
+        cap += 1
+    if cap == 0:
+        return failed("dropping the bounding set")
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return failed("no_new_privs")
+    header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable: none, for both 32-bit halves
+    if libc.capset(ctypes.byref(header), ctypes.byref(data)) != 0:
+        return failed("dropping the capabilities")
+    held = (ctypes.c_uint32 * 6)(*([1] * 6))
+    if libc.capget(ctypes.byref(header), ctypes.byref(held)) != 0 or any(held):
+        return "dropping the capabilities: some are still held"
     return None

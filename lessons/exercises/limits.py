@@ -65,6 +65,10 @@ class Limits:
         budget: seconds of CPU time and waiting for the whole check (> 0); :data:`BUDGET` by default.
         wait: seconds one case may wait instead of computing (> 0).
         case_wall: wall-clock seconds per case, a last bound; by default ten times ``cpu``, at least 10 s.
+        isolated: where the check runs as an ordinary user, refuse to run the solution unless it is enclosed
+            (:mod:`lessons.exercises.enclosure`: micrograph's files hidden, the user's files read-only), as a
+            result meant for grading must be; False runs it anyway where Linux does not let the user make
+            namespaces (a student's own check). As root the solution always runs as a user of its own.
 
     Raises:
         ValueError: a limit that is not a finite positive number, or is out of range.
@@ -76,6 +80,7 @@ class Limits:
     budget: float = BUDGET
     wait: float = WAIT_LIMIT
     case_wall: float = 0.0
+    isolated: bool = False
 
     def __post_init__(self) -> None:
         for name, value, top in (

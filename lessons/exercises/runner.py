@@ -69,13 +69,16 @@ def _numpy_path() -> str | None:
     return str(Path(next(iter(spec.submodule_search_locations))).parent)
 
 
-def _hide(sandbox: Sandbox) -> dict[str, Any]:
-    """What the child covers before running the solution as its own user: micrograph's directories, and
-    whether every user may read any of them (then a child that cannot cover them refuses to grade)."""
-    if sandbox.uid is None:
-        return {"dirs": [], "exposed": False}
+def _hide(sandbox: Sandbox, limits: Limits) -> dict[str, Any]:
+    """How the child encloses itself before running the solution (:mod:`lessons.exercises.enclosure`):
+    ``dirs``, micrograph's directories to cover; ``writable``, what stays writable where the solution runs
+    as the judge's own user (the check's directory); ``required``, whether a child that cannot enclose
+    itself refuses to run the solution: as root, when every user may read one of those directories (the
+    solution's own user could); as an ordinary user, when the limits ask for it (a result for grading)."""
     dirs = installed_dirs(sandbox.path)
-    return {"dirs": [str(d) for d in dirs], "exposed": any(map(exposed, dirs))}
+    if sandbox.uid is None:
+        return {"dirs": [str(d) for d in dirs], "writable": [str(sandbox.path)], "required": limits.isolated}
+    return {"dirs": [str(d) for d in dirs], "writable": [], "required": any(map(exposed, dirs))}
 
 
 class _Child:
@@ -101,7 +104,7 @@ class _Child:
             str(4 * limits.memory),
             str(int(limits.wall) + 5),
             "-" if sandbox.uid is None else str(sandbox.uid),
-            json.dumps(_hide(sandbox)),
+            json.dumps(_hide(sandbox, limits)),
             *([p] if (p := _numpy_path()) else []),
         ]
         self.tree = Tree(token, sandbox.uid)

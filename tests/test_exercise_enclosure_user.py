@@ -1,0 +1,145 @@
+"""Where the check runs as an ordinary user, the solution runs as that user, enclosed.
+
+It could read micrograph's files and write the user's own; its namespaces (a user namespace with the user
+mapped to itself, :func:`lessons.exercises.enclosure.enclose`) hide the first, make every file system
+read-only but the check's own directory, cover ``/proc`` (the user's other processes' files), and give up
+the right to undo any of it. A result for grading is refused where Linux does not let the user make them.
+
+The ordinary user is played by root's child process that becomes a user id of no account before it calls
+the enclosure, as the check's child does when an ordinary user starts it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lessons.exercises import child, sandbox
+from lessons.exercises.limits import IsolationError
+
+ROOT = Path(__file__).resolve().parent.parent
+IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+AS_A_USER = r"""
+import ctypes, errno, json, os, sys, importlib.util
+spec = importlib.util.spec_from_file_location("enclosure", sys.argv[1])
+enclosure = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(enclosure)
+hidden, writable, other, uid = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+libc = ctypes.CDLL(None, use_errno=True)
+os.setgroups([]); os.setgid(uid); os.setuid(uid)
+libc.prctl(4, 1, 0, 0, 0)  # dumpable again, as a process the user started is
+seen = {"why": enclosure.enclose([hidden], [writable])}
+seen["hidden"] = os.listdir(hidden)
+seen["proc"] = os.listdir("/proc")
+
+def write(path):
+    try:
+        with open(path, "w") as f:
+            f.write("x")
+        return "written"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+
+seen["writable"] = write(os.path.join(writable, "mine.txt"))
+seen["other"] = write(os.path.join(other, "theirs.txt"))
+seen["var_tmp"] = write("/var/tmp/micrograph-enclosure-test.txt")
+seen["umount"] = libc.umount2(hidden.encode(), 2) == 0
+seen["own_namespace"] = libc.unshare(0x10000000 | 0x00020000) == 0  # the solution's own, with capabilities
+seen["umount_there"] = libc.umount2(hidden.encode(), 2) == 0 or libc.umount2(b"/proc", 2) == 0
+seen["hidden_after"] = os.listdir(hidden)
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.skipif(not (IS_ROOT and sys.platform.startswith("linux")), reason="plays a user as root")
+def test_an_ordinary_user_s_solution_is_enclosed_for_good() -> None:
+    with tempfile.TemporaryDirectory() as place:  # pytest's own is root's alone: the user could not enter it
+        _enclosed(Path(place))
+
+
+def _enclosed(tmp_path: Path) -> None:
+    hidden, writable, other = tmp_path / "micrograph", tmp_path / "check", tmp_path / "home"
+    for d in (hidden, writable, other):
+        d.mkdir()
+        d.chmod(0o777)
+    (hidden / "order.py").write_text("the engine's algorithm\n", encoding="utf-8")
+    (hidden / "order.py").chmod(0o644)
+    tmp_path.chmod(0o755)
+    script = [sys.executable, "-I", "-c", AS_A_USER, str(ROOT / "lessons" / "exercises" / "enclosure.py")]
+    done = subprocess.run(
+        [*script, str(hidden), str(writable), str(other), str(sandbox.fresh_uid())],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    if seen["why"] is not None and "unshare" in seen["why"]:
+        pytest.skip(f"this machine does not let an ordinary user make namespaces: {seen['why']}")
+    assert seen["why"] is None
+    assert seen["hidden"] == [] and seen["proc"] == []  # micrograph's files, the user's processes
+    assert seen["writable"] == "written" and seen["var_tmp"] == "written"  # its own, and a private /var/tmp
+    assert seen["other"] == "EROFS" and not (other / "theirs.txt").exists()  # the user's own files
+    assert not seen["umount"] and not seen["umount_there"] and seen["hidden_after"] == []
+    assert (writable / "mine.txt").read_text(encoding="utf-8") == "x"
+    assert not Path("/var/tmp/micrograph-enclosure-test.txt").exists()  # it went with the namespace
+
+
+def _enclosure(why: str | None, calls: list[tuple[Any, ...]]) -> types.SimpleNamespace:
+    def enclose(hidden: list[str], writable: list[str]) -> str | None:
+        calls.append((hidden, writable))
+        return why
+
+    return types.SimpleNamespace(enclose=enclose)
+
+
+@pytest.mark.parametrize("required", [True, False])
+def test_a_result_for_grading_is_refused_where_the_solution_cannot_be_enclosed(
+    monkeypatch: pytest.MonkeyPatch, required: bool
+) -> None:
+    calls: list[tuple[Any, ...]] = []
+    why = "unshare: Operation not permitted"
+    monkeypatch.setattr(child, "_sibling", lambda name: _enclosure(why, calls))
+    monkeypatch.setattr(child.sys, "platform", "linux")
+    hide = {"dirs": ["/x/micrograph"], "writable": ["/tmp/check"], "required": required}
+    if required:
+        with pytest.raises(child.IsolationError) as refused:  # the child's own, sent back as plain data
+            child._drop_privileges("", None, None, hide)
+        said = str(refused.value)
+        assert "for grading" in said and why in said and "run it as root in a container" in said
+    else:  # a student's own check runs where the enclosure cannot be made
+        child._drop_privileges("", None, None, hide)
+    assert calls == [(["/x/micrograph"], ["/tmp/check"])]
+
+
+def test_a_grading_format_asks_for_the_enclosure(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from lessons import cli, exercises
+
+    asked: list[bool] = []
+
+    def check(*args: Any, isolated: bool = False, **kw: Any) -> Any:
+        asked.append(isolated)
+        raise IsolationError("this check's result is for grading, and the solution could not be kept")
+
+    monkeypatch.setattr(exercises, "check", check)
+    monkeypatch.chdir(tmp_path)
+    Path("backprop.py").write_text("# micrograph exercise: backprop\n", encoding="utf-8")
+    for fmt in ("json", "gradescope", "prairielearn", "text"):
+        assert cli.main(["exercise", "check", "backprop.py", "--format", fmt, "--no-progress"]) == 2
+    assert asked == [True, True, True, False]
+    said = capsys.readouterr().err.splitlines()
+    assert said[0] == "micrograph: error: cannot check backprop.py: this check's result is for grading, " + (
+        "and the solution could not be kept"
+    )
