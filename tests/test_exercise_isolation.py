@@ -483,33 +483,3 @@ def test_a_submission_that_is_a_symlink_is_not_read(tmp_path: Path) -> None:
     )
     with pytest.raises(FileNotFoundError, match="symlink"):
         exercises.check("backprop", tmp_path / "backprop.py", record=False)
-
-
-# --- the budget -------------------------------------------------------------------------------------------
-
-
-def test_a_spent_budget_leaves_the_remaining_cases_not_run(tmp_path: Path) -> None:
-    source = """
-        def backprop(G):
-            while True:
-                pass
-    """
-    report = check(tmp_path, "backprop", source, time_limit=0.5, budget=2.0)
-    assert not report.passed and report.score == 0
-    not_run = [c for c in report.cases if c.mistake == "not-run"]
-    assert not_run and len(report.cases) == len(list(exercises.judges.cases("backprop")))
-    assert all("time budget" in c.headline for c in not_run), [c.headline for c in not_run]
-    assert report.seconds < 60
-
-
-@pytest.mark.slow  # seconds: run by make test-slow (and CI), keeping make test within minutes
-def test_a_waiting_solution_is_named_as_waiting(tmp_path: Path) -> None:
-    source = """
-        import collections  # the allow-list refuses os and time by name; what is loaded stays reachable
-        os, time, json = (collections._sys.modules[m] for m in ("os", "time", "json"))
-        def backprop(G):
-            time.sleep(100)
-    """
-    report = check(tmp_path, "backprop", source, budget=8.0)  # more than the 5 s a case may wait
-    assert report.failure is not None and report.failure.mistake == "timeout"
-    assert "waited" in report.text() and "busy loop" not in report.text()

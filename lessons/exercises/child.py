@@ -280,46 +280,6 @@ def _die_with_parent() -> None:
         pass
 
 
-def _limits(memory: int, cpu: int, uid: int | None) -> None:
-    """Hard limits: address space, CPU time, processes, file size, no core file (a backstop: the runner
-    measures and stops first). Set as root before becoming ``uid``, they cannot be raised again."""
-    try:
-        import resource
-    except ImportError:
-        return
-    mine = uid if uid is not None else os.getuid()
-    running = _processes_of(mine)
-    for limit, value in (
-        (resource.RLIMIT_AS, memory),
-        (resource.RLIMIT_CPU, cpu),
-        (resource.RLIMIT_NPROC, running + 32),
-        (resource.RLIMIT_FSIZE, 64 << 20),
-        (resource.RLIMIT_CORE, 0),
-    ):
-        try:
-            resource.setrlimit(limit, (value, value))
-        except (ValueError, OSError):
-            pass
-
-
-def _processes_of(uid: int) -> int:
-    """How many processes (threads included, as RLIMIT_NPROC counts them) the user ``uid`` has now."""
-    count = 0
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return 0
-    for name in names:
-        if name.isdigit():
-            try:
-                st = os.stat(f"/proc/{name}")
-                if st.st_uid == uid:
-                    count += len(os.listdir(f"/proc/{name}/task"))
-            except OSError:
-                pass
-    return count
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Exceptions, as plain data.
 
@@ -490,7 +450,7 @@ def main(argv: list[str]) -> None:
     os.dup2(null, 0)  # the student's input() reads nothing; the requests stay on their own descriptor
     answers = os.fdopen(fd, "w", encoding="utf-8")
     child = Child(root, exercise, uid, numpy_path, hide)
-    _limits(memory, cpu, uid)
+    _sibling("enclosure").hard_limits(memory, cpu, uid)
     sys.setrecursionlimit(1000)
     for line in requests:
         answer = child.handle(json.loads(line))

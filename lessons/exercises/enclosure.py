@@ -25,6 +25,8 @@ to itself), which gives it the right to mount there, and besides the above:
   namespace), so it cannot uncover them either.
 
 Nothing is mounted in the judge's namespace, and the namespaces end when the solution's last process does.
+:func:`hard_limits` sets the resource limits the solution cannot raise (address space, CPU time, processes,
+file size, core files).
 The child loads this file from the check's private directory, before the import guard: standard library
 only.
 
@@ -38,7 +40,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["PRIVATE_TMP", "enclose"]
+__all__ = ["PRIVATE_TMP", "enclose", "hard_limits"]
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
@@ -168,3 +170,49 @@ def _drop_capabilities(libc: Any, failed: Callable[[str], str]) -> str | None:
     if libc.capget(ctypes.byref(header), ctypes.byref(held)) != 0 or any(held):
         return "dropping the capabilities: some are still held"
     return None
+
+
+def hard_limits(memory: int, cpu: int, uid: int | None) -> None:
+    """Hard limits: address space, CPU time, processes, file size, no core file (a backstop: the runner
+    measures and stops first). Set as root before becoming ``uid``, or as the ordinary user the check runs
+    as, they cannot be raised again.
+
+    Args:
+        memory: bytes of address space. cpu: CPU seconds. uid: the user the solution will run as (None: this
+            process's own); it may start 32 processes more than that user has now.
+    """
+    try:
+        import resource
+    except ImportError:
+        return
+    mine = uid if uid is not None else os.getuid()
+    running = _processes_of(mine)
+    for limit, value in (
+        (resource.RLIMIT_AS, memory),
+        (resource.RLIMIT_CPU, cpu),
+        (resource.RLIMIT_NPROC, running + 32),
+        (resource.RLIMIT_FSIZE, 64 << 20),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        try:
+            resource.setrlimit(limit, (value, value))
+        except (ValueError, OSError):
+            pass
+
+
+def _processes_of(uid: int) -> int:
+    """How many processes (threads included, as RLIMIT_NPROC counts them) the user ``uid`` has now."""
+    count = 0
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return 0
+    for name in names:
+        if name.isdigit():
+            try:
+                st = os.stat(f"/proc/{name}")
+                if st.st_uid == uid:
+                    count += len(os.listdir(f"/proc/{name}/task"))
+            except OSError:
+                pass
+    return count
