@@ -2,8 +2,9 @@
 
 It could read micrograph's files and write the user's own; its namespaces (a user namespace with the user
 mapped to itself, :func:`lessons.exercises.enclosure.enclose`) hide the first, make every file system
-read-only but the check's own directory, cover ``/proc`` (the user's other processes' files), and give up
-the right to undo any of it. A result for grading is refused where Linux does not let the user make them.
+read-only but the check's own directory, cover ``/proc`` (the user's other processes' files), give up the
+right to undo any of it, and refuse the calls that would trace or signal the user's other processes. A
+result for grading is refused where Linux does not let the user make them.
 
 The ordinary user is played by root's child process that becomes a user id of no account before it calls
 the enclosure, as the check's child does when an ordinary user starts it.
@@ -56,6 +57,12 @@ seen["umount"] = libc.umount2(hidden.encode(), 2) == 0
 seen["own_namespace"] = libc.unshare(0x10000000 | 0x00020000) == 0  # the solution's own, with capabilities
 seen["umount_there"] = libc.umount2(hidden.encode(), 2) == 0 or libc.umount2(b"/proc", 2) == 0
 seen["hidden_after"] = os.listdir(hidden)
+seen["kill"] = libc.kill(os.getppid(), 0) == 0  # the user's other processes: not to be signalled
+seen["ptrace"] = libc.ptrace(16, os.getppid(), 0, 0) == 0  # nor traced (PTRACE_ATTACH)
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+seen["fork"] = os.waitpid(pid, 0)[1] >> 8
 print(json.dumps(seen))
 """
 
@@ -91,6 +98,7 @@ def _enclosed(tmp_path: Path) -> None:
     assert seen["writable"] == "written" and seen["var_tmp"] == "written"  # its own, and a private /var/tmp
     assert seen["other"] == "EROFS" and not (other / "theirs.txt").exists()  # the user's own files
     assert not seen["umount"] and not seen["umount_there"] and seen["hidden_after"] == []
+    assert not seen["kill"] and not seen["ptrace"] and seen["fork"] == 7  # its own children are its own
     assert (writable / "mine.txt").read_text(encoding="utf-8") == "x"
     assert not Path("/var/tmp/micrograph-enclosure-test.txt").exists()  # it went with the namespace
 

@@ -22,13 +22,14 @@ to itself), which gives it the right to mount there, and besides the above:
 * then the process gives up every capability it had in that namespace (bounding set, ambient, effective,
   permitted, inheritable; ``no_new_privs``), so nothing it mounted can be unmounted. A user namespace the
   solution makes for itself gets the mounts locked together (the kernel's rule for a less privileged
-  namespace), so it cannot uncover them either.
+  namespace), so it cannot uncover them either;
+* last, a seccomp filter refuses the system calls that reach another process (``ptrace``, ``kill`` and its
+  kin, ``process_vm_readv``, pidfds): the user's other processes (a shell, an editor) are the user's too.
 
 Nothing is mounted in the judge's namespace, and the namespaces end when the solution's last process does.
 :func:`hard_limits` sets the resource limits the solution cannot raise (address space, CPU time, processes,
-file size, core files).
-The child loads this file from the check's private directory, before the import guard: standard library
-only.
+file size, core files). The child loads this file from the check's private directory, before the import
+guard: standard library only.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5 (the exercises' checker).
 """
@@ -102,7 +103,9 @@ def enclose(hidden: Sequence[str], writable: Sequence[str] = ()) -> str | None:
         if os.path.isdir(directory) and not os.path.islink(directory):
             options = b"size=64m,mode=1777"  # writable by all, each user's files their own (sticky)
             mount(b"micrograph-tmp", os.fsencode(directory), b"tmpfs", MS_NOSUID | MS_NODEV, options)
-    return _drop_capabilities(libc, failed) if user else None
+    if not user:
+        return None
+    return _drop_capabilities(libc, failed) or _no_other_process(libc, failed)
 
 
 def _map_user(uid: int, gid: int) -> str | None:
@@ -169,6 +172,53 @@ def _drop_capabilities(libc: Any, failed: Callable[[str], str]) -> str | None:
     held = (ctypes.c_uint32 * 6)(*([1] * 6))
     if libc.capget(ctypes.byref(header), ctypes.byref(held)) != 0 or any(held):
         return "dropping the capabilities: some are still held"
+    return None
+
+
+# What an ordinary user's solution may not do to the user's other processes, by architecture: ptrace,
+# read or write their memory, signal them (kill and its kin, pidfds). The numbers are each kernel's.
+OTHER_PROCESSES = {
+    "x86_64": (0xC000003E, (101, 62, 200, 234, 129, 297, 310, 311, 424, 434, 438)),
+    "aarch64": (0xC00000B7, (117, 129, 130, 131, 138, 240, 270, 271, 424, 434, 438)),
+}
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+RET_ALLOW, RET_EPERM, RET_KILL = 0x7FFF0000, 0x00050000 | 1, 0x80000000
+
+
+def _no_other_process(libc: Any, failed: Callable[[str], str]) -> str | None:
+    """A seccomp filter that refuses, with EPERM, the system calls that reach another process
+    (:data:`OTHER_PROCESSES`): the solution runs as the user, whose other processes (a shell, an editor)
+    it could otherwise trace or kill. Any other architecture's call, and x32's, kills the process."""
+    import ctypes
+
+    machine = os.uname().machine
+    if machine not in OTHER_PROCESSES:
+        return f"no seccomp filter for {machine}"
+    arch, denied = OTHER_PROCESSES[machine]
+    last = 4 + (machine == "x86_64") + len(denied)  # the index of "return EPERM"; "kill" comes after it
+    program = [(0x20, 0, 0, 4), (0x15, 0, last - 1, arch), (0x20, 0, 0, 0)]  # arch, else kill; nr
+    if machine == "x86_64":
+        program.append((0x35, last - 3, 0, 0x40000000))  # an x32 call: kill
+    for nr in denied:
+        program.append((0x15, last - len(program) - 1, 0, nr))
+    program += [(0x06, 0, 0, RET_ALLOW), (0x06, 0, 0, RET_EPERM), (0x06, 0, 0, RET_KILL)]
+    assert len(program) == last + 2
+
+    class Filter(ctypes.Structure):
+        _fields_ = [
+            ("code", ctypes.c_uint16),
+            ("jt", ctypes.c_uint8),
+            ("jf", ctypes.c_uint8),
+            ("k", ctypes.c_uint32),
+        ]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
+
+    filters = (Filter * len(program))(*(Filter(*f) for f in program))
+    fprog = Program(len(program), filters)
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        return failed("the seccomp filter")
     return None
 
 
