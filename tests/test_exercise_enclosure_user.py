@@ -30,17 +30,21 @@ ROOT = Path(__file__).resolve().parent.parent
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 AS_A_USER = r"""
-import ctypes, errno, json, os, sys, importlib.util
+import ctypes, errno, json, os, socket, sys, importlib.util
 spec = importlib.util.spec_from_file_location("enclosure", sys.argv[1])
 enclosure = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(enclosure)
-hidden, writable, other, uid = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+hidden, home, writable, kept, other, uid = *sys.argv[2:7], int(sys.argv[7])
 libc = ctypes.CDLL(None, use_errno=True)
 os.setgroups([]); os.setgid(uid); os.setuid(uid)
 libc.prctl(4, 1, 0, 0, 0)  # dumpable again, as a process the user started is
-seen = {"why": enclosure.enclose([hidden], [writable])}
+os.chdir(writable)
+seen = {"why": enclosure.enclose([hidden], [writable], [home], [kept])}
 seen["hidden"] = os.listdir(hidden)
 seen["proc"] = os.listdir("/proc")
+seen["home"] = sorted(os.listdir(home))
+with open(os.path.join(kept, "numpy.py")) as f:
+    seen["kept"] = f.read()
 
 def write(path):
     try:
@@ -51,11 +55,20 @@ def write(path):
         return errno.errorcode[e.errno]
 
 seen["writable"] = write(os.path.join(writable, "mine.txt"))
+seen["relative"] = write("relative.txt")  # in the working directory, the check's own
+seen["kept_write"] = write(os.path.join(kept, "numpy.py"))
 seen["other"] = write(os.path.join(other, "theirs.txt"))
 seen["var_tmp"] = write("/var/tmp/micrograph-enclosure-test.txt")
-seen["umount"] = libc.umount2(hidden.encode(), 2) == 0
+try:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(2)
+        s.connect(("127.0.0.1", 22))
+    seen["network"] = "connected"
+except OSError as e:
+    seen["network"] = errno.errorcode.get(e.errno, str(e))
+seen["umount"] = libc.umount2(hidden.encode(), 2) == 0 or libc.umount2(home.encode(), 2) == 0
 seen["own_namespace"] = libc.unshare(0x10000000 | 0x00020000) == 0  # the solution's own, with capabilities
-seen["umount_there"] = libc.umount2(hidden.encode(), 2) == 0 or libc.umount2(b"/proc", 2) == 0
+seen["umount_there"] = any(libc.umount2(p.encode(), 2) == 0 for p in (hidden, home, "/proc"))
 seen["hidden_after"] = os.listdir(hidden)
 seen["kill"] = libc.kill(os.getppid(), 0) == 0  # the user's other processes: not to be signalled
 seen["ptrace"] = libc.ptrace(16, os.getppid(), 0, 0) == 0  # nor traced (PTRACE_ATTACH)
@@ -74,20 +87,21 @@ def test_an_ordinary_user_s_solution_is_enclosed_for_good() -> None:
 
 
 def _enclosed(tmp_path: Path) -> None:
-    hidden, writable, other = tmp_path / "micrograph", tmp_path / "check", tmp_path / "home"
-    for d in (hidden, writable, other):
+    hidden, home, other = tmp_path / "micrograph", tmp_path / "home", tmp_path / "elsewhere"
+    writable, kept = home / "check", home / "venv"  # the check's directory, the interpreter's: in the home
+    for d in (hidden, home, other, writable, kept):
         d.mkdir()
         d.chmod(0o777)
     (hidden / "order.py").write_text("the engine's algorithm\n", encoding="utf-8")
-    (hidden / "order.py").chmod(0o644)
+    (home / "id_rsa").write_text("the user's key\n", encoding="utf-8")
+    (kept / "numpy.py").write_text("numpy\n", encoding="utf-8")
+    for f in (hidden / "order.py", home / "id_rsa", kept / "numpy.py"):
+        f.chmod(0o666)
     tmp_path.chmod(0o755)
     script = [sys.executable, "-I", "-c", AS_A_USER, str(ROOT / "lessons" / "exercises" / "enclosure.py")]
+    places = [str(p) for p in (hidden, home, writable, kept, other)]
     done = subprocess.run(
-        [*script, str(hidden), str(writable), str(other), str(sandbox.fresh_uid())],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+        [*script, *places, str(sandbox.fresh_uid())], capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
@@ -95,17 +109,20 @@ def _enclosed(tmp_path: Path) -> None:
         pytest.skip(f"this machine does not let an ordinary user make namespaces: {seen['why']}")
     assert seen["why"] is None
     assert seen["hidden"] == [] and seen["proc"] == []  # micrograph's files, the user's processes
-    assert seen["writable"] == "written" and seen["var_tmp"] == "written"  # its own, and a private /var/tmp
-    assert seen["other"] == "EROFS" and not (other / "theirs.txt").exists()  # the user's own files
+    assert seen["home"] == ["check", "venv"] and seen["kept"] == "numpy\n"  # no key: what is kept, alone
+    assert seen["writable"] == seen["relative"] == seen["var_tmp"] == "written"  # its own; a private /var/tmp
+    assert seen["kept_write"] == seen["other"] == "EROFS" and not (other / "theirs.txt").exists()
+    assert seen["network"] in ("ENETUNREACH", "ECONNREFUSED", "EADDRNOTAVAIL")  # no network of the machine's
     assert not seen["umount"] and not seen["umount_there"] and seen["hidden_after"] == []
     assert not seen["kill"] and not seen["ptrace"] and seen["fork"] == 7  # its own children are its own
-    assert (writable / "mine.txt").read_text(encoding="utf-8") == "x"
+    assert (writable / "mine.txt").read_text(encoding="utf-8") == "x" and (writable / "relative.txt").exists()
+    assert (kept / "numpy.py").read_text(encoding="utf-8") == "numpy\n"
     assert not Path("/var/tmp/micrograph-enclosure-test.txt").exists()  # it went with the namespace
 
 
 def _enclosure(why: str | None, calls: list[tuple[Any, ...]]) -> types.SimpleNamespace:
-    def enclose(hidden: list[str], writable: list[str]) -> str | None:
-        calls.append((hidden, writable))
+    def enclose(hidden: list[str], writable: list[str], covered: list[str], kept: list[str]) -> str | None:
+        calls.append((hidden, writable, covered, kept))
         return why
 
     return types.SimpleNamespace(enclose=enclose)
@@ -119,7 +136,8 @@ def test_a_result_for_grading_is_refused_where_the_solution_cannot_be_enclosed(
     why = "unshare: Operation not permitted"
     monkeypatch.setattr(child, "_sibling", lambda name: _enclosure(why, calls))
     monkeypatch.setattr(child.sys, "platform", "linux")
-    hide = {"dirs": ["/x/micrograph"], "writable": ["/tmp/check"], "required": required}
+    hide = {"dirs": ["/x/micrograph"], "writable": ["/tmp/check"], "covered": ["/tmp"], "kept": ["/usr"]}
+    hide["required"] = required
     if required:
         with pytest.raises(child.IsolationError) as refused:  # the child's own, sent back as plain data
             child._drop_privileges("", None, None, hide)
@@ -127,7 +145,7 @@ def test_a_result_for_grading_is_refused_where_the_solution_cannot_be_enclosed(
         assert "for grading" in said and why in said and "run it as root in a container" in said
     else:  # a student's own check runs where the enclosure cannot be made
         child._drop_privileges("", None, None, hide)
-    assert calls == [(["/x/micrograph"], ["/tmp/check"])]
+    assert calls == [(["/x/micrograph"], ["/tmp/check"], ["/tmp"], ["/usr"])]
 
 
 def test_a_grading_format_asks_for_the_enclosure(

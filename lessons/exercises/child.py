@@ -240,7 +240,7 @@ def _drop_privileges(source: str, uid: int | None, numpy_path: str | None, hide:
             sys.path.remove(numpy_path)
     if sys.platform == "emscripten":
         return  # in a browser's Web Worker there are no users (and no files of the grader)
-    why = _sibling("enclosure").enclose(hide["dirs"], hide["writable"])
+    why = _sibling("enclosure").enclose(hide["dirs"], hide["writable"], hide["covered"], hide["kept"])
     if uid is None:
         if why is not None and hide["required"]:
             raise IsolationError(
@@ -401,7 +401,7 @@ class Child:
         self.exercise = exercise
         self.uid = uid
         self.numpy_path = numpy_path
-        self.hide = hide or {"dirs": [], "writable": [], "required": False}
+        self.hide = hide or {"dirs": [], "writable": [], "covered": [], "kept": [], "required": False}
         self.solution: Solution | None = None
         self.call: Any = None
         _HIDDEN = _hidden(root)
@@ -435,10 +435,10 @@ class Child:
 def main(argv: list[str]) -> None:
     """The pipe loop: ``child.py LIB EXERCISE FD MEMORY CPU UID HIDE [NUMPY]``; requests on standard input,
     answers on FD. UID is ``-`` where the solution runs as the judge's own user. HIDE is JSON,
-    ``{"dirs": [...], "writable": [...], "required": bool}``: the directories of micrograph's files, to
-    cover before running the solution (:mod:`lessons.exercises.enclosure`), the directories that stay
-    writable where it runs as the judge's own user, and whether a child that cannot enclose itself refuses
-    to run it."""
+    ``{"dirs", "writable", "covered", "kept", "required"}``: the directories of micrograph's files, to
+    cover before running the solution (:mod:`lessons.exercises.enclosure`); where it runs as the judge's
+    own user, the directories that stay writable, those covered with empty ones and those kept visible
+    inside them; and whether a child that cannot enclose itself refuses to run it."""
     root, exercise, fd = argv[1], argv[2], int(argv[3])
     memory, cpu = int(argv[4]), int(argv[5])
     uid = None if argv[6] == "-" else int(argv[6])

@@ -13,10 +13,14 @@ user, :func:`enclose` gives it, and every process it will start, namespaces of i
 
 Where the check runs as an ordinary user, the solution runs as that user, who may read micrograph's files
 and write the user's own; :func:`enclose` then makes a user namespace too (``CLONE_NEWUSER``, the user mapped
-to itself), which gives it the right to mount there, and besides the above:
+to itself), which gives it the right to mount there, and a network namespace (no network, and none of the
+session's abstract sockets), and besides the above:
 
 * every file system is read-only (``mount_setattr`` with ``AT_RECURSIVE``) but the check's own directory
   (``writable``) and the private temporary directories;
+* ``/tmp``, the homes and ``/run/user`` (``covered``) are empty directories of the solution's own, with the
+  check's directory and the interpreter's (``kept``) put back in their places: the user's files and the
+  sockets of the user's session (tmux, D-Bus, an X server) are out of reach;
 * ``/proc`` is covered by an empty directory, so the solution cannot reach the files of the user's other
   processes through ``/proc/PID/root`` or ``/proc/PID/cwd``;
 * then the process gives up every capability it had in that namespace (bounding set, ambient, effective,
@@ -46,6 +50,7 @@ __all__ = ["PRIVATE_TMP", "enclose", "hard_limits"]
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 1 << 18
 AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 1
@@ -58,16 +63,24 @@ PRIVATE_TMP = ("/var/tmp", "/dev/shm", "/run/lock")
 ``/run/lock``); ``/tmp`` stays shared, since it holds the check's directory, and is swept after the check."""
 
 
-def enclose(hidden: Sequence[str], writable: Sequence[str] = ()) -> str | None:
+def enclose(
+    hidden: Sequence[str], writable: Sequence[str] = (), covered: Sequence[str] = (), kept: Sequence[str] = ()
+) -> str | None:
     """Give this process namespaces of its own with each directory of ``hidden`` covered (see the module).
 
     Call it before running the solution, in a process with one thread: as root, before becoming the
-    check's user; as an ordinary user, in place of that (it then adds the user namespace, the read-only
-    file systems, the covered ``/proc`` and the dropped capabilities).
+    check's user; as an ordinary user, in place of that (it then adds the user and network namespaces, the
+    read-only file systems, the covered directories and ``/proc``, the dropped capabilities and the seccomp
+    filter).
 
     Args:
         hidden: absolute paths of directories to cover with an empty read-only one.
         writable: as an ordinary user, the directories that stay writable (the check's own directory).
+        covered: as an ordinary user, directories to cover with an empty one of the solution's own (``/tmp``,
+            the homes, ``/run/user``): what the user keeps there (files, a tmux or D-Bus socket) is out
+            of reach; a directory of ``writable`` or ``kept`` inside one is put back in its place.
+        kept: as an ordinary user, directories to keep visible, read-only, inside ``covered`` ones (the
+            interpreter's own, numpy's).
 
     Returns:
         None when every step took effect; else why not (the namespaces are not to be trusted then).
@@ -86,26 +99,32 @@ def enclose(hidden: Sequence[str], writable: Sequence[str] = ()) -> str | None:
         return f"{what}: {os.strerror(ctypes.get_errno())}"
 
     user, uid, gid = os.geteuid() != 0, os.getuid(), os.getgid()  # read outside the user namespace
-    if unshare(CLONE_NEWNS | CLONE_NEWIPC | (CLONE_NEWUSER if user else 0)) != 0:
+    if unshare(CLONE_NEWNS | CLONE_NEWIPC | (CLONE_NEWUSER | CLONE_NEWNET if user else 0)) != 0:
         return failed("unshare")
     why = _map_user(uid, gid) if user else None
     if why is None and mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
         why = failed("making / private")  # so that no mount of ours reaches the judge's namespace
     if why is None and user:
-        why = _read_only(libc, writable, failed)
-    if why is not None:
-        return why
-    for directory in (*hidden, *(["/proc"] if user else [])):
+        why = _user_view(libc, writable, covered, kept, failed)
+    for directory in (*hidden, *(["/proc"] if user else [])) if why is None else ():
         flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
         if mount(b"micrograph-hidden", os.fsencode(directory), b"tmpfs", flags, b"size=4k,mode=0555") != 0:
-            return failed(f"covering {directory}")
-    for directory in PRIVATE_TMP:
+            why = failed(f"covering {directory}")
+            break
+    for directory in PRIVATE_TMP if why is None else ():
         if os.path.isdir(directory) and not os.path.islink(directory):
             options = b"size=64m,mode=1777"  # writable by all, each user's files their own (sticky)
             mount(b"micrograph-tmp", os.fsencode(directory), b"tmpfs", MS_NOSUID | MS_NODEV, options)
     if not user:
-        return None
-    return _drop_capabilities(libc, failed) or _no_other_process(libc, failed)
+        return why
+    # Whatever failed above, the solution keeps no capability of its namespace and reaches no other process.
+    dropped = _drop_capabilities(libc, failed)
+    filtered = _no_other_process(libc, failed)
+    return why or dropped or filtered
+
+
+def _inside(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
 
 
 def _map_user(uid: int, gid: int) -> str | None:
@@ -127,16 +146,20 @@ def _map_user(uid: int, gid: int) -> str | None:
     return None
 
 
-def _read_only(libc: Any, writable: Sequence[str], failed: Callable[[str], str]) -> str | None:
-    """Every mount read-only, recursively, but each directory of ``writable`` (bound onto itself first)."""
+def _user_view(
+    libc: Any,
+    writable: Sequence[str],
+    covered: Sequence[str],
+    kept: Sequence[str],
+    failed: Callable[[str], str],
+) -> str | None:
+    """Every mount read-only, recursively, but each directory of ``writable``; each of ``covered`` an empty
+    directory of the solution's own, with what ``writable`` and ``kept`` hold inside it put back (bound
+    from a handle taken before anything was covered); the working directory found again by its name."""
     import ctypes
 
     class MountAttr(ctypes.Structure):
         _fields_ = [(name, ctypes.c_uint64) for name in ("attr_set", "attr_clr", "propagation", "userns_fd")]
-
-    for directory in writable:
-        if libc.mount(os.fsencode(directory), os.fsencode(directory), None, MS_BIND | MS_REC, None) != 0:
-            return failed(f"binding {directory}")
 
     def mount_setattr(path: str, flags: int, attr: MountAttr) -> bool:
         size = ctypes.c_size_t(ctypes.sizeof(attr))
@@ -145,11 +168,39 @@ def _read_only(libc: Any, writable: Sequence[str], failed: Callable[[str], str])
             libc.syscall(number, here, os.fsencode(path), ctypes.c_uint(flags), ctypes.byref(attr), size) == 0
         )
 
-    if not mount_setattr("/", AT_RECURSIVE, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)):
-        return failed("making the file systems read-only")
-    for directory in writable:
-        if not mount_setattr(directory, 0, MountAttr(0, MOUNT_ATTR_RDONLY, 0, 0)):
-            return failed(f"keeping {directory} writable")
+    tops = [t for t in covered if os.path.isdir(t) and not os.path.islink(t)]
+    tops = [t for t in tops if not any(u != t and _inside(t, u) for u in tops)]  # a home inside /home
+    writable = [os.path.realpath(p) for p in writable]
+    paths = (os.path.realpath(p) for p in (*writable, *kept))
+    keep = sorted((p for p in dict.fromkeys(paths) if os.path.isdir(p)), key=len)  # the outer ones first
+    handles: dict[str, int] = {}
+    try:
+        for path in keep:
+            if any(_inside(path, t) for t in tops):
+                handles[path] = os.open(path, os.O_PATH | os.O_DIRECTORY)
+            elif path in writable and libc.mount(path.encode(), path.encode(), None, MS_BIND | MS_REC, None):
+                return failed(f"binding {path}")
+        if not mount_setattr("/", AT_RECURSIVE, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)):
+            return failed("making the file systems read-only")
+        for top in tops:
+            options = b"size=64m,mode=0755"
+            if libc.mount(b"micrograph-own", top.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
+                return failed(f"covering {top}")
+            for path, fd in handles.items():
+                if _inside(path, top):
+                    os.makedirs(path, exist_ok=True)
+                    source = f"/proc/self/fd/{fd}".encode()
+                    if libc.mount(source, path.encode(), None, MS_BIND | MS_REC, None) != 0:
+                        return failed(f"keeping {path}")
+            if top != "/tmp" and not mount_setattr(top, 0, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)):
+                return failed(f"making {top} read-only")
+    finally:
+        for fd in handles.values():
+            os.close(fd)
+    for path in keep:
+        if path in writable and not mount_setattr(path, 0, MountAttr(0, MOUNT_ATTR_RDONLY, 0, 0)):
+            return failed(f"keeping {path} writable")
+    os.chdir(os.getcwd())  # by its name: the directory put back, not the one covered
     return None
 
 

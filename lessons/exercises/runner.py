@@ -71,14 +71,32 @@ def _numpy_path() -> str | None:
 
 def _hide(sandbox: Sandbox, limits: Limits) -> dict[str, Any]:
     """How the child encloses itself before running the solution (:mod:`lessons.exercises.enclosure`):
-    ``dirs``, micrograph's directories to cover; ``writable``, what stays writable where the solution runs
-    as the judge's own user (the check's directory); ``required``, whether a child that cannot enclose
-    itself refuses to run the solution: as root, when every user may read one of those directories (the
-    solution's own user could); as an ordinary user, when the limits ask for it (a result for grading)."""
-    dirs = installed_dirs(sandbox.path)
-    if sandbox.uid is None:
-        return {"dirs": [str(d) for d in dirs], "writable": [str(sandbox.path)], "required": limits.isolated}
-    return {"dirs": [str(d) for d in dirs], "writable": [], "required": any(map(exposed, dirs))}
+    ``dirs``, micrograph's directories to cover; where the solution runs as the judge's own user,
+    ``writable`` (the check's directory), ``covered`` (:data:`COVERED` and the user's home) and ``kept``
+    (the interpreter's directories and numpy's, visible inside a covered one); ``required``, whether a
+    child that cannot enclose itself refuses to run the solution: as root, when every user may read one of
+    those directories (the solution's own user could); as an ordinary user, when the limits ask for it (a
+    result for grading)."""
+    found = installed_dirs(sandbox.path)
+    dirs = [str(d) for d in found]
+    if sandbox.uid is not None:
+        return {"dirs": dirs, "writable": [], "covered": [], "kept": [], "required": any(map(exposed, found))}
+    python = {sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix, _numpy_path() or sys.prefix}
+    return {
+        "dirs": dirs,
+        "writable": [str(sandbox.path)],
+        "covered": [
+            t for t in dict.fromkeys(map(os.path.realpath, (*COVERED, str(Path.home())))) if t != "/"
+        ],
+        "kept": sorted(python),
+        "required": limits.isolated,
+    }
+
+
+COVERED = ("/tmp", "/home", "/run/user", "/mnt", "/media")
+"""What an ordinary user's solution finds empty, besides the user's home (:mod:`lessons.exercises.enclosure`):
+the places that hold the user's files and the sockets of the user's session (tmux, D-Bus, an X server), by
+which the solution could act outside its namespaces."""
 
 
 class _Child:
