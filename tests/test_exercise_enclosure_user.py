@@ -34,7 +34,7 @@ import ctypes, errno, json, os, socket, sys, importlib.util
 spec = importlib.util.spec_from_file_location("enclosure", sys.argv[1])
 enclosure = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(enclosure)
-hidden, home, writable, kept, other, uid = *sys.argv[2:7], int(sys.argv[7])
+hidden, home, writable, kept, other, uid, outside = *sys.argv[2:7], int(sys.argv[7]), int(sys.argv[8])
 libc = ctypes.CDLL(None, use_errno=True)
 os.setgroups([]); os.setgid(uid); os.setuid(uid)
 libc.prctl(4, 1, 0, 0, 0)  # dumpable again, as a process the user started is
@@ -70,8 +70,18 @@ seen["umount"] = libc.umount2(hidden.encode(), 2) == 0 or libc.umount2(home.enco
 seen["own_namespace"] = libc.unshare(0x10000000 | 0x00020000) == 0  # the solution's own, with capabilities
 seen["umount_there"] = any(libc.umount2(p.encode(), 2) == 0 for p in (hidden, home, "/proc"))
 seen["hidden_after"] = os.listdir(hidden)
-seen["kill"] = libc.kill(os.getppid(), 0) == 0  # the user's other processes: not to be signalled
-seen["ptrace"] = libc.ptrace(16, os.getppid(), 0, 0) == 0  # nor traced (PTRACE_ATTACH)
+seen["kill"] = libc.kill(outside, 0) == 0  # the user's other processes: not to be signalled
+seen["ptrace"] = libc.ptrace(16, outside, 0, 0) == 0  # nor traced (PTRACE_ATTACH)
+seen["parent"] = os.getppid()  # outside its PID namespace: 0
+r, w = os.pipe()
+seen["setown"] = libc.fcntl(r, 8, outside) == 0  # F_SETOWN: no process outside can be named
+try:
+    os.setpriority(os.PRIO_PROCESS, outside, 19)
+    seen["setpriority"] = "done"
+except OSError as e:
+    seen["setpriority"] = errno.errorcode[e.errno]
+seen["pts"] = os.listdir("/dev/pts")
+seen["keys"] = libc.syscall(250 if os.uname().machine == "x86_64" else 219, 0, -3, 0, 0) >= 0  # keyctl
 pid = os.fork()
 if pid == 0:
     os._exit(7)
@@ -88,7 +98,7 @@ def test_an_ordinary_user_s_solution_is_enclosed_for_good() -> None:
 
 def _enclosed(tmp_path: Path) -> None:
     hidden, home, other = tmp_path / "micrograph", tmp_path / "home", tmp_path / "elsewhere"
-    writable, kept = home / "check", home / "venv"  # the check's directory, the interpreter's: in the home
+    writable, kept = home / "check", home / "venv"  # the check's scratch, the interpreter's: in the home
     for d in (hidden, home, other, writable, kept):
         d.mkdir()
         d.chmod(0o777)
@@ -101,7 +111,11 @@ def _enclosed(tmp_path: Path) -> None:
     script = [sys.executable, "-I", "-c", AS_A_USER, str(ROOT / "lessons" / "exercises" / "enclosure.py")]
     places = [str(p) for p in (hidden, home, writable, kept, other)]
     done = subprocess.run(
-        [*script, *places, str(sandbox.fresh_uid())], capture_output=True, text=True, timeout=60, check=False
+        [*script, *places, str(sandbox.fresh_uid()), str(os.getpid())],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
@@ -115,7 +129,11 @@ def _enclosed(tmp_path: Path) -> None:
     assert seen["network"] in ("ENETUNREACH", "ECONNREFUSED", "EADDRNOTAVAIL")  # no network of the machine's
     assert not seen["umount"] and not seen["umount_there"] and seen["hidden_after"] == []
     assert not seen["kill"] and not seen["ptrace"] and seen["fork"] == 7  # its own children are its own
-    assert (writable / "mine.txt").read_text(encoding="utf-8") == "x" and (writable / "relative.txt").exists()
+    assert seen["parent"] == 0 and not seen["setown"] and seen["setpriority"] == "ESRCH"  # its PID namespace
+    assert seen["pts"] == [] and not seen["keys"]  # no terminal of the user's, no key of the session
+    assert (
+        not (writable / "mine.txt").exists() and not (writable / "relative.txt").exists()
+    )  # a tmpfs of its own
     assert (kept / "numpy.py").read_text(encoding="utf-8") == "numpy\n"
     assert not Path("/var/tmp/micrograph-enclosure-test.txt").exists()  # it went with the namespace
 

@@ -411,3 +411,13 @@ def test_the_readme_shows_the_report_a_student_gets(tmp_path: Path) -> None:
         if line.strip() and line.strip() != "..." and "checks passed" not in line:
             assert line in real.splitlines(), line
     assert "3 of 14 checks passed: 3 of 14 points" in real
+
+
+def test_what_the_solution_printed_cannot_take_over_the_terminal() -> None:
+    from lessons.exercises.report import Report
+
+    fake = "\x1b[2J\x1b[H\x1b[32mAll 14 checks passed\x1b[8m \u202eevil"
+    report = Report("backprop", "the title", [], None, 0.1, output_text=fake, output_lines=1)
+    text = report.text()
+    assert "\x1b" not in text and "\u202e" not in text  # no escape sequence, no direction override
+    assert "  | \\x1b[2J\\x1b[H\\x1b[32mAll 14 checks passed\\x1b[8m \\u202eevil" in text

@@ -28,7 +28,8 @@ session's abstract sockets), and besides the above:
   solution makes for itself gets the mounts locked together (the kernel's rule for a less privileged
   namespace), so it cannot uncover them either;
 * last, a seccomp filter refuses the system calls that reach another process (``ptrace``, ``kill`` and its
-  kin, ``process_vm_readv``, pidfds): the user's other processes (a shell, an editor) are the user's too.
+  kin, ``process_vm_readv``, pidfds) and the session's keys (``keyctl``): the user's other processes (a
+  shell, an editor) and keys are the user's too.
 
 Nothing is mounted in the judge's namespace, and the namespaces end when the solution's last process does.
 :func:`hard_limits` sets the resource limits the solution cannot raise (address space, CPU time, processes,
@@ -51,6 +52,7 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWPID = 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 1 << 18
 AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 1
@@ -99,14 +101,17 @@ def enclose(
         return f"{what}: {os.strerror(ctypes.get_errno())}"
 
     user, uid, gid = os.geteuid() != 0, os.getuid(), os.getgid()  # read outside the user namespace
-    if unshare(CLONE_NEWNS | CLONE_NEWIPC | (CLONE_NEWUSER | CLONE_NEWNET if user else 0)) != 0:
+    if (
+        unshare(CLONE_NEWNS | CLONE_NEWIPC | (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID if user else 0))
+        != 0
+    ):
         return failed("unshare")
     why = _map_user(uid, gid) if user else None
     if why is None and mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
         why = failed("making / private")  # so that no mount of ours reaches the judge's namespace
     if why is None and user:
         why = _user_view(libc, writable, covered, kept, failed)
-    for directory in (*hidden, *(["/proc"] if user else [])) if why is None else ():
+    for directory in (*hidden, *(["/proc", "/dev/pts"] if user else [])) if why is None else ():
         flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
         if mount(b"micrograph-hidden", os.fsencode(directory), b"tmpfs", flags, b"size=4k,mode=0555") != 0:
             why = failed(f"covering {directory}")
@@ -120,7 +125,28 @@ def enclose(
     # Whatever failed above, the solution keeps no capability of its namespace and reaches no other process.
     dropped = _drop_capabilities(libc, failed)
     filtered = _no_other_process(libc, failed)
+    _keep_the_namespace(libc)
     return why or dropped or filtered
+
+
+def _keep_the_namespace(libc: Any) -> None:
+    """Fork into the new PID namespace: the child, its first process (pid 1), goes on as this process;
+    this one stays outside only to wait for it and end with its status. The solution's processes then
+    cannot name any process outside the namespace (no signal, no ``F_SETOWN``, no ``prlimit``), an orphan
+    comes back to the child rather than escaping it, and when the child ends the kernel ends them all."""
+    worker = os.fork()
+    if worker == 0:
+        libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)  # this one killed: the namespace with it
+        return
+    os.closerange(0, 1 << 16)  # the pipes are the child's alone
+    while True:
+        try:
+            _, status = os.waitpid(worker, 0)
+        except InterruptedError:
+            continue
+        except OSError:
+            os._exit(1)
+        os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
 def _inside(path: str, top: str) -> bool:
@@ -146,6 +172,19 @@ def _map_user(uid: int, gid: int) -> str | None:
     return None
 
 
+def _mount_setattr(libc: Any, path: str, recursive: bool, read_only: bool) -> bool:
+    """``mount_setattr(2)``: the mount at ``path`` (and each one below it, ``recursive``) read-only or not."""
+    import ctypes
+
+    class MountAttr(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_uint64) for name in ("attr_set", "attr_clr", "propagation", "userns_fd")]
+
+    attr = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0) if read_only else MountAttr(0, MOUNT_ATTR_RDONLY, 0, 0)
+    size, flags = ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint(AT_RECURSIVE if recursive else 0)
+    number, here = ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_int(AT_FDCWD)
+    return libc.syscall(number, here, os.fsencode(path), flags, ctypes.byref(attr), size) == 0
+
+
 def _user_view(
     libc: Any,
     writable: Sequence[str],
@@ -153,54 +192,52 @@ def _user_view(
     kept: Sequence[str],
     failed: Callable[[str], str],
 ) -> str | None:
-    """Every mount read-only, recursively, but each directory of ``writable``; each of ``covered`` an empty
-    directory of the solution's own, with what ``writable`` and ``kept`` hold inside it put back (bound
-    from a handle taken before anything was covered); the working directory found again by its name."""
-    import ctypes
-
-    class MountAttr(ctypes.Structure):
-        _fields_ = [(name, ctypes.c_uint64) for name in ("attr_set", "attr_clr", "propagation", "userns_fd")]
-
-    def mount_setattr(path: str, flags: int, attr: MountAttr) -> bool:
-        size = ctypes.c_size_t(ctypes.sizeof(attr))
-        number, here = ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_int(AT_FDCWD)
-        return (
-            libc.syscall(number, here, os.fsencode(path), ctypes.c_uint(flags), ctypes.byref(attr), size) == 0
-        )
-
+    """Every mount read-only, recursively; each of ``covered`` an empty directory, with what ``kept`` holds
+    inside it put back (bound from a handle taken before anything was covered); each of ``writable`` an
+    empty tmpfs of the solution's own (64 MiB); the working directory found again by its name."""
     tops = [t for t in covered if os.path.isdir(t) and not os.path.islink(t)]
     tops = [t for t in tops if not any(u != t and _inside(t, u) for u in tops)]  # a home inside /home
-    writable = [os.path.realpath(p) for p in writable]
-    paths = (os.path.realpath(p) for p in (*writable, *kept))
-    keep = sorted((p for p in dict.fromkeys(paths) if os.path.isdir(p)), key=len)  # the outer ones first
+    scratch = [os.path.realpath(p) for p in writable]
+    keep = sorted(p for p in dict.fromkeys(os.path.realpath(p) for p in kept) if os.path.isdir(p))
     handles: dict[str, int] = {}
     try:
-        for path in keep:
+        for path in keep:  # the outer ones first (sorted), each taken before anything is covered
             if any(_inside(path, t) for t in tops):
                 handles[path] = os.open(path, os.O_PATH | os.O_DIRECTORY)
-            elif path in writable and libc.mount(path.encode(), path.encode(), None, MS_BIND | MS_REC, None):
-                return failed(f"binding {path}")
-        if not mount_setattr("/", AT_RECURSIVE, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)):
+        if not _mount_setattr(libc, "/", recursive=True, read_only=True):
             return failed("making the file systems read-only")
         for top in tops:
-            options = b"size=64m,mode=0755"
-            if libc.mount(b"micrograph-own", top.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
-                return failed(f"covering {top}")
-            for path, fd in handles.items():
-                if _inside(path, top):
-                    os.makedirs(path, exist_ok=True)
-                    source = f"/proc/self/fd/{fd}".encode()
-                    if libc.mount(source, path.encode(), None, MS_BIND | MS_REC, None) != 0:
-                        return failed(f"keeping {path}")
-            if top != "/tmp" and not mount_setattr(top, 0, MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)):
-                return failed(f"making {top} read-only")
+            why = _cover(libc, top, [p for p in scratch if _inside(p, top)], handles, failed)
+            if why is not None:
+                return why
     finally:
         for fd in handles.values():
             os.close(fd)
-    for path in keep:
-        if path in writable and not mount_setattr(path, 0, MountAttr(0, MOUNT_ATTR_RDONLY, 0, 0)):
-            return failed(f"keeping {path} writable")
+    for path in scratch:  # the solution's own, empty, gone with it, and no larger than this
+        if libc.mount(
+            b"micrograph-own", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=64m,mode=0700"
+        ):
+            return failed(f"making {path} the solution's own")
     os.chdir(os.getcwd())  # by its name: the directory put back, not the one covered
+    return None
+
+
+def _cover(
+    libc: Any, top: str, places: Sequence[str], handles: dict[str, int], failed: Callable[[str], str]
+) -> str | None:
+    """``top`` covered by an empty read-only tmpfs holding only ``places`` (empty directories) and the
+    directories of ``handles`` inside it, bound back from their handles."""
+    if libc.mount(b"micrograph-own", top.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=64m,mode=0755"):
+        return failed(f"covering {top}")
+    for path in places:
+        os.makedirs(path, exist_ok=True)
+    for path, fd in handles.items():
+        if _inside(path, top):
+            os.makedirs(path, exist_ok=True)
+            if libc.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None, MS_BIND | MS_REC, None) != 0:
+                return failed(f"keeping {path}")
+    if not _mount_setattr(libc, top, recursive=False, read_only=True):
+        return failed(f"making {top} read-only")
     return None
 
 
@@ -227,12 +264,13 @@ def _drop_capabilities(libc: Any, failed: Callable[[str], str]) -> str | None:
 
 
 # What an ordinary user's solution may not do to the user's other processes, by architecture: ptrace,
-# read or write their memory, signal them (kill and its kin, pidfds). The numbers are each kernel's.
+# read or write their memory, signal them (kill and its kin, pidfds); nor use the keys of the user's
+# session (add_key, request_key, keyctl). The numbers are each kernel's.
 OTHER_PROCESSES = {
-    "x86_64": (0xC000003E, (101, 62, 200, 234, 129, 297, 310, 311, 424, 434, 438)),
-    "aarch64": (0xC00000B7, (117, 129, 130, 131, 138, 240, 270, 271, 424, 434, 438)),
+    "x86_64": (0xC000003E, (101, 62, 200, 234, 129, 297, 310, 311, 424, 434, 438, 248, 249, 250)),
+    "aarch64": (0xC00000B7, (117, 129, 130, 131, 138, 240, 270, 271, 424, 434, 438, 217, 218, 219)),
 }
-PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER, PR_SET_PDEATHSIG = 22, 2, 1
 RET_ALLOW, RET_EPERM, RET_KILL = 0x7FFF0000, 0x00050000 | 1, 0x80000000
 
 

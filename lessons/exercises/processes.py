@@ -148,6 +148,7 @@ class Tree:
         self.token = token.encode()
         self.uid = uid
         self.root = 0
+        self._worker = 0  # the child's first process in a PID namespace of its own, once it has one
         self.seen: dict[int, int] = {}  # pid -> start time of every process met in the tree
 
     def follow(self, pid: int) -> None:
@@ -200,14 +201,30 @@ class Tree:
         members = self.members()
         return sum(p.cpu for p in members), sum(p.rss for p in members), len(members)
 
+    def worker(self) -> int:
+        """The process that runs the solution: the child, or, where the child has forked into a PID namespace
+        of its own (:mod:`lessons.exercises.enclosure`, an ordinary user's check), that namespace's first
+        process, its only child in another PID namespace (the kernel's word, which no solution can forge:
+        the child never forks again, and a namespace's first process cannot give it another child)."""
+        if self._worker or self.uid is not None:  # as root the child runs the solution itself
+            return self._worker or self.root
+        mine = _pid_namespace(self.root)
+        for p in scan().values():
+            if p.ppid == self.root and mine is not None and _pid_namespace(p.pid) not in (None, mine):
+                self._worker = p.pid
+                return p.pid
+        return self.root
+
     def kill(self, *, keep_root: bool = False, rounds: int = 100) -> bool:
         """Stop, then kill, every process of the solution until none is left; True if none is left.
 
         Each round stops every member first (``SIGSTOP``: a stopped process cannot fork), then kills them;
-        zombies re-parented to this process are reaped. ``keep_root`` spares the child itself (the end of a
+        zombies re-parented to this process are reaped. ``keep_root`` spares the child and its
+        :meth:`worker` (the end of a
         case that was answered: the child serves the next case, whatever it started does not)."""
         for _ in range(rounds):
-            members = [p for p in self.members(thorough=True) if not (keep_root and p.pid == self.root)]
+            spared = {self.root, self._worker} if keep_root else set()
+            members = [p for p in self.members(thorough=True) if p.pid not in spared]
             if not members:
                 return True
             for sig in (signal.SIGSTOP, signal.SIGKILL):
@@ -218,6 +235,13 @@ class Tree:
                         pass
             time.sleep(0.005)
         return False
+
+
+def _pid_namespace(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
 
 
 def running(pid: int) -> float | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 import textwrap
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -148,6 +149,16 @@ class Failure:
         d.pop("svg")
         d["book"] = self.book_text()
         return d
+
+
+_UNSEEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(text: str) -> str:
+    """``text`` with every control character but newline and tab written as an escape (``\\x1b``): what
+    the solution printed or raised reaches a terminal, where an escape sequence could clear the report and
+    print another, and a direction override could reorder it."""
+    return _UNSEEN.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
 def _wrap(text: str, indent: str = "  ") -> list[str]:
@@ -292,14 +303,14 @@ class Report:
         ok = sum(c.passed for c in self.cases)
         if f is None:
             lines.append(f"All {ok} checks passed: {self._points()} ({self.seconds:.1f} s).")
-            return "\n".join(lines + self._output_lines() + self._record_lines())
+            return _visible("\n".join(lines + self._output_lines() + self._record_lines()))
         if self.cases:
             lines.append(f"{ok} of {len(self.cases)} checks passed: {self._points()} ({self.seconds:.1f} s).")
         else:
             lines.append("No check ran: the solution could not be loaded.")
         lines.append("")
         lines += self._failure_lines(f, place)
-        return "\n".join(lines + self._output_lines() + self._record_lines())
+        return _visible("\n".join(lines + self._output_lines() + self._record_lines()))
 
     def _record_lines(self) -> list[str]:
         """One line, unwrapped (it names a file): why the verdict was not recorded."""

@@ -84,19 +84,26 @@ def _hide(sandbox: Sandbox, limits: Limits) -> dict[str, Any]:
     python = {sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix, _numpy_path() or sys.prefix}
     return {
         "dirs": dirs,
-        "writable": [str(sandbox.path)],
-        "covered": [
-            t for t in dict.fromkeys(map(os.path.realpath, (*COVERED, str(Path.home())))) if t != "/"
-        ],
-        "kept": sorted(python),
+        "writable": [str(sandbox.tmp)],
+        "covered": sorted(f"/{name}" for name in _top_level() if name not in VISIBLE),
+        "kept": sorted({str(sandbox.lib), *python}),
         "required": limits.isolated,
     }
 
 
-COVERED = ("/tmp", "/home", "/run/user", "/mnt", "/media")
-"""What an ordinary user's solution finds empty, besides the user's home (:mod:`lessons.exercises.enclosure`):
-the places that hold the user's files and the sockets of the user's session (tmux, D-Bus, an X server), by
-which the solution could act outside its namespaces."""
+VISIBLE = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys")
+"""The top-level directories an ordinary user's solution sees (read-only; ``/proc`` and ``/dev/pts``
+covered): the system's programs and libraries. Every other one (``/home``, ``/tmp``, ``/root``, ``/run``,
+``/var``, ``/opt``, ``/srv``, a checkout's ``/work`` ...) is empty but for the check's and the
+interpreter's directories (:mod:`lessons.exercises.enclosure`): the user's files, other copies of
+micrograph, and sockets by which code could act outside (tmux, D-Bus, an X server, a container engine)."""
+
+
+def _top_level() -> list[str]:
+    try:
+        return os.listdir("/")
+    except OSError:
+        return []
 
 
 class _Child:

@@ -43,12 +43,19 @@ class Watch:
         self.next_tree = 0.0
         self.ran0: float | None = None
         self.ran: float | None = None
+        self.pid = 0
 
     def start(self, child: _Child) -> None:
         self.start_wall = time.monotonic()
         self.cpu0 = child.tree.usage()[0]
-        self.sleep0 = sleeping(child.proc.pid)
-        self.ran0 = running(child.proc.pid)
+        self._follow(child.tree.worker())
+
+    def _follow(self, pid: int) -> None:
+        """Measure the waiting and the run time of ``pid``, the process running the solution, from now (the
+        child's first process in its PID namespace replaces the child when the child encloses itself)."""
+        self.pid = pid
+        self.sleep0 = sleeping(pid)
+        self.ran0 = running(pid)
 
     @property
     def seconds(self) -> float:
@@ -72,13 +79,15 @@ class Watch:
             self.next_tree = now + TREE_POLL
             cpu, self.rss, _ = child.tree.usage()
             self.cpu = max(self.cpu, cpu - self.cpu0)
-            slept = sleeping(child.proc.pid)
+            if child.tree.worker() != self.pid:
+                self._follow(child.tree.worker())
+            slept = sleeping(self.pid)
             if slept is not None and self.sleep0 is not None:
                 self.slept = max(self.slept, slept - self.sleep0)
         if self.sleep0 is None:  # no schedstat: the wall clock of the exchange stands in for its CPU time
             self.cpu = max(self.cpu, now - self.start_wall)
         if final:
-            ran = running(child.proc.pid)
+            ran = running(self.pid)
             if ran is not None and self.ran0 is not None:
                 self.ran = max(0.0, ran - self.ran0)
             runner.budget.charge(self.cpu + self.slept)
