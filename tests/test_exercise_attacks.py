@@ -246,6 +246,25 @@ QUADRATIC_TOPO = (
 )
 
 FORGED_TIMES = {
+    "its work done in a process whose first thread has ended (the kernel shows it as a zombie)": """
+        os, threading, ctypes = (_import(m) for m in ("os", "threading", "ctypes"))
+        EXIT = {"x86_64": 60, "aarch64": 93}[os.uname().machine]  # SYS_exit: this thread alone
+        _quadratic = topological_order
+        def topological_order(z):
+            r, w = os.pipe()
+            if os.fork() == 0:
+                def work():
+                    os.write(w, b",".join(b"%d" % id(v) for v in _quadratic(z)))
+                    os._exit(0)
+                threading.Thread(target=work).start()
+                ctypes.CDLL(None).syscall(EXIT, 0)
+            os.close(w)
+            data = b""
+            while chunk := os.read(r, 1 << 20):
+                data += chunk
+            os.close(r)
+            return [ctypes.cast(int(x), ctypes.py_object).value for x in data.split(b",")]
+    """,
     "every clock of its process stopped": """
         time = _import("time")
         for clock in ("thread_time", "process_time", "perf_counter", "monotonic", "time"):
@@ -406,3 +425,20 @@ def test_correct_solutions_pass_and_a_no_memo_build_grad_fails_under_any_seed(se
             assert report.passed, report.text()
         report = check(Path(tmp), "build_grad", NO_MEMO, seed=seed)
         assert not report.passed and "no-memo" in {c.mistake for c in report.cases}, report.text()
+
+
+def test_an_answer_larger_than_the_judge_reads_is_refused_unread(tmp_path: Path) -> None:
+    source = REACH + textwrap.dedent("""
+        os = _import("os")
+        def topological_order(z):
+            line = b'{"id": 0, "x": "' + b"a" * (5 << 20) + b'"}\\n'  # more than MAX_ANSWER, 4 MiB
+            for fd in range(3, 256):
+                try:
+                    os.write(fd, line)
+                except OSError:
+                    pass
+            return []
+    """)
+    report = check(tmp_path, "topo", source)
+    assert report.score == 0 and report.failure is not None
+    assert "answer is larger than 4 MiB" in " ".join(report.text().split()), report.text()

@@ -66,6 +66,11 @@ try:
     seen["network"] = "connected"
 except OSError as e:
     seen["network"] = errno.errorcode.get(e.errno, str(e))
+try:
+    os.close(os.memfd_create("held"))
+    seen["memfd"] = "made"
+except OSError as e:
+    seen["memfd"] = errno.errorcode[e.errno]
 seen["umount"] = libc.umount2(hidden.encode(), 2) == 0 or libc.umount2(home.encode(), 2) == 0
 seen["own_namespace"] = libc.unshare(0x10000000 | 0x00020000) == 0  # the solution's own, with capabilities
 seen["umount_there"] = any(libc.umount2(p.encode(), 2) == 0 for p in (hidden, home, "/proc"))
@@ -126,7 +131,8 @@ def _enclosed(tmp_path: Path) -> None:
     assert seen["home"] == ["check", "venv"] and seen["kept"] == "numpy\n"  # no key: what is kept, alone
     assert seen["writable"] == seen["relative"] == seen["var_tmp"] == "written"  # its own; a private /var/tmp
     assert seen["kept_write"] == seen["other"] == "EROFS" and not (other / "theirs.txt").exists()
-    assert seen["network"] in ("ENETUNREACH", "ECONNREFUSED", "EADDRNOTAVAIL")  # no network of the machine's
+    assert seen["network"] == "EPERM" and seen["memfd"] == "EPERM"  # no socket; no memory outside its size
+    assert not seen["own_namespace"]  # no namespace of its own to remount in
     assert not seen["umount"] and not seen["umount_there"] and seen["hidden_after"] == []
     assert not seen["kill"] and not seen["ptrace"] and seen["fork"] == 7  # its own children are its own
     assert seen["parent"] == 0 and not seen["setown"] and seen["setpriority"] == "ESRCH"  # its PID namespace
@@ -187,3 +193,44 @@ def test_a_grading_format_asks_for_the_enclosure(
     assert said[0] == "micrograph: error: cannot check backprop.py: this check's result is for grading, " + (
         "and the solution could not be kept"
     )
+
+
+def _run_filter(program: list[tuple[int, int, int, int]], data: dict[int, int]) -> int:
+    """Classic BPF, as the kernel runs a seccomp filter: ``data`` is seccomp_data by byte offset."""
+    pc, acc = 0, 0
+    while True:
+        code, jt, jf, k = program[pc]
+        if code == 0x20:  # load a word
+            acc, pc = data.get(k, 0), pc + 1
+        elif code == 0x06:  # return
+            return k
+        else:
+            taken = {0x15: acc == k, 0x35: acc >= k, 0x45: bool(acc & k)}[code]
+            pc += 1 + (jt if taken else jf)
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_seccomp_filter_refuses_what_it_names_and_lets_the_rest_run(machine: str) -> None:
+    from lessons.exercises import enclosure as e
+
+    program = e.filter_program(machine)
+    arch = e.ARCHES[machine]
+
+    def verdict(nr: int, flags: int = 0, on: int = arch) -> int:
+        return _run_filter(program, {4: on, 0: nr, 16: flags})
+
+    for group, numbers in e.DENIED[machine].items():
+        assert all(verdict(nr) == e.RET_EPERM for nr in numbers), group
+    read, write, openat, mmap, getpid = {"x86_64": (0, 1, 257, 9, 39), "aarch64": (63, 64, 56, 222, 172)}[
+        machine
+    ]
+    assert all(verdict(nr) == e.RET_ALLOW for nr in (read, write, openat, mmap, getpid))
+    clone = e.CLONE[machine]
+    assert verdict(clone, 0x11) == e.RET_ALLOW  # fork: SIGCHLD
+    assert verdict(clone, 0x003D0F00) == e.RET_ALLOW  # a thread
+    assert verdict(clone, 0x10000000 | 0x11) == e.RET_EPERM  # CLONE_NEWUSER
+    assert verdict(clone, 0x00020000 | 0x11) == e.RET_EPERM  # CLONE_NEWNS
+    assert verdict(e.CLONE3) == e.RET_ENOSYS  # the C library falls back to clone
+    assert verdict(read, on=0x40000003) == e.RET_KILL  # another architecture's call (i386)
+    if machine == "x86_64":
+        assert verdict(0x40000000 + read) == e.RET_KILL  # x32

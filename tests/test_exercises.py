@@ -421,3 +421,18 @@ def test_what_the_solution_printed_cannot_take_over_the_terminal() -> None:
     text = report.text()
     assert "\x1b" not in text and "\u202e" not in text  # no escape sequence, no direction override
     assert "  | \\x1b[2J\\x1b[H\\x1b[32mAll 14 checks passed\\x1b[8m \\u202eevil" in text
+
+
+def test_a_lone_surrogate_in_a_solution_s_message_is_written_as_its_escape() -> None:
+    import json
+
+    from lessons.exercises.report import Failure, Report, json_text
+
+    failure = Failure("a case", "topological_order(z) raised ValueError: bad \ud800 value")
+    report = Report("topo", "the title", [], failure, 0.1, output_text="\udcff", output_lines=1)
+    text = report.text()
+    text.encode("utf-8")  # a terminal can be written it
+    assert "bad \\ud800 value" in text and "  | \\udcff" in text
+    data = json_text(report.as_dict())
+    data.encode("utf-8")
+    assert json.loads(data)["first_failure"]["headline"].endswith("bad \ud800 value")  # the JSON says it

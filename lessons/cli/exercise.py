@@ -306,11 +306,11 @@ def _printed(report: Any, fmt: str, platforms: Any) -> str:
         return str(report.text())
     if fmt == "json":
         return str(report.to_json())
-    import json
+    from lessons.exercises.report import json_text
 
     svg = report.failure.svg if report.failure is not None else None
     convert = platforms.to_gradescope if fmt == "gradescope" else platforms.to_prairielearn
-    return json.dumps(convert(report.as_dict(), svg), indent=2, ensure_ascii=False)
+    return json_text(convert(report.as_dict(), svg))
 
 
 def _autograder(args: argparse.Namespace) -> int:

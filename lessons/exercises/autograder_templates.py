@@ -107,7 +107,8 @@ def write(results):
     """results.json, replaced in one step after the check: nothing the student's code wrote there stays."""
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     temporary = RESULTS.with_name(".results.json.tmp")
-    temporary.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+    text = json.dumps(results, indent=2, ensure_ascii=False)
+    temporary.write_bytes(text.encode("utf-8", "backslashreplace"))  # a lone surrogate as its escape
     os.replace(temporary, RESULTS)
 
 

@@ -27,9 +27,10 @@ session's abstract sockets), and besides the above:
   permitted, inheritable; ``no_new_privs``), so nothing it mounted can be unmounted. A user namespace the
   solution makes for itself gets the mounts locked together (the kernel's rule for a less privileged
   namespace), so it cannot uncover them either;
-* last, a seccomp filter refuses the system calls that reach another process (``ptrace``, ``kill`` and its
-  kin, ``process_vm_readv``, pidfds) and the session's keys (``keyctl``): the user's other processes (a
-  shell, an editor) and keys are the user's too.
+* last, a seccomp filter (:data:`DENIED`) refuses the system calls that reach another process (``ptrace``,
+  ``kill`` and its kin, ``process_vm_readv``, pidfds), the session's keys (``keyctl``), new mounts and
+  namespaces, memory no process's size shows (``memfd_create``, System V IPC), sockets and io_uring: the
+  user's other processes (a shell, an editor) and keys are the user's too.
 
 Nothing is mounted in the judge's namespace, and the namespaces end when the solution's last process does.
 :func:`hard_limits` sets the resource limits the solution cannot raise (address space, CPU time, processes,
@@ -263,35 +264,73 @@ def _drop_capabilities(libc: Any, failed: Callable[[str], str]) -> str | None:
     return None
 
 
-# What an ordinary user's solution may not do to the user's other processes, by architecture: ptrace,
-# read or write their memory, signal them (kill and its kin, pidfds); nor use the keys of the user's
-# session (add_key, request_key, keyctl). The numbers are each kernel's.
-OTHER_PROCESSES = {
-    "x86_64": (0xC000003E, (101, 62, 200, 234, 129, 297, 310, 311, 424, 434, 438, 248, 249, 250)),
-    "aarch64": (0xC00000B7, (117, 129, 130, 131, 138, 240, 270, 271, 424, 434, 438, 217, 218, 219)),
+# The system calls an ordinary user's solution may not make, by architecture (the numbers are each
+# kernel's): those that reach another process (ptrace, process_vm_readv/writev; kill and its kin; the
+# pidfd calls), the session's keys (add_key, request_key, keyctl), the mounts and namespaces it could
+# otherwise remake (mount and its new API, umount2, pivot_root, chroot, unshare, setns), memory outside
+# any process's resident size (memfd_create; System V shm, semaphores, messages), sockets (a network
+# namespace does not hold AF_VSOCK) and io_uring, whose operations no filter sees.
+DENIED = {
+    "x86_64": {
+        "processes": (101, 310, 311, 62, 200, 234, 129, 297, 424, 434, 438),
+        "keys": (248, 249, 250),
+        "mounts": (165, 166, 155, 161, 272, 308, 428, 429, 430, 431, 432, 433, 442),
+        "memory": (319, 29, 64, 68),
+        "io": (41, 425, 426, 427),
+    },
+    "aarch64": {
+        "processes": (117, 270, 271, 129, 130, 131, 138, 240, 424, 434, 438),
+        "keys": (217, 218, 219),
+        "mounts": (40, 39, 41, 51, 97, 268, 428, 429, 430, 431, 432, 433, 442),
+        "memory": (279, 194, 190, 186),
+        "io": (198, 425, 426, 427),
+    },
 }
+ARCHES = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+CLONE, CLONE3 = {"x86_64": 56, "aarch64": 220}, 435
+NAMESPACES = 0x7E020000  # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER, PR_SET_PDEATHSIG = 22, 2, 1
-RET_ALLOW, RET_EPERM, RET_KILL = 0x7FFF0000, 0x00050000 | 1, 0x80000000
+RET_ALLOW, RET_EPERM, RET_ENOSYS, RET_KILL = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38, 0x80000000
+LD, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, JGE, JSET, BPF_RET|K
+
+
+def filter_program(machine: str) -> list[tuple[int, int, int, int]]:
+    """The seccomp filter of :func:`_no_other_process` as classic BPF, ``(code, jt, jf, k)`` each: the
+    architecture checked (another one's call, or x32's, kills the process), the calls of :data:`DENIED`
+    refused with EPERM, ``clone`` refused with EPERM when it asks for a namespace, ``clone3`` with ENOSYS
+    (the C library then uses ``clone``, whose flags a filter can read), every other call allowed.
+
+    Raises:
+        KeyError: an architecture with no table.
+    """
+    denied = sorted({nr for group in DENIED[machine].values() for nr in group})
+    code: list[tuple[int, str | int, str | int, int]] = [(LD, 0, 0, 4), (JEQ, 0, "kill", ARCHES[machine])]
+    code.append((LD, 0, 0, 0))  # the call's number
+    if machine == "x86_64":
+        code.append((JGE, "kill", 0, 0x40000000))  # the x32 ABI
+    code += [(JEQ, "enosys", 0, CLONE3), (JEQ, "clone", 0, CLONE[machine])]
+    code += [(JEQ, "eperm", 0, nr) for nr in denied]
+    code += [(RET, 0, 0, RET_ALLOW)]
+    labels = {"clone": len(code)}
+    code += [(LD, 0, 0, 16), (JSET, "eperm", 0, NAMESPACES), (RET, 0, 0, RET_ALLOW)]  # flags' low word
+    labels.update(eperm=len(code), enosys=len(code) + 1, kill=len(code) + 2)
+    code += [(RET, 0, 0, RET_EPERM), (RET, 0, 0, RET_ENOSYS), (RET, 0, 0, RET_KILL)]
+
+    def offset(at: int, to: str | int) -> int:
+        return to if isinstance(to, int) else labels[to] - at - 1
+
+    return [(c, offset(k, jt), offset(k, jf), v) for k, (c, jt, jf, v) in enumerate(code)]
 
 
 def _no_other_process(libc: Any, failed: Callable[[str], str]) -> str | None:
-    """A seccomp filter that refuses, with EPERM, the system calls that reach another process
-    (:data:`OTHER_PROCESSES`): the solution runs as the user, whose other processes (a shell, an editor)
-    it could otherwise trace or kill. Any other architecture's call, and x32's, kills the process."""
+    """Install :func:`filter_program`'s filter: the solution runs as the user, whose other processes (a
+    shell, an editor), keys and mounts it could otherwise reach (x86-64 and arm64)."""
     import ctypes
 
     machine = os.uname().machine
-    if machine not in OTHER_PROCESSES:
+    if machine not in DENIED:
         return f"no seccomp filter for {machine}"
-    arch, denied = OTHER_PROCESSES[machine]
-    last = 4 + (machine == "x86_64") + len(denied)  # the index of "return EPERM"; "kill" comes after it
-    program = [(0x20, 0, 0, 4), (0x15, 0, last - 1, arch), (0x20, 0, 0, 0)]  # arch, else kill; nr
-    if machine == "x86_64":
-        program.append((0x35, last - 3, 0, 0x40000000))  # an x32 call: kill
-    for nr in denied:
-        program.append((0x15, last - len(program) - 1, 0, nr))
-    program += [(0x06, 0, 0, RET_ALLOW), (0x06, 0, 0, RET_EPERM), (0x06, 0, 0, RET_KILL)]
-    assert len(program) == last + 2
+    program = filter_program(machine)
 
     class Filter(ctypes.Structure):
         _fields_ = [

@@ -47,8 +47,10 @@ WALL_LIMIT = 90.0
 MEMORY_LIMIT = 1 << 30
 """Bytes of resident memory the solution's processes may use together (1 GiB)."""
 
-MAX_ANSWER = 64 << 20
-"""Bytes one answer may have (a grad_table of a million entries fits)."""
+MAX_ANSWER = 4 << 20
+"""Bytes one answer may have: some thirty times the most a correct solution sends (backprop's grad_table of
+the 3,200-deep chain, about 130 kB). Reading one costs the judge many times its size (a 64 MiB answer of
+empty objects took it 2 GiB), and the judge's memory has no limit of its own."""
 
 MAX_NESTING = 100
 """Levels of brackets one answer may nest (an answer nests fewer than 50; json.loads recurses per level)."""

@@ -149,6 +149,7 @@ class Tree:
         self.uid = uid
         self.root = 0
         self._worker = 0  # the child's first process in a PID namespace of its own, once it has one
+        self.zombies: list[Proc] = []  # the processes found last that have ended, not yet reaped
         self.seen: dict[int, int] = {}  # pid -> start time of every process met in the tree
 
     def follow(self, pid: int) -> None:
@@ -183,7 +184,8 @@ class Tree:
         for p in found.values():
             self.seen[p.pid] = p.start
         self._reap(found.values())
-        return [p for p in found.values() if p.state != "Z"]
+        self.zombies = [p for p in found.values() if p.state == "Z" and not _threads_live(p.pid)]
+        return [_live_view(p) for p in found.values() if p not in self.zombies]
 
     def _reap(self, procs: Iterable[Proc]) -> None:
         """Reap the zombies among them that are this process's children (not the child itself, whose
@@ -197,20 +199,22 @@ class Tree:
                     pass
 
     def usage(self) -> tuple[float, int, int]:
-        """(CPU seconds, resident bytes, processes) of the solution's processes now, summed."""
+        """(CPU seconds, resident bytes, processes) of the solution's processes now, summed; the CPU time of
+        its zombies too, which reaches a parent's account only when the parent reaps them."""
         members = self.members()
-        return sum(p.cpu for p in members), sum(p.rss for p in members), len(members)
+        cpu = sum(p.cpu for p in members) + sum(p.cpu for p in self.zombies)
+        return cpu, sum(p.rss for p in members), len(members)
 
     def worker(self) -> int:
         """The process that runs the solution: the child, or, where the child has forked into a PID namespace
         of its own (:mod:`lessons.exercises.enclosure`, an ordinary user's check), that namespace's first
-        process, its only child in another PID namespace (the kernel's word, which no solution can forge:
+        process, its only child in a deeper PID namespace (the kernel's word, which no solution can forge:
         the child never forks again, and a namespace's first process cannot give it another child)."""
         if self._worker or self.uid is not None:  # as root the child runs the solution itself
             return self._worker or self.root
-        mine = _pid_namespace(self.root)
+        mine = _depth(self.root)
         for p in scan().values():
-            if p.ppid == self.root and mine is not None and _pid_namespace(p.pid) not in (None, mine):
+            if p.ppid == self.root and mine is not None and (_depth(p.pid) or 0) > mine:
                 self._worker = p.pid
                 return p.pid
         return self.root
@@ -237,11 +241,39 @@ class Tree:
         return False
 
 
-def _pid_namespace(pid: int) -> str | None:
+def _depth(pid: int) -> int | None:
+    """How many PID namespaces the process is in (``NSpid:`` of ``/proc/PID/status``, which every user may
+    read, where ``/proc/PID/ns`` asks for the right to trace it)."""
     try:
-        return os.readlink(f"/proc/{pid}/ns/pid")
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"NSpid:"):
+                    return len(line.split()) - 1
     except OSError:
-        return None
+        pass
+    return None
+
+
+def _threads_live(pid: int) -> bool:
+    """Whether a process shown as a zombie still has threads running: its first thread ended alone
+    (``SYS_exit``), and the kernel shows ``Z`` for the whole process while the others run on."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/task")) > 1
+    except OSError:
+        return False
+
+
+def _live_view(p: Proc) -> Proc:
+    """``p``, with the resident size of a live thread where its first thread has ended (it shows 0)."""
+    if p.state != "Z":
+        return p
+    try:
+        tids = [t for t in os.listdir(f"/proc/{p.pid}/task") if t != str(p.pid)]
+        with open(f"/proc/{p.pid}/task/{tids[0]}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return Proc(p.pid, p.ppid, p.start, p.cpu, int(fields[21]) * _PAGE, "R")
+    except (OSError, IndexError, ValueError):
+        return p
 
 
 def running(pid: int) -> float | None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from viz.files import write_atomic
 
-__all__ = ["Failure", "CaseResult", "Report", "BOOK", "WIDTH", "PLACES"]
+__all__ = ["Failure", "CaseResult", "Report", "BOOK", "WIDTH", "PLACES", "json_text"]
 
 WIDTH = 80
 
@@ -151,13 +151,20 @@ class Failure:
         return d
 
 
-_UNSEEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_UNSEEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def json_text(data: Any) -> str:
+    """``data`` as indented JSON, its non-ASCII text as it is, but a lone surrogate (which a solution's
+    message may hold, and no encoding writes) as its JSON escape, ``\\ud800``."""
+    return json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _visible(text: str) -> str:
     """``text`` with every control character but newline and tab written as an escape (``\\x1b``): what
     the solution printed or raised reaches a terminal, where an escape sequence could clear the report and
-    print another, and a direction override could reorder it."""
+    print another, and a direction override could reorder it; a lone surrogate, which no encoding
+    writes, likewise (``\\ud800``)."""
     return _UNSEEN.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
@@ -275,7 +282,7 @@ class Report:
 
     def to_json(self) -> str:
         """:meth:`as_dict` as a JSON string."""
-        return json.dumps(self.as_dict(), indent=2, ensure_ascii=False)
+        return json_text(self.as_dict())
 
     def _points(self) -> str:
         return f"{self.score:g} of {self.max_score:g} points"

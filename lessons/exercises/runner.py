@@ -202,6 +202,10 @@ class _Child:
 
     def exchange(self, message: dict[str, Any], watch: Watch) -> dict[str, Any] | Stop:
         """Send one request and wait for its answer, within the limits; the answer, or why there is none."""
+        if self._answered_ahead():
+            return Stop(
+                "protocol", "the process running the solution answered a question before it was asked"
+            )
         data = (json.dumps(message, allow_nan=True) + "\n").encode("utf-8")
         stdin, stdout = self.proc.stdin, self.proc.stdout
         assert stdin is not None and stdout is not None
@@ -231,6 +235,17 @@ class _Child:
                     return stop
         finally:
             sel.close()
+
+    def _answered_ahead(self) -> bool:
+        """Whether an answer waits before its question is sent (written ahead, its time not measured)."""
+        try:
+            data = os.read(self.answers, 1 << 20)
+        except (BlockingIOError, InterruptedError):
+            data = b""
+        except OSError:
+            return False
+        self.buffer += data
+        return bool(self.buffer)
 
     @staticmethod
     def _write(fd: int, data: bytes) -> int:
