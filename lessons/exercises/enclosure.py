@@ -4,17 +4,18 @@ A user id of its own keeps the solution from the judge's files and processes, bu
 user may read: micrograph's installed packages (the engine's algorithms, the judges and their answers) and,
 in a checkout, the whole tree (the tests' solutions, the git history). Before the child becomes the check's
 user, :func:`enclose` gives it, and every process it will start, namespaces of its own
-(``unshare(CLONE_NEWNS | CLONE_NEWIPC)``):
+(``unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET)``):
 
 * a mount namespace in which each directory of micrograph's files is covered by an empty read-only
   directory (a ``tmpfs`` of no size), and the shared temporary directories other than ``/tmp`` (which holds
   the check's own directory) by private ones, so that what the solution leaves there goes with it;
-* an IPC namespace, so that System V shared memory, semaphores and message queues it makes end with it.
+* an IPC namespace, so that System V shared memory, semaphores and message queues it makes end with it;
+* a network namespace: no network, and none of the machine's abstract sockets;
+* the seccomp filter of the last point below.
 
 Where the check runs as an ordinary user, the solution runs as that user, who may read micrograph's files
 and write the user's own; :func:`enclose` then makes a user namespace too (``CLONE_NEWUSER``, the user mapped
-to itself), which gives it the right to mount there, and a network namespace (no network, and none of the
-session's abstract sockets), and besides the above:
+to itself), which gives it the right to mount there, and a PID namespace, and besides the above:
 
 * every file system is read-only (``mount_setattr`` with ``AT_RECURSIVE``) but the check's own directory
   (``writable``) and the private temporary directories;
@@ -103,7 +104,7 @@ def enclose(
 
     user, uid, gid = os.geteuid() != 0, os.getuid(), os.getgid()  # read outside the user namespace
     if (
-        unshare(CLONE_NEWNS | CLONE_NEWIPC | (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID if user else 0))
+        unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET | (CLONE_NEWUSER | CLONE_NEWPID if user else 0))
         != 0
     ):
         return failed("unshare")
@@ -121,8 +122,10 @@ def enclose(
         if os.path.isdir(directory) and not os.path.islink(directory):
             options = b"size=64m,mode=1777"  # writable by all, each user's files their own (sticky)
             mount(b"micrograph-tmp", os.fsencode(directory), b"tmpfs", MS_NOSUID | MS_NODEV, options)
-    if not user:
-        return why
+    if not user:  # root becomes the check's user next, with no capability; the filter holds it as well
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            return why or failed("no_new_privs")
+        return why or _no_other_process(libc, failed)
     # Whatever failed above, the solution keeps no capability of its namespace and reaches no other process.
     dropped = _drop_capabilities(libc, failed)
     filtered = _no_other_process(libc, failed)
