@@ -219,8 +219,7 @@ def test_the_seccomp_filter_refuses_what_it_names_and_lets_the_rest_run(machine:
     def verdict(nr: int, flags: int = 0, on: int = arch) -> int:
         return _run_filter(program, {4: on, 0: nr, 16: flags})
 
-    for group, numbers in e.DENIED[machine].items():
-        assert all(verdict(nr) == e.RET_EPERM for nr in numbers), group
+    assert len(e.DENIED[machine]) == 35 and all(verdict(nr) == e.RET_EPERM for nr in e.DENIED[machine])
     read, write, openat, mmap, getpid = {"x86_64": (0, 1, 257, 9, 39), "aarch64": (63, 64, 56, 222, 172)}[
         machine
     ]
