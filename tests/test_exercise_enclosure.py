@@ -139,3 +139,14 @@ def test_the_hidden_directories_are_the_checkout_and_never_the_check_s_own() -> 
     assert sandbox.installed_dirs(Path(os.sep) / "tmp" / "x") == [ROOT.resolve()]
     inside = sandbox.installed_dirs(ROOT / "build" / "check")  # a TMPDIR inside the checkout
     assert inside == [(ROOT / name).resolve() for name in ("micrograph", "viz", "lessons")]
+
+
+def test_the_solution_has_no_network_and_makes_no_namespace(tmp_path: Path) -> None:
+    source = """
+        import collections  # the allow-list refuses these by name; what is loaded stays reachable
+        libc = collections._sys.modules["builtins"].__import__("c" + "types").CDLL(None)
+        assert libc.socket(2, 1, 0) == -1, "a socket was made (AF_INET, SOCK_STREAM)"
+        assert libc.unshare(0x10000000) == -1, "a user namespace was made"
+    """
+    report = _check(tmp_path, "forward", textwrap.dedent(source) + CORRECT["forward"])
+    assert report.passed, report.text()

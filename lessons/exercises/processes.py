@@ -224,8 +224,8 @@ class Tree:
 
         Each round stops every member first (``SIGSTOP``: a stopped process cannot fork), then kills them;
         zombies re-parented to this process are reaped. ``keep_root`` spares the child and its
-        :meth:`worker` (the end of a
-        case that was answered: the child serves the next case, whatever it started does not)."""
+        :meth:`worker` (the end of a case that was answered: the child serves the next case, whatever it
+        started does not)."""
         for _ in range(rounds):
             spared = {self.root, self._worker} if keep_root else set()
             members = [p for p in self.members(thorough=True) if p.pid not in spared]
