@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,10 @@ def test_the_text_is_the_file_s() -> None:
         ('[forward]\nstale = "a"\n', r"\[forward\] must hold a table per code \(\[forward\.CODE\]\)"),
         ("[forward.stale\n", r"cannot read the mistakes' catalogue"),
         (
+            '[forward.stale]\nwords = "\udcff"\n',
+            r"cannot read the mistakes' catalogue: 'utf-8' codec can't decode",
+        ),
+        (
             '[forward.paths]\nwords = "w"\nneeds = "each of the {count} nodes"\n',
             r"\[forward\.paths\] needs: 'each of the \{count\} nodes' may name only \{nodes\} and \{edges\}",
         ),
@@ -129,7 +134,7 @@ def test_a_broken_row_is_refused_naming_file_exercise_code_and_key(
     tmp_path: Path, text: str, says: str
 ) -> None:
     path = tmp_path / "mistakes.toml"
-    path.write_text(text, encoding="utf-8")
+    path.write_text(text, encoding="utf-8", errors="surrogateescape")  # a lone surrogate: a byte not UTF-8
     with pytest.raises(ValueError, match=f"^{re.escape(str(path))}: {says}") as raised:
         mistakes.catalogue(path)
     assert "\n" not in str(raised.value)
@@ -141,18 +146,18 @@ def test_a_row_without_words_is_refused_unless_another_catalogue_gives_them(tmp_
     with pytest.raises(
         ValueError, match=rf"^{re.escape(str(path))}: \[entry\.seed\] words: missing \(every mistake has"
     ):
-        mistakes.of("entry", path=path)
-    rows = mistakes.of("entry", {"seed": "from elsewhere"}, path=path)
+        mistakes.of("entry", ("seed", "own"), path=path)
+    rows = mistakes.of("entry", ("seed", "own"), {"seed": "from elsewhere"}, path=path)
     assert rows == {
         "seed": mistakes.Mistake("seed", "h", "loop", "from elsewhere"),
         "own": mistakes.Mistake("own", "", "", "w"),
     }
     with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: \[entry\.own\] words: given twice"):
-        mistakes.of("entry", {"seed": "a", "own": "b"}, path=path)
+        mistakes.of("entry", ("seed", "own"), {"seed": "a", "own": "b"}, path=path)
     with pytest.raises(
         ValueError, match=rf"^{re.escape(str(path))}: no table \[forward\]; the tables are entry$"
     ):
-        mistakes.of("forward", path=path)
+        mistakes.of("forward", ("stale",), path=path)
 
 
 def test_every_paths_row_says_its_diagnosis_and_what_the_book_s_algorithm_needs() -> None:
@@ -171,16 +176,93 @@ def test_every_paths_row_says_its_diagnosis_and_what_the_book_s_algorithm_needs(
     )
 
 
-def test_the_command_refuses_a_broken_catalogue_in_one_line(tmp_path: Path) -> None:
-    """A teacher's edit that breaks the catalogue (words over 40 characters) stops every exercise command with
-    status 2 and one line naming the file, the exercise, the code and the key, never a traceback."""
+def _codes(table: str) -> tuple[str, ...]:
+    """The codes the judge of a table gives (its module's ``CODES``)."""
+    if table == "entry":
+        return entry.CODES
+    return judges.module(table).CODES
+
+
+def test_each_judge_gives_exactly_its_table_s_codes() -> None:
+    rows = mistakes.catalogue()
+    for table in [*judges.NAMES, "entry"]:
+        assert sorted(_codes(table)) == sorted(rows[table]), table
+        assert len(set(_codes(table))) == len(_codes(table)), table
+
+
+@pytest.mark.parametrize("table", [*judges.NAMES, "entry"])
+def test_a_row_renamed_or_removed_is_refused_as_the_judges_load(tmp_path: Path, table: str) -> None:
+    """A row a teacher renamed or removed is refused when the catalogue is read with the judge's codes, not
+    when a student makes that mistake (which would stop the student's check with a KeyError)."""
+    text = mistakes.CATALOGUE.read_text(encoding="utf-8")
+    first = next(iter(mistakes.catalogue()[table]))
+    assert text.count(f"[{table}.{first}]\n") == 1
+    path = tmp_path / "mistakes.toml"
+    words = entry.ENTRY_MISTAKES if table == "entry" else None
+    path.write_text(text.replace(f"[{table}.{first}]\n", f"[{table}.{first}x]\n"), encoding="utf-8")
+    with pytest.raises(mistakes.CatalogueError) as raised:
+        mistakes.of(table, _codes(table), words, path=path)
+    assert str(raised.value) == (
+        f"{path}: no row [{table}.{first}], a mistake the {table} judge names; [{table}.{first}x] is no "
+        "mistake of its judge: renamed?"
+    )
+    mistakes.catalogue.cache_clear()
+    cut = text.index(f"[{table}.{first}]\n")
+    path.write_text(text[:cut] + text[text.index("\n[", cut) + 1 :], encoding="utf-8")  # the row removed
+    with pytest.raises(mistakes.CatalogueError) as removed:
+        mistakes.of(table, _codes(table), words, path=path)
+    assert str(removed.value) == f"{path}: no row [{table}.{first}], a mistake the {table} judge names"
+
+
+def test_a_row_no_judge_gives_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "mistakes.toml"
+    path.write_text('[naive.count]\nwords = "w"\n[naive.extra]\nwords = "v"\n', encoding="utf-8")
+    with pytest.raises(mistakes.CatalogueError) as raised:
+        mistakes.of("naive", ("count",), path=path)
+    assert (
+        str(raised.value)
+        == f"{path}: [naive.extra] is no mistake of the naive judge (its mistakes are count)"
+    )
+
+
+def _renamed(text: str) -> str:
+    return text.replace("[derivatives.tanh-input]\n", "[derivatives.tanh-inptu]\n")
+
+
+_STALE = 'words = "read parent.data, not this pass\'s u[j]"'
+
+
+@pytest.mark.parametrize(
+    "edit, says",
+    [
+        (
+            lambda text: text.replace(_STALE, f'words = "{"x" * 41}"'),
+            f"[forward.stale] words: {'x' * 41!r} must be 1 to 40 characters, not 41",
+        ),
+        (
+            _renamed,
+            "no row [derivatives.tanh-input], a mistake the derivatives judge names; "
+            "[derivatives.tanh-inptu] is no mistake of its judge: renamed?",
+        ),
+        (
+            lambda text: text + "\udcff",
+            "cannot read the mistakes' catalogue: 'utf-8' codec can't decode byte 0xff in position",
+        ),
+    ],
+    ids=["long-words", "renamed-row", "not-utf-8"],
+)
+def test_the_command_refuses_a_broken_catalogue_in_one_line(
+    tmp_path: Path, edit: Callable[[str], str], says: str
+) -> None:
+    """A teacher's edit that breaks the catalogue (words over 40 characters, a row renamed, a byte that is not
+    UTF-8) stops every exercise command with status 2 and one line naming the file, the exercise, the code
+    and the key, never a traceback."""
     for package in ("micrograph", "viz", "lessons"):
         shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
     catalogue = tmp_path / "lessons" / "exercises" / "judges" / "mistakes.toml"
     text = catalogue.read_text(encoding="utf-8")
-    stale = 'words = "read parent.data, not this pass\'s u[j]"'
-    assert text.count(stale) == 1
-    catalogue.write_text(text.replace(stale, f'words = "{"x" * 41}"'), encoding="utf-8")
+    assert text.count(_STALE) == 1 and _renamed(text) != text
+    catalogue.write_text(edit(text), encoding="utf-8", errors="surrogateescape")
     for args in (["exercise", "list"], ["exercise", "check", "forward.py"]):
         done = subprocess.run(
             [sys.executable, "-m", "micrograph", *args],
@@ -191,7 +273,5 @@ def test_the_command_refuses_a_broken_catalogue_in_one_line(tmp_path: Path) -> N
             timeout=120,
         )
         assert done.returncode == 2, done.stderr
-        assert done.stderr == (
-            f"micrograph: error: {catalogue}: [forward.stale] words: {'x' * 41!r} must be 1 to 40 "
-            "characters, not 41\n"
-        )
+        assert done.stderr.startswith(f"micrograph: error: {catalogue}: {says}"), done.stderr
+        assert done.stderr.count("\n") == 1 and done.stderr.endswith("\n"), done.stderr

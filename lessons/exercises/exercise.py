@@ -60,9 +60,10 @@ class Judging:
 
 class JudgeModule(Protocol):
     """A module of :mod:`lessons.exercises.judges` as the table holds it: how it judges its exercise and the
-    mistakes it recognises, {code: row}."""
+    mistakes it recognises, {code: row}, from the catalogue's rows of the codes it gives (``CODES``)."""
 
     JUDGING: Judging
+    CODES: tuple[str, ...]
     MISTAKES: dict[str, Mistake]
 
 

@@ -43,9 +43,14 @@ from micrograph import backprop
 from micrograph.backprop import BackpropStep
 from micrograph.graph import Graph, node_name
 
-__all__ = ["JUDGING", "MISTAKES", "cases"]
+__all__ = ["JUDGING", "CODES", "MISTAKES", "cases"]
 
-MISTAKES: dict[str, Mistake] = {**ROWS, **mistakes.of("backprop"), "growth": growth_mistake("edges")}
+CODES: tuple[str, ...] = (
+    "mutation", "not-a-table", "keys", "recompute", "twice-per-edge", "edges-skipped", "uncounted", "paths",
+)  # fmt: skip
+"""The codes of the mistakes this judge gives, each a row of ``mistakes.toml``'s [backprop] table."""
+
+MISTAKES: dict[str, Mistake] = {**ROWS, **mistakes.of("backprop", CODES), "growth": growth_mistake("edges")}
 """The mistakes this exercise recognises: {code: the hint and the book's sentence}; those of a wrong entry
 and of its loop are :data:`lessons.exercises.judges.entry.ROWS`."""
 

@@ -39,9 +39,15 @@ from micrograph.graph import Graph
 from micrograph.ops import op_by_name, pow_const
 from micrograph.order import topological_order
 
-__all__ = ["JUDGING", "MISTAKES", "cases"]
+__all__ = ["JUDGING", "CODES", "MISTAKES", "cases"]
 
-MISTAKES: dict[str, Mistake] = mistakes.of("build_grad")
+CODES: tuple[str, ...] = (
+    "mutation", "no-memo", "number", "not-stored", "B-domain", "unknown-op", "numbers-in-B",
+    "not-differentiable", "paths",
+)  # fmt: skip
+"""The codes of the mistakes this judge gives, each a row of ``mistakes.toml``'s [build_grad] table."""
+
+MISTAKES: dict[str, Mistake] = mistakes.of("build_grad", CODES)
 """The mistakes this exercise recognises (and those of Algorithm 6.2's sums, :mod:`.backprop`)."""
 
 

@@ -29,7 +29,7 @@ from micrograph.engine import Value
 from micrograph.graph import Graph
 from micrograph.ops import OPS
 
-__all__ = ["JUDGING", "MISTAKES", "cases", "DERIVATIVE_RULES", "POINTS"]
+__all__ = ["JUDGING", "CODES", "MISTAKES", "cases", "DERIVATIVE_RULES", "POINTS"]
 
 DERIVATIVE_RULES: list[tuple[str, str, int]] = [
     ("tanh_dx", "tanh", 0),
@@ -83,7 +83,12 @@ _WRONG_RULES: list[tuple[str, str, Formula]] = [
 """The recognised wrong rules: (function, the mistake's code, the wrong rule), each function's in the order
 they are tried; their hints and words are the rows of ``mistakes.toml``."""
 
-MISTAKES: dict[str, Mistake] = mistakes.of("derivatives")
+CODES: tuple[str, ...] = (
+    *(code for _, code, _ in _WRONG_RULES), "sign", "not-a-number", "wrong-derivative",
+)  # fmt: skip
+"""The codes of the mistakes this judge gives, each a row of ``mistakes.toml``'s [derivatives] table."""
+
+MISTAKES: dict[str, Mistake] = mistakes.of("derivatives", CODES)
 """The mistakes this exercise recognises, the wrong rules' first; the book's sentence behind each is the one
 on local derivatives."""
 

@@ -26,7 +26,7 @@ from micrograph.graph import Graph, node_name
 from viz.mistakes import ENTRY_MISTAKES, Wrong, distinct, wrong_entries
 from viz.narration import REPORT, Numbers, iteration_text
 
-__all__ = ["ROWS", "algorithm_6_2", "diagnose_entry"]
+__all__ = ["CODES", "ROWS", "algorithm_6_2", "diagnose_entry"]
 
 
 def algorithm_6_2(graph: Graph) -> tuple[list[float], dict[int, BackpropStep]]:
@@ -36,7 +36,10 @@ def algorithm_6_2(graph: Graph) -> tuple[list[float], dict[int, BackpropStep]]:
     return [table[v] for v in graph.nodes], steps
 
 
-ROWS: dict[str, Mistake] = mistakes.of("entry", ENTRY_MISTAKES)
+CODES: tuple[str, ...] = ("forward-loop", "skip-u1", "missing-entry", *ENTRY_MISTAKES)
+"""The codes of the mistakes of an entry and its loop, each a row of ``mistakes.toml``'s [entry] table."""
+
+ROWS: dict[str, Mistake] = mistakes.of("entry", CODES, ENTRY_MISTAKES)
 """The mistakes of a grad_table entry and of the loop that fills it, {code: row}: the rows of
 ``mistakes.toml``'s ``[entry]``, the sum's in :data:`viz.mistakes.ENTRY_MISTAKES`' order and with its
 words."""

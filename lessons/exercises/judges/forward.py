@@ -39,9 +39,15 @@ from micrograph.errors import DomainError
 from micrograph.forward import evaluate
 from micrograph.graph import Graph, node_name
 
-__all__ = ["JUDGING", "MISTAKES", "cases"]
+__all__ = ["JUDGING", "CODES", "MISTAKES", "cases"]
 
-MISTAKES: dict[str, Mistake] = {**mistakes.of("forward"), "growth": growth_mistake()}
+CODES: tuple[str, ...] = (
+    "mutation", "not-a-list", "skip-u1", "inputs", "skip-first", "not-computed", "stale", "argument-order",
+    "wrong-value", "none-read", "paths",
+)  # fmt: skip
+"""The codes of the mistakes this judge gives, each a row of ``mistakes.toml``'s [forward] table."""
+
+MISTAKES: dict[str, Mistake] = {**mistakes.of("forward", CODES), "growth": growth_mistake()}
 """The mistakes this exercise recognises."""
 
 

@@ -1,12 +1,13 @@
 """A recognised mistake as a row of data: its code, the hint, the book's sentence, a phrase in words.
 
-The words of every judge's mistakes are one catalogue, ``mistakes.toml`` next to this module, which a
-teacher reviews and rewords without reading the judges: a table per exercise, a row per code
-(``[forward.stale]``, with ``hint``, ``book`` and ``words``), in the order the judge tries them. Each judge
-reads its table as ``MISTAKES = mistakes.of("forward")``, {code: :class:`Mistake`}; a diagnosis names the
-row, so the hint, the book's sentence and the phrase a class report shows are written once per mistake. The
-file is read and checked once (:func:`catalogue`). The failures common to every exercise (a timeout, a syntax
-error ..., :mod:`lessons.exercises.failures`) have the codes of :data:`GENERAL`, which gives each its phrase.
+The words of every judge's mistakes are one catalogue, ``mistakes.toml`` next to this module, which a teacher
+reviews and rewords without reading the judges: a table per exercise, a row per code (``[forward.stale]``,
+with ``hint``, ``book`` and ``words``), in the order the judge tries them. Each judge reads its table as
+``MISTAKES = mistakes.of("forward", CODES)``, {code: :class:`Mistake`}, where ``CODES`` are the codes it
+gives, each of which must have its row; a diagnosis names the row, so the hint, the book's sentence and the
+phrase a class report shows are written once per mistake. The file is read and checked once
+(:func:`catalogue`). The failures common to every exercise (a timeout, a syntax error ...,
+:mod:`lessons.exercises.failures`) have the codes of :data:`GENERAL`, which gives each its phrase.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """
@@ -14,7 +15,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -80,14 +81,14 @@ def catalogue(path: Path = CATALOGUE) -> Rows:
     ``{edges}``), each a string, and nothing else.
 
     Raises:
-        CatalogueError: the file unreadable or not TOML, an exercise or row that is not a table, an unknown
-            key, a value that is not a string, an unknown book key, empty or too long words, needs with
-            another field; the message names the file, the exercise, the code and the key.
+        CatalogueError: the file unreadable, not UTF-8 or not TOML, an exercise or row that is not a table,
+            an unknown key, a value that is not a string, an unknown book key, empty or too long words,
+            needs with another field; the message names the file, the exercise, the code and the key.
     """
     try:
         with path.open("rb") as f:
             data = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as e:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:  # not UTF-8 text: not TOML
         raise CatalogueError(f"{path}: cannot read the mistakes' catalogue: {e}") from None
     for exercise, rows in data.items():
         if not isinstance(rows, dict) or not all(isinstance(row, dict) for row in rows.values()):
@@ -118,27 +119,46 @@ def _check(where: str, key: str, value: object) -> None:
             raise CatalogueError(f"{where}: {value!r} may name only {fields} ({e!r})") from None
 
 
-def of(exercise: str, words: Mapping[str, str] | None = None, path: Path = CATALOGUE) -> dict[str, Mistake]:
+def of(
+    exercise: str, codes: Collection[str], words: Mapping[str, str] | None = None, path: Path = CATALOGUE
+) -> dict[str, Mistake]:
     """The mistakes of an exercise's table of the catalogue, {code: row}, in the file's order.
 
     Args:
         exercise: the table (``"forward"``).
+        codes: the codes the exercise's judge gives: the table must have a row for each and no other, so a
+            row a teacher renamed or removed is refused when the judges load, not when a student makes the
+            mistake.
         words: phrases written in another catalogue, {code: words}: a row of one of these codes gives no
             words and takes these (the rows of a wrong entry's sum, whose words are
             :data:`viz.mistakes.ENTRY_MISTAKES`, the explorer's too).
         path: the catalogue file.
 
     Raises:
-        CatalogueError: the file as :func:`catalogue` raises it; no table of this exercise; a row without
-            words or one whose words are also given by ``words``. The message names the file, the exercise,
-            the code and the key.
+        CatalogueError: the file as :func:`catalogue` raises it; no table of this exercise; a code of
+            ``codes`` without its row, or a row of no code of ``codes``; a row without words or one whose
+            words are also given by ``words``. The message names the file, the exercise, the code and the
+            key.
     """
     given = words or {}
     rows = catalogue(path)
     if exercise not in rows:
         raise CatalogueError(f"{path}: no table [{exercise}]; the tables are {', '.join(rows)}")
+    table = rows[exercise]
+    missing = [code for code in codes if code not in table]
+    unknown = [code for code in table if code not in codes]
+    if missing:
+        instead = f"; [{exercise}.{unknown[0]}] is no mistake of its judge: renamed?" if unknown else ""
+        raise CatalogueError(
+            f"{path}: no row [{exercise}.{missing[0]}], a mistake the {exercise} judge names{instead}"
+        )
+    if unknown:
+        raise CatalogueError(
+            f"{path}: [{exercise}.{unknown[0]}] is no mistake of the {exercise} judge "
+            f"(its mistakes are {', '.join(codes)})"
+        )
     found: dict[str, Mistake] = {}
-    for code, row in rows[exercise].items():
+    for code, row in table.items():
         where = f"{path}: [{exercise}.{code}] words"
         if code in given and "words" in row:
             raise CatalogueError(f"{where}: given twice, here and by the other catalogue of its words")

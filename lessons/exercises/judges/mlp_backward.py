@@ -29,9 +29,21 @@ from micrograph.engine import Value
 from micrograph.graph import Graph
 from micrograph.ops import op_by_name
 
-__all__ = ["JUDGING", "MISTAKES", "cases", "NETS", "mlp_example"]
+__all__ = ["JUDGING", "CODES", "MISTAKES", "cases", "NETS", "mlp_example"]
 
-MISTAKES: dict[str, Mistake] = mistakes.of("mlp_backward")
+CODES: tuple[str, ...] = (
+    "mutation",
+    "shape",
+    "transposed",
+    "bias-decay",
+    "no-f-prime",
+    "wrong-b",
+    "no-penalty",
+    "wrong-W",
+)
+"""The codes of the mistakes this judge gives, each a row of ``mistakes.toml``'s [mlp_backward] table."""
+
+MISTAKES: dict[str, Mistake] = mistakes.of("mlp_backward", CODES)
 """The mistakes this exercise recognises."""
 
 NETS: list[tuple[str, int, list[int], str, float, int]] = [

@@ -30,9 +30,12 @@ from micrograph.families import chain, expected_counts, ladder
 from micrograph.graph import Graph
 from micrograph.naive import naive_cost
 
-__all__ = ["JUDGING", "MISTAKES", "cases"]
+__all__ = ["JUDGING", "CODES", "MISTAKES", "cases"]
 
-MISTAKES: dict[str, Mistake] = mistakes.of("naive")
+CODES: tuple[str, ...] = ("mutation", "wrong-value", "uncounted", "stored", "count")
+"""The codes of the mistakes this judge gives, each a row of ``mistakes.toml``'s [naive] table."""
+
+MISTAKES: dict[str, Mistake] = mistakes.of("naive", CODES)
 """The mistakes this exercise recognises."""
 
 _VALUE_CASES: list[tuple[str, Callable[[], tuple[Value, Value]]]] = [

@@ -52,7 +52,7 @@ def growth_mistake(book: str = "") -> Mistake:
     """The ``growth`` mistake, the same in every exercise that has a growth case (its words are
     ``mistakes.toml``'s ``[scaling.growth]``) but for the book's sentence behind it, ``book`` (a key of
     :data:`lessons.exercises.report.BOOK`, "" for none)."""
-    return dataclasses.replace(rows_of("scaling")["growth"], book=book)
+    return dataclasses.replace(rows_of("scaling", ("growth",))["growth"], book=book)
 
 
 Judge = Callable[[dict[str, Any]], None]

@@ -28,9 +28,15 @@ from lessons.exercises.verdict import Case, Fail, NodeRef
 from micrograph.engine import Value
 from micrograph.graph import Graph
 
-__all__ = ["JUDGING", "MISTAKES", "cases"]
+__all__ = ["JUDGING", "CODES", "MISTAKES", "cases"]
 
-MISTAKES: dict[str, Mistake] = {**mistakes.of("topo"), "growth": growth_mistake()}
+CODES: tuple[str, ...] = (
+    "mutation", "not-a-list", "stranger", "no-visited", "missing-node", "reversed", "parent-after",
+    "leaves-not-first", "paths",
+)  # fmt: skip
+"""The codes of the mistakes this judge gives, each a row of ``mistakes.toml``'s [topo] table."""
+
+MISTAKES: dict[str, Mistake] = {**mistakes.of("topo", CODES), "growth": growth_mistake()}
 """The mistakes this exercise recognises."""
 
 
