@@ -13,6 +13,7 @@ from test_exercise_platforms import case, sample, syntax_error
 
 from lessons.exercises import judges
 from lessons.exercises.classreport import summarise
+from lessons.exercises.grading import refused_result
 from lessons.exercises.platforms import to_gradescope, to_prairielearn
 
 
@@ -63,7 +64,16 @@ def class_results(d: Path) -> Path:
         "list.json": [1, 2],
         "unknown.json": dict(sample(), exercise="calculus"),
         "bad-score.json": dict(sample(), score=float("nan")),
+        # refused by the autograder (a setup for the staff to fix): no student's score
+        "refused-gs/results.json": refused_result("gradescope", "backprop", "the packages are readable", 0)[
+            0
+        ],
+        "refused-pl/results.json": refused_result("prairielearn", "backprop", "the packages are readable", 0)[
+            0
+        ],
     }
+    (d / "refused-gs").mkdir()
+    (d / "refused-pl").mkdir()
     for name, data in files.items():
         (d / name).write_text(json.dumps(data))
     (d / "broken.json").write_text("{not json")
@@ -102,9 +112,11 @@ def test_the_class_report_numbers(tmp_path: Path) -> None:
         ),
         ("backprop", "syntax", 1, "", "a syntax error"),
     ]
-    assert len(s.notes) == 6
+    assert len(s.notes) == 8
     notes = "\n".join(s.notes)
     for why in [
+        "refused-gs/results.json: not graded (micrograph refused to grade the submission",
+        "refused-pl/results.json: not graded (micrograph refused to grade the submission",
         "foreign.json: not a micrograph result (no exercise named in it)",
         "list.json: not a micrograph result (a JSON list, not an object)",
         "unknown.json: 'calculus' is not an exercise",
@@ -120,7 +132,7 @@ def test_the_class_report_text(tmp_path: Path) -> None:
     s = summarise([class_results(tmp_path)])
     text = s.text()
     lines = text.splitlines()
-    assert lines[0] == "Class report: 6 results read (6 files skipped)."
+    assert lines[0] == "Class report: 6 results read (8 files skipped)."
     assert "exercise      students  passed  pass rate  mean score" in lines
     most_b, most_f = (sum(points for _, points in judges.outline(e)) for e in ("backprop", "forward"))
     assert f"forward              2       1        50%  {8 / 12 * most_f:.1f} of {most_f:g} (67%)" in lines

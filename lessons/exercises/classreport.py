@@ -245,6 +245,8 @@ def _parse(data: Any) -> tuple[dict[str, Any], list[str], str] | str:
     if not isinstance(data, dict):
         return f"not a micrograph result (a JSON {type(data).__name__}, not an object)"
     if isinstance(data.get("extra_data"), dict) and "exercise" in data["extra_data"]:
+        if data.get("gradable") is False or data["extra_data"].get("graded") is False:
+            return "not graded (micrograph refused to grade the submission: a setup for the staff to fix)"
         return _from_platform(data)
     if "exercise" in data and "cases" in data:
         return _from_check(data)

@@ -252,7 +252,9 @@ def refused_result(platform: str, exercise: str, why: str, seed: int) -> tuple[d
     with the line in ``format_errors``, and exit status 0; PrairieLearn reads results.json only when the
     entrypoint exits with 0 (``runJob`` in ``apps/grader-host/src/index.ts``: ``succeeded`` requires exit
     code 0), and a submission that is not gradable costs the student no attempt and no points
-    (https://prairielearn.readthedocs.io/en/latest/externalGrading/, "Grading results").
+    (https://prairielearn.readthedocs.io/en/latest/externalGrading/, "Grading results"). On both,
+    ``extra_data`` says ``"graded": false``, so a class report (:mod:`lessons.exercises.classreport`) leaves
+    the file out: it holds no student's score.
 
     Raises:
         ValueError: an unknown platform.
@@ -261,6 +263,7 @@ def refused_result(platform: str, exercise: str, why: str, seed: int) -> tuple[d
 
     headline = f"micrograph refuses to grade this submission: {why}"
     results = to_platform(platform, unchecked_result(exercise, headline, seed=seed))
+    results["extra_data"]["graded"] = False  # a class report leaves it out: no student's score
     if platform == "prairielearn":
         results["gradable"] = False
         results["format_errors"] = [headline]
