@@ -202,16 +202,29 @@ def private_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return private_packages(tmp_path_factory.mktemp("site"))
 
 
-def run_script(script: Path, root: Path, site: Path) -> subprocess.CompletedProcess[str]:
-    """The grading script run as the platform runs it, micrograph imported from ``site``."""
+def script_env(root: Path, site: Path) -> dict[str, str]:
+    """The environment the platform runs a grading script in, micrograph imported from ``site``."""
     venv_bin = str(Path(sys.executable).parent)
-    env = dict(
+    return dict(
         os.environ,
         PATH=venv_bin + os.pathsep + os.environ.get("PATH", ""),
         PYTHONPATH=str(site),
         MICROGRAPH_AUTOGRADER_ROOT=str(root),
     )
-    return subprocess.run([str(script)], env=env, cwd=root, capture_output=True, text=True, timeout=300)
+
+
+def run_script(
+    script: Path, root: Path, site: Path, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The grading script run as the platform runs it (in ``root``, or ``cwd``), micrograph from ``site``."""
+    return subprocess.run(
+        [str(script)],
+        env=script_env(root, site),
+        cwd=cwd or root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_run_autograder_without_the_file_scores_zero_and_names_what_came(

@@ -39,8 +39,10 @@ The root directory {root} can be moved with the environment variable {variable}.
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 EXERCISE = {exercise_q}
@@ -63,22 +65,49 @@ def unchecked(seed, headline, details=()):
 
 def check(path, seed):
     """The platform's results.json for the student's file, from `micrograph exercise check`."""
-    command = [sys.executable, "-m", "micrograph", "exercise", "check", str(path), "--exercise", EXERCISE,
-               "--format", FORMAT, "--seed", str(seed), "--no-progress"]
+    command = [sys.executable, "-m", "micrograph", "exercise", "check",
+               os.path.abspath(path), "--exercise", EXERCISE, "--format", FORMAT,
+               "--seed", str(seed), "--no-progress"]
+    # run in an empty directory: `python -m` imports from the working directory
+    # first, so a submission's folder could put a package in micrograph's place
+    with tempfile.TemporaryDirectory() as empty:
+        process = subprocess.Popen(command, cwd=empty, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            stdout, stderr = process.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            stop(process)
+            why = (f"the check of {{path.name}} did not finish within {{TIMEOUT}} s "
+                   "and was stopped")
+            return unchecked(seed, why)
+        except BaseException:  # this script stopped (SIGTERM, Ctrl-C): the check too
+            stop(process)
+            raise
+    sys.stderr.write(stderr)
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        why = f"the check of {{path.name}} did not finish within {{TIMEOUT}} s and was stopped"
-        return unchecked(seed, why)
-    sys.stderr.write(done.stderr)
-    try:
-        results = json.loads(done.stdout)
+        results = json.loads(stdout)
     except ValueError:
         results = None
-    if done.returncode not in (0, 1) or not isinstance(results, dict):
-        why = (done.stderr.strip().splitlines() or [f"exit status {{done.returncode}}"])[-1]
+    if process.returncode not in (0, 1) or not isinstance(results, dict):
+        why = (stderr.strip().splitlines() or [f"exit status {{process.returncode}}"])[-1]
         return unchecked(seed, f"micrograph could not check {{path.name}}: {{why}}")
     return results
+
+
+def stop(process):
+    """Stop the check as a signal would (it ends the student's code and removes
+    its files), then kill it if it has not ended within 10 s."""
+    process.terminate()
+    try:
+        process.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+
+
+def stopped(signum, frame):
+    """SIGTERM (the platform's stop): end as Ctrl-C would, so the check is stopped too."""
+    raise SystemExit(128 + signum)
 
 
 def find_submission():
@@ -114,6 +143,8 @@ def write(results):
 
 def main():
     from lessons.exercises import grading
+
+    signal.signal(signal.SIGTERM, stopped)
 
     try:
         secret = grading.read_secret(SECRET)
