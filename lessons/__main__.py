@@ -106,7 +106,7 @@ def _ask(stepper: Stepper) -> str | None:
         except ValueError:
             print(f"{reply!r} is not a number; type one such as 0.25, press Enter to skip, or q, b, g K")
             continue
-        print(stepper.answer(value))
+        print(textwrap.fill(stepper.answer(value), width=_width() - 1))
         return None
     return None
 
