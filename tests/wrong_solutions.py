@@ -307,6 +307,14 @@ def topological_order(z):
                 "tanh_dx",
             ),
             (
+                "tanh' without the square",
+                "def tanh_dx(x, out): return 1 - out * out",
+                "def tanh_dx(x, out): return 1 - out",
+                "tanh-unsquared",
+                "1 − out²",
+                "tanh_dx",
+            ),
+            (
                 "the quotient rule's sign",
                 "def div_dy(x, y, out): return -x / (y * y)",
                 "def div_dy(x, y, out): return x / (y * y)",

@@ -68,6 +68,7 @@ Formula = Callable[[float, float, float], float]
 
 _WRONG_RULES: list[tuple[str, str, Formula]] = [
     ("tanh_dx", "tanh-input", lambda x, y, out: 1 - x * x),
+    ("tanh_dx", "tanh-unsquared", lambda x, y, out: 1 - out),
     ("sigmoid_dx", "sigmoid-input", lambda x, y, out: x * (1 - x)),
     ("div_dy", "quotient-sign", lambda x, y, out: out / y),
     ("div_dy", "div-dy-as-dx", lambda x, y, out: 1 / y),
