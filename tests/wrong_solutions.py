@@ -408,6 +408,20 @@ def topological_order(z):
         "MLP(3, [2, 1])",
     ),
     Wrong(
+        "grad_W with λ W for the penalty's gradient (the 2 of ∇ ΣW² left out)",
+        "mlp_backward",
+        mutant(
+            CORRECT["mlp_backward"],
+            (
+                MLP_GRAD_W,
+                MLP_GRAD_W.replace(" + 2 * net.lam * net.W[k][m][i]", " + net.lam * net.W[k][m][i]"),
+            ),
+        ),
+        "penalty-half",
+        "2λ W(k), not λ W(k)",
+        "MLP(3, [2, 1])",
+    ),
+    Wrong(
         "grad_W transposed: h(k-1) g^T",
         "mlp_backward",
         mutant(

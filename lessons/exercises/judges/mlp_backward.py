@@ -32,15 +32,9 @@ from micrograph.ops import op_by_name
 __all__ = ["JUDGING", "CODES", "MISTAKES", "cases", "NETS", "mlp_example"]
 
 CODES: tuple[str, ...] = (
-    "mutation",
-    "shape",
-    "transposed",
-    "bias-decay",
-    "no-f-prime",
-    "wrong-b",
-    "no-penalty",
+    "mutation", "shape", "transposed", "bias-decay", "no-f-prime", "wrong-b", "no-penalty", "penalty-half",
     "wrong-W",
-)
+)  # fmt: skip
 """The codes of the mistakes this judge gives, each a row of ``mistakes.toml``'s [mlp_backward] table."""
 
 MISTAKES: dict[str, Mistake] = mistakes.of("mlp_backward", CODES)
@@ -196,8 +190,14 @@ def _check_W(net: dict[str, Any], key: dict[Value, float], graph: Graph, k: int,
             e, a = key[w], Wk[m][i]
             if close(a, e):
                 continue
-            code = "no-penalty" if lam and close(a, e - 2 * lam * w.data) else "wrong-W"
-            hint = f"add λ ∇W Ω = 2λ W({k}) to g h({k - 1})ᵀ." if code == "no-penalty" else ""
+            code = "wrong-W"
+            if lam and close(a, e - 2 * lam * w.data):
+                code = "no-penalty"
+            elif lam and close(a, e - lam * w.data):  # ∇W of λ ΣW² written as λ W: the 2 left out
+                code = "penalty-half"
+            hint = (
+                f"add λ ∇W Ω = 2λ W({k}) to g h({k - 1})ᵀ." if code == "no-penalty" else MISTAKES[code].hint
+            )
             name = (f"grad_W[{k}][{m}][{i}]", f"layer {k}, row {m}, column {i}", f"W({k})[{m}][{i}]")
             raise _wrong(graph, w, code, e, a, name, hint=hint)
 
