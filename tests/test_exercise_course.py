@@ -358,6 +358,8 @@ def test_autograder_command(tmp_path: Path, fake_wheel: None, capsys: pytest.Cap
     printed = capsys.readouterr().out
     assert f"wrote {out / 'autograder.zip'}" in printed
     assert "Configure Autograder" in " ".join(printed.split())
+    most = sum(points for _, points in judges.outline("backprop"))
+    assert f"Set the assignment's points to {most:g}, the exercise's" in " ".join(printed.split())
     prose = [line for line in printed.splitlines() if not line.startswith("wrote ")]
     assert all(len(line) <= 80 or str(tmp_path) in line for line in prose), printed  # a path is not cut
     assert exercise("autograder", "backprop", "--platform", "gradescope", "--out", str(out)) == 2

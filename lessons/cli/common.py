@@ -338,7 +338,8 @@ def output_dir(name: str, force: bool, files: Sequence[str]) -> Path:
         clash = [f for f in files if (d / f).exists() or (d / f).is_symlink()]
         if clash:
             more = f" and {len(clash) - 1} more" if len(clash) > 1 else ""
-            raise UserError(f"{d / clash[0]}{more} exist(s); not overwriting without --force")
+            exist = "exist" if len(clash) > 1 else "exists"
+            raise UserError(f"{d / clash[0]}{more} {exist}; not overwriting without --force")
     if not d.is_dir():
         if not d.parent.is_dir():
             raise UserError(f"cannot create {name!r}: the directory {str(d.parent)!r} does not exist")

@@ -353,13 +353,21 @@ def _autograder(args: argparse.Namespace) -> int:
         said.append(
             f"Upload {out / 'autograder.zip'} on Gradescope's Configure Autograder page (Ubuntu 22.04 or "
             f"later); students submit {name}.py; each student's random cases come from their own seed (the "
-            f"fixed seed {seed} where no student identity is found)."
+            f"fixed seed {seed} where no student identity is found). Set the assignment's points to "
+            f"{_most(name, seed):g}, the exercise's: each result's score is out of that."
         )
     else:
         said.append(f"Next: {out / 'README.md'} says where each file goes in your PrairieLearn course.")
     for paragraph in said:
         print(textwrap.fill(paragraph, width=79, break_long_words=False, break_on_hyphens=False))
     return 0
+
+
+def _most(name: str, seed: int) -> float:
+    """The points of every case of exercise ``name``, what a full check scores (the same for every seed)."""
+    from lessons.exercises.judges import outline
+
+    return sum(points for _, points in outline(name, seed))
 
 
 def _report(args: argparse.Namespace) -> int:
