@@ -103,6 +103,8 @@ def test_check_json_for_autograders(tmp_path: Path) -> None:
     [
         (["exercise", "start", "nope"], "there is no exercise 'nope'"),
         (["exercise", "check", "missing.py"], "no file 'missing.py' to check"),
+        (["exercise", "check", "."], "'.' is a directory; name the solution's file in it (NAME.py)"),
+        (["exercise", "report", ""], "a result's file or directory name is empty"),
         (["exercise", "check", "mystery.py"], "cannot tell which exercise mystery.py is"),
         (["exercise", "check", "mystery.py", "--exercise", "nope"], "there is no exercise 'nope'"),
         (["exercise", "check", "mystery.py", "--exercise", "topo", "--time-limit", "0"], "--time-limit"),

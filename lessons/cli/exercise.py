@@ -275,6 +275,8 @@ def _check(args: argparse.Namespace) -> int:
     p = Path(args.file)
     if p.is_symlink():
         raise UserError(f"{args.file} is a symlink; the check reads only a file itself")
+    if p.is_dir():
+        raise UserError(f"{args.file!r} is a directory; name the solution's file in it (NAME.py)")
     if not p.is_file():
         raise UserError(f"no file {args.file!r} to check")
     name = _which(args.file, args.exercise)
@@ -375,6 +377,8 @@ def _report(args: argparse.Namespace) -> int:
     results, chart_name, force = args.results, args.chart, args.force
     from lessons.exercises.classreport import summarise
 
+    if "" in results:
+        raise UserError("a result's file or directory name is empty")
     missing = [r for r in results if not Path(r).exists()]
     if missing:
         raise UserError(f"no file or directory {missing[0]!r}")
