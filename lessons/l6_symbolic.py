@@ -36,7 +36,8 @@ LINES = {
     "grad": pseudocode.ALGORITHM_6_5.line(5, 10),
     "build": Ours(pseudocode.ALGORITHM_6_6.text),
     "reuse": Ours("section 6.5.5: the derivatives are a computational graph too"),
-    "same": "The symbol-to-number approach can be understood as performing exactly the same computations\n"
+    # the book's sentence as one line: the page or terminal wraps it as prose
+    "same": "The symbol-to-number approach can be understood as performing exactly the same computations "
     "as are done in the graph built by the symbol-to-symbol approach.",
 }
 MOVES = (0.4, -0.4, 0.1, -0.1)
