@@ -32,7 +32,9 @@ LINES = {
     "store": Ours("(6.52): compute f(w) once, store it in x; back-propagation"),
     "long": Ours("the naive cost of (6.53) grows with the square of the depth"),
     "ladder": Ours("the number of paths can grow exponentially with the depth (section 6.5.3)"),
-    "rows": Ours("back-propagation: one local derivative per edge; naive: one per edge per path"),
+    "rows": Ours(
+        "back-propagation: one local derivative per edge; naive: one per edge of every path's unrolling"
+    ),
     "budget": Ours("naive_grad(z, w, max_operations=...): stop, and say how far it got"),
 }
 
@@ -97,12 +99,11 @@ def _long(l: Any) -> None:
 def _long_text(l: Any) -> str:
     n, s = l.naive50, l.store50
     return (
-        f"A chain of depth d = {LONG}: the naive rule recomputes {n.recomputed} values, d(d+1)/2 = "
-        f"{LONG * (LONG + 1) // 2} as the closed form says ({l.expected50['naive_recomputed']}), for "
-        f"{n.local_derivatives} local derivatives. Back-propagation: {s.local_derivatives} local "
-        "derivatives, "
-        f"one per edge, nothing recomputed. Quadratic against linear, on a graph with a single path: the "
-        f"plot shows both counts for every depth from 1 to {LONG}."
+        f"A chain of depth d = {LONG}: the naive rule recomputes {n.recomputed} values (the closed form "
+        f"d(d+1)/2 gives {l.expected50['naive_recomputed']}), for {n.local_derivatives} local derivatives. "
+        f"Back-propagation: {s.local_derivatives} local derivatives, one per edge, nothing recomputed. "
+        f"Quadratic against linear, on a graph with a single path: the plot shows both counts for every "
+        f"depth from 1 to {LONG}."
     )
 
 

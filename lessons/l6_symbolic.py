@@ -116,7 +116,8 @@ def _prune_text(l: Any) -> str:
     return (
         f"Algorithm 6.5 first prunes G to G', with T = {_targets(l)}. {mine}Take z2 = 2z + exp({v}) "
         f"instead, with a new input {v}: its graph has {len(g2.nodes)} nodes, and G' keeps "
-        f"{len(l.G2_prime)}. Left out are {', '.join(out2)}, among them {v}, exp({v}) and the constant "
+        f"{len(l.G2_prime)}. Left out are {', '.join(out2)}, {'among them' if len(out2) > 3 else 'that is'} "
+        f"{v}, exp({v}) and the constant "
         f"2: they do not depend on T, so no gradient flows through them and build_grad never visits them. "
         f"In the picture the nodes of G' are highlighted; these {len(out2)} are not."
     )
