@@ -11,6 +11,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.5,
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, overload
 
@@ -185,13 +186,26 @@ def _new_nodes(G: Graph, G_V: Value, grad_table: dict[Value, Value], V: Value) -
 
 
 def _derivative_error(G: Graph, C: Value, V: Value, e: DomainError) -> DomainError:
-    """A rule failed while building B: name whose derivative does not exist, not the helper op that failed."""
+    """A rule failed while building B: name whose derivative does not exist, not the helper op that failed.
+
+    Where the operation itself is defined at its arguments (log at 1e-320), what failed is its derivative
+    (1/x overflows), and the message says so rather than that the arguments are outside the domain."""
     op = C.op
     where = (
         f"Algorithm 6.6: the derivative of {op.name} at {G.name(C)} with respect to {G.name(V)} "
         f"does not exist here ({e.op.name} failed while building it)"
     )
-    return DomainError(op, list(C.inputs), where=where, names=[G.name(p) for p in C.inputs])
+    names = [G.name(p) for p in C.inputs]
+    try:
+        defined = math.isfinite(op.f(*(p.data for p in C.inputs)))
+    except (ArithmeticError, ValueError):
+        defined = False
+    if defined:  # inside the domain: the derivative's own step is not finite
+        failed = ", ".join(repr(float(v)) for v in e.values)
+        said = f"{e.op.name}({failed}) = {e.result!r} is not finite" if e.result is not None else str(e)
+        message = f"{where}: {said.split('; inputs: ')[0]}"
+        return DomainError(op, list(C.inputs), message=message, names=names)
+    return DomainError(op, list(C.inputs), where=where, names=names)
 
 
 def _build_consumers_first(

@@ -251,6 +251,24 @@ def test_symbolic_grad_failure_is_a_domain_error_and_leaves_G_alone() -> None:
     assert not any(v.in_backward for v in Graph(z).nodes)
 
 
+@pytest.mark.parametrize(
+    "x, says",
+    [
+        # log is defined at 1e-320; its derivative 1/x overflows: not "outside the domain of log"
+        (1e-320, "Algorithm 6.6: the derivative of log at u3 with respect to u1 does not exist here (div "
+         "failed while building it): div(1.0, 1e-320) = inf is not finite; inputs: u1 (leaf 'x')"),
+        # log is not defined at -1: its domain is what the message names
+        (-1.0, "outside the domain of log (x > 0)"),
+    ],
+)  # fmt: skip
+def test_symbolic_grad_says_whether_the_operation_or_its_derivative_fails(x: float, says: str) -> None:
+    u = Value(x, label="x")
+    with pytest.raises(DomainError) as info:
+        grad(u.log() * 2.0, u)
+    assert says in str(info.value)
+    assert (x < 0) == ("outside the domain of log" in str(info.value))
+
+
 def test_backprop_overflow_is_a_domain_error() -> None:
     x, y = Value(1.0, label="x"), Value(1e-200, label="y")
     z = x / y  # 1e200: finite
