@@ -286,14 +286,19 @@ def _mark_backward(G: Graph, grad_table: dict[Value, Value], targets: Sequence[V
     Each node learns which G it belongs to (G's output z) and the call's targets T, from which the views
     name B's nodes u(n+1), u(n+2), ... after G's (:func:`viz.words.node_names`); all but the grad_table
     entries share one record. A node that is several grad_table entries at once (an addition passes its D
-    on unchanged) lists them targets first, then in the order they were entered: its caption is one entry
-    dz/du, the first.
+    on unchanged) lists them targets first, then the rest, each from the entry nearest z (the one it was
+    built as) to those the additions passed it on to: its caption is one entry dz/du, the first.
     """
+    position = G.index
+
+    def nearest_z_first(entries: Iterable[Value]) -> list[Value]:
+        return sorted(entries, key=lambda V: position.get(V, -1), reverse=True)
+
     grad_of: dict[Value, dict[Value, None]] = {}  # node -> the entries it is, in order (a dict as a set)
-    for V in targets:
+    for V in nearest_z_first(dict.fromkeys(targets)):
         grad_of.setdefault(grad_table[V], {})[V] = None
-    for V, node in grad_table.items():
-        grad_of.setdefault(node, {})[V] = None
+    for V in nearest_z_first(grad_table):
+        grad_of.setdefault(grad_table[V], {})[V] = None
     z, T = G.output, tuple(dict.fromkeys(targets))
     plain = NodeMeta(call=call, z=z, targets=T)
     constant = NodeMeta(constant=True, call=call, z=z, targets=T)

@@ -113,6 +113,27 @@ def test_z_in_T_is_one() -> None:
     assert grad(x, x).data == 1.0  # z a leaf
 
 
+@pytest.mark.parametrize("every_node", [False, True])
+def test_a_gradient_an_addition_passes_on_is_named_after_the_entry_it_was_built_as(every_node: bool) -> None:
+    """In tanh(x*y + exp(x)), the node tanh′(u5) is dz/du5, and the addition u5 = u3 + u4 passes it on
+    as dz/du3 and dz/du4: its caption is dz/du5, the entry nearest z, also when all three are targets
+    (the explorer asks for every node of G)."""
+    x, y = Value(1.0, label="x"), Value(2.0, label="y")
+    s = x * y + x.exp()
+    z = s.tanh()
+    G = Graph(z)
+    T = list(G.nodes) if every_node else [x, y]
+    table = grad(z, T)
+    node = (
+        table[T.index(s)]
+        if every_node
+        else next(v for v in Graph(table[1]).nodes if v.op is not None and v.op.name == "tanh_grad")
+    )
+    assert node.grad_of is s and node.meta is not None
+    assert [G.name(u) for u in node.meta.grad_of] == ["u5", "u4", "u3"]
+    assert table[T.index(x)].grad_of is x and table[T.index(y)].grad_of is y
+
+
 def test_gradient_with_respect_to_a_constant_of_G() -> None:
     x = Value(1.5, label="x")
     z = x * 4.0
