@@ -88,7 +88,7 @@ def test_script_label_is_text_and_runs_nothing(browser, tmp_path):
     assert "<script>alert(1)</script>" in text and "{a|b}" in text
     svg_text = page.locator("section.frame:visible svg").text_content() or ""
     assert "<script>alert(1)</script> (u1)" in svg_text and "{a|b} (u2)" in svg_text
-    assert page.locator("script").count() == 1  # only the page's own
+    assert page.locator("script").count() == 2  # only the page's own: the pictures' and the frames'
     assert page.locator("img").count() == 0
     assert events["dialogs"] == [] and events["errors"] == []
     assert events["requests"] == [path.resolve().as_uri()]

@@ -3,8 +3,10 @@
 At 1280x800 and 390x844: every text of lesson 3's drawings (the ladder of step 4 among them) and of a sum of
 60 terms is at least 9 px high on screen; a drawing too wide for its place pans and zooms in a pane (the
 explorer's own pane code) whose least zoom keeps that height; the wheel over it scrolls the page, Ctrl+wheel
-zooms it; nothing scrolls inside the pane. The script's join and the inline SVG are checked without a
-browser.
+zooms it; nothing scrolls inside the pane. The tour's step-through pages (viz.steps) show each frame's
+drawing the same way: at 390x844, every frame's text is at least 9 px high and the page is no wider than the
+screen (the hint wrapped, the pseudo-code scrolling in its own block); at 1280x800 every drawing is at 1:1.
+The script's join and the inline SVG are checked without a browser.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.3, figure 6.9.
 """
@@ -80,18 +82,29 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return made
 
 
+@pytest.fixture(scope="module")
+def step_pages(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The step-through pages the tour writes (lessons 1, 2 and 6: Algorithms 6.1/6.2, and 6.5/6.6)."""
+    out = tmp_path_factory.mktemp("steps") / "tour"
+    tour.run(out, progress=False, only=[1, 2, 6])
+    return sorted(out.glob("steps_*.html"))
+
+
 TEXT_HEIGHTS = """box => Array.from(box.querySelectorAll("svg text"))
   .map(t => t.getBoundingClientRect().height).filter(h => h > 0)"""
 """The height on screen of each text of a picture (those drawn: a height above 0)."""
 
 
-def _open(browser: Any, path: Path, screen: str) -> tuple[Any, list[str]]:
+def _open(
+    browser: Any, path: Path, screen: str, ready: str = ".mg-picture .mg-picture-pane"
+) -> tuple[Any, list[str]]:
+    """The page at ``path`` on ``screen``, once ``ready`` (a selector) is in it, and its script errors."""
     width, height = SCREENS[screen]
     page = browser.new_page(viewport={"width": width, "height": height})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(path.resolve().as_uri())
-    page.wait_for_selector(".mg-picture .mg-picture-pane")
+    page.wait_for_selector(ready)
     return page, errors
 
 
@@ -145,3 +158,50 @@ def test_every_picture_is_legible_and_a_wide_one_pans_and_zooms(
     assert _scale(page, picture) == pytest.approx(k0 * 1.25)
     assert errors == []
     page.close()
+
+
+LAID_OUT = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+"""Resolves once the page has been laid out twice: a frame just shown has had its picture laid out (a
+ResizeObserver's callback runs before the next paint)."""
+
+OUTSIDE = """width => Array.from(document.querySelectorAll(
+    ".nav, .nav > *, section.frame.current .algo, section.frame.current table, section.frame.current p"))
+  .filter(e => e.getBoundingClientRect().right > width + 0.5).map(e => e.className || e.tagName)"""
+"""What on screen reaches past the right edge of a window ``width`` px wide (the hint, the pseudo-code's
+block, a table, a paragraph of text)."""
+
+
+@needs_chromium
+@needs_dot
+@pytest.mark.slow
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_every_frame_of_the_tours_step_pages_is_legible_and_fits_the_screen(
+    browser: Any, step_pages: list[Path], screen: str
+) -> None:
+    assert {p.name for p in step_pages} >= {"steps_lesson1.html", "steps_figure_6_10_alg66.html"}
+    width = SCREENS[screen][0]
+    for path in step_pages:
+        page, errors = _open(browser, path, screen, ready="section.frame.current")
+        total = page.locator("section.frame").count()
+        for k in range(1, total + 1):
+            if k > 1:
+                page.locator("#next").click()
+            page.evaluate(LAID_OUT)
+            where = (path.name, f"frame {k} of {total}")
+            frame = page.locator("section.frame.current")
+            assert frame.get_attribute("id") == f"frame{k}", where
+            heights = frame.evaluate(TEXT_HEIGHTS)
+            assert heights and min(heights) >= 9.0, (*where, min(heights))
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, where
+            assert page.evaluate(OUTSIDE, width) == [], where
+            algo = frame.locator(".algo")  # wider than the screen: scrolls in its own block
+            assert algo.evaluate(
+                "a => a.scrollWidth <= a.clientWidth || getComputedStyle(a).overflowX === 'auto'"
+            )
+            picture = frame.locator(".mg-picture")
+            assert picture.count() == 1, where
+            if screen == "desktop":  # at 1:1, as before the pictures were kept legible
+                assert "mg-panned" not in (picture.get_attribute("class") or ""), where
+                assert _scale(page, picture) == pytest.approx(4 / 3, abs=1e-3), where
+        assert errors == []
+        page.close()

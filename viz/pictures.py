@@ -2,10 +2,10 @@
 
 A picture (a Graphviz drawing) is shown at 1:1 where its place holds it, shrunk to its place while its
 smallest text stays at least 9 px high, and otherwise at that legible scale in a pane that pans and zooms
-(``static/explorer/picture.js``, on the explorer's own pane code ``pan.js`` and d3-zoom). The site's page and
-the tour's lesson pages load :func:`pictures_script`, one classic script that defines ``micrographD3`` and
-``micrographPictures`` (``show(box)``, ``showAll()``); :func:`inline_svg` makes a drawing's SVG fit to sit
-in a page beside others.
+(``static/explorer/picture.js``, on the explorer's own pane code ``pan.js`` and d3-zoom). The site's page,
+the tour's lesson pages and the step-through pages (:func:`viz.steps`, each frame's drawing) load
+:func:`pictures_script`, one classic script that defines ``micrographD3`` and ``micrographPictures``
+(``show(box)``, ``showAll()``); :func:`inline_svg` makes a drawing's SVG fit to sit in a page beside others.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 """

@@ -2,7 +2,9 @@
 
 The frames and their prose are :mod:`viz.frames`, :mod:`viz.narration` and :mod:`viz.symbolic_frames` (the
 engine's algorithms observed); this module draws each frame with Graphviz and puts them in one
-self-contained page (:mod:`viz.page`), moved through with buttons or the arrow keys.
+self-contained page (:mod:`viz.page`), moved through with buttons or the arrow keys. Each frame's drawing is
+kept legible as the lessons' pictures are (:mod:`viz.pictures`): at 1:1, shrunk while its text stays 9 px or
+more, else in a pane that pans and zooms.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 and 6.5.6, Algorithms 6.1,
 6.2, 6.5 and 6.6.
@@ -25,6 +27,7 @@ from viz.dot import check_size, digraph, figure_6_10
 from viz.files import write_atomic
 from viz.frames import Frame, frames
 from viz.page import html_page
+from viz.pictures import pictures_script
 from viz.render import pipe_svgs, svg_element
 from viz.symbolic_frames import SymbolicFrame, SymbolicSteps, call_node_name, symbolic_frames
 from viz.words import clean, fmt, node_names, node_rows
@@ -36,6 +39,7 @@ __all__ = ["steps"]
 
 _SCRIPT = """
 (function () {
+  micrographPictures.showAll();  // each frame's drawing, legible; a hidden frame's when it is shown
   var frames = document.querySelectorAll("section.frame");
   var counter = document.getElementById("counter");
   var prev = document.getElementById("prev");
@@ -64,9 +68,22 @@ _SCRIPT = """
 """
 
 
+_WIDTH = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)pt"')
+
+
 def _inline_svg(svg: str, prefix: str) -> str:
     """Graphviz's SVG ready to inline: no XML prolog or DOCTYPE, ids made unique per frame."""
     return re.sub(r'\bid="', f'id="{prefix}', svg_element(svg))
+
+
+def _picture_html(svg: str, name: str) -> str:
+    """A frame's drawing as one of :mod:`viz.pictures`' pictures, named ``name`` (plain text). Its box starts
+    at the drawing's width at 1:1 (Graphviz's points are CSS points), so the pseudo-code stays beside it
+    where both fit, and shrinks to the legible width the pictures' script gives it, below which it goes on a
+    line of its own (the script takes the drawing's own size away once it has measured it)."""
+    width = _WIDTH.search(svg)
+    basis = f' style="flex-basis: {width.group(1)}pt"' if width else ""
+    return f'<div class="graph mg-picture" role="figure" aria-label="{html.escape(name)}"{basis}>{svg}</div>'
 
 
 def _code_html(algorithm: pseudocode.Algorithm, current: Sequence[int]) -> str:
@@ -126,7 +143,7 @@ def _frame_html(k: int, frame: Frame, graph: Graph, svg: str, count_in_algo: tup
         f'<section class="frame" id="frame{k + 1}" data-algorithm="{frame.algorithm}">'
         f"<h2>Algorithm {frame.algorithm} ({title}), step {idx} of {of}</h2>"
         f'<p class="explain">{e(frame.explanation)}</p>{terms}'
-        f'<div class="cols"><div class="graph">{svg}</div>'
+        f'<div class="cols">{_picture_html(svg, f"the graph G at step {idx} of Algorithm {frame.algorithm}")}'
         f"<div>{_code_html(algo, frame.lines)}{table}</div></div></section>"
     )
 
@@ -146,7 +163,7 @@ def _symbolic_frame_html(k: int, frame: SymbolicFrame, svg: str) -> str:
     return (
         f'<section class="frame" id="frame{k + 1}" data-algorithm="{frame.algorithm}">'
         f"<h2>{e(frame.heading)}</h2>{_explain_html(frame.explanation)}"
-        f'<div class="cols wide"><div class="graph">{svg}</div>'
+        f'<div class="cols wide">{_picture_html(svg, f"G and B, {frame.heading}")}'
         f"<div>{_code_html(pseudocode.ALGORITHMS[frame.algorithm], frame.lines)}{table}</div></div>"
         "</section>"
     )
@@ -190,9 +207,11 @@ def steps(
     captioned as micrograph's summary, not the book's words. ``algorithm="all"`` puts the frames of both
     on one page, 6.1 and 6.2 first. Every node has one name on the page, the drawing's u(i).
 
-    The SVG drawings, stylesheet and script are inlined: the page loads nothing from the network. Move
-    with the next/previous buttons or the arrow keys (Home/End jump). Labels are escaped, and a
-    Content-Security-Policy admits only the page's own script.
+    The SVG drawings, stylesheet and scripts are inlined: the page loads nothing from the network. Move
+    with the next/previous buttons or the arrow keys (Home/End jump). Each drawing is kept legible by
+    :func:`viz.pictures.pictures_script`, as the tour's lesson pages are (text at 9 px or more, else a pane
+    that pans and zooms), and the page is no wider than a phone's screen. Labels are escaped, and a
+    Content-Security-Policy admits only the page's own scripts.
 
     Args:
         z: the output u(n), a Value. Its graph is not changed (grad adds B beside it).
@@ -274,7 +293,7 @@ def steps(
         title=f"Back-propagation step by step: {zname}",
         css=style.HTML_CSS,
         body=body,
-        script=_SCRIPT,
+        script=(pictures_script(), _SCRIPT),
         body_attrs='data-frame="1"',
     )
     return write_atomic(dest, page.encode("utf-8"), overwrite=overwrite)

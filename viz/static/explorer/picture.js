@@ -2,8 +2,9 @@
 // holds it, else shrunk to its place's width while its smallest text stays at least 9 px high, and where
 // even that is too wide, at that legible scale in a pane that pans and zooms as the explorer's drawings do
 // (pan.js: drag, Ctrl+wheel, pinch, the buttons, the arrow keys; the wheel scrolls the page). It is never
-// shown smaller than legible: the least zoom is the legible scale. Used by the site's page (app.js) and the
-// tour's lesson pages.
+// shown smaller than legible: the least zoom is the legible scale. Used by the site's page (app.js), the
+// tour's lesson pages and the step-through pages (viz.steps: a hidden frame's drawing is laid out when it is
+// shown).
 import { LEGIBLE_PX, NATURAL, gesture, panKeys, setCorner, zoomable } from "./pan.js";
 import { button, make } from "./words.js";
 
