@@ -35,6 +35,7 @@ from micrograph.errors import typed_repr
 __all__ = [
     "ALLOWED",
     "FUNCTIONS",
+    "NOT_FINITE",
     "ExprError",
     "bind",
     "build",
@@ -70,6 +71,10 @@ ALLOWED = (
     "and the functions " + " ".join(FUNCTIONS) + " with one argument each"
 )
 """One line saying what an expression may contain, appended to every refusal."""
+
+NOT_FINITE = "the value must be finite"
+"""Why a value that is no finite number (``nan``, ``inf``, ``1e400``) is refused: the words of ``--at`` and of
+the explorer's number boxes."""
 
 MAX_LENGTH = 10_000
 """Longest expression accepted (Python's own parser gives up on very deep nesting)."""
@@ -393,7 +398,7 @@ def parse_binding(text: str, option: str = "--at") -> tuple[str, float]:
             allowed=False,
         ) from None
     if not math.isfinite(x):
-        raise ExprError(f"{where} {text!r}: the value must be finite", text, allowed=False)
+        raise ExprError(f"{where} {text!r}: {NOT_FINITE}", text, allowed=False)
     return name, x
 
 

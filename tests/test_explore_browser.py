@@ -23,7 +23,7 @@ from conftest import CHROMIUM_AND_DOT, open_watched
 
 import viz
 from micrograph import Graph, Value
-from micrograph.expr import build
+from micrograph.expr import NOT_FINITE, build
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from viz.frames import frames
 from viz.words import fmt
@@ -239,6 +239,66 @@ def test_outside_the_domain_is_said_never_nan(browser: Any, tmp_path: Path) -> N
         z, x, float(page.eval_on_selector(f'input.mg-slider[data-input="u{g.index[x] + 1}"]', "s => s.value"))
     )
     assert shown(page)["dzdw"][0] == fmt(table[x])
+    page.close()
+
+
+def _type_into(page: Any, box: str, text: str, then: str) -> dict[str, Any]:
+    """Type ``text`` into the number box ``box`` as a reader does (its text replaced, key by key), press
+    ``then`` (Tab, Enter); return what the page shows, with the box's value and the message beside it."""
+    page.focus(box)
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Backspace")
+    page.keyboard.type(text)
+    page.keyboard.press(then)
+    seen = shown(page)
+    seen["box"] = page.input_value(box)
+    seen["refused"] = page.text_content(".mg-refused")
+    seen["refused_visible"] = page.is_visible(".mg-refused")
+    return seen
+
+
+def test_a_typed_value_that_is_no_finite_number_is_refused_and_said(browser: Any, tmp_path: Path) -> None:
+    z = build("log(x)*y + sqrt(y)", {"x": 1.0, "y": 1.0})
+    g = Graph(z)
+    x, y = g.variables
+    path = viz.explore(z).save(tmp_path / "dom.html")
+    page, events = open_page(browser, path)
+    box, who = f'input.mg-box[data-input="{g.name(x)}"]', f"{g.name(x)} ({x.label})"
+
+    def numbers_of(value: float) -> dict[str, Any]:
+        """What the page shows at x = value, from the engine's Algorithms 6.1 and 6.2."""
+        _, values, table = expected(z, x, value)
+        return {
+            "dzdw": [fmt(table[x]), fmt(table[y])],
+            "data": {i: f"data {fmt(v)}" for i, v in enumerate(values)},
+            "grad": {i: f"grad {fmt(table[v])}" for i, v in enumerate(g.nodes)},
+        }
+
+    def holds(seen: dict[str, Any], value: float) -> None:
+        want = numbers_of(value)
+        assert seen["dzdw"] == want["dzdw"] and dict(seen["data"]) == want["data"], value
+        assert dict(seen["grad"]) == want["grad"], value
+
+    # 1e400 is no finite number (nor is an empty box; "abc", "nan", "inf": a number box takes no letters):
+    # refused, said beside the box in the command line's words, the box and the page kept at x = 1
+    empty = "no number typed"
+    for text, then, why in [("1e400", "Tab", NOT_FINITE), ("1e400", "Enter", NOT_FINITE), ("", "Tab", empty),
+                            ("abc", "Tab", empty), ("nan", "Tab", empty), ("inf", "Tab", empty)]:  # fmt: skip
+        seen = _type_into(page, box, text, then)
+        assert seen["refused_visible"] and f"{who}: {why}" in seen["refused"], (text, seen["refused"])
+        assert f"the page keeps {who} = {fmt(1.0)}" in seen["refused"]
+        assert seen["box"] == fmt(1.0), text
+        holds(seen, float(seen["box"]))
+    # a finite value beyond the slider's range is accepted: the numbers are its own, the message gone
+    seen = _type_into(page, box, "1e40", "Tab")
+    assert seen["box"] == "1e40" and not seen["refused_visible"]
+    holds(seen, 1e40)
+    slider = page.locator(f'input.mg-slider[data-input="{g.name(x)}"]')
+    assert slider.input_value() == slider.get_attribute("max")  # at its end
+    seen = _type_into(page, box, "1e400", "Tab")  # refused again: the page keeps 1e40, the box shows it
+    assert seen["box"] == fmt(1e40) and f"the page keeps {who} = {fmt(1e40)}" in seen["refused"]
+    holds(seen, 1e40)
+    assert events["errors"] == []
     page.close()
 
 

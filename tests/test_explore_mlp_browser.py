@@ -2,7 +2,9 @@
 
 What the page shows is compared with the engine: the numbers in a layer's box are the values and grad_table
 entries of its a(k) nodes (``Graph.forward``, ``Graph.backprop``) as ``viz.words.fmt`` writes them, before
-and after a slider moves; a click and a key open a neuron into exactly its scalars (the nodes of its group).
+and after a slider moves; a click and a key open a neuron into exactly its scalars (the nodes of its group);
+a group of Iris's network opens legible (its labels at 9 px or more, at 1280x800 and 390x844) in panes that
+pan and zoom.
 The screenshots are written to the test's directory (run with ``--basetemp`` to keep them).
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.4 and 6.5.7.
@@ -15,9 +17,11 @@ from typing import Any
 
 import pytest
 from conftest import CHROMIUM_AND_DOT
+from gestures import ctrl_wheel
+from test_explore_screens import _VISIBLE_TEXT, SCREENS
 
 import viz
-from micrograph import Graph, nn
+from micrograph import Graph, datasets, nn
 from viz.groups import group_graph
 from viz.words import fmt
 
@@ -143,3 +147,46 @@ def test_a_click_and_a_key_open_a_neuron_into_its_scalars(
     assert page.get_attribute(".mg-sum", "data-node") == str(first)
     assert errors == []
     page.close()
+
+
+@pytest.fixture(scope="module")
+def iris(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The README's network on Iris, explored by layers: W(2) holds 24 scalars, layer 1 144 (and 112 of B)."""
+    X, y = datasets.iris()
+    model = nn.MLP(4, [8, 3], activation="tanh", seed=0)
+    cost = nn.forward_minibatch(model, X[:2], y[:2], l2=1e-3)
+    path: Path = viz.explore(cost.J, level="layers").save(tmp_path_factory.mktemp("iris") / "iris.html")
+    return path
+
+
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_a_group_opens_legible_in_panes_that_pan_and_zoom(
+    browser: Any, iris: Path, screen: str, tmp_path: Path
+) -> None:
+    width, height = SCREENS[screen]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(iris.resolve().as_uri())
+    page.wait_for_selector("g[data-group]")
+    for label in ("weights W(2) of layer 2", "layer 1"):
+        page.focus(f".mg-pane-g g[data-group][aria-label='{label}']")  # Tab to the box, then Enter
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".mg-inside:not([hidden])")
+        assert f"Inside {label}:" in page.text_content(".mg-inside-title")
+        for pane in (".mg-inside .mg-pane-g", ".mg-inside .mg-pane-b"):
+            sizes = page.eval_on_selector(pane, _VISIBLE_TEXT)  # the labels in view, in CSS pixels
+            assert len(sizes) >= 3, (label, pane)  # whole boxes, not a thumbnail
+            assert min(sizes) >= 9.0 - 1e-6, (label, pane, min(sizes))
+        page.locator(".mg-inside").screenshot(path=str(tmp_path / f"{screen}_{label.split()[0]}.png"))
+        # the rest is a pan or a zoom away, with the main panes' gestures: Ctrl+wheel zooms in
+        scale = float(page.get_attribute(".mg-inside .mg-pane-g", "data-scale"))
+        ctrl_wheel(page, page.locator(".mg-inside .mg-pane-g"))
+        page.wait_for_function(
+            "k => parseFloat(document.querySelector('.mg-inside .mg-pane-g').dataset.scale) > k", arg=scale
+        )
+        page.keyboard.press("Escape")
+        assert page.locator(".mg-inside").is_hidden()
+    assert errors == []
+    context.close()

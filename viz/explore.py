@@ -40,6 +40,7 @@ from micrograph.backprop import sweep
 from micrograph.compile_javascript import compile_javascript
 from micrograph.engine import Value
 from micrograph.errors import typed_repr
+from micrograph.expr import NOT_FINITE
 from micrograph.graph import Graph, as_values
 from micrograph.order import topological_order
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
@@ -208,6 +209,8 @@ WORDS = {
     "graph_g": "forward graph G",
     "graph_b": "backward subgraph B (the part that computes the targets' entries)",
     "value_of": "value of {name}",
+    "refused": "{name}: " + NOT_FINITE + " (a number such as 0.5 or -2e3); the page keeps {name} = {value}.",
+    "refused_empty": "{name}: no number typed; the page keeps {name} = {value}.",
     "level_layers": "By layers",
     "level_neurons": "By neurons",
     "group_hint": "Click a box, or Tab to it and press Enter, to see its scalars; Escape closes them.",

@@ -40,12 +40,39 @@ function inputs(p) {
     b.type = "number"; b.step = "any"; b.value = fmt(inp.value, D); b.className = "mg-box";
     b.setAttribute("data-input", inp.name);
     b.setAttribute("aria-label", say(W.value_of, { name: who }));
-    s.addEventListener("input", function () { m.x[j] = parseFloat(s.value); b.value = fmt(m.x[j], D); p.changed(); });
-    b.addEventListener("input", function () {
-      var v = parseFloat(b.value);
-      if (isFinite(v)) { m.x[j] = v; s.value = String(v); p.changed(); }
+    var said = make("span", "mg-refused");  // why a typed value was refused, beside its box
+    said.setAttribute("role", "alert");
+    // The page always shows the numbers of the value in the box: a finite number typed is computed at once;
+    // while the box holds no finite number, and once such a text is left (Enter, Tab, a click elsewhere),
+    // the page keeps the value last accepted (a slider's, or a box's left holding a finite number) and the
+    // box shows it again. A finite number beyond the slider's range is accepted (the slider stays at its
+    // end). The box's value is "" unless its text is a finite number (an input of type number reads
+    // "1e400", like "1e", as no number, and takes no letters: "nan" or "inf" cannot be typed).
+    var accepted = inp.value;
+    function set(v) { if (v !== m.x[j]) { m.x[j] = v; s.value = String(v); p.changed(); } }
+    function typed() { var v = b.value === "" ? NaN : Number(b.value); return isFinite(v) ? v : null; }
+    function refuse(words) {
+      said.textContent = say(words, { name: who, value: fmt(accepted, D) });
+      b.setAttribute("aria-invalid", "true");
+    }
+    function clear() { said.textContent = ""; b.removeAttribute("aria-invalid"); }
+    s.addEventListener("input", function () {
+      accepted = parseFloat(s.value); b.value = fmt(accepted, D); clear(); set(accepted);
     });
-    row.appendChild(s); row.appendChild(b);
+    b.addEventListener("input", function () {  // each key typed
+      var v = typed();
+      if (v !== null) { clear(); set(v); return; }
+      if (b.validity.badInput) { refuse(W.refused); } else { clear(); }  // "": being typed again
+      set(accepted);
+    });
+    b.addEventListener("change", function () {  // the box left: its value accepted, or refused
+      var v = typed();
+      if (v !== null) { accepted = v; clear(); set(v); return; }
+      refuse(b.validity.badInput ? W.refused : W.refused_empty);
+      b.value = fmt(accepted, D);
+      set(accepted);
+    });
+    row.appendChild(s); row.appendChild(b); row.appendChild(said);
     panel.appendChild(row);
   });
   var grads = make("div", "mg-dzdw");

@@ -2,10 +2,9 @@
 // their rows of numbers, a button per level, and a group's scalars opened below the drawings when the group
 // is clicked, or focused (Tab) and Enter or Space pressed; Escape or the close button shuts them. Every
 // number is a slot of the program, as boxes.js writes the nodes' (a row names the nodes it shows).
+import { panKeys } from "./pan.js";
 import { drawingPane } from "./panes.js";
 import { button, fmt, make, say } from "./words.js";
-
-var NATURAL = 4 / 3;  // Graphviz's points as CSS pixels
 
 // Reads p.m, p.W, p.spec, p.el, p.paneG, p.paneB, p.d3, p.draw, p.select. Wraps p.draw (the groups' boxes and
 // the open group's scalars are written after the nodes'). `restart(spec)` mounts the explorer again on the
@@ -89,21 +88,16 @@ export function grouping(p, tools, main, keys, restart) {
   main.parentNode.insertBefore(inside, main.nextSibling);
   var opened = -1, nodes = [], bNodes = [];
 
-  function zoomable(pane) {  // the drawing fitted to its pane (at most 1:1), then panned and zoomed
-    var svg = pane.querySelector("svg");
-    var box = (svg.getAttribute("viewBox") || "0 0 100 100").split(/[\s,]+/).map(Number);
-    ["width", "height", "viewBox"].forEach(function (a) { svg.removeAttribute(a); });
-    var g = document.createElementNS("http://www.w3.org/2000/svg", "g");
-    while (svg.firstChild) { g.appendChild(svg.firstChild); }
-    svg.appendChild(g);
-    var zoom = p.d3.zoom().scaleExtent([0.02, 8]).on("zoom", function (ev) { g.setAttribute("transform", ev.transform.toString()); });
-    var sel = p.d3.select(svg).call(zoom).on("dblclick.zoom", null);
-    var w = pane.clientWidth || 1, h = pane.clientHeight || 1, k = Math.min(w / box[2], h / box[3], NATURAL);
-    sel.call(zoom.transform, p.d3.zoomIdentity.translate((w - k * box[2]) / 2, (h - k * box[3]) / 2).scale(k));
-  }
-  function pane(svg, cls, name) {
+  // A drawing of the open group in a pane that pans and zooms as G's and B's do (pan.js's gestures; the
+  // arrow keys, + and - when the pane has the focus), opened as theirs are (panes.js): whole where that is
+  // legible, else at a legible scale around `last`, the group's last scalar or node of B, as G's pane opens
+  // at its output u(n). Its numbers are written whether in view or not (drawGroups), so a move redraws none.
+  function pane(svg, cls, name, last) {
     var e = drawingPane(panes, svg, cls, name);
-    zoomable(e);
+    e.tabIndex = 0;
+    var z = p.zoomPane(e, null);
+    panKeys(p.d3, z);
+    p.firstView(z, e.querySelector(last), false);
     return e;
   }
   function open(k) {
@@ -119,7 +113,8 @@ export function grouping(p, tools, main, keys, restart) {
       p.draw();
       return;
     }
-    var pg = pane(d.svg, "mg-pane-g", say(W.inside_g, { title: d.title }));
+    var last = "g[data-node='" + Math.max.apply(null, d.members) + "']";  // the group's last scalar: u(i), i largest
+    var pg = pane(d.svg, "mg-pane-g", say(W.inside_g, { title: d.title }), last);
     nodes = [];
     pg.querySelectorAll("g[data-node]").forEach(function (g) {
       var i = +g.getAttribute("data-node");
@@ -128,7 +123,8 @@ export function grouping(p, tools, main, keys, restart) {
     });
     bNodes = [];
     if (d.svg_b) {
-      var pb = pane(d.svg_b, "mg-pane-b", say(W.inside_b, { title: d.title }));
+      last = "g[data-bnode='" + Math.max.apply(null, d.b_members) + "']";  // and its last node of B, in B's order
+      var pb = pane(d.svg_b, "mg-pane-b", say(W.inside_b, { title: d.title }), last);
       pb.querySelectorAll("g[data-bnode]").forEach(function (g) {
         var b = +g.getAttribute("data-bnode");
         bNodes.push({ b: b, g: g, data: g.querySelector("text.mg-data") });

@@ -21,7 +21,7 @@ export function drawingPane(into, svg, cls, name) {
 // Builds the panes into `graphs` and the buttons into `tools`. Reads p.W, p.d3, p.spec; p.gNode and
 // p.bNode (the drawings' nodes) and p.moved (a pan or zoom has moved boxes into view) when called.
 // Gives p.paneG, p.paneB, p.views and p.firstViews, p.reveal, p.show, p.size, p.visible, p.center,
-// p.inView.
+// p.inView, and p.zoomPane and p.firstView, with which groups.js opens a group's drawings as G's and B's.
 export function panes(p, tools, graphs) {
   var W = p.W, d3 = p.d3, spec = p.spec;
   var zoomIn = button(W, "zoom_in", "mg-zoom-in"), zoomOut = button(W, "zoom_out", "mg-zoom-out");
@@ -34,13 +34,15 @@ export function panes(p, tools, graphs) {
   var paneG = drawingPane(graphs, spec.svg_g, "mg-pane-g", W.graph_g);
   var paneB = spec.svg_b ? drawingPane(graphs, spec.svg_b, "mg-pane-b", W.graph_b) : null;
 
-  function zoomPane(e) {
+  // The drawing in pane `e` made to pan and zoom (pan.js); `moved` is called after each move, or null.
+  function zoomPane(e, moved) {
     var svg = e.querySelector("svg");
     var box = (svg.getAttribute("viewBox") || "0 0 100 100").split(/[\s,]+/).map(Number);
-    return zoomable(d3, e, svg, box[2], box[3], 0.02, 8, function () { if (p.ready) { p.moved(); } });
+    return zoomable(d3, e, svg, box[2], box[3], 0.02, 8, moved);
   }
-  var views = [zoomPane(paneG)];
-  if (paneB) { views.push(zoomPane(paneB)); }
+  function boxesMoved() { if (p.ready) { p.moved(); } }  // the numbers of the boxes brought into view
+  var views = [zoomPane(paneG, boxesMoved)];
+  if (paneB) { views.push(zoomPane(paneB, boxesMoved)); }
   function center(z, g) {  // a node's centre in the drawing's coordinates
     var b = g.getBBox(), mat = z.g.getCTM().inverse().multiply(g.getCTM());
     var pt = z.svg.createSVGPoint();
@@ -66,7 +68,7 @@ export function panes(p, tools, graphs) {
   // The first view: the whole drawing if it is legible so. Else, at a legible scale: on a phone, G from its
   // inputs (the whole width if it is legible so): all of them where the pane holds them (from their left,
   // centred up and down), else from the first, u(1), at the top left; on a wider screen, and for B, the
-  // output (G's u(n), B's last node).
+  // output `focus` (G's u(n), B's last node; a group's last scalar and last node of B in groups.js).
   function firstView(z, focus, fromInputs) {
     var f = fitScale(z), s = size(z), margin = 8;
     if (f >= LEGIBLE) { setView(d3, z, Math.min(f, NATURAL), z.w / 2, z.h / 2); } else if (fromInputs) {
@@ -135,4 +137,5 @@ export function panes(p, tools, graphs) {
   p.paneG = paneG; p.paneB = paneB; p.views = views;
   p.firstViews = firstViews; p.reveal = reveal; p.show = show;
   p.size = size; p.visible = visible; p.center = center; p.inView = inView;
+  p.zoomPane = zoomPane; p.firstView = firstView;
 }
