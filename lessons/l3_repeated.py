@@ -33,7 +33,7 @@ LINES = {
     "long": Ours("the naive cost of (6.53) grows with the square of the depth"),
     "ladder": Ours("the number of paths can grow exponentially with the depth (section 6.5.3)"),
     "rows": Ours(
-        "back-propagation: one local derivative per edge; naive: one per edge of G unrolled into a tree from z"
+        "back-propagation: one local derivative per edge; naive: one per edge of G unrolled into a tree"
     ),
     "budget": Ours("naive_grad(z, w, max_operations=...): stop, and say how far it got"),
 }

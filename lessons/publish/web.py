@@ -24,6 +24,8 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
+import tqdm
+
 import lessons
 from lessons.exercises import EXERCISES
 from lessons.exercises.templates import template
@@ -37,6 +39,8 @@ from viz.explore import explore
 from viz.render import set_layout, svg_element
 
 __all__ = ["setup", "catalogue", "parse_at", "explorer_html", "LessonView", "step_json"]
+
+tqdm.tqdm.monitor_interval = 0  # the page's Python starts no thread: no monitor, no warning that it cannot
 
 WIDTH = 99
 """Columns of a step's text: ``python -m lessons N`` in a terminal 100 columns wide prints the same."""
