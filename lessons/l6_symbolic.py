@@ -169,7 +169,7 @@ def _call(l: Any, k: int) -> None:
 
 def _call_text(l: Any) -> str:
     names = node_names(l.graph, l.B_nodes)  # G's u1..un, then B's nodes as the picture names them
-    return build_grad_call_text(l.call, l.calls.index(l.call) + 1, len(l.calls), names)
+    return build_grad_call_text(l.calls, l.calls.index(l.call) + 1, names)
 
 
 def _call_values(l: Any) -> str:

@@ -290,7 +290,7 @@ def test_66_text_is_the_lessons_text() -> None:
 
     z, w = figure_6_10()
     run = symbolic_frames(z, w)
-    assert run.frames[1].explanation == build_grad_call_text(run.calls[0], 1, len(run.calls), run.names)
+    assert run.frames[1].explanation == build_grad_call_text(run.calls, 1, run.names)
     l = lessons.start(6)  # noqa: E741 - the stepper, as in the REPL
     printed = []
     while not isinstance(l.next(), str):
@@ -300,6 +300,21 @@ def test_66_text_is_the_lessons_text() -> None:
     assert len(printed) == len(calls) == 3
     for shown, f in zip(printed, calls):
         assert "".join(f.explanation.split()) in shown
+
+
+def test_a_call_that_adds_nodes_numbered_below_an_earlier_call_s_says_why() -> None:
+    """B's nodes are numbered as figure 6.10 draws B, not in the order the calls build them: on
+    x*y + exp(x) a later call adds u7-u9 after an earlier one added u10, and its text says why."""
+    x, y = Value(1.0, label="x"), Value(2.0, label="y")
+    run = symbolic_frames(x * y + x.exp(), [x, y])
+    why = "B's nodes are numbered as figure 6.10 draws B"
+    said = [k for k in range(1, len(run.calls) + 1) if why in build_grad_call_text(run.calls, k, run.names)]
+    assert len(said) == 1 and said[0] > 1
+    z, w = figure_6_10()  # a chain: built in the order drawn, nothing to say
+    chain = symbolic_frames(z, w)
+    assert not any(
+        why in build_grad_call_text(chain.calls, k, chain.names) for k in range(1, len(chain.calls) + 1)
+    )
 
 
 def test_66_targets_and_bad_arguments(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -48,7 +48,7 @@ def call_node_name(v: Value, names: Mapping[Value, str]) -> str:
     return f"{names[v]} ({clean(v.label)})" if v.label and not v.in_backward else names[v]
 
 
-def build_grad_call_text(call: BuildGradCall, k: int, total: int, names: Mapping[Value, str]) -> str:
+def build_grad_call_text(calls: Sequence[BuildGradCall], k: int, names: Mapping[Value, str]) -> str:
     """What one call of Algorithm 6.6, ``build_grad(V, G, G', grad_table)``, did, in words and names.
 
     Names V, its consumers C in G' (``get_consumers(V, G')``), each consumer's ``get_inputs(C, G')``
@@ -57,10 +57,12 @@ def build_grad_call_text(call: BuildGradCall, k: int, total: int, names: Mapping
     blank lines. The lesson on figure 6.10 and the step-through page both describe a call with this text,
     so the words are the same in the terminal and in the browser.
 
+    Where the call adds a node numbered below one an earlier call added (B's nodes are numbered as figure
+    6.10 draws B, from the targets' gradients down, not in the order they are built), the text says so.
+
     Args:
-        call: the call, as :func:`micrograph.grad` reports it to ``observe``.
-        k: its number, 1 for the first call reported.
-        total: how many calls grad reported.
+        calls: every call of one ``grad``, as :func:`micrograph.grad` reports them to ``observe``.
+        k: the call described, 1 for the first call reported.
         names: each node's name, as the drawing beside the text names it (:func:`viz.words.node_names`
             of G with B's nodes); a node of G is shown with its label too (``u3 (y)``).
 
@@ -73,6 +75,7 @@ def build_grad_call_text(call: BuildGradCall, k: int, total: int, names: Mapping
     def name(v: Value) -> str:
         return call_node_name(v, names)
 
+    call, total = calls[k - 1], len(calls)
     new = set(call.new_nodes)
     lines = []
     for C, inputs, D, term in zip(call.consumers, call.inputs, call.D, call.terms):
@@ -92,6 +95,12 @@ def build_grad_call_text(call: BuildGradCall, k: int, total: int, names: Mapping
         added = ", ".join(names.get(v, "?") for v in call.new_nodes)
         many = count(len(call.new_nodes), "node")
         added = f"This call added {many} to B: {added}, highlighted in the picture."
+        before = [_number(names.get(v, "")) for c in calls[: k - 1] for v in c.new_nodes]
+        if before and any(_number(names.get(v, "")) < max(before) for v in call.new_nodes):
+            added += (
+                " (B's nodes are numbered as figure 6.10 draws B, from the targets' gradients down, not in "
+                "the order the calls build them.)"
+            )
     else:
         added = "This call added no node to B: grad_table[V] is a node that was already built."
     used = (  # the first call's only consumer is z: its entry is Algorithm 6.5's, not a call's
@@ -108,6 +117,11 @@ def build_grad_call_text(call: BuildGradCall, k: int, total: int, names: Mapping
         f"G <- the sum of the terms: grad_table[{name(call.V)}] = {name(call.G_V)} = {fmt(call.G_V.data)}. "
         f"{added} {used}"
     )
+
+
+def _number(name: str) -> int:
+    """The i of a node's name u(i) (``"u7"``: 7); 0 for any other name."""
+    return int(name[1:]) if name[:1] == "u" and name[1:].isdecimal() else 0
 
 
 def build_grad_call_rows(call: BuildGradCall, names: Mapping[Value, str]) -> list[tuple[str, str, str]]:
@@ -254,7 +268,7 @@ def symbolic_frames(z: Value, wrt: Value | Sequence[Value] | None = None) -> Sym
                 "6.6",
                 _CALL_LINES,
                 f"Algorithm 6.6, call {k} of {len(calls)}: build_grad(V = {name(call.V)})",
-                build_grad_call_text(call, k, len(calls), names),
+                build_grad_call_text(calls, k, names),
                 build_grad_call_rows(call, names),
                 call.new_nodes,
                 call,
