@@ -39,6 +39,15 @@ MLP_GRAD_W = (
     " for i in range(len(net.h[k-1]))]"
 )
 
+
+def _derivative(title: str, wrong: str, mistake: str, says: str) -> Wrong:
+    """The derivatives exercise's correct solution with one function's line, ``def name(...): return ...``,
+    replaced by ``wrong``; the case is that function."""
+    name = wrong.removeprefix("def ").split("(")[0]
+    (line,) = [t for t in CORRECT["derivatives"].splitlines() if t.startswith(f"def {name}(")]
+    return Wrong(title, "derivatives", mutant(CORRECT["derivatives"], (line, wrong)), mistake, says, name)
+
+
 CATALOGUE = [
     # --- Algorithm 6.2 --------------------------------------------------------------------------------
     Wrong(
@@ -294,52 +303,26 @@ def topological_order(z):
         "the arguments are swapped",
         "z = tanh(x * y + x - y / x)",
     ),
-    # --- local derivatives ---------------------------------------------------------------------------
-    *[
-        Wrong(title, "derivatives", mutant(CORRECT["derivatives"], (line, wrong)), mistake, says, case)
-        for title, line, wrong, mistake, says, case in [
-            (
-                "tanh' written with x instead of out",
-                "def tanh_dx(x, out): return 1 - out * out",
-                "def tanh_dx(x, out): return 1 - x * x",
-                "tanh-input",
-                "1 − out²",
-                "tanh_dx",
-            ),
-            (
-                "tanh' without the square",
-                "def tanh_dx(x, out): return 1 - out * out",
-                "def tanh_dx(x, out): return 1 - out",
-                "tanh-unsquared",
-                "1 − out²",
-                "tanh_dx",
-            ),
-            (
-                "the quotient rule's sign",
-                "def div_dy(x, y, out): return -x / (y * y)",
-                "def div_dy(x, y, out): return x / (y * y)",
-                "quotient-sign",
-                "−x/y²",
-                "div_dy",
-            ),
-            (
-                "sqrt' divided by x",
-                "def sqrt_dx(x, out): return 0.5 / out",
-                "def sqrt_dx(x, out): return 0.5 / x",
-                "sqrt-input",
-                "0.5/out",
-                "sqrt_dx",
-            ),
-            (
-                "the power rule used for the exponent",
-                "def pow_dy(x, y, out): return out * math.log(x)",
-                "def pow_dy(x, y, out): return y * x ** (y - 1)",
-                "pow-dy-power-rule",
-                "out·log x",
-                "pow_dy",
-            ),
-        ]
-    ],
+    # --- local derivatives: each a wrong rule in place of the correct one of the same function -------------
+    _derivative(
+        "tanh' written with x instead of out",
+        "def tanh_dx(x, out): return 1 - x * x",
+        "tanh-input",
+        "1 − out²",
+    ),
+    _derivative(
+        "tanh' without the square", "def tanh_dx(x, out): return 1 - out", "tanh-unsquared", "1 − out²"
+    ),
+    _derivative(
+        "the quotient rule's sign", "def div_dy(x, y, out): return x / (y * y)", "quotient-sign", "−x/y²"
+    ),
+    _derivative("sqrt' divided by x", "def sqrt_dx(x, out): return 0.5 / x", "sqrt-input", "0.5/out"),
+    _derivative(
+        "the power rule used for the exponent",
+        "def pow_dy(x, y, out): return y * x ** (y - 1)",
+        "pow-dy-power-rule",
+        "out·log x",
+    ),
     # --- Algorithm 6.6 ---------------------------------------------------------------------------------
     Wrong(
         "build_grad returns a number",
