@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +62,14 @@ Push = Callable[[Any, float], None]
 
 _functions: dict[Op, Push] = {}  # push_function's, compiled once per operation
 _loop: list[Callable[[list[Value]], None]] = []  # push_loop's, compiled on first use
+
+# CPython 3.10 gives a function's code its caches of attribute and global look-ups at its 1,024th call, and
+# never before (3.11 and later specialize code as it runs, whatever the count of calls). The search and the
+# loop of backward are called once a graph, so on 3.10 they would run uncached for the first thousand
+# graphs, their look-ups about 1.5 times as slow: each is called that many times on a trivial input at
+# first use instead (about a millisecond, once). docs/performance.md, *Per Python version*, has the times.
+_CALLS_BEFORE_CACHES = 1024 if sys.version_info < (3, 11) else 0
+_search_cold = [_CALLS_BEFORE_CACHES > 0]  # until backward has called reverse_order those times
 
 
 def push_source(op: Op) -> tuple[list[str], dict[str, Any]]:
@@ -170,8 +179,11 @@ def push_loop() -> Callable[[list[Value]], None]:
     ]
     source = "".join(head + branches + tail)
     exec(compile(source, "<Value.backward's pushes>", "exec"), namespace)  # text from the table's rules
-    _loop.append(namespace["push_all"])
-    return _loop[0]
+    push_all = namespace["push_all"]
+    for _ in range(_CALLS_BEFORE_CACHES):  # CPython 3.10: the loop's look-ups cached (see above)
+        push_all([])
+    _loop.append(push_all)
+    return push_all
 
 
 def backward(z: Value, gradient: float) -> bool:
@@ -195,6 +207,12 @@ def backward(z: Value, gradient: float) -> bool:
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6.
     """
+    if _search_cold[0]:  # CPython 3.10: the search's look-ups cached (see above), on a leaf of z's class
+        _search_cold[0] = False
+        leaf = object.__new__(z.__class__)
+        leaf.grad, leaf._a, leaf._b = 0.0, None, None
+        for _ in range(_CALLS_BEFORE_CACHES):
+            reverse_order(leaf)
     order, held = reverse_order(z)
     z.grad = gradient
     try:

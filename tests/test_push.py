@@ -321,6 +321,26 @@ def test_the_loop_holds_its_frequent_operations_written_out_and_calls_the_others
         assert x.grad == pytest.approx(table[x], rel=1e-15)
 
 
+def test_the_search_called_before_caches_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On CPython 3.10 backward first calls its search many times on a leaf of its own (compile_push's
+    _CALLS_BEFORE_CACHES); forced here on any version, the gradients are those of the plain loop."""
+    import micrograph.compile_push as compile_push
+
+    monkeypatch.setattr(compile_push, "_CALLS_BEFORE_CACHES", 5)
+    monkeypatch.setattr(compile_push, "_search_cold", [True])
+    x, y = Value(0.5), Value(-1.5)
+    z = (x * y + x.tanh()).relu() * y + x
+    x.grad = 0.25
+    z.backward()
+    assert compile_push._search_cold == [False]
+    a, b = Value(0.5), Value(-1.5)
+    c = (a * b + a.tanh()).relu() * b + a
+    a.grad = 0.25
+    with micrograph.push.plain_loop():
+        c.backward()
+    assert (x.grad, y.grad, z.grad) == (a.grad, b.grad, c.grad)
+
+
 def test_a_rule_that_branches_on_a_value_is_called() -> None:
     from micrograph.ops import Op
 
