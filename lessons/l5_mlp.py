@@ -153,8 +153,9 @@ def _test_text(l: Any) -> str:
     wrong = round((1 - l.test_accuracy) * len(l.test[0]))
     return (
         f"On the {len(l.test[0])} held-out flowers, never used for training: accuracy {l.test_accuracy:.3f} "
-        f"({wrong} wrong); on the training flowers {l.train_accuracy:.3f}. micrograph train iris --hidden 8 "
-        f"--epochs 100 --out iris/ runs the same from the shell."
+        f"({wrong} wrong); on the training flowers {l.train_accuracy:.3f}. micrograph train iris --hidden "
+        f"{HIDDEN} --epochs {EPOCHS} --l2 {LAMBDA:g} --out iris/ runs the same from the shell, to the same "
+        f"numbers."
     )
 
 

@@ -7,12 +7,15 @@ bit. One λ in the whole lesson.
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
 import lessons
 import lessons.l5_mlp as l5
+from lessons.cli import main
 from micrograph import nn
 from viz.words import fmt
 
@@ -72,3 +75,23 @@ def test_one_lambda_in_every_step_of_lesson_5() -> None:
         if isinstance(l.next(), str):
             break
     assert said and {float(x) for x in said} == {l5.LAMBDA}
+
+
+def test_the_shell_command_the_lesson_names_trains_to_the_lesson_s_numbers(tmp_path: Path) -> None:
+    """Lesson 5 names the ``micrograph train`` command that runs the same from the shell: run as said, it
+    ends at the lesson's J and accuracies (the same split, network, epochs and lambda; the command compiles
+    its step, so J may differ in the last bits)."""
+    l = lessons.start(5)  # noqa: E741
+    while not isinstance(l.next(), str) and "runs the same from the shell" not in l.text:
+        pass
+    said = re.search(r"micrograph (train .*?) runs the same from the shell", " ".join(l.text.split()))
+    assert said is not None, l.text
+    argv = said.group(1).split()
+    assert argv[argv.index("--out") + 1] == "iris/"
+    argv[argv.index("--out") + 1] = str(tmp_path / "iris")
+    assert main([*argv, "--quiet"]) == 0
+    summary = json.loads((tmp_path / "iris" / "summary.json").read_text())
+    h = l.history
+    assert summary["epochs"] == l5.EPOCHS == len(h.loss)
+    assert summary["train_loss"] == pytest.approx(h.loss[-1], rel=1e-12)
+    assert summary["test_accuracy"] == h.test_accuracy[-1] == l.test_accuracy
