@@ -58,6 +58,8 @@ def test_each_lesson_notebook_ran_in_a_kernel_without_errors_or_warnings(n: int)
         assert first[:60] in markdown[k + 1]
         assert step.lesson_code in code[k]  # the code cell runs the lesson's own step
         assert stepper.code and stepper.code in markdown[k + 1]  # and shows the engine's lines that ran
+        values = stepper.values()  # and the table of the values now, which the text speaks of
+        assert not values or f"*Values now:*\n\n```text\n{values}\n```" in markdown[k + 1]
         k += 1
         if stepper.at_end:
             break

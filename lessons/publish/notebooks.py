@@ -4,9 +4,9 @@ A lesson module yields :class:`~lessons.step.Step` objects: a title, the book's 
 ``text(l)`` (the explanation, a function of the live objects) and ``figure(l)`` (the picture). The
 notebook of lesson n is that lesson run once, here, by a :class:`~lessons.stepper.Stepper`:
 
-* the title, the book's line, each step's text (with the numbers of this run) and the engine's lines it
-  ran, with their values (the "Code that ran" every view shows, :attr:`Stepper.code`), become Markdown
-  cells;
+* the title, the book's line, each step's text (with the numbers of this run), its table of the values
+  now, and the engine's lines it ran, with their values (the "Code that ran" every view shows,
+  :attr:`Stepper.code`), become Markdown cells;
 * each step's own code, the source of its ``run`` (:attr:`Step.lesson_code`), becomes a code cell,
   preceded by ``step = next(lesson)`` (the lesson's next Step, as the stepper takes it) and followed, where
   the step has a picture, by ``step.figure(l)``, which displays it;
@@ -132,7 +132,8 @@ def notebook(n: int, pages: list[Page] | None = None) -> Any:
 
 
 def _cells(p: Page) -> list[Any]:
-    """A step's Markdown cell (title, the book's line, the text, the prediction) and its code cell."""
+    """A step's Markdown cell (title, the book's line, the text, the values now, the code that ran, the
+    prediction) and its code cell."""
     from nbformat import v4
 
     from viz.render import svg_element
@@ -141,6 +142,7 @@ def _cells(p: Page) -> list[Any]:
     head = f"## Step {shown.index}: {shown.title}\n\n{_quote(shown)}\n"
     text = "\n\n".join(" ".join(q.split()) if not q.startswith("  ") else f"```\n{q}\n```"
                          for q in shown.text.split("\n\n"))  # fmt: skip
+    values = f"\n\n*Values now:*\n\n```text\n{shown.values}\n```" if shown.values else ""
     ask = f"\n\n**Predict:** {shown.question}" if shown.question else ""
     ran = (
         "\n\n*Code that ran (micrograph's own lines, with this step's values):*\n\n"
@@ -157,7 +159,7 @@ def _cells(p: Page) -> list[Any]:
             outputs.append(v4.new_output("display_data", data=data))
     cell = v4.new_code_cell("\n".join(c for c in code if c))
     cell.outputs = outputs
-    return [v4.new_markdown_cell(head + text + ran + ask), cell]
+    return [v4.new_markdown_cell(head + text + values + ran + ask), cell]
 
 
 def write_notebooks(
