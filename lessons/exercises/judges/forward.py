@@ -41,15 +41,6 @@ from micrograph.graph import Graph, node_name
 
 __all__ = ["JUDGING", "CODES", "MISTAKES", "cases"]
 
-CODES: tuple[str, ...] = (
-    "mutation", "not-a-list", "skip-u1", "inputs", "skip-first", "not-computed", "stale", "argument-order",
-    "wrong-value", "none-read", "paths",
-)  # fmt: skip
-"""The codes of the mistakes this judge gives, each a row of ``mistakes.toml``'s [forward] table."""
-
-MISTAKES: dict[str, Mistake] = {**mistakes.of("forward", CODES), "growth": growth_mistake()}
-"""The mistakes this exercise recognises."""
-
 
 def _new_inputs(spec: GraphCase) -> tuple[Graph, list[float], list[float]]:
     """G, new input values x (variables moved by 10 %, constants kept), and the engine's u(1)..u(n) at x."""
@@ -62,6 +53,16 @@ def _new_inputs(spec: GraphCase) -> tuple[Graph, list[float], list[float]]:
         except DomainError:
             continue
     raise AssertionError(f"no input values in the domain for {spec.name}")  # the cases are built inside
+
+
+CODES: tuple[str, ...] = (
+    "mutation", "not-a-list", "skip-u1", "inputs", "skip-first", "not-computed", "stale", "argument-order",
+    "wrong-value", "none-read", "paths",
+)  # fmt: skip
+"""The codes of the mistakes this judge gives, each a row of ``mistakes.toml``'s [forward] table."""
+
+MISTAKES: dict[str, Mistake] = {**mistakes.of("forward", CODES), "growth": growth_mistake()}
+"""The mistakes this exercise recognises."""
 
 
 def _fail(code: str, headline: str, **kw: Any) -> Fail:
