@@ -12,8 +12,9 @@ needs to know about one operation:
 * ``code``: a Python expression template for the compiler (``{0}``, ``{1}`` are the arguments), or None
   to call ``f``.
 * ``js``: the same computation as a JavaScript expression template, for the compiler's JavaScript dialect
-  (the explorer page evaluates G and B with it). Outside the domain it gives NaN or an infinity, which the
-  generated code reports as the node being outside its domain.
+  (the explorer page evaluates G and B with it). Where ``f`` raises ValueError or ZeroDivisionError (no
+  value exists: the arguments are outside the domain) it gives NaN; where ``f`` overflows (an infinite
+  result, or OverflowError) it gives that infinity. The page tells the two apart as Python's messages do.
 
 The derivative rules are written with micrograph's own operations: arithmetic operators and the Op
 objects of this table, which are callable. Called on floats, a rule returns a float: that is the
@@ -364,7 +365,7 @@ MUL = Op(
 DIV = Op(
     "div", "÷", 2, _div,
     (lambda x, y, out: 1.0 / y, lambda x, y, out: -out / y),
-    domain="y ≠ 0", code="{0} / {1}", js="{0} / {1}",
+    domain="y ≠ 0", code="{0} / {1}", js="({1} === 0 ? NaN : {0} / {1})",
     passes_non_finite=(True, False),  # inf / y is inf, nan or an error; x / inf is 0
 )  # fmt: skip
 NEG = Op(
@@ -384,7 +385,7 @@ EXP = Op(
 )  # fmt: skip
 LOG = Op(
     "log", "log", 1, _log, (lambda x, out: 1.0 / x,), domain="x > 0",
-    code="math.log({0})", js="Math.log({0})",
+    code="math.log({0})", js="({0} > 0 ? Math.log({0}) : NaN)",
     passes_non_finite=(True,),  # log(inf) = inf, log(nan) = nan, log(-inf) raises
 )  # fmt: skip
 # tanh and σ have their derivatives as operations of their own, f'(x) reading the argument x, as figure
@@ -433,14 +434,14 @@ XLOGY = Op(
     "xlogy", "·log", 2, _xlogy,
     (lambda a, x, out: LOG(x), lambda a, x, out: a / x),
     domain="x > 0, or a = 0 with x = 0 (the limit 0)",
-    js="({0} === 0 && {1} === 0 ? 0 : {0} * Math.log({1}))",
+    js="({0} === 0 && {1} === 0 ? 0 : {1} > 0 ? {0} * Math.log({1}) : NaN)",
 )  # fmt: skip
 """a · log(x), 0 at a = x = 0: d(x ** y)/dy = x ** y · log(x), whose limit at x = 0, y > 0 is 0."""
 POW = Op(
     "pow", "^", 2, _pow,
     (lambda x, y, out: y * x ** (y - 1.0), lambda x, y, out: XLOGY(out, x)),
     domain="x > 0, or x < 0 with an integer y, or x = 0 with y ≥ 0 (d/dy needs x > 0, or x = 0 with y > 0)",
-    js="Math.pow({0}, {1})",
+    js="({0} === 0 && {1} < 0 ? NaN : Math.pow({0}, {1}))",
 )  # fmt: skip
 
 
@@ -474,10 +475,13 @@ def pow_const(c: float) -> Op:
         return c * pow_const(c - 1.0)(x)
 
     shown = int(c) if c == int(c) and abs(c) < 1e16 else c  # 1e308 is shown as 1e+308, not 309 digits
+    js = f"Math.pow({{0}}, {c!r})"
+    if c < 0.0:  # zero to a negative power: no value (ZeroDivisionError in f), NaN as the table's js says
+        js = f"({{0}} === 0 ? NaN : {js})"
     return Op(
         "pow", f"^{shown}", 1, f, (d,),
         domain="x > 0, x < 0 with an integer exponent, or x = 0 with a non-negative exponent",
-        js=f"Math.pow({{0}}, {c!r})", param=c, notation="postfix",
+        js=js, param=c, notation="postfix",
     )  # fmt: skip
 
 

@@ -22,7 +22,7 @@ import pytest
 from conftest import CHROMIUM_AND_DOT, open_watched
 
 import viz
-from micrograph import Graph, Value
+from micrograph import DomainError, Graph, Value
 from micrograph.expr import NOT_FINITE, build
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from viz.frames import frames
@@ -298,6 +298,33 @@ def test_a_typed_value_that_is_no_finite_number_is_refused_and_said(browser: Any
     seen = _type_into(page, box, "1e400", "Tab")  # refused again: the page keeps 1e40, the box shows it
     assert seen["box"] == fmt(1e40) and f"the page keeps {who} = {fmt(1e40)}" in seen["refused"]
     holds(seen, 1e40)
+    assert events["errors"] == []
+    page.close()
+
+
+def test_overflow_is_told_from_outside_the_domain_as_python_tells_them(browser: Any, tmp_path: Path) -> None:
+    z = build("log(x)*y + sqrt(y)", {"x": 1.0, "y": 1.0})
+    g = Graph(z)
+    x, y = g.variables
+    page, events = open_page(browser, viz.explore(z).save(tmp_path / "over.html"))
+    box = {v: f'input.mg-box[data-input="{g.name(v)}"]' for v in (x, y)}
+    cases = [  # (x, y), what Python's Algorithm 6.2 or 6.1 says, and the page's words for it
+        ((1e-320, 1.0), "overflows", "overflows here: Algorithm 6.2 stops at j = 1"),  # d log/dx = 1/x
+        ((1.0, 0.0), "does not exist", "does not exist here (sqrt:"),  # sqrt's 0.5 / out at 0
+        (
+            (1e300, 1e308),
+            "is not finite",
+            "overflows (no finite float holds it): Algorithm 6.1 stops",
+        ),  # u3 u2
+    ]
+    for (at_x, at_y), python, words in cases:
+        _type_into(page, box[x], repr(at_x), "Tab")
+        status = _type_into(page, box[y], repr(at_y), "Tab")["status"]
+        with pytest.raises(DomainError, match=python):
+            g.forward({x: at_x, y: at_y})
+            g.backprop()
+        assert words in status, (at_x, at_y, status)
+        assert ("overflows" in status) == (python != "does not exist"), status
     assert events["errors"] == []
     page.close()
 

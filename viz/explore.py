@@ -14,13 +14,13 @@ written in JavaScript. The program holds
   build_grad formed from the rule of u(i)'s operation, as its observer reported it, so each is computed
   once.
 
-The drawing of B is the part of that same B which computes the targets' entries, so each drawn node shows
-the slot of that very node. A value outside an operation's domain makes the generated code give NaN or an
-infinity; the page looks for the first such node, as Algorithm 6.1 would stop there with a DomainError,
-and says so instead of showing a number. Every sentence the page shows is Python's: the frames' prose
-(:func:`viz.narration.frame_text` with :class:`viz.narration.Holes` for the numbers) and :data:`WORDS`; the
-page fills in the numbers at the current inputs. The drawings pan and zoom (d3-zoom, vendored from npm and
-inlined); in predict mode the student types the grad_table entries.
+The drawing of B is the part of that same B which computes the targets' entries, so each drawn node shows the
+slot of that very node. A value outside an operation's domain makes the generated code give NaN, one that
+overflows an infinity; the page looks for the first such node, as Algorithm 6.1 would stop there with a
+DomainError, and says which of the two it is instead of showing a number. Every sentence the page shows is
+Python's: the frames' prose (:func:`viz.narration.frame_text` with :class:`viz.narration.Holes` for the
+numbers) and :data:`WORDS`; the page fills in the numbers at the current inputs. The drawings pan and zoom
+(d3-zoom, vendored from npm and inlined); in predict mode the student types the grad_table entries.
 
 In Jupyter the explorer is an anywidget widget: moving a slider never goes back to the kernel.
 ``Explorer.save(path)`` writes the same explorer as one self-contained HTML page (script, style and
@@ -134,6 +134,7 @@ def _node_words(graph: Graph, names: dict[Value, str], holes: Holes) -> list[dic
             word["outside"] = (
                 f"{name} = {formula(v, names)} = {said} is outside the domain of {v.op.name} ({v.op.domain})"
             )
+            word["overflows"] = f"{name} = {formula(v, names)} = {said} overflows (no finite float holds it)"
         word["sum_title"] = f"∂{zname}/∂{head} = grad_table[{name}]"
         edges = graph.consumer_edges[i]  # the panel says iteration i of Algorithm 6.2 as the frames do
         word["sum_rule"] = iteration_head(i, edges, graph, names)
@@ -165,6 +166,8 @@ WORDS = {
     "status_61": "{outside}: Algorithm 6.1 stops there.",
     "status_62": "∂{ui}/∂{uj} does not exist here ({op}: {domain}): Algorithm 6.2 stops at j = {j}.",
     "stops_62": "Algorithm 6.2 stops at j = {j}: ∂{ui}/∂{uj} = {rule} does not exist here ({op}: {domain}).",
+    "status_62_overflows": "∂{ui}/∂{uj} = {rule} overflows here: Algorithm 6.2 stops at j = {j}.",
+    "stops_62_overflows": "Algorithm 6.2 stops at j = {j}: ∂{ui}/∂{uj} = {rule} overflows here.",
     "not_computed_sum": "not computed: {why}",
     "not_filled": "grad_table[{name}] is not filled yet at step {k}: Algorithm 6.2 fills it at step {at}.",
     "hint": "Click or tap a node, or Tab to it and press Enter, to see its grad_table entry as the book's "

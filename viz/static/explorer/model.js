@@ -59,26 +59,30 @@ export function model(spec, evaluate) {
     for (var j = n - 1; j >= 0; j--) {
       var terms = spec.consumers[j];
       for (var t = 0; t < terms.length; t++) {
-        if (!isFinite(m.derivative(terms[t]))) {
+        var d = m.derivative(terms[t]);
+        if (!isFinite(d)) {  // the generated code gives NaN outside a domain, an infinity where it overflows
           var e = terms[t];
-          m.state.backward = { i: e.i, k: e.k, j: j, rule: e.rule, op: e.op, domain: e.domain };
+          m.state.backward = { i: e.i, k: e.k, j: j, rule: e.rule, op: e.op, domain: e.domain, overflows: !isNaN(d) };
           return;
         }
       }
     }
   };
 
-  m.stopped = function () {  // the sentence for a node outside its operation's domain, and its name
+  m.stopped = function () {  // the sentence for a node outside its operation's domain (or overflowing), its name
     var f = m.nodes[m.state.forward];
-    return { stop: f.name, outside: m.fill(f.outside) };
+    return { stop: f.name, outside: m.fill(isNaN(m.u[m.state.forward]) ? f.outside : f.overflows) };
   };
   m.backwardFields = function () {
     var b = m.state.backward;
     return { ui: m.nodes[b.i].name, uj: m.nodes[b.j].name, j: b.j + 1, op: b.op, domain: b.domain, rule: b.rule || "?" };
   };
+  m.backwardSays = function (words) {  // W.status_62 or W.stops_62, or its _overflows form, filled in
+    return say(W[words + (m.state.backward.overflows ? "_overflows" : "")], m.backwardFields());
+  };
   m.status = function () {  // the status line: z's value, or where an algorithm stops
     if (m.state.forward >= 0) { return say(W.status_61, m.stopped()); }
-    if (m.state.backward !== null) { return m.fill(spec.status) + "; " + say(W.status_62, m.backwardFields()); }
+    if (m.state.backward !== null) { return m.fill(spec.status) + "; " + m.backwardSays("status_62"); }
     return m.fill(spec.status);
   };
   return m;

@@ -26,7 +26,7 @@ export function stepping(p, nav, side, keys) {
       if (f.lines.indexOf(7) >= 0 || f.node === m.state.forward) { return say(W.stopped_61, s); }
       if (f.node > m.state.forward) { return say(W.not_computed, { i: f.node + 1, stop: s.stop }); }
     } else if (m.state.backward !== null && f.algorithm === "6.2") {
-      return say(W.stops_62, m.backwardFields());
+      return m.backwardSays("stops_62");
     }
     return m.fill(f.text);
   }

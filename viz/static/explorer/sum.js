@@ -28,7 +28,7 @@ export function sums(p, sum) {
     sum.setAttribute("data-node", String(j));
     sum.appendChild(make("div", "mg-sum-title", v.sum_title));
     if (!m.ok()) {
-      var why = m.state.forward >= 0 ? m.stopped().outside : say(W.status_62, m.backwardFields());
+      var why = m.state.forward >= 0 ? m.stopped().outside : m.backwardSays("status_62");
       sum.appendChild(make("p", "mg-total", say(W.not_computed_sum, { why: why })));
       return;
     }
