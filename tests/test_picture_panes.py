@@ -98,9 +98,10 @@ TEXT_HEIGHTS = """box => Array.from(box.querySelectorAll("svg text"))
 def _open(
     browser: Any, path: Path, screen: str, ready: str = ".mg-picture .mg-picture-pane"
 ) -> tuple[Any, list[str]]:
-    """The page at ``path`` on ``screen``, once ``ready`` (a selector) is in it, and its script errors."""
+    """The page at ``path`` on ``screen`` (the phone a touch screen), once ``ready`` (a selector) is in it, and
+    its script errors."""
     width, height = SCREENS[screen]
-    page = browser.new_page(viewport={"width": width, "height": height})
+    page = browser.new_page(viewport={"width": width, "height": height}, has_touch=screen == "phone")
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(path.resolve().as_uri())
@@ -182,6 +183,7 @@ def test_every_frame_of_the_tours_step_pages_is_legible_and_fits_the_screen(
     width = SCREENS[screen][0]
     for path in step_pages:
         page, errors = _open(browser, path, screen, ready="section.frame.current")
+        assert page.is_visible(".help.keys") == (screen == "desktop")  # a phone has no arrow keys
         total = page.locator("section.frame").count()
         for k in range(1, total + 1):
             if k > 1:

@@ -287,7 +287,7 @@ def steps(
         '<div class="nav"><button id="prev" type="button">◀ previous</button>'
         f'<span id="counter" class="counter">step 1 of {total}</span>'
         '<button id="next" type="button">next ▶</button>'
-        '<span class="help">or use the ← → arrow keys (Home, End)</span></div>\n' + "\n".join(sections)
+        '<span class="help keys">or use the ← → arrow keys (Home, End)</span></div>\n' + "\n".join(sections)
     )
     page = html_page(
         title=f"Back-propagation step by step: {zname}",

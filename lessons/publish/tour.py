@@ -264,7 +264,7 @@ def _index(out: Path, runs: list[_Run], pages: list[tuple[str, str]], seconds: f
         "are linked one by one under each lesson.</p>",
     ]
     if pages:
-        parts.append("<h2>Step-through pages (use ← →)</h2><ul>")
+        parts.append("<h2>Step-through pages</h2><ul>")
         parts += [f"<li><a href='{e(name)}'>{e(name)}</a>: {e(what)}</li>" for name, what in pages]
         parts.append("</ul>")
     for run in runs:
