@@ -342,6 +342,22 @@ def test_a_crash_in_one_case_restarts_the_runner_for_the_next(tmp_path: Path) ->
     assert report.failure is not None and report.failure.mistake == "crash" and "exit code 7" in report.text()
 
 
+def test_a_keyboard_interrupt_the_solution_raises_is_its_exception_not_a_crash(tmp_path: Path) -> None:
+    """Ctrl-C at a terminal reaches the judge, never the solution's side: a KeyboardInterrupt there is the
+    solution's own, reported with its line, and the next case runs in the same interpreter."""
+    source = CORRECT["backprop"].replace(
+        "    nodes = G.nodes\n",
+        "    nodes = G.nodes\n    if len(nodes) == 2:\n        raise KeyboardInterrupt\n",
+    )
+    report = check(tmp_path, "backprop", source)
+    assert not report.cases[0].passed and all(c.passed for c in report.cases[1:]), report.text()
+    text = report.text()
+    assert "raised KeyboardInterrupt" in text and "crash" not in text and "exit code" not in text, text
+    assert "child.py" not in text and 'backprop.py", line 8, in backprop' in text, text
+    loaded = check(tmp_path, "backprop", "raise KeyboardInterrupt\n" + CORRECT["backprop"]).text()
+    assert "KeyboardInterrupt" in loaded and "crash" not in loaded and "exit code" not in loaded, loaded
+
+
 def test_a_long_print_is_capped_and_fd_1_does_not_break_json(tmp_path: Path) -> None:
     source = REACH + CORRECT["backprop"].replace(
         "    return grad_table",

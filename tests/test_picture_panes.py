@@ -98,8 +98,8 @@ TEXT_HEIGHTS = """box => Array.from(box.querySelectorAll("svg text"))
 def _open(
     browser: Any, path: Path, screen: str, ready: str = ".mg-picture .mg-picture-pane"
 ) -> tuple[Any, list[str]]:
-    """The page at ``path`` on ``screen`` (the phone a touch screen), once ``ready`` (a selector) is in it, and
-    its script errors."""
+    """The page at ``path`` on ``screen`` (the phone a touch screen), once ``ready`` (a selector) is in it,
+    and its script errors."""
     width, height = SCREENS[screen]
     page = browser.new_page(viewport={"width": width, "height": height}, has_touch=screen == "phone")
     errors: list[str] = []

@@ -348,8 +348,6 @@ def _load(request: dict[str, Any]) -> tuple[Solution | None, dict[str, Any]]:
         lines = "".join(traceback.format_exception_only(type(e), e))
         return None, {"ok": False, "error": {"kind": "syntax", "line": e.lineno, "traceback": lines[-4000:]}}
     except BaseException as e:  # SystemExit too: sys.exit() at the top of the file is the solution's error
-        if isinstance(e, KeyboardInterrupt):
-            raise
         return None, {"ok": False, "error": _error(e, {})}
 
 
@@ -367,8 +365,9 @@ def _answer(solution: Solution, request: dict[str, Any], call: Any) -> dict[str,
     try:
         answer = call(solution, request, plain)
     except BaseException as e:
-        if isinstance(e, KeyboardInterrupt):
-            raise
+        # KeyboardInterrupt too: this side runs in a session of its own (the runner's start_new_session) or
+        # in a Web Worker, so Ctrl-C at a terminal reaches the judge, never here: one raised here is the
+        # solution's own
         return {"ok": False, "error": _error(e, plain.refs)}
     return {"ok": True, **answer}
 
