@@ -32,6 +32,7 @@ from micrograph.nn import MLP, History
 from viz import charts
 
 ROOT = Path(__file__).resolve().parent.parent
+POINTED = "() => { const e = document.activeElement; return [e.id, e.selectionStart, e.selectionEnd]; }"
 
 
 @pytest.mark.slow
@@ -128,6 +129,11 @@ def test_lesson_on_the_students_expression(page: Any) -> None:
     page.get_by_role("button", name="Start lesson").click()
     page.wait_for_function("() => document.getElementById('lesson-note').textContent.length > 0")
     assert page.locator("#lesson-note").text_content() == "syntax error: '(' was never closed at column 4"
+    assert page.evaluate(POINTED) == [
+        "expr",
+        3,
+        4,
+    ]  # the cursor on the "(" of "log(x", as the terminal's caret
 
 
 @pytest.mark.slow
@@ -218,6 +224,7 @@ def test_explorer_of_a_typed_expression(page: Any) -> None:
     section.get_by_label("Expression").fill("log(x")
     page.get_by_role("button", name="Draw G and B").click()
     expect(page.locator("#explorer-note")).to_have_text("syntax error: '(' was never closed at column 4")
+    assert page.evaluate(POINTED) == ["x-expr", 3, 4]
     # predict mode: the student is asked for grad_table's entries from u(n) down, as viz.explore does
     section.get_by_label("Expression").fill("tanh(tanh(tanh(w)))")
     section.get_by_label("Values").fill("w=0.5")

@@ -17,6 +17,16 @@ const say = (text) => { $("status").textContent = text; };
 const lastLine = (error) => String(error && error.message ? error.message : error).trim().split("\n").pop()
   .replace(/^(?:[A-Za-z_][\w]*\.)*(?:ExprError|DomainError|ValueError): /, "");
 
+// An expression's syntax error names its column (micrograph.expr.ExprError): the cursor goes to that
+// character of the box, as a caret under it does in the terminal.
+function pointAt(input, error) {
+  const column = / at column (\d+)$/.exec(lastLine(error));
+  if (!column) return;
+  const k = Math.min(Number(column[1]) - 1, input.value.length);
+  input.focus();
+  input.setSelectionRange(k, Math.min(k + 1, input.value.length));
+}
+
 let catalogue = null;
 let address = { lesson: null, expr: "", at: "", step: null, exercise: null, explore: null, explore_at: "", predict: false, notes: [] };
 let lesson = null;  // the lesson shown: { number, expr, at }, as it was started; null when none is
@@ -213,6 +223,7 @@ async function startLesson() {
     $("where").textContent = "";
     $("predict").hidden = true;
     controls();
+    if (!(error instanceof Stopped)) pointAt($("expr"), error);
     return;
   }
   lesson = asked;
@@ -315,6 +326,7 @@ async function drawExplorer() {
     html = await working("drawing G and B", () => python.call("explorer", expr, at, predict));
   } catch (error) {
     $("explorer-note").textContent = error instanceof Stopped ? "Stopped: G and B were not drawn." : lastLine(error);
+    if (!(error instanceof Stopped)) pointAt($("x-expr"), error);
     return;
   }
   // The frame is sandboxed (scripts only: an origin of its own), so the browser may run it in a process of
