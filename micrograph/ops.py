@@ -12,9 +12,8 @@ needs to know about one operation:
 * ``code``: a Python expression template for the compiler (``{0}``, ``{1}`` are the arguments), or None
   to call ``f``.
 * ``js``: the same computation as a JavaScript expression template, for the compiler's JavaScript dialect
-  (the explorer page evaluates G and B with it). Where ``f`` raises ValueError or ZeroDivisionError (no
-  value exists: the arguments are outside the domain) it gives NaN; where ``f`` overflows (an infinite
-  result, or OverflowError) it gives that infinity. The page tells the two apart as Python's messages do.
+  (the explorer page evaluates G and B with it): NaN where ``f`` finds no value (ValueError,
+  ZeroDivisionError: outside the domain), an infinity where it overflows, as Python's messages tell them.
 
 The derivative rules are written with micrograph's own operations: arithmetic operators and the Op
 objects of this table, which are callable. Called on floats, a rule returns a float: that is the
@@ -476,8 +475,7 @@ def pow_const(c: float) -> Op:
 
     shown = int(c) if c == int(c) and abs(c) < 1e16 else c  # 1e308 is shown as 1e+308, not 309 digits
     js = f"Math.pow({{0}}, {c!r})"
-    if c < 0.0:  # zero to a negative power: no value (ZeroDivisionError in f), NaN as the table's js says
-        js = f"({{0}} === 0 ? NaN : {js})"
+    js = f"({{0}} === 0 ? NaN : {js})" if c < 0.0 else js  # zero to a negative power: no value, as in f
     return Op(
         "pow", f"^{shown}", 1, f, (d,),
         domain="x > 0, x < 0 with an integer exponent, or x = 0 with a non-negative exponent",

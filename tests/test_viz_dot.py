@@ -15,9 +15,10 @@ from hypothesis import given
 from strategies import DAG_SETTINGS, dag_cases
 
 import viz
-from micrograph import Graph, Value
+from micrograph import Graph, Value, nn
 from micrograph.graph import node_name
 from viz import style
+from viz.boxes import TITLE_COLUMNS
 from viz.render import pipe_svg
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
@@ -120,6 +121,21 @@ def test_commutative_edges_unnumbered():
     assert all("label=" not in attrs for _, _, attrs in edges(src))
 
 
+@needs_dot
+def test_a_long_title_is_wrapped_at_the_drawings_left_and_a_cluster_stays_centred() -> None:
+    model = nn.MLP(3, [2, 2], activation="tanh", seed=2)
+    cost = nn.forward_minibatch(model, [[0.5, -1.0, 2.0]], [1], l2=0.1)
+    title = "an MLP drawn by neurons, one of them opened, with a title longer than a narrow screen shows"
+    unit = cost.examples[0].h[1][1]
+    svg = pipe_svg(viz.draw(cost.J, level="neurons", expand=[unit], max_nodes=1000, title=title))
+    lines = re.findall(r'<text text-anchor="start" x="([-\d.]+)"[^>]*>([^<]*)</text>', svg)[:2]
+    assert " ".join(t for _, t in lines) == title
+    assert all(len(t) <= TITLE_COLUMNS for _, t in lines) and lines[0][0] == lines[1][0]  # from one x
+    assert float(lines[0][0]) < 20  # at the drawing's left, where a phone's first view starts
+    cluster = re.search(r'<g id="clust1" class="cluster">.*?</g>', svg, flags=re.S)
+    assert cluster and 'text-anchor="middle"' in cluster.group(0)  # the opened neuron's title stays centred
+
+
 def test_grad_table_and_highlight():
     z, w = chain3()
     table = Graph(z).backprop()
@@ -129,7 +145,7 @@ def test_grad_table_and_highlight():
     assert "grad 1.000" in found["u4"][0]
     assert style.HIGHLIGHT["fillcolor"] in found["u1"][1]
     assert style.HIGHLIGHT["fillcolor"] not in found["u2"][1]
-    assert 'label="three tanh"' in dot.source
+    assert 'label="three tanh\\l" labeljust=l' in dot.source  # one line, at the drawing's left
     partial = viz.draw(z, grad_table={z: 1.0})
     assert "grad —" in nodes(partial.source)["u1"][0]
     assert w.grad == 0.0  # drawing reads, never writes

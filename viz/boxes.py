@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import textwrap
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import graphviz
@@ -196,10 +197,19 @@ def _edges(dot: graphviz.Digraph, node: Value, names: Mapping[Value, str], *, cr
         dot.edge(_tail(dot, node, k, names, cut, first_row), names[node], **attrs)
 
 
+TITLE_COLUMNS = 64
+"""The longest line of a drawing's title, in characters: a longer title is wrapped."""
+
+
 def _new_digraph(name: str, title: str | None) -> graphviz.Digraph:
     dot = graphviz.Digraph(name=name, graph_attr=style.GRAPH, node_attr=style.NODE, edge_attr=style.EDGE)
     if title:
-        dot.attr(label=graphviz.nohtml(escape_text(title)))
+        # Lines of at most TITLE_COLUMNS, each left-justified (DOT's \l), the block at the drawing's left:
+        # where a narrow screen shows a part of the drawing, its first view (the left) holds all the title.
+        lines = textwrap.wrap(
+            clean(title, 120), TITLE_COLUMNS, break_long_words=False, break_on_hyphens=False
+        )
+        dot.attr(label=graphviz.nohtml("".join(escape_text(line) + "\\l" for line in lines)), labeljust="l")
     return dot
 
 
