@@ -74,6 +74,8 @@ def test_a_local_derivative_evaluated_twice_per_edge_is_named(tmp_path: Path) ->
     twice = "grad_table[C] * (tools.local_derivative(C, k) + tools.local_derivative(C, k)) / 2"
     source = CORRECT["backprop"].replace("grad_table[C] * tools.local_derivative(C, k)", twice)
     assert "evaluated twice per edge" in named(tmp_path, "backprop", source, "twice-per-edge")
+    failed = [c for c in check(tmp_path, "backprop", source).cases if not c.passed]
+    assert {c.mistake for c in failed} == {"twice-per-edge"}  # the large graphs too, whose calls are sampled
 
 
 def test_forward_that_skips_u1_is_named(tmp_path: Path) -> None:

@@ -82,12 +82,16 @@ def _table(result: Any, graph: Graph) -> list[Any]:
 
 
 def _twice(count: int, graph: Graph, calls: list[list[int]]) -> bool:
-    """True if every edge's local derivative was evaluated exactly twice (the calls are all known)."""
-    if count != 2 * graph.num_edges or len(calls) != count:
+    """True if every edge's local derivative was evaluated exactly twice: all the calls known, each edge
+    twice; on a large graph, whose calls are known only in part (:func:`lessons.exercises.calls.call_backprop`
+    sends the first ones), none of those more than twice."""
+    if count != 2 * graph.num_edges or len(calls) > count:
         return False
     times: dict[tuple[int, int], int] = {}
     for i, k in calls:
         times[i, k] = times.get((i, k), 0) + 1
+    if len(calls) < count:
+        return max(times.values(), default=0) <= 2
     edges = {(i, k) for i, pa in enumerate(graph.parents) for k in range(len(pa))}
     return set(times) == edges and set(times.values()) == {2}
 
