@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import statistics
 import time
 from pathlib import Path
@@ -24,6 +25,7 @@ from conftest import CHROMIUM_AND_DOT, open_watched
 import viz
 from micrograph import DomainError, Graph, Value
 from micrograph.expr import NOT_FINITE, build
+from micrograph.ops import POW
 from micrograph.pseudocode import ALGORITHM_6_1, ALGORITHM_6_2
 from viz.frames import frames
 from viz.words import fmt
@@ -302,31 +304,40 @@ def test_a_typed_value_that_is_no_finite_number_is_refused_and_said(browser: Any
     page.close()
 
 
-def test_overflow_is_told_from_outside_the_domain_as_python_tells_them(browser: Any, tmp_path: Path) -> None:
-    z = build("log(x)*y + sqrt(y)", {"x": 1.0, "y": 1.0})
-    g = Graph(z)
-    x, y = g.variables
-    page, events = open_page(browser, viz.explore(z).save(tmp_path / "over.html"))
-    box = {v: f'input.mg-box[data-input="{g.name(v)}"]' for v in (x, y)}
-    cases = [  # (x, y), what Python's Algorithm 6.2 or 6.1 says, and the page's words for it
-        ((1e-320, 1.0), "overflows", "overflows here: Algorithm 6.2 stops at j = 1"),  # d log/dx = 1/x
-        ((1.0, 0.0), "does not exist", "does not exist here (sqrt:"),  # sqrt's 0.5 / out at 0
-        (
-            (1e300, 1e308),
-            "is not finite",
-            "overflows (no finite float holds it): Algorithm 6.1 stops",
-        ),  # u3 u2
-    ]
-    for (at_x, at_y), python, words in cases:
-        _type_into(page, box[x], repr(at_x), "Tab")
-        status = _type_into(page, box[y], repr(at_y), "Tab")["status"]
-        with pytest.raises(DomainError, match=python):
-            g.forward({x: at_x, y: at_y})
-            g.backprop()
-        assert words in status, (at_x, at_y, status)
-        assert ("overflows" in status) == (python != "does not exist"), status
-    assert events["errors"] == []
-    page.close()
+def test_where_algorithm_6_2_stops_the_page_says_what_python_says(browser: Any, tmp_path: Path) -> None:
+    """At values typed in, the page stops where Python's Algorithms 6.1 and 6.2 raise, and says why in the
+    same terms: a value outside a domain, a local derivative, a term or a sum that overflows; where Python
+    goes on (a constant's entry is NaN), the page shows the same numbers."""
+
+    def log_y() -> Value:
+        return build("log(x)*y + sqrt(y)", {"x": 1.0, "y": 1.0})
+
+    cases = [  # G, the values typed, what Python says (None: its numbers), the page's words
+        (log_y, {"x": 1e-320, "y": 1.0}, "overflows", "∂u3/∂u1 = 1 ÷ u1 overflows here: Algorithm 6.2 stops"),
+        (log_y, {"x": 1.0, "y": 0.0}, "does not exist", "does not exist here (sqrt:"),  # 0.5 / out at 0
+        (log_y, {"x": 1e300, "y": 1e308}, "is not finite", "overflows (no finite float holds it): Algorithm"),
+        (log_y, {"x": 1e-200, "y": 1e200}, "the term grad_table", "the term grad_table[u3] × ∂u3/∂u1"),
+        (lambda: build("a*x + c*x", {"a": 1.0, "x": 0.5, "c": 1.0}), {"a": 1e308, "x": 0.5, "c": 1e308},
+         "the sum of its 2 terms", "grad_table[u2], the sum of its terms, overflows here"),
+        (lambda: POW(Value(1.5, label="b"), 100.0), {"b": -2.0}, None, "u3 = 1.268e+30"),  # a constant's NaN
+    ]  # fmt: skip
+    for k, (make, at, python, words) in enumerate(cases):
+        g = Graph(make())
+        page, events = open_page(browser, viz.explore(g.output).save(tmp_path / f"p{k}.html"))
+        for v in g.variables:
+            seen = _type_into(page, f'input.mg-box[data-input="{g.name(v)}"]', repr(at[v.label]), "Tab")
+        values = {v: at[v.label] for v in g.variables}
+        if python is None:
+            g.forward(values)
+            grads = {i: f"grad {fmt(e)}" for i, e in enumerate(g.backprop().values())}
+            assert seen["status"] == words and dict(seen["grad"]) == grads, seen
+        else:
+            with pytest.raises(DomainError, match=re.escape(python)):
+                g.forward(values)
+                g.backprop()
+            assert words in seen["status"] and seen["dzdw"] == ["—"] * len(g.variables), (at, seen)
+        assert events["errors"] == []
+        page.close()
 
 
 def test_labels_are_text_and_the_page_has_a_csp(browser: Any, tmp_path: Path) -> None:

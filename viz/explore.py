@@ -129,6 +129,7 @@ def _node_words(graph: Graph, names: dict[Value, str], holes: Holes) -> list[dic
             "label": clean(v.label),
             "head": head,
             "formula": formula(v, names),
+            "constant": v.is_constant,  # Algorithm 6.2 gives it NaN where its derivative fails, and goes on
         }
         if v.op is not None:
             word["outside"] = (
@@ -168,6 +169,10 @@ WORDS = {
     "stops_62": "Algorithm 6.2 stops at j = {j}: ∂{ui}/∂{uj} = {rule} does not exist here ({op}: {domain}).",
     "status_62_overflows": "∂{ui}/∂{uj} = {rule} overflows here: Algorithm 6.2 stops at j = {j}.",
     "stops_62_overflows": "Algorithm 6.2 stops at j = {j}: ∂{ui}/∂{uj} = {rule} overflows here.",
+    "status_62_term": "the term grad_table[{ui}] × ∂{ui}/∂{uj} overflows here: Algorithm 6.2 stops at j = {j}.",
+    "stops_62_term": "Algorithm 6.2 stops at j = {j}: the term grad_table[{ui}] × ∂{ui}/∂{uj} overflows here.",
+    "status_62_sum": "grad_table[{uj}], the sum of its terms, overflows here: Algorithm 6.2 stops at j = {j}.",
+    "stops_62_sum": "Algorithm 6.2 stops at j = {j}: grad_table[{uj}], the sum of its terms, overflows here.",
     "not_computed_sum": "not computed: {why}",
     "not_filled": "grad_table[{name}] is not filled yet at step {k}: Algorithm 6.2 fills it at step {at}.",
     "hint": "Click or tap a node, or Tab to it and press Enter, to see its grad_table entry as the book's "

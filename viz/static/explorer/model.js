@@ -50,22 +50,26 @@ export function model(spec, evaluate) {
   };
 
   // Run the generated program at the inputs x, then find where the book's algorithms would stop: the
-  // first non-finite value in G's order (Algorithm 6.1), else the first local derivative in Algorithm
-  // 6.2's order.
+  // first non-finite value in G's order (Algorithm 6.1), else, in Algorithm 6.2's order, the first local
+  // derivative that does not exist (NaN) or overflows, term that overflows, or sum (grad_table entry) that
+  // overflows, as run_algorithm_6_2 raises; a constant's entry is skipped there (NaN, no stop).
   m.compute = function () {
     evaluate(m.x, m.u);
     m.state.forward = -1; m.state.backward = null;
     for (var i = 0; i < n; i++) { if (!isFinite(m.u[i])) { m.state.forward = i; return; } }
+    function stop(e, j, kind) {
+      m.state.backward = { i: e ? e.i : j, k: e ? e.k : 0, j: j, rule: e ? e.rule : "", op: e ? e.op : "",
+                           domain: e ? e.domain : "", kind: kind };
+    }
     for (var j = n - 1; j >= 0; j--) {
+      if (m.nodes[j].constant) { continue; }
       var terms = spec.consumers[j];
       for (var t = 0; t < terms.length; t++) {
-        var d = m.derivative(terms[t]);
-        if (!isFinite(d)) {  // the generated code gives NaN outside a domain, an infinity where it overflows
-          var e = terms[t];
-          m.state.backward = { i: e.i, k: e.k, j: j, rule: e.rule, op: e.op, domain: e.domain, overflows: !isNaN(d) };
-          return;
-        }
+        var d = m.derivative(terms[t]);  // the generated code: NaN outside a domain, an infinity where it overflows
+        if (!isFinite(d)) { stop(terms[t], j, isNaN(d) ? "" : "_overflows"); return; }
+        if (!isFinite(m.product(terms[t]))) { stop(terms[t], j, "_term"); return; }
       }
+      if (!isFinite(m.gradOf(j))) { stop(null, j, "_sum"); return; }
     }
   };
 
@@ -77,8 +81,8 @@ export function model(spec, evaluate) {
     var b = m.state.backward;
     return { ui: m.nodes[b.i].name, uj: m.nodes[b.j].name, j: b.j + 1, op: b.op, domain: b.domain, rule: b.rule || "?" };
   };
-  m.backwardSays = function (words) {  // W.status_62 or W.stops_62, or its _overflows form, filled in
-    return say(W[words + (m.state.backward.overflows ? "_overflows" : "")], m.backwardFields());
+  m.backwardSays = function (words) {  // W.status_62 or W.stops_62 in the form for what stopped, filled in
+    return say(W[words + m.state.backward.kind], m.backwardFields());
   };
   m.status = function () {  // the status line: z's value, or where an algorithm stops
     if (m.state.forward >= 0) { return say(W.status_61, m.stopped()); }
