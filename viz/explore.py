@@ -169,9 +169,12 @@ WORDS = {
     "stops_62": "Algorithm 6.2 stops at j = {j}: ∂{ui}/∂{uj} = {rule} does not exist here ({op}: {domain}).",
     "status_62_overflows": "∂{ui}/∂{uj} = {rule} overflows here: Algorithm 6.2 stops at j = {j}.",
     "stops_62_overflows": "Algorithm 6.2 stops at j = {j}: ∂{ui}/∂{uj} = {rule} overflows here.",
-    "status_62_term": "the term grad_table[{ui}] × ∂{ui}/∂{uj} overflows here: Algorithm 6.2 stops at j = {j}.",
-    "stops_62_term": "Algorithm 6.2 stops at j = {j}: the term grad_table[{ui}] × ∂{ui}/∂{uj} overflows here.",
-    "status_62_sum": "grad_table[{uj}], the sum of its terms, overflows here: Algorithm 6.2 stops at j = {j}.",
+    "status_62_term": "the term grad_table[{ui}] × ∂{ui}/∂{uj} overflows here: Algorithm 6.2 stops at "
+    "j = {j}.",
+    "stops_62_term": "Algorithm 6.2 stops at j = {j}: the term grad_table[{ui}] × ∂{ui}/∂{uj} overflows "
+    "here.",
+    "status_62_sum": "grad_table[{uj}], the sum of its terms, overflows here: Algorithm 6.2 stops at "
+    "j = {j}.",
     "stops_62_sum": "Algorithm 6.2 stops at j = {j}: grad_table[{uj}], the sum of its terms, overflows here.",
     "not_computed_sum": "not computed: {why}",
     "not_filled": "grad_table[{name}] is not filled yet at step {k}: Algorithm 6.2 fills it at step {at}.",
