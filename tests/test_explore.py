@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -333,3 +335,15 @@ def test_a_b_too_large_to_draw_is_said_in_words_that_fit_every_place() -> None:
     spec = viz.explore(z, [x], max_nodes=n).spec
     assert spec["b_size"] > n and spec["svg_b"] == "" and spec["svg_g"]
     assert spec["note"] == f"B has {spec['b_size']} nodes, more than the {n} drawn at once: B is not drawn."
+
+
+@pytest.mark.parametrize("value", [5e307, -1e308, sys.float_info.max])
+def test_a_leaf_near_the_largest_float_has_a_slider_of_finite_floats(tmp_path: Path, value: float) -> None:
+    x = Value(value, label="x")
+    z = (x * 1e-300).tanh() + Value(0.5, label="c") * value  # a variable and a constant that large
+    e = viz.explore(z)
+    for slider in e.spec["inputs"]:
+        ends = (slider["min"], slider["value"], slider["max"])
+        assert all(math.isfinite(v) for v in (*ends, slider["step"])) and ends == tuple(sorted(ends)), slider
+        assert slider["step"] > 0.0
+    assert e.save(tmp_path / "big.html").is_file()  # its data written as strict JSON: no inf

@@ -33,6 +33,7 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -388,10 +389,11 @@ def _spec(graph: Graph, names: dict[Value, str], fs: list[Frame], program: Any,
     variables = set(graph.variables)
     inputs = []
     for j, v in enumerate(nodes[: graph.n_inputs]):
-        span = 3.0 * max(1.0, abs(v.data))
+        span = 3.0 * max(1.0, abs(v.data))  # the slider's reach each side, within the finite floats
+        low, high = max(v.data - span, -sys.float_info.max), min(v.data + span, sys.float_info.max)
         inputs.append({
             "j": j, "name": names[v], "label": clean(v.label), "value": v.data, "variable": v in variables,
-            "min": v.data - span, "max": v.data + span, "step": span / 500.0,
+            "min": low, "max": high, "step": high / 1000.0 - low / 1000.0,
         })  # fmt: skip
     title = clean(z.label) or names[z]
     b_consumers: dict[Value, list[int]] = {}
