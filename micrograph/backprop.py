@@ -282,13 +282,19 @@ def _failed(
         raise _overflow_error(graph, u, grad_table, edges, j, where) from None
     node = nodes[i]
     reason = "" if isinstance(e, DomainError) else str(e)
-    at = f"{where}: the local derivative d{name(node)}/d{name(nodes[j])} does not exist at {name(node)}" + (
-        f" (label {node.label!r})" if node.label else ""
+    exists = not (isinstance(e, OverflowError) or getattr(e, "overflows", False))  # too large for a float
+    at = (
+        f"{where}: the local derivative d{name(node)}/d{name(nodes[j])} "
+        + (f"does not exist at {name(node)}" if exists else f"overflows at {name(node)}")
+        + (f" (label {node.label!r})" if node.label else "")
     )
     pa = graph.parents[i]
+    param = [] if node.op.param is None else [repr(node.op.param)]  # x ** c: c shown as DomainError does
+    shown = f"{node.op.name}({', '.join([*(repr(u[p]) for p in pa), *param])})"
     raise DomainError(
-        node.op, [nodes[p] for p in pa], reason=reason, where=at, names=[name(nodes[p]) for p in pa]
-    ) from None
+        node.op, [nodes[p] for p in pa], reason=reason, where=at, names=[name(nodes[p]) for p in pa],
+        message=None if exists else f"{at} = {shown}: no finite float holds it", overflows=not exists,
+    ) from None  # fmt: skip
 
 
 def _overflow_error(
@@ -321,4 +327,5 @@ def _overflow_error(
     )
     at = f"{node.op.name}({', '.join(repr(u[p]) for p in pa)})"
     message = f"{where}: grad_table[{u_j}] is not finite: {what} at {at}"
-    return DomainError(node.op, [nodes[p] for p in pa], message=message, names=[name(nodes[p]) for p in pa])
+    names = [name(nodes[p]) for p in pa]
+    return DomainError(node.op, [nodes[p] for p in pa], message=message, names=names, overflows=True)

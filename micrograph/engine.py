@@ -387,7 +387,7 @@ def apply(op: Any, args: tuple[Any, ...]) -> Value:
     try:
         d = op.f(*[a.data for a in args])
     except (ArithmeticError, ValueError) as e:
-        raise DomainError(op, args, reason=str(e)) from None
+        raise DomainError(op, args, reason=e) from None
     if d - d != 0.0:
         raise DomainError(op, args, result=d)
     out = _new(Value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 import reprlib
 from collections.abc import Sequence
@@ -121,11 +122,15 @@ class DomainError(ValueError):
         values: the input values (floats), in argument order.
         nodes: the input nodes (Values), or None when the operation was applied to plain numbers.
         result: the non-finite result, when that was the problem; else None.
+        overflows: True where the value exists but no finite float holds it (an infinite result, or
+            ``OverflowError``: ``exp(710.0)``, ``1e200 ** 2``), False where it does not exist.
 
     Args:
         op: the operation; args: its inputs (Values or numbers), in argument order.
-        reason: what the numeric function said, added when it tells more than the domain does.
+        reason: what the numeric function said, added when it tells more than the domain does: its text, or
+            the exception it raised (an ``OverflowError`` means the value exists but overflows).
         result: the non-finite result, when that was the problem.
+        overflows: the value exists, too large for a float (as a ``reason`` that is an ``OverflowError``).
         where: where it happened (``"Algorithm 6.1 at u5"``), put in front of the message.
         names: the inputs' book names (``"u3"``), for the message.
         message: a whole message that replaces the standard one (the inputs are still listed).
@@ -136,8 +141,9 @@ class DomainError(ValueError):
         op: Op,
         args: Sequence[Any],
         *,
-        reason: str | None = None,
+        reason: str | BaseException | None = None,
         result: float | None = None,
+        overflows: bool = False,
         where: str | None = None,
         names: Sequence[str | None] | None = None,
         message: str | None = None,
@@ -146,12 +152,18 @@ class DomainError(ValueError):
         self.nodes: tuple[Any, ...] | None = tuple(args) if any(is_node(a) for a in args) else None
         self.values = tuple(a.data if is_node(a) else a for a in args)
         self.result = result
+        if isinstance(reason, BaseException):
+            overflows = overflows or (result is None and isinstance(reason, OverflowError))
+            reason = str(reason)
+        self.overflows = overflows or (result is not None and math.isinf(result))
         shown = ", ".join(repr(float(v)) for v in self.values)
         if op.param is not None:  # x ** c: show the constant exponent as a second argument
             shown += f", {op.param!r}"
         call = f"{op.name}({shown})"
         if result is not None:
             msg = f"{call} = {result!r} is not finite"
+        elif overflows:
+            msg = f"{call} overflows: no finite float holds it"
         else:
             msg = f"{call} is outside the domain of {op.name} ({op.domain})"
             if reason and reason not in _GENERIC_REASONS and reason not in op.domain:

@@ -241,7 +241,7 @@ def _domain_error(
     if isinstance(e, _NotFinite):
         result = node.op.f(*[u[j] for j in pa])
     return DomainError(
-        node.op, args, reason=str(e), result=result, where=where, names=[graph.name(nodes[j]) for j in pa]
+        node.op, args, reason=e, result=result, where=where, names=[graph.name(nodes[j]) for j in pa]
     )
 
 

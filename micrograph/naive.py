@@ -42,7 +42,8 @@ def _edge_error(node: Value, k: int, args: list[float], e: Exception, where: str
 
 def _forward_error(node: Value, args: list[float], e: Exception, where: str) -> DomainError:
     what = f"{where}: recomputing {node.op.name}" + (f" (node label {node.label!r})" if node.label else "")
-    return DomainError(node.op, args, reason=str(e) or type(e).__name__, where=what)
+    overflows = isinstance(e, OverflowError)
+    return DomainError(node.op, args, reason=str(e) or type(e).__name__, overflows=overflows, where=what)
 
 
 class _Naive:

@@ -165,7 +165,7 @@ class Op:
         try:
             out = self.f(*args)
         except (ArithmeticError, ValueError) as e:
-            raise DomainError(self, args, reason=str(e)) from None
+            raise DomainError(self, args, reason=e) from None
         if out - out != 0.0:
             raise DomainError(self, args, result=out)
         return out

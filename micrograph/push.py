@@ -155,10 +155,12 @@ def push_to_parents(u: Value) -> None:
     g = u.grad
     try:
         terms = [g * op.local_derivative(k, args, u.data) for k in range(len(parents))]
-    except (ArithmeticError, ValueError):
-        raise DomainError(
-            op, parents, where="_backward", reason="its local derivative does not exist here"
-        ) from None
+    except (ArithmeticError, ValueError) as e:
+        if isinstance(e, OverflowError) or getattr(e, "overflows", False):  # exists, too large for a float
+            raise DomainError(op, parents, message=f"_backward: the local derivative of {op.name} overflows "
+                              "here: no finite float holds it", overflows=True) from None  # fmt: skip
+        reason = "its local derivative does not exist here"
+        raise DomainError(op, parents, where="_backward", reason=reason) from None
     for parent, term in zip(parents, terms):
         parent.grad += term
 

@@ -193,7 +193,7 @@ def _derivative_error(G: Graph, C: Value, V: Value, e: DomainError) -> DomainErr
     op = C.op
     where = (
         f"Algorithm 6.6: the derivative of {op.name} at {G.name(C)} with respect to {G.name(V)} "
-        f"does not exist here ({e.op.name} failed while building it)"
+        f"{'overflows' if e.overflows else 'does not exist'} here ({e.op.name} failed while building it)"
     )
     names = [G.name(p) for p in C.inputs]
     try:
@@ -204,7 +204,7 @@ def _derivative_error(G: Graph, C: Value, V: Value, e: DomainError) -> DomainErr
         failed = ", ".join(repr(float(v)) for v in e.values)
         said = f"{e.op.name}({failed}) = {e.result!r} is not finite" if e.result is not None else str(e)
         message = f"{where}: {said.split('; inputs: ')[0]}"
-        return DomainError(op, list(C.inputs), message=message, names=names)
+        return DomainError(op, list(C.inputs), message=message, names=names, overflows=e.overflows)
     return DomainError(op, list(C.inputs), where=where, names=names)
 
 

@@ -255,13 +255,15 @@ def test_symbolic_grad_failure_is_a_domain_error_and_leaves_G_alone() -> None:
     "x, says",
     [
         # log is defined at 1e-320; its derivative 1/x overflows: not "outside the domain of log"
-        (1e-320, "Algorithm 6.6: the derivative of log at u3 with respect to u1 does not exist here (div "
+        (1e-320, "Algorithm 6.6: the derivative of log at u3 with respect to u1 overflows here (div "
          "failed while building it): div(1.0, 1e-320) = inf is not finite; inputs: u1 (leaf 'x')"),
         # log is not defined at -1: its domain is what the message names
         (-1.0, "outside the domain of log (x > 0)"),
     ],
 )  # fmt: skip
 def test_symbolic_grad_says_whether_the_operation_or_its_derivative_fails(x: float, says: str) -> None:
+    """Whether the operation is outside its domain, or its derivative overflows (it exists, no float holds
+    it), as Algorithm 6.2 and the explorer say it."""
     u = Value(x, label="x")
     with pytest.raises(DomainError) as info:
         grad(u.log() * 2.0, u)
@@ -301,3 +303,40 @@ def test_binary_pow_with_a_constant_exponent_at_a_negative_base() -> None:
     assert z.data == 9.0 and z.inputs[1].is_constant
     z.backward()
     assert x.grad == -6.0
+
+
+@pytest.mark.parametrize(
+    "make, at, overflows",
+    [(lambda x: x**-1.0, 1e-300, True), (lambda x: x.sqrt(), 0.0, False)],  # -1e600; 0.5 / sqrt(0): none
+)
+def test_every_path_says_overflows_where_the_value_exists_and_no_float_holds_it(
+    make: Callable[[Value], Value], at: float, overflows: bool
+) -> None:
+    """Algorithm 6.2 (numbers), Value.backward, a push by hand and Algorithm 6.6 (B) agree on whether a
+    derivative overflows (it exists, too large for a float) or does not exist, as the explorer says it."""
+    from micrograph.push import push_to_parents
+
+    x = Value(at, label="x")
+    z = make(x)
+
+    def pushed() -> None:
+        z.grad = 1.0
+        push_to_parents(z)
+
+    for run in (lambda: Graph(z).backprop(), z.backward, lambda: grad(z, x), pushed):
+        with pytest.raises(DomainError) as e:
+            run()
+        message = str(e.value)
+        assert e.value.overflows == overflows and ("overflows" in message) == overflows, message
+        assert ("does not exist" in message) != overflows and "outside the domain of pow" not in message
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: Value(710.0).exp(), lambda: Value(1e200) ** 2, lambda: Value(-1e200) ** 3]
+)
+def test_an_operation_whose_value_overflows_says_so_not_that_it_left_its_domain(
+    make: Callable[[], Value],
+) -> None:
+    with pytest.raises(DomainError, match="overflows: no finite float holds it") as e:
+        make()
+    assert e.value.overflows and "outside the domain" not in str(e.value)
