@@ -223,9 +223,28 @@ def backward(z: Value, gradient: float) -> bool:
     except BaseException:
         unmark(order, held)
         raise
-    for node, old in held:
-        node.grad += old
+    add_back(order, held)
     return True
+
+
+def add_back(order: list[Value], held: list[tuple[Value, float]]) -> None:
+    """The gradients set aside before the pushes, added back into their nodes (``.grad += old``).
+
+    Raises:
+        OverflowError: a node's sum overflows (its earlier gradient and this call's, each finite); every
+            ``.grad`` of ``order`` is then as it was before the call.
+    """
+    totals = [node.grad + old for node, old in held]  # IEEE addition is commutative: the pushes' order kept
+    for (node, old), total in zip(held, totals):
+        if total - total != 0.0:
+            new = node.grad
+            unmark(order, held)
+            raise OverflowError(
+                f"backward: the gradient accumulated in {node!r} overflows: {old!r} held before this call "
+                f"+ {new!r} from it; every .grad is as it was (call zero_grad() between steps)"
+            )
+    for (node, _), total in zip(held, totals):
+        node.grad = total
 
 
 # The marks of reverse_order's search, each a float 0.0 of its own, told apart by identity: _OPEN for a node

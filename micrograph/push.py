@@ -59,8 +59,9 @@ def backward(z: Value, gradient: float = 1.0) -> None:
     computes the sums of Algorithm 6.2 (:meth:`Graph.backprop`, where each node *pulls* from its consumers)
     with the same rules of the operation table, but needs no consumer index and no node positions. The
     terms of a sum are added in the opposite order (last consumer first), so a gradient of three or more
-    terms can differ from ``Graph.backprop``'s in the last bit (about 1e-16 relative); with one or two
-    terms the two are equal bit for bit.
+    terms is rounded differently: usually in the last bit (about 1e-16 relative), entirely where terms
+    cancel (x*1e20 - x*1e20 + x: dz/dx is 1e20 - 1e20 + 1 = 1 in one order, 1 - 1e20 + 1e20 = 0 in the
+    other); with one or two terms the two are equal bit for bit.
 
     Gradients accumulate across calls, as in PyTorch: each call adds exactly dz/du into every node's
     ``.grad``, so two calls leave 2 × dz/du everywhere; call ``zero_grad()`` (or set ``.grad = 0.0``)
@@ -78,12 +79,17 @@ def backward(z: Value, gradient: float = 1.0) -> None:
             failure is located by Algorithm 6.2, whose message names the edge u(j) -> u(i); no ``.grad``
             is changed.
         TypeError: if ``gradient`` is not a real number.
-        ValueError: the graph has a cycle (made through the parent slots); no ``.grad`` is changed.
+        ValueError: ``gradient`` is not finite, or the graph has a cycle (made through the parent slots);
+            no ``.grad`` is changed.
+        OverflowError: a gradient added to the one a node already held overflows (two calls without
+            ``zero_grad()``); no ``.grad`` is changed.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6 (with Algorithm 6.2).
     """
     if type(gradient) is not float:
         gradient = to_float(gradient, "backward(gradient)")
+    if gradient - gradient != 0.0:
+        raise ValueError(f"backward(gradient): the seed dz/dz must be a finite number, got {gradient!r}")
     if COMPILED:  # the same order and pushes, written for speed (tests hold the two equal, bit for bit)
         with paused_gc():
             if not compile_push.backward(z, gradient):  # a push failed; every .grad is as it was
@@ -113,8 +119,7 @@ def backward(z: Value, gradient: float = 1.0) -> None:
         except BaseException:  # interrupted (Ctrl-C): the gradients as they were before the call
             _restore(order, held)
             raise
-        for node, old in held:  # the earlier gradients, added back (IEEE addition is commutative)
-            node.grad += old
+        compile_push.add_back(order, held)  # the earlier gradients, added back: .grad += old for each
 
 
 @contextmanager

@@ -303,7 +303,8 @@ def train(
         momentum: alpha in [0, 1) of Algorithm 8.2 (0 for plain SGD).
         schedule: a callable k -> factor: the learning rate of step k is ``lr * schedule(k)``, k counting
             from 0 (with ``schedule_by="epoch"``, k is the 0-based epoch). micrograd's demo is
-            ``lr=1.0, schedule=lambda k: 1.0 - 0.9 * k / 100``.
+            ``loss="hinge", l2=1e-4, decay_biases=True, shuffle=False, lr=1.0, schedule=lambda k: 1.0 -
+            0.9 * k / 100`` (its penalty sums the squares of every parameter, biases too).
         schedule_by: ``"step"`` or ``"epoch"``: what ``schedule`` is a function of.
         seed: the seed of the shuffling generator (a private ``random.Random``; the global one is untouched).
         shuffle: shuffle the examples at every epoch (False: the given order, as micrograd's demo).

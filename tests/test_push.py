@@ -452,3 +452,22 @@ def test_the_operations_written_out_have_finite_derivatives_wherever_their_node_
         for k in range(op.arity):
             derivative = op.local_derivative(k, args, node.data)
             assert math.isfinite(derivative), (op, args, k, derivative)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_gradient_that_overflows_where_it_accumulates_is_refused_and_nothing_changes(
+    monkeypatch: pytest.MonkeyPatch, compiled: bool
+) -> None:
+    """Two calls without zero_grad() add 1e308 to 1e308: the sum overflows where each push did not."""
+    monkeypatch.setattr(micrograph.push, "COMPILED", compiled)
+    x, y = Value(1.0, label="x"), Value(2.0, label="y")
+    z = x * 1e308 + y
+    z.backward()
+    before = [(v, v.grad) for v in (x, y, z)]
+    with pytest.raises(OverflowError, match=r"accumulated in .*'x'.* 1e\+308 held before this call"):
+        z.backward()
+    assert [(v, v.grad) for v in (x, y, z)] == before
+    for bad in (math.nan, math.inf):
+        with pytest.raises(ValueError, match=r"backward\(gradient\): the seed dz/dz must be a finite"):
+            z.backward(bad)
+    assert [(v, v.grad) for v in (x, y, z)] == before
