@@ -478,7 +478,7 @@ def pow_const(c: float) -> Op:
     js = f"({{0}} === 0 ? NaN : {js})" if c < 0.0 else js  # zero to a negative power: no value, as in f
     return Op(
         "pow", f"^{shown}", 1, f, (d,),
-        domain="x > 0, x < 0 with an integer exponent, or x = 0 with a non-negative exponent",
+        domain="x > 0, x < 0 with an integer c, or x = 0 with c ≥ 0 (c = 0 or c ≥ 1 for the derivative)",
         js=js, param=c, notation="postfix",
     )  # fmt: skip
 
