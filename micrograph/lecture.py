@@ -65,6 +65,17 @@ def parents_as_set(u: Value) -> set[Value]:
     return set(u.inputs)
 
 
+_SYMBOLS = {ADD: "+", MUL: "*", TANH: "tanh", EXP: "exp", RELU: "ReLU"}
+"""micrograd's symbol of each of its operations, as its ``_op`` reads (``Value(d, (a, b), c._op)`` works)."""
+
+
 def symbol(u: Value) -> str:
-    """micrograd's name for the operation's symbol (read-only); ``""`` for a leaf, as in micrograd."""
-    return "" if u.op is None else str(u.op.symbol)
+    """micrograd's name for the operation's symbol (read-only): ``"*"``, ``"**2"`` as micrograd writes
+    them, the table's symbol for an operation micrograd has not (``"−"``, ``"sin"``); ``""`` for a leaf."""
+    op = u.op
+    if op is None:
+        return ""
+    if op.name == "pow" and op.param is not None:  # x ** c: micrograd's f'**{other}'
+        c = op.param
+        return f"**{int(c) if c == int(c) and abs(c) < 1e16 else c}"
+    return _SYMBOLS.get(op, str(op.symbol))

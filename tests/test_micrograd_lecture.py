@@ -85,6 +85,17 @@ def test_trace_finds_every_node_and_edge_of_the_graph() -> None:
     assert leaf._op == "" and leaf._prev == set()
 
 
+def test_op_is_micrograds_symbol_and_builds_the_node_again_by_hand() -> None:
+    a, b = Value(2.0, label="a"), Value(-0.5, label="b")
+    for c, said in [(a + b, "+"), (a * b, "*"), (b.tanh(), "tanh"), (b.exp(), "exp"), (a.relu(), "ReLU"),
+                    (a**2, "**2"), (a**-1, "**-1"), (a**0.5, "**0.5")]:  # fmt: skip
+        assert c._op == said
+        again = Value(c.data, tuple(c._prev), c._op)  # micrograd's lecture builds a node so
+        assert again.op is c.op or (again.op.name, again.op.param) == (c.op.name, c.op.param), said
+        assert again.data == c.data and set(again.inputs) == set(c.inputs), said
+    assert (a - b)._op == "−" and a.sin()._op == "sin"  # operations micrograd has not: the table's symbol
+
+
 def test_prev_and_op_are_read_only() -> None:
     o = _neuron()
     with pytest.raises(AttributeError):
