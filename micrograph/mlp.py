@@ -371,8 +371,12 @@ class MLP(Module):
         """The network's output for one example x (nin numbers or Values): one Value or a list of Values.
 
         Raises:
+            TypeError: if ``x`` has no length (a number) or is a string: not nin numbers or Values.
             ValueError: if ``x`` does not have nin features.
         """
+        if not hasattr(x, "__len__") or isinstance(x, (str, bytes)):
+            what = f"MLP({self.nin}, {self.nouts}): x must be a list of {self.nin} numbers"
+            raise TypeError(f"{what}, got {typed_repr(x)}")
         if len(x) != self.nin:
             raise ValueError(f"MLP({self.nin}, {self.nouts}): x must have {self.nin} features, got {len(x)}")
         out: Any = x

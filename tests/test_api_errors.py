@@ -366,3 +366,21 @@ def test_the_grad_table_prints_with_the_books_names() -> None:
         t = t * 1.01
     long = repr(Graph(t).backprop()).splitlines()
     assert len(long) == 1 + 40 + 1 and "more entries" in long[21] and "grad_table[u201]" in long[-1]
+
+
+def test_a_drawings_size_and_a_networks_example_are_checked_with_their_names() -> None:
+    from micrograph import nn
+
+    z = Value(1.0, label="x") * 2.0
+    for bad in ("a", True, 2.5):
+        with pytest.raises(TypeError, match=f"max_nodes must be a whole number of nodes, got {bad!r}"):
+            viz.draw(z, max_nodes=bad)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"text\(max_rows=...\) must be a whole number of lines"):
+            viz.text(z, max_rows=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"text\(max_rows=...\) must be a positive number of lines, got -5"):
+        viz.text(z, max_rows=-5)
+    model = nn.MLP(2, [3, 1], seed=0)
+    for bad in (3.0, "ab", None):
+        with pytest.raises(TypeError, match=r"MLP\(2, \[3, 1\]\): x must be a list of 2 numbers"):
+            model(bad)  # type: ignore[arg-type]
+    assert model((1.0, 2.0)).data == model([1.0, 2.0]).data

@@ -104,9 +104,12 @@ def check_size(size: int, max_nodes: int, what: str = "the graph", *, network: b
             message then asks for a smaller network, :class:`GraphTooLarge`).
 
     Raises:
+        TypeError: if ``max_nodes`` is not an int.
         ValueError: if ``max_nodes`` is not positive.
         GraphTooLarge: if ``size`` exceeds ``max_nodes`` (the message names ``what`` and both numbers).
     """
+    if not isinstance(max_nodes, int) or isinstance(max_nodes, bool):
+        raise TypeError(f"max_nodes must be a whole number of nodes, got {max_nodes!r}")
     if max_nodes < 1:
         raise ValueError(f"max_nodes must be a positive number of nodes, got {max_nodes!r}")
     if size > max_nodes:

@@ -45,10 +45,16 @@ def text(
         The drawing, lines separated by ``\\n`` (no trailing newline).
 
     Raises:
-        TypeError: if target is neither a Value nor a Graph, or grad_table is not a mapping.
+        TypeError: if target is neither a Value nor a Graph, grad_table is not a mapping, or max_rows is
+            not an int.
+        ValueError: if max_rows is not positive.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.1, Algorithm 6.1.
     """
+    if not isinstance(max_rows, int) or isinstance(max_rows, bool):
+        raise TypeError(f"text(max_rows=...) must be a whole number of lines, got {max_rows!r}")
+    if max_rows < 1:
+        raise ValueError(f"text(max_rows=...) must be a positive number of lines, got {max_rows!r}")
     graph = as_graph(target)
     check_grad_table(grad_table, "text")
     names = node_names(graph)
