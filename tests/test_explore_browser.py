@@ -320,6 +320,7 @@ def test_where_algorithm_6_2_stops_the_page_says_what_python_says(browser: Any, 
         (lambda: build("a*x + c*x", {"a": 1.0, "x": 0.5, "c": 1.0}), {"a": 1e308, "x": 0.5, "c": 1e308},
          "the sum of its 2 terms", "grad_table[u2], the sum of its terms, overflows here"),
         (lambda: POW(Value(1.5, label="b"), 100.0), {"b": -2.0}, None, "u3 = 1.268e+30"),  # a constant's NaN
+        (lambda: POW(Value(-2.0, label="b"), 2.0), {"b": -3.0}, None, "u3 = 9.000"),  # and B built without it
     ]  # fmt: skip
     for k, (make, at, python, words) in enumerate(cases):
         g = Graph(make())

@@ -33,14 +33,15 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.3 
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from micrograph.backprop import sweep
 from micrograph.compile_javascript import compile_javascript
-from micrograph.engine import Value
-from micrograph.errors import typed_repr
+from micrograph.engine import Value, as_value
+from micrograph.errors import DomainError, typed_repr
 from micrograph.expr import NOT_FINITE
 from micrograph.graph import Graph, as_values
 from micrograph.order import topological_order
@@ -329,7 +330,13 @@ def explore(
     calls: list[BuildGradCall] = []
     # B, once: the grad_table of Algorithm 6.2 for every node, by Algorithms 6.5/6.6 (a DomainError is
     # raised here where a local derivative does not exist)
-    table = grad(z, nodes, observe=calls.append)
+    try:
+        table = grad(z, nodes, observe=calls.append)
+    except DomainError:  # a constant's derivative may not exist (x ** c at x < 0, with respect to c): as
+        # Algorithm 6.2 gives it NaN and goes on, B is built for the other nodes, the constants' entries NaN
+        calls.clear()
+        built = iter(grad(z, [v for v in nodes if not v.is_constant], observe=calls.append))
+        table = [as_value(math.nan) if v.is_constant else next(built) for v in nodes]
     B = _b_nodes(graph, table, targets)
     if grouped:  # and B's drawings, before the frames and the layouts
         grouped_b = checked_backward(graph, levels, B, max_nodes)
@@ -338,6 +345,9 @@ def explore(
     fs = frame_plan(graph)
     names = node_names(graph, B)
     edge_derivative = edge_derivatives(graph, calls)  # each du(i)/du(j) a node B holds already, or a number
+    for j, v in enumerate(nodes):  # a constant left out of B (see above): its edges' derivatives NaN too
+        for i, k in graph.consumer_edges[j] if v.is_constant else ():
+            edge_derivative.setdefault((i, k), table[j])
     program = compile_javascript(
         graph, [*table, *(d for d in edge_derivative.values() if isinstance(d, Value))]
     )
