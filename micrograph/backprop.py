@@ -307,25 +307,30 @@ def _overflow_error(
 ) -> DomainError:
     """grad_table[u(j)] is not finite: the first term that overflowed, or else the sum (its last term)."""
     nodes, parents, name = graph.nodes, graph.parents, graph.name
-    d = grad_table_i = 0.0
+    d = grad_table_i = total = 0.0
     overflowed = False
     i = j
     for i, k, _, _, _ in edges:
         d = nodes[i].op.local_derivative(k, tuple(u[p] for p in parents[i]), u[i])
         grad_table_i = grad_table[i]
         term = grad_table_i * d
+        total += term
         if term - term != 0.0:
             overflowed = True
+            total = term
             break
     node = nodes[i]
     pa = parents[i]
     u_i, u_j = name(node), name(nodes[j])
+    says = "overflows" if math.isinf(total) else "is not a number"  # nan: a nan value, or inf - inf
     what = (
-        f"the term grad_table[{u_i}] × d{u_i}/d{u_j} = {grad_table_i!r} × {d!r} overflows"
+        f"the term grad_table[{u_i}] × d{u_i}/d{u_j} = {grad_table_i!r} × {d!r} {says}"
         if overflowed
-        else f"the sum of its {len(edges)} terms overflows; the last is"
+        else f"the sum of its {len(edges)} terms {says}; the last is"
     )
     at = f"{node.op.name}({', '.join(repr(u[p]) for p in pa)})"
     message = f"{where}: grad_table[{u_j}] is not finite: {what} at {at}"
     names = [name(nodes[p]) for p in pa]
-    return DomainError(node.op, [nodes[p] for p in pa], message=message, names=names, overflows=True)
+    return DomainError(
+        node.op, [nodes[p] for p in pa], message=message, names=names, overflows=math.isinf(total)
+    )

@@ -7,6 +7,7 @@ Algorithm 6.1's failures name the node u(i); Algorithm 6.2's name the edge u(j) 
 from __future__ import annotations
 
 import gc
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -340,3 +341,12 @@ def test_an_operation_whose_value_overflows_says_so_not_that_it_left_its_domain(
     with pytest.raises(DomainError, match="overflows: no finite float holds it") as e:
         make()
     assert e.value.overflows and "outside the domain" not in str(e.value)
+
+
+def test_a_nan_set_by_hand_is_not_a_number_in_algorithm_6_2_not_an_overflow() -> None:
+    x, y = Value(1.0, label="x"), Value(2.0, label="y")
+    z = x * y
+    x.data = math.nan  # set by hand after building: the forward values are what Algorithm 6.2 reads
+    with pytest.raises(DomainError, match=r"= 1\.0 × nan is not a number at mul\(nan, 2\.0\)") as e:
+        z.backward()
+    assert not e.value.overflows and "overflows" not in str(e.value)
