@@ -371,14 +371,18 @@ class MLP(Module):
         """The network's output for one example x (nin numbers or Values): one Value or a list of Values.
 
         Raises:
-            TypeError: if ``x`` has no length (a number) or is a string: not nin numbers or Values.
+            TypeError: if ``x`` is not nin numbers or Values: a number, a string, or a list holding another
+                object (the message names its position).
             ValueError: if ``x`` does not have nin features.
         """
+        what = f"MLP({self.nin}, {self.nouts}): x must be a list of {self.nin} numbers"
         if not hasattr(x, "__len__") or isinstance(x, (str, bytes)):
-            what = f"MLP({self.nin}, {self.nouts}): x must be a list of {self.nin} numbers"
             raise TypeError(f"{what}, got {typed_repr(x)}")
         if len(x) != self.nin:
             raise ValueError(f"MLP({self.nin}, {self.nouts}): x must have {self.nin} features, got {len(x)}")
+        for k, xk in enumerate(x):
+            if not isinstance(xk, (numbers.Real, Value)):
+                raise TypeError(f"{what} or Values; x[{k}] is {typed_repr(xk)}")
         out: Any = x
         for layer in self.layers:
             out = layer(out)

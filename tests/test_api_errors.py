@@ -383,4 +383,6 @@ def test_a_drawings_size_and_a_networks_example_are_checked_with_their_names() -
     for bad in (3.0, "ab", None):
         with pytest.raises(TypeError, match=r"MLP\(2, \[3, 1\]\): x must be a list of 2 numbers"):
             model(bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"numbers or Values; x\[1\] is NoneType None"):
+        model([1.0, None])
     assert model((1.0, 2.0)).data == model([1.0, 2.0]).data
