@@ -386,3 +386,12 @@ def test_a_drawings_size_and_a_networks_example_are_checked_with_their_names() -
     with pytest.raises(TypeError, match=r"numbers or Values; x\[1\] is NoneType None"):
         model([1.0, None])
     assert model((1.0, 2.0)).data == model([1.0, 2.0]).data
+
+
+def test_a_target_outside_g_is_refused_by_the_drawing_as_by_the_explorer() -> None:
+    x, other = Value(0.5, label="x"), Value(2.0, label="other")
+    z = (x * 3.0).tanh()
+    for draw in (viz.draw_side_by_side, viz.explore):
+        name = draw.__name__
+        with pytest.raises(ValueError, match=rf"{name}\(z, wrt\): wrt\[1\] = .*'other'.* is not a node"):
+            draw(z, [x, other])  # type: ignore[operator]

@@ -255,7 +255,7 @@ def draw_side_by_side(
         TypeError, ValueError: as :func:`micrograph.grad` (z or a target not a Value; an empty T);
             TypeError also for ``highlight`` or ``expand`` not a Value or a sequence of Values;
             ValueError also if ``gradients`` are not one node per target, for an unknown level, or a node
-            of ``expand`` not in G.
+            of ``expand`` or a target not in G (as :func:`viz.explore`: no figure 6.10 for it).
         DomainError: B cannot be built: a local derivative does not exist at the graph's values.
 
     Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.6, figure 6.10,
@@ -271,6 +271,9 @@ def draw_side_by_side(
     highlight = as_values(highlight, "draw_side_by_side(highlight=...)", "highlight", empty=True)
     expand = as_values(expand, "draw_side_by_side(expand=...)", "expand", empty=True)
     G = Graph(z)
+    for k, w in enumerate(targets):
+        if w not in G.index:
+            raise ValueError(f"draw_side_by_side(z, wrt): wrt[{k}] = {w!r} is not a node of the graph of z")
     if level == "scalars":
         check_size(len(G.nodes), max_nodes, "the forward graph G")
     if gradients is None:  # Algorithm 6.5, once, for the caller that did not run it
