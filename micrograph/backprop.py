@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from micrograph.errors import DomainError, _NotFinite, check_graph
+from micrograph.errors import NO_FLOAT, DomainError, _NotFinite, check_graph, overflowed
 from micrograph.memory import paused_gc
 
 if TYPE_CHECKING:
@@ -282,7 +282,7 @@ def _failed(
         raise _overflow_error(graph, u, grad_table, edges, j, where) from None
     node = nodes[i]
     reason = "" if isinstance(e, DomainError) else str(e)
-    exists = not (isinstance(e, OverflowError) or getattr(e, "overflows", False))  # too large for a float
+    exists = not overflowed(e)
     at = (
         f"{where}: the local derivative d{name(node)}/d{name(nodes[j])} "
         + (f"does not exist at {name(node)}" if exists else f"overflows at {name(node)}")
@@ -293,7 +293,7 @@ def _failed(
     shown = f"{node.op.name}({', '.join([*(repr(u[p]) for p in pa), *param])})"
     raise DomainError(
         node.op, [nodes[p] for p in pa], reason=reason, where=at, names=[name(nodes[p]) for p in pa],
-        message=None if exists else f"{at} = {shown}: no finite float holds it", overflows=not exists,
+        message=None if exists else f"{at} = {shown}: {NO_FLOAT}", overflows=not exists,
     ) from None  # fmt: skip
 
 

@@ -11,10 +11,21 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from micrograph.ops import Op
 
-__all__ = ["DomainError", "NOT_FINITE", "check_graph", "describe", "is_node", "to_float"]
+__all__ = [
+    "DomainError", "NOT_FINITE", "NO_FLOAT", "check_graph", "describe", "is_node", "overflowed", "to_float",
+]  # fmt: skip
 
 NOT_FINITE = "an argument is not finite (operations take finite numbers only)"
 """The reason a DomainError gives when an operation meets inf or nan: leaves may hold them, operations not."""
+
+NO_FLOAT = "no finite float holds it"
+"""What every message adds where a value exists but overflows (a DomainError's ``overflows``)."""
+
+
+def overflowed(e: BaseException) -> bool:
+    """Whether an operation's or a rule's failure is an overflow (the value exists, no float holds it),
+    not a value that does not exist: ``OverflowError``, or a :class:`DomainError` that says so."""
+    return isinstance(e, OverflowError) or bool(getattr(e, "overflows", False))
 
 
 def is_node(x: Any) -> bool:
@@ -163,7 +174,7 @@ class DomainError(ValueError):
         if result is not None:
             msg = f"{call} = {result!r} is not finite"
         elif overflows:
-            msg = f"{call} overflows: no finite float holds it"
+            msg = f"{call} overflows: {NO_FLOAT}"
         else:
             msg = f"{call} is outside the domain of {op.name} ({op.domain})"
             if reason and reason not in _GENERIC_REASONS and reason not in op.domain:

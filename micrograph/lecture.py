@@ -75,7 +75,6 @@ def symbol(u: Value) -> str:
     op = u.op
     if op is None:
         return ""
-    if op.name == "pow" and op.param is not None:  # x ** c: micrograd's f'**{other}'
-        c = op.param
-        return f"**{int(c) if c == int(c) and abs(c) < 1e16 else c}"
+    if op.name == "pow" and op.param is not None:  # x ** c, the table's "^2": micrograd's f'**{other}'
+        return "**" + str(op.symbol).removeprefix("^")
     return _SYMBOLS.get(op, str(op.symbol))

@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from micrograph.engine import Value
-from micrograph.errors import DomainError, typed_repr
+from micrograph.errors import DomainError, overflowed, typed_repr
 from micrograph.graph import Graph
 from micrograph.memory import paused_gc
 from micrograph.store import CountedGradient, _check_nodes, _pruned
@@ -42,8 +42,7 @@ def _edge_error(node: Value, k: int, args: list[float], e: Exception, where: str
 
 def _forward_error(node: Value, args: list[float], e: Exception, where: str) -> DomainError:
     what = f"{where}: recomputing {node.op.name}" + (f" (node label {node.label!r})" if node.label else "")
-    overflows = isinstance(e, OverflowError)
-    return DomainError(node.op, args, reason=str(e) or type(e).__name__, overflows=overflows, where=what)
+    return DomainError(node.op, args, reason=str(e) or type(e).__name__, overflows=overflowed(e), where=what)
 
 
 class _Naive:

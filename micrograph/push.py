@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from micrograph import compile_push
-from micrograph.errors import DomainError, to_float
+from micrograph.errors import NO_FLOAT, DomainError, overflowed, to_float
 from micrograph.memory import paused_gc
 from micrograph.order import topological_order
 
@@ -161,9 +161,9 @@ def push_to_parents(u: Value) -> None:
     try:
         terms = [g * op.local_derivative(k, args, u.data) for k in range(len(parents))]
     except (ArithmeticError, ValueError) as e:
-        if isinstance(e, OverflowError) or getattr(e, "overflows", False):  # exists, too large for a float
-            raise DomainError(op, parents, message=f"_backward: the local derivative of {op.name} overflows "
-                              "here: no finite float holds it", overflows=True) from None  # fmt: skip
+        if overflowed(e):
+            message = f"_backward: the local derivative of {op.name} overflows here: {NO_FLOAT}"
+            raise DomainError(op, parents, message=message, overflows=True) from None
         reason = "its local derivative does not exist here"
         raise DomainError(op, parents, where="_backward", reason=reason) from None
     for parent, term in zip(parents, terms):

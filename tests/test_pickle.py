@@ -131,3 +131,22 @@ def test_b_keeps_the_nodes_of_g_it_names_once_each_and_pickles_in_linear_size(co
         ]
         sizes.append(len(pickle.dumps(second)))
     assert sizes[2] < 2.5 * sizes[1] < 6.25 * sizes[0]  # each doubling at most 2.5x: linear, not quadratic
+
+
+def test_a_pickle_written_before_b_kept_its_records_apart_still_loads() -> None:
+    """The earlier format: each inner node a 7-tuple (op, a, b, data, grad, label, meta), the last the one
+    pickled; what an old file holds is ``_rebuild(Value, records)``."""
+    from micrograph.ops import MUL, TANH
+    from micrograph.pickling import _rebuild
+
+    class Old:
+        def __reduce__(self) -> tuple[object, ...]:
+            x, y = Value(0.5, label="x"), Value(-2.0, label="y")
+            return _rebuild, (
+                Value,
+                [x, y, (MUL, 0, 1, -1.0, 0.0, "", None), (TANH, 2, -1, -0.76, 0.0, "z", None)],
+            )
+
+    z = pickle.loads(pickle.dumps(Old()))
+    assert (z.label, z.op, z.data) == ("z", TANH, -0.76) and z.inputs[0].op is MUL
+    assert [p.label for p in z.inputs[0].inputs] == ["x", "y"] and z.inputs[0].label == ""

@@ -41,7 +41,7 @@ from typing import Any
 from micrograph.backprop import sweep
 from micrograph.compile_javascript import compile_javascript
 from micrograph.engine import Value, as_value
-from micrograph.errors import DomainError, typed_repr
+from micrograph.errors import NO_FLOAT, DomainError, typed_repr
 from micrograph.expr import NOT_FINITE
 from micrograph.graph import Graph, as_values
 from micrograph.order import topological_order
@@ -137,7 +137,7 @@ def _node_words(graph: Graph, names: dict[Value, str], holes: Holes) -> list[dic
             word["outside"] = (
                 f"{name} = {formula(v, names)} = {said} is outside the domain of {v.op.name} ({v.op.domain})"
             )
-            word["overflows"] = f"{name} = {formula(v, names)} = {said} overflows (no finite float holds it)"
+            word["overflows"] = f"{name} = {formula(v, names)} = {said} overflows ({NO_FLOAT})"
         word["sum_title"] = f"∂{zname}/∂{head} = grad_table[{name}]"
         edges = graph.consumer_edges[i]  # the panel says iteration i of Algorithm 6.2 as the frames do
         word["sum_rule"] = iteration_head(i, edges, graph, names)
