@@ -116,6 +116,28 @@ def test_train_replaces_a_symlink_instead_of_writing_through_it(
     assert not (out / "summary.json").is_symlink() and "accuracy" in (out / "summary.json").read_text()
 
 
+DIRECTORY_COMMANDS = [
+    ["train", "iris", "--epochs", "1", "--quiet", "--out"],
+    ["notebooks", "--out"],
+    ["exercise", "autograder", "backprop", "--platform", "gradescope", "--out"],
+    ["site", "--out"],
+    ["tour", "--out"],
+]
+
+
+@pytest.mark.parametrize("command", DIRECTORY_COMMANDS, ids=lambda c: c[0])
+def test_an_output_directory_is_never_a_symlink_and_its_parents_are_not_made(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("real").mkdir()
+    Path("D").symlink_to("real")
+    refused([*command, "D"], capsys, "D is a symlink; not writing through it")
+    refused([*command, "D", "--force"], capsys, "symlink")
+    refused([*command, "nope/deeper/out"], capsys, "does not exist")
+    assert sorted(os.listdir()) == ["D", "real"] and os.listdir("real") == []
+
+
 def test_render_without_graphviz_does_not_replace_an_existing_dot_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -326,12 +326,15 @@ def output_file(name: str, force: bool, suffixes: Sequence[str]) -> Path:
 
 def output_dir(name: str, force: bool, files: Sequence[str]) -> Path:
     """Check an output directory before the work: refuse to replace ``files`` without --force; create it
-    (not its parents). Another command creating it at the same moment is no error.
+    (not its parents). Another command creating it at the same moment is no error. A symbolic link is
+    refused: nothing is written through one.
 
     Raises:
         UserError: any of these, in one line naming the directory or the first file.
     """
     d = Path(name)
+    if d.is_symlink():
+        raise UserError(f"{name} is a symlink; not writing through it")
     if d.exists() and not d.is_dir():
         raise UserError(f"{name!r} exists and is not a directory")
     if d.is_dir() and not force:

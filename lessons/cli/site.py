@@ -39,6 +39,6 @@ def run(args: argparse.Namespace) -> int:
                 site.serve(out, args.port)
             except KeyboardInterrupt:
                 pass
-    except (site.SiteError, FileExistsError, NotADirectoryError) as e:
+    except (site.SiteError, FileExistsError, FileNotFoundError, NotADirectoryError) as e:
         raise UserError(str(e)) from None
     return 0

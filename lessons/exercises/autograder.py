@@ -281,6 +281,8 @@ def _check_arguments(exercise: str, platform: str, out: Path, seed: int, secret:
         raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
     if secret is not None and (not isinstance(secret, bytes) or len(secret.strip()) < MIN_SECRET):
         raise ValueError(f"secret must be at least {MIN_SECRET} bytes, got {secret!r:.40}")
+    if out.is_symlink():
+        raise NotADirectoryError(f"{out} is a symlink; not writing through it")
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"{out} is a file; --out must be a directory")
 
@@ -343,7 +345,7 @@ def write_autograder(
     Raises:
         ValueError: an unknown exercise or platform, a seed that is not a whole number >= 0, or a secret
             that is not bytes of at least 16.
-        NotADirectoryError: ``out`` is a file.
+        NotADirectoryError: ``out`` is a file or a symbolic link (never written through).
         FileExistsError: a file to write exists and ``force`` is False (naming every such file).
         AutograderError: micrograph does not run from a checkout, or its wheel could not be built.
         OSError: a file cannot be written (each is written atomically, never through a symlink; without

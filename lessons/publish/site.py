@@ -372,7 +372,7 @@ def build_site(
     """Build the static site into ``out``; returns its size in bytes.
 
     Args:
-        out: the site's directory (created with its parents; an earlier site there is replaced only with
+        out: the site's directory (created, not its parents; an earlier site there is replaced only with
             ``force``).
         force: replace a site built earlier in ``out``.
         log: where progress lines go.
@@ -381,13 +381,13 @@ def build_site(
         FileExistsError: ``out`` holds an earlier site and ``force`` is False, or files the site build did
             not write, or it appeared while the site was built (as :func:`lessons.publish.swap.built_beside`
             says; then nothing is written to ``out``).
+        FileNotFoundError: the directory ``out`` would be made in does not exist.
         NotADirectoryError: ``out`` is a symbolic link or a file.
         SiteError: a build tool failed; the site built lacks a file its page loads (then nothing is written
             to ``out``).
         OSError: a file cannot be written (its ``filename`` names it).
     """
     target = Path(out).absolute()  # the build tools run in other directories
-    target.parent.mkdir(parents=True, exist_ok=True)
     with built_beside(target, replace=force, kind=SITE) as building:
         _stage(building, log)
         missing = missing_files(building)
