@@ -201,7 +201,7 @@ def _figure(l: Any) -> Any:
     g = l.graph
     u = getattr(l, "u", None)
     if u is None:
-        return viz.draw(g, title=f"G: z = {l.expr}")
+        return viz.draw(g, grad_table={}, title=f"G: z = {l.expr}")  # forward only: grad —
     i = getattr(l, "i", None)
     mark = [g.nodes[i - 1]] if i is not None else g.leaves
     title = "Algorithm 6.1: return u(n)" if hasattr(l, "result") else "Algorithm 6.1"

@@ -295,8 +295,10 @@ def _figure(l: Any) -> Any:
     if hasattr(l, "rows"):
         return None  # the table of counts is this step's picture; the next step plots it
     if hasattr(l, "ladder_graph"):
-        return viz.draw(
-            l.ladder_graph, title=f"ladder of depth {LADDER}: {l.ladder_counts['paths']} paths from w to z"
+        return viz.draw(  # no grad_table: the step computed dz/dw only, by the two rules
+            l.ladder_graph,
+            grad_table={},
+            title=f"ladder of depth {LADDER}: {l.ladder_counts['paths']} paths from w to z",
         )
     if hasattr(l, "chain_plot"):
         return l.chain_plot
@@ -307,7 +309,7 @@ def _figure(l: Any) -> Any:
             highlight=[l.x, l.y],
             title="(6.52): x and y computed once, stored, and read back; grad = dz/du by Algorithm 6.2",
         )
-    return viz.draw(l.graph, title="figure 6.9: z = f(f(f(w)))")
+    return viz.draw(l.graph, grad_table={}, title="figure 6.9: z = f(f(f(w)))")
 
 
 def steps(l: Any) -> Iterator[Step]:

@@ -439,8 +439,8 @@ def _figure(l: Any) -> Any:
     if hasattr(l, "dz"):
         return viz.draw_side_by_side(l.z, l.T, gradients=l.dz, grad_table=table)
     if hasattr(l, "G2_prime"):
-        return viz.draw(l.graph2, highlight=l.G2_prime.nodes, title="G' (highlighted) for T")
-    return viz.draw(l.graph, title=f"G: z = {l.expr}")
+        return viz.draw(l.graph2, grad_table={}, highlight=l.G2_prime.nodes, title="G' (highlighted) for T")
+    return viz.draw(l.graph, grad_table={}, title=f"G: z = {l.expr}")
 
 
 def steps(l: Any) -> Iterator[Step]:

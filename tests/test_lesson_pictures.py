@@ -51,3 +51,26 @@ def test_no_two_steps_of_a_lesson_draw_the_same_picture(n: int) -> None:
         first[digest] = (k, title)
     # the comparison means something: the same step rendered twice gives the same bytes
     assert [d for _, _, d in pictures(n)] == [d for _, _, d in shown]
+
+
+@pytest.mark.parametrize("n", sorted(lessons.LESSONS))
+def test_a_drawing_shows_only_gradients_a_step_computed(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node's ``.grad`` is 0 until something back-propagates into it: a drawing that read it would show
+    ``grad 0.000`` (z's own gradient among them) for numbers no step computed. Every drawing of a lesson
+    is given the grad_table a step computed, or none (``{}``: the boxes say ``grad —``)."""
+    import viz
+
+    draw = viz.draw
+    given: list[tuple[int, bool]] = []
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        given.append((lesson.index, kwargs.get("grad_table") is not None))
+        return draw(*args, **kwargs)
+
+    monkeypatch.setattr(viz, "draw", recording)
+    lesson = lessons.start(n)
+    while True:
+        lesson.figure()
+        if isinstance(lesson.next(), str):
+            break
+    assert all(table for _, table in given), f"lesson {n}, steps {[k for k, t in given if not t]}"
