@@ -34,7 +34,7 @@ graphviz:
 	  elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then \
 	    sudo apt-get install -y -qq graphviz >/dev/null; \
 	  else \
-	    echo "micrograph: Graphviz's 'dot' is not installed; diagrams will be written as .dot source."; \
+	    echo "micrograph: Graphviz's 'dot' is not installed; make demo, make docs and the tests draw with it."; \
 	    echo "  install it with: apt-get install graphviz | brew install graphviz | conda install graphviz"; \
 	  fi; }
 

@@ -138,6 +138,18 @@ def test_an_output_directory_is_never_a_symlink_and_its_parents_are_not_made(
     assert sorted(os.listdir()) == ["D", "real"] and os.listdir("real") == []
 
 
+def test_the_tour_without_graphviz_says_so_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    err = refused(["tour", "--out", "t"], capsys, "Graphviz's 'dot' program is not on PATH")
+    assert "apt-get install graphviz" in err and ".dot" not in err.replace("'dot'", "")
+    assert os.listdir() == []
+
+
 def test_render_without_graphviz_does_not_replace_an_existing_dot_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -38,6 +38,7 @@ from viz import style
 from viz.charts import Chart
 from viz.page import html_page
 from viz.pictures import inline_svg, pictures_script
+from viz.render import GraphvizMissing, dot_available
 
 __all__ = ["INDEX", "TourResult", "run"]
 
@@ -344,13 +345,15 @@ def run(
         FileNotFoundError: the parent directory of ``out`` does not exist.
         NotADirectoryError: ``out`` exists and is not a directory, or it is a symbolic link.
         OSError: a file cannot be written (its ``filename`` names it).
-        viz.GraphvizMissing: Graphviz's ``dot`` is not installed (the ``.dot`` sources are written).
+        viz.GraphvizMissing: Graphviz's ``dot`` is not installed (checked first: nothing is written).
     """
     numbers = list(lessons.LESSONS) if only is None else list(only)
     if not numbers:
         raise ValueError("no lessons to run: give at least one lesson number")
     for n in numbers:
         lessons.lesson(n)  # a clear error for an unknown number, before anything is written
+    if not dot_available():  # every step draws: without dot the tour would stop at its first diagram
+        raise GraphvizMissing()
     root = Path(out)
     result = TourResult()
     with built_beside(root, replace=replace, kind=TOUR) as building:
