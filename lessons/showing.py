@@ -52,8 +52,11 @@ def as_text(
         pad = " " * len(lead)
         for i, ln in enumerate(shown.line.splitlines()):
             indent = ln[: len(ln) - len(ln.lstrip())]
-            wrapped = textwrap.wrap(
-                ln.strip(), width=max(20, width - len(lead) - len(indent)), break_on_hyphens=False
+            wrapped = textwrap.wrap(  # a line too long goes on, indented, so it reads as one line of the book
+                ln.strip(),
+                width=max(20, width - len(lead) - len(indent)),
+                subsequent_indent="    ",
+                break_on_hyphens=False,
             ) or [""]
             out += [(lead if i == 0 and k == 0 else pad) + indent + w for k, w in enumerate(wrapped)]
         out.append("")

@@ -119,8 +119,8 @@ ALGORITHM_6_4 = Algorithm(
         "After the forward computation, compute the gradient on the output layer:",
         "g ← ∇_ŷ J = ∇_ŷ L(ŷ, y)",
         "for k = l, l − 1, ..., 1 do",
-        "    Convert the gradient on the layer's output into a gradient into the prenonlinearity",
-        "    activation (element-wise multiplication if f is element-wise):",
+        "    Convert the gradient on the layer's output into a gradient into the prenonlinearity activation "
+        "(element-wise multiplication if f is element-wise):",
         "    g ← ∇_a(k) J = g ⊙ f′(a(k))",
         "    Compute gradients on weights and biases (including the regularization term, where needed):",
         "    ∇_b(k) J = g + λ∇_b(k) Ω(θ)",

@@ -27,6 +27,31 @@ def test_only_the_books_words_are_labelled_book(n: int) -> None:
             assert in_book(step.line), f"lesson {n} step {k} labels {step.line!r} as the book's"
 
 
+@pytest.mark.parametrize("n", sorted(lessons.LESSONS))
+@pytest.mark.parametrize("width", [60, 79])
+def test_a_long_line_of_the_book_goes_on_indented_under_itself(n: int, width: int) -> None:
+    """In the terminal, a book line wider than the screen goes on 4 columns further in, so its rest never
+    reads as the next line of the pseudo-code; the words are the transcription's, in order, and fit."""
+    l = lessons.start(n)
+    while True:
+        step, view = l.step, l.show(width=width).splitlines()
+        if step.line:
+            at = next(k for k, o in enumerate(view) if o.startswith(f"  {step.source}:  "))
+            pad = " " * len(f"  {step.source}:  ")
+            for source in step.line.splitlines():
+                indent, text = source[: len(source) - len(source.lstrip())], " ".join(source.split())
+                said, more = "", ""
+                while said != text:
+                    line = view[at]
+                    assert len(line) <= width and line[len(pad) :].startswith(indent + more), (n, line)
+                    part = " ".join(line.strip().removeprefix(f"{step.source}:").split())
+                    said = f"{said} {part}" if said else part
+                    assert text.startswith(said), (n, source, line)
+                    at, more = at + 1, "    "
+        if isinstance(l.next(), str):
+            break
+
+
 # --- item 1: each term, then the sum -----------------------------------------------------------------
 
 
