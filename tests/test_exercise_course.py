@@ -42,7 +42,7 @@ def test_gradescope_autograder_files(tmp_path: Path, fake_wheel: None) -> None:
     assert written == [out / n for n in names]
     for n in ("setup.sh", "run_autograder"):
         assert (out / n).stat().st_mode & stat.S_IXUSR, n
-    for n in (SECRET_FILE, "autograder.zip"):  # the secret, alone and in the archive: the owner's only
+    for n in (SECRET_FILE, FAKE_WHEEL[0], "autograder.zip"):  # the secret and the keys: the owner's only
         assert stat.S_IMODE((out / n).stat().st_mode) == 0o600, n
     assert len((out / SECRET_FILE).read_bytes().strip()) == 64  # a new random secret: 32 bytes in hex
     setup = (out / "setup.sh").read_text()
@@ -72,7 +72,7 @@ def test_gradescope_autograder_files(tmp_path: Path, fake_wheel: None) -> None:
         assert z.read("run_autograder").decode() == run
         assert z.read(SECRET_FILE) == (out / SECRET_FILE).read_bytes()
         modes = {i.filename: i.external_attr >> 16 for i in z.infolist()}
-        assert modes == {"setup.sh": 0o755, "run_autograder": 0o755, SECRET_FILE: 0o600, FAKE_WHEEL[0]: 0o644}
+        assert modes == {"setup.sh": 0o755, "run_autograder": 0o755, SECRET_FILE: 0o600, FAKE_WHEEL[0]: 0o600}
 
 
 def test_prairielearn_autograder_files(tmp_path: Path, fake_wheel: None) -> None:

@@ -145,7 +145,9 @@ def _enclosed(tmp_path: Path) -> None:
 
 
 def _enclosure(why: str | None, calls: list[tuple[Any, ...]]) -> types.SimpleNamespace:
-    def enclose(hidden: list[str], writable: list[str], covered: list[str], kept: list[str]) -> str | None:
+    def enclose(
+        hidden: list[str], writable: list[str], covered: list[str], kept: list[str], owner: int | None = None
+    ) -> str | None:
         calls.append((hidden, writable, covered, kept))
         return why
 

@@ -62,8 +62,10 @@ MAX_CALLS = 400
 # The schemas.
 
 KINDS = ("exception", "recursion", "todo", "missing-entry", "missing-function", "engine", "syntax",
-         "not-loaded", "import", "isolation")  # fmt: skip
-"""The kinds of error the child reports (:func:`lessons.exercises.failures.raised` reads each)."""
+         "not-loaded", "import")  # fmt: skip
+"""The kinds of error the child reports (:func:`lessons.exercises.failures.raised` reads each). Its
+refusal to run the solution (``isolation``) comes only in answer to ``enclose``, before the solution's code
+runs (:meth:`lessons.exercises.runner.Runner.load`), never in a load's or a case's answer."""
 
 ERROR = fields(
     {"kind": one_of(*KINDS)},

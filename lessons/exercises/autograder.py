@@ -368,7 +368,7 @@ def write_autograder(
     data[SECRET_FILE] = (secrets.token_hex(32).encode("ascii") if secret is None else secret.strip()) + b"\n"
     data[wheel_name] = wheel
     modes = {name: 0o755 if name in executable else 0o644 for name in data}
-    modes[SECRET_FILE] = 0o600
+    modes[SECRET_FILE] = modes[wheel_name] = 0o600  # the wheel holds the answer keys: no other user reads it
     if platform == "gradescope":
         data["autograder.zip"] = _zip(data, modes)
         modes["autograder.zip"] = 0o600  # it holds the secret

@@ -240,7 +240,8 @@ def _drop_privileges(source: str, uid: int | None, numpy_path: str | None, hide:
             sys.path.remove(numpy_path)
     if sys.platform == "emscripten":
         return  # in a browser's Web Worker there are no users (and no files of the grader)
-    why = _sibling("enclosure").enclose(hide["dirs"], hide["writable"], hide["covered"], hide["kept"])
+    enclosure = _sibling("enclosure")
+    why = enclosure.enclose(hide["dirs"], hide["writable"], hide["covered"], hide["kept"], owner=uid)
     if uid is None:
         if why is not None and hide["required"]:
             raise IsolationError(
@@ -403,25 +404,36 @@ class Child:
         self.hide = hide or {"dirs": [], "writable": [], "covered": [], "kept": [], "required": False}
         self.solution: Solution | None = None
         self.call: Any = None
+        self.enclosed = False
         _HIDDEN = _hidden(root)
+
+    def _enclose(self, request: dict[str, Any]) -> None:
+        if self.call is None:
+            self.call = _call(request["exercise"])
+            _install(self.root, request["exercise"])
+        _drop_privileges(request["source"], self.uid, self.numpy_path, self.hide)
+        self.enclosed = True  # only now: a refusal leaves every later request refused too
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """The answer to one request (plain data, JSON-serialisable), with the request's ``id``.
 
-        A load puts the guard in place from the exercise's entry (once), then loads the solution as the
-        check's own user."""
-        if request["op"] == "load":
-            if self.call is None:
-                self.call = _call(request["exercise"])
-                _install(self.root, request["exercise"])
+        ``enclose`` puts the guard in place from the exercise's entry, encloses this process and, as root,
+        becomes the check's own user: its answer, ``ok`` or the ``isolation`` error, is written before any
+        of the solution's code has run, so the solution cannot forge it. A load (enclosing first where no
+        ``enclose`` came, as in a browser) then loads the solution."""
+        if request["op"] in ("enclose", "load") and not self.enclosed:
             try:
-                _drop_privileges(request["source"], self.uid, self.numpy_path, self.hide)
+                self._enclose(request)
             except IsolationError as e:
                 return {
                     "ok": False,
                     "error": {"kind": "isolation", "message": str(e)},
                     "id": request.get("id"),
                 }
+        answer: dict[str, Any]
+        if request["op"] == "enclose":
+            answer = {"ok": True}
+        elif request["op"] == "load":
             self.solution, answer = _load(request)
         elif self.solution is None:
             answer = {"ok": False, "error": {"kind": "not-loaded"}}

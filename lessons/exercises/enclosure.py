@@ -1,33 +1,27 @@
 """The solution's own view of the machine (Linux): micrograph's files hidden, its own IPC and temp.
 
 A user id of its own keeps the solution from the judge's files and processes, but not from files every
-user may read: micrograph's installed packages (the engine's algorithms, the judges and their answers) and,
-in a checkout, the whole tree (the tests' solutions, the git history). Before the child becomes the check's
-user, :func:`enclose` gives it, and every process it will start, namespaces of its own
-(``unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET)``):
+user may read: micrograph's installed packages (the engine's algorithms, the judges and their answers), a
+checkout's whole tree (the tests' solutions, the git history), any other copy on the machine (a wheel, a
+teacher's clone). Before the child becomes the check's user (as root), or in place of that (as an ordinary
+user), :func:`enclose` gives it, and every process it will start, namespaces of its own
+(``unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET)``; as an ordinary user ``CLONE_NEWUSER``, the user
+mapped to itself, which gives it the right to mount there, and ``CLONE_NEWPID``):
 
-* a mount namespace in which each directory of micrograph's files is covered by an empty read-only
-  directory (a ``tmpfs`` of no size), and the shared temporary directories other than ``/tmp`` (which holds
-  the check's own directory) by private ones, so that what the solution leaves there goes with it;
+* a mount namespace in which every file system is read-only (``mount_setattr`` with ``AT_RECURSIVE``); every
+  top-level directory but the system's programs and libraries (``covered``: ``/tmp``, the homes, ``/work``,
+  ``/opt``, ``/var`` ...) is an empty directory, with the check's modules and the interpreter's (``kept``)
+  put back in their places; the check's own directory (``writable``) an empty tmpfs of 64 MiB, all the
+  solution can write; each directory of micrograph's files still in sight covered by an empty read-only
+  one; ``/proc`` covered, so no other process's files are reached through ``/proc/PID/root``; ``/dev/shm``
+  private. Other copies of micrograph, the user's files and the sockets of a session (tmux, D-Bus, an X
+  server, a container engine) are out of reach, and the disk it can fill is bounded;
 * an IPC namespace, so that System V shared memory, semaphores and message queues it makes end with it;
 * a network namespace: no network, and none of the machine's abstract sockets;
-* the seccomp filter of the last point below.
-
-Where the check runs as an ordinary user, the solution runs as that user, who may read micrograph's files
-and write the user's own; :func:`enclose` then makes a user namespace too (``CLONE_NEWUSER``, the user mapped
-to itself), which gives it the right to mount there, and a PID namespace, and besides the above:
-
-* every file system is read-only (``mount_setattr`` with ``AT_RECURSIVE``) but the check's own directory
-  (``writable``) and the private temporary directories;
-* ``/tmp``, the homes and ``/run/user`` (``covered``) are empty directories of the solution's own, with the
-  check's directory and the interpreter's (``kept``) put back in their places: the user's files and the
-  sockets of the user's session (tmux, D-Bus, an X server) are out of reach;
-* ``/proc`` is covered by an empty directory, so the solution cannot reach the files of the user's other
-  processes through ``/proc/PID/root`` or ``/proc/PID/cwd``;
-* then the process gives up every capability it had in that namespace (bounding set, ambient, effective,
-  permitted, inheritable; ``no_new_privs``), so nothing it mounted can be unmounted. A user namespace the
-  solution makes for itself gets the mounts locked together (the kernel's rule for a less privileged
-  namespace), so it cannot uncover them either;
+* as an ordinary user, the process then gives up every capability it had in its namespace (bounding set,
+  ambient, effective, permitted, inheritable; ``no_new_privs``), so nothing it mounted can be unmounted. A
+  user namespace the solution makes for itself gets the mounts locked together (the kernel's rule for a
+  less privileged namespace), so it cannot uncover them either; as root, it becomes a user with none;
 * last, a seccomp filter (:data:`DENIED`) refuses the system calls that reach another process (``ptrace``,
   ``kill`` and its kin, ``process_vm_readv``, pidfds), the session's keys (``keyctl``), new mounts and
   namespaces, memory no process's size shows (``memfd_create``, System V IPC), sockets and io_uring: the
@@ -63,28 +57,35 @@ PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL =
 CAPABILITY_VERSION_3 = 0x20080522
 
 PRIVATE_TMP = ("/var/tmp", "/dev/shm", "/run/lock")
-"""The shared temporary directories that the solution gets private copies of (``/var/lock`` is a link to
-``/run/lock``); ``/tmp`` stays shared, since it holds the check's directory, and is swept after the check."""
+"""The shared temporary directories that the solution gets private copies of where they are still in sight
+(``/dev/shm``; ``/var/tmp`` and ``/run/lock`` too when ``/var`` and ``/run`` are not covered)."""
 
 
 def enclose(
-    hidden: Sequence[str], writable: Sequence[str] = (), covered: Sequence[str] = (), kept: Sequence[str] = ()
+    hidden: Sequence[str],
+    writable: Sequence[str] = (),
+    covered: Sequence[str] = (),
+    kept: Sequence[str] = (),
+    owner: int | None = None,
 ) -> str | None:
     """Give this process namespaces of its own with each directory of ``hidden`` covered (see the module).
 
     Call it before running the solution, in a process with one thread: as root, before becoming the
-    check's user; as an ordinary user, in place of that (it then adds the user and network namespaces, the
-    read-only file systems, the covered directories and ``/proc``, the dropped capabilities and the seccomp
-    filter).
+    check's user; as an ordinary user, in place of that (it then adds the user and PID namespaces, the
+    dropped capabilities and the seccomp filter against the user's other processes).
 
     Args:
-        hidden: absolute paths of directories to cover with an empty read-only one.
-        writable: as an ordinary user, the directories that stay writable (the check's own directory).
-        covered: as an ordinary user, directories to cover with an empty one of the solution's own (``/tmp``,
-            the homes, ``/run/user``): what the user keeps there (files, a tmux or D-Bus socket) is out
-            of reach; a directory of ``writable`` or ``kept`` inside one is put back in its place.
-        kept: as an ordinary user, directories to keep visible, read-only, inside ``covered`` ones (the
-            interpreter's own, numpy's).
+        hidden: absolute paths of directories to cover with an empty read-only one (one already out of
+            sight under a ``covered`` one is passed over).
+        writable: the directories that stay writable (the check's own), each an empty tmpfs of 64 MiB:
+            all the solution can write, and gone with it.
+        covered: directories to cover with an empty one of the solution's own (``/tmp``, the homes,
+            ``/work``, ``/opt`` ...): what is kept there (files, other copies of micrograph, a tmux or D-Bus
+            socket) is out of reach; a directory of ``writable`` or ``kept`` inside one is put back in its
+            place. Every file system is read-only, and ``/proc`` and ``/dev/pts`` are covered too.
+        kept: directories to keep visible, read-only, inside ``covered`` ones (the interpreter's own,
+            numpy's, the check's modules).
+        owner: as root, the user the solution will run as, who owns the ``writable`` directories.
 
     Returns:
         None when every step took effect; else why not (the namespaces are not to be trusted then).
@@ -111,13 +112,14 @@ def enclose(
     why = _map_user(uid, gid) if user else None
     if why is None and mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
         why = failed("making / private")  # so that no mount of ours reaches the judge's namespace
-    if why is None and user:
-        why = _user_view(libc, writable, covered, kept, failed)
-    for directory in (*hidden, *(["/proc", "/dev/pts"] if user else [])) if why is None else ():
+    if why is None and (covered or writable):
+        why = _user_view(libc, writable, covered, kept, failed, owner)
+    for directory in (*hidden, *(["/proc", "/dev/pts"] if covered else [])) if why is None else ():
+        if not os.path.isdir(directory):
+            continue  # under a covered directory: out of sight already
         flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
         if mount(b"micrograph-hidden", os.fsencode(directory), b"tmpfs", flags, b"size=4k,mode=0555") != 0:
-            why = failed(f"covering {directory}")
-            break
+            why = why or failed(f"covering {directory}")  # and the others covered all the same
     for directory in PRIVATE_TMP if why is None else ():
         if os.path.isdir(directory) and not os.path.islink(directory):
             options = b"size=64m,mode=1777"  # writable by all, each user's files their own (sticky)
@@ -195,10 +197,12 @@ def _user_view(
     covered: Sequence[str],
     kept: Sequence[str],
     failed: Callable[[str], str],
+    owner: int | None = None,
 ) -> str | None:
     """Every mount read-only, recursively; each of ``covered`` an empty directory, with what ``kept`` holds
     inside it put back (bound from a handle taken before anything was covered); each of ``writable`` an
-    empty tmpfs of the solution's own (64 MiB); the working directory found again by its name."""
+    empty tmpfs of the solution's own (64 MiB; ``owner``'s, as root); the working directory found again by
+    its name."""
     tops = [t for t in covered if os.path.isdir(t) and not os.path.islink(t)]
     tops = [t for t in tops if not any(u != t and _inside(t, u) for u in tops)]  # a home inside /home
     scratch = [os.path.realpath(p) for p in writable]
@@ -217,10 +221,9 @@ def _user_view(
     finally:
         for fd in handles.values():
             os.close(fd)
+    options = "size=64m,mode=0700" + ("" if owner is None else f",uid={owner},gid={owner}")
     for path in scratch:  # the solution's own, empty, gone with it, and no larger than this
-        if libc.mount(
-            b"micrograph-own", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=64m,mode=0700"
-        ):
+        if libc.mount(b"micrograph-own", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()):
             return failed(f"making {path} the solution's own")
     os.chdir(os.getcwd())  # by its name: the directory put back, not the one covered
     return None

@@ -136,9 +136,10 @@ def load_failure(answer: dict[str, Any] | Stop, path: str) -> Failure | None:
     error = answer.get("error", {})
     name = f"loading {filename}"
     if error.get("kind") == "syntax":
+        line = error.get("line")
         return Failure(
             name,
-            f"{filename} has a syntax error (line {error.get('line')}).",
+            f"{filename} has a syntax error" + ("." if line is None else f" (line {line})."),
             mistake="syntax",
             traceback=str(error.get("traceback", "")),
         )

@@ -73,11 +73,12 @@ class Imports:
     def refused(self, source: str) -> tuple[str, int] | None:
         """The first module the source imports that the exercise does not allow, with its line, or None.
 
-        A source that does not parse gives None: loading it reports the syntax error.
+        A source that does not parse gives None: loading it reports the syntax error (or, for one nested
+        past the parser's limits, that error).
         """
         try:
             tree = ast.parse(source)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
             return None
         found = sorted((line, name) for name, line in _imported(tree) if not allowed(name, self.modules))
         return (found[0][1], found[0][0]) if found else None

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from lessons.exercises import answers
 from lessons.exercises.failures import import_failure, load_failure, raised, stopped
-from lessons.exercises.limits import IsolationError, Limits, Output, Stop
+from lessons.exercises.limits import Limits, Output, Stop
 from lessons.exercises.report import CaseResult, Failure, Report
 from lessons.exercises.runner import Runner
 from lessons.exercises.verdict import Case, Fail, shown
@@ -204,15 +204,12 @@ def judge_solution(
         IsolationError: the solution cannot be run apart from the judge (the judge is root and cannot make
             it another user): the check refuses to grade rather than run it as root.
     """
-    with Runner(exercise.name, source, filename, limits) as runner:
+    with Runner(exercise.name, source, filename, limits, exercise.judging.nodes) as runner:
         loop = judging(exercise, cases, source, filename, seed=seed, output=runner.output)
         try:
             op, request = next(loop)
             while True:
                 answer = runner.load(request) if op == "load" else runner.run(request)
-                error = answer.get("error") if isinstance(answer, dict) else None
-                if op == "load" and isinstance(error, dict) and error.get("kind") == "isolation":
-                    raise IsolationError(str(error.get("message", "the solution cannot be isolated")))
                 op, request = loop.send(answer)
         except StopIteration as done:
             report: Report = done.value

@@ -71,29 +71,26 @@ def _numpy_path() -> str | None:
 
 def _hide(sandbox: Sandbox, limits: Limits) -> dict[str, Any]:
     """How the child encloses itself before running the solution (:mod:`lessons.exercises.enclosure`):
-    ``dirs``, micrograph's directories to cover; where the solution runs as the judge's own user,
-    ``writable`` (the check's directory), ``covered`` (:data:`COVERED` and the user's home) and ``kept``
-    (the interpreter's directories and numpy's, visible inside a covered one); ``required``, whether a
-    child that cannot enclose itself refuses to run the solution: as root, when every user may read one of
-    those directories (the solution's own user could); as an ordinary user, when the limits ask for it (a
-    result for grading)."""
+    ``dirs``, micrograph's directories to cover; ``writable`` (the check's directory), ``covered`` (every
+    top-level directory but :data:`VISIBLE`) and ``kept`` (the check's modules, the interpreter's
+    directories and numpy's, visible inside a covered one); ``required``, whether a child that cannot
+    enclose itself refuses to run the solution: as root, when every user may read one of micrograph's
+    directories (the solution's own user could); as an ordinary user, when the limits ask for it (a result
+    for grading)."""
     found = installed_dirs(sandbox.path)
-    dirs = [str(d) for d in found]
-    if sandbox.uid is not None:
-        return {"dirs": dirs, "writable": [], "covered": [], "kept": [], "required": any(map(exposed, found))}
     python = {sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix, _numpy_path() or sys.prefix}
     return {
-        "dirs": dirs,
+        "dirs": [str(d) for d in found],
         "writable": [str(sandbox.tmp)],
         "covered": sorted(f"/{name}" for name in _top_level() if name not in VISIBLE),
         "kept": sorted({str(sandbox.lib), *python}),
-        "required": limits.isolated,
+        "required": any(map(exposed, found)) if sandbox.uid is not None else limits.isolated,
     }
 
 
 VISIBLE = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys")
-"""The top-level directories an ordinary user's solution sees (read-only; ``/proc`` and ``/dev/pts``
-covered): the system's programs and libraries. Every other one (``/home``, ``/tmp``, ``/root``, ``/run``,
+"""The top-level directories the solution sees (read-only; ``/proc`` and ``/dev/pts`` covered): the
+system's programs and libraries. Every other one (``/home``, ``/tmp``, ``/root``, ``/run``,
 ``/var``, ``/opt``, ``/srv``, a checkout's ``/work`` ...) is empty but for the check's and the
 interpreter's directories (:mod:`lessons.exercises.enclosure`): the user's files, other copies of
 micrograph, and sockets by which code could act outside (tmux, D-Bus, an X server, a container engine)."""
@@ -331,6 +328,7 @@ class Runner:
         exercise: the exercise's name (which modules the child blocks, which call it makes).
         source: the solution's source text. filename: its name in tracebacks.
         limits: the check's :class:`Limits`.
+        nodes: whether the exercise gives the solution micrograph's nodes (:class:`Sandbox`).
 
     Use as a context manager, or call :meth:`close`: nothing the solution started outlives it.
 
@@ -340,7 +338,7 @@ class Runner:
     re-parented to it, which reaps those it kills.
     """
 
-    def __init__(self, exercise: str, source: str, filename: str, limits: Limits) -> None:
+    def __init__(self, exercise: str, source: str, filename: str, limits: Limits, nodes: bool = True) -> None:
         self.exercise = exercise
         self.source = source
         self.filename = filename
@@ -354,7 +352,7 @@ class Runner:
         self.interrupted = ""
         protect_judge()
         root = sys.platform.startswith("linux") and hasattr(os, "geteuid") and os.geteuid() == 0
-        self.sandbox = Sandbox(fresh_uid() if root else None)
+        self.sandbox = Sandbox(fresh_uid() if root else None, nodes)
         self.token = f"MICROGRAPH_CHECK={secrets.token_hex(16)}"
         with _ACTIVE_LOCK:
             _ACTIVE.add(self)
@@ -402,6 +400,18 @@ class Runner:
         if refused is not None:
             return refused
         self.child = _Child(self.exercise, self.limits, self.output, self.sandbox, self.token)
+        enclosed = self._exchange(
+            {**self.question, "op": "enclose"},
+            cpu=max(self.limits.cpu, 5.0),
+            wait=max(self.limits.wait, 10.0),
+        )
+        if isinstance(enclosed, Stop):  # stopped, or out of time, before the solution was loaded
+            self.loaded = enclosed
+            return enclosed
+        if not enclosed.get("ok"):  # a refusal written before any of the solution's code ran
+            error = enclosed.get("error")
+            why = error.get("message") if isinstance(error, dict) else None
+            raise IsolationError(str(why or "the solution's process could not be enclosed"))
         answer = self._exchange(
             {**self.question, "op": "load"},
             cpu=min(self.budget.remaining, max(self.limits.cpu, 5.0)),

@@ -76,6 +76,15 @@ COPIED = (
 any algorithm: the operation table, the node's compiled operators, what a node is besides its operation,
 micrograd's names for a node's fields, the errors)."""
 
+CHILD = (
+    "lessons/exercises/child.py",
+    "lessons/exercises/given.py",
+    "lessons/exercises/calls.py",
+    "lessons/exercises/enclosure.py",
+)
+"""What an exercise without nodes gets of :data:`COPIED`: the child, what it gives every solution, the
+calls."""
+
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 """The machine's shared temporary directories, swept of the solution's files when it ran as its own user."""
 
@@ -208,6 +217,9 @@ class Sandbox:
 
     Args:
         uid: the user id the solution runs as, or None for the judge's own user.
+        nodes: whether the exercise gives the solution micrograph's nodes: without them (the local
+            derivatives, whose answer key is the operation table) nothing of micrograph is copied, only the
+            child and what it gives every solution.
 
     Attributes:
         path: the directory. lib: the modules, on the child's ``sys.path``. tmp: the child's ``TMPDIR`` and
@@ -217,8 +229,9 @@ class Sandbox:
         OSError: the directory cannot be made.
     """
 
-    def __init__(self, uid: int | None) -> None:
+    def __init__(self, uid: int | None, nodes: bool = True) -> None:
         self.uid = uid
+        self.nodes = nodes
         self.path = Path(tempfile.mkdtemp(prefix="micrograph-check-"))
         self.lib = self.path / "lib"
         self.tmp = self.path / "tmp"
@@ -230,7 +243,7 @@ class Sandbox:
             raise
 
     def _fill(self) -> None:
-        for relative in (*STRIPPED, *COPIED):
+        for relative in (*STRIPPED, *COPIED) if self.nodes else CHILD:
             target = self.lib / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             text = (
