@@ -2,7 +2,8 @@
 
 Each test is an attack a red team found: forging the checker's refusal on the answer pipe, reading the
 derivatives exercise's answer key (the operation table) from the check's own directory, importing another
-copy of micrograph that every user may read, filling the disk, and a file nested past Python's parser.
+copy of micrograph that every user may read, filling the disk, a file nested past Python's parser, and
+forward accumulation with a shortcut for chains in place of Algorithm 6.2.
 The import guard is always removed first: it is no boundary, and nothing here relies on it.
 """
 
@@ -173,3 +174,44 @@ def test_a_syntax_error_without_a_line_says_no_line(tmp_path: Path) -> None:
     report = check(tmp_path, "backprop", "x = 1\x00\n")
     assert report.failure is not None and report.failure.mistake == "syntax", report.text()
     assert "backprop.py has a syntax error." in report.text() and "line None" not in report.text()
+
+
+FORWARD_MODE = """\
+# micrograph exercise: backprop
+from lessons.exercises import tools
+
+
+def backprop(G):
+    # forward accumulation of every dz/du(j): one sweep of the graph per node (time n E), with a shortcut
+    # that takes a chain in time n
+    nodes = G.nodes
+    n = len(nodes)
+    place = {v: i for i, v in enumerate(nodes)}
+    inputs = [G.get_inputs(v) for v in nodes]
+    if all(len(a) <= 1 for a in inputs):  # a chain: the product of the local derivatives from the end
+        table, d = {nodes[-1]: 1.0}, 1.0
+        for i in range(n - 1, 0, -1):
+            if inputs[i]:
+                d *= tools.local_derivative(nodes[i], 0)
+                table[inputs[i][0]] = d
+        return {v: table.get(v, 0.0) for v in nodes}
+    local = {(i, k): tools.local_derivative(nodes[i], k) for i in range(n) for k in range(len(inputs[i]))}
+    table = {}
+    for j in range(n):
+        t = [0.0] * n
+        t[j] = 1.0
+        for i in range(j + 1, n):
+            t[i] = sum(local[(i, k)] * t[place[p]] for k, p in enumerate(inputs[i]))
+        table[nodes[j]] = t[n - 1]
+    return table
+"""
+"""Forward accumulation in place of Algorithm 6.2: the right grad_table in time n·E, which is n² on a chain,
+so a shortcut for chains makes every chain fast; only the long graphs' size shows it."""
+
+
+def test_forward_accumulation_with_a_shortcut_for_chains_fails_on_the_long_graphs(tmp_path: Path) -> None:
+    report = check(tmp_path, "backprop", FORWARD_MODE)
+    assert [c.name for c in report.cases if not c.passed] == [
+        "time against size: long graphs of 400 to 3,200 nodes"
+    ], report.text()
+    assert report.failure is not None and report.failure.mistake in ("growth", "timeout"), report.text()

@@ -11,11 +11,11 @@ The same from a shell: ``micrograph exercise list | start NAME | check FILE [--j
 
 A check runs the solution on graphs chosen to catch the real mistakes (a node used twice, a reused inner node,
 constants, figure 6.9's chain, every operation, random DAGs from a seed the report prints, a ladder with 2^40
-paths, a chain 2,000 deep, chains timed against their size) and compares it with micrograph's own algorithms,
-the answer key. Every case runs and is scored. At the first failure the report says which node is wrong, the
-expected and actual values, for Algorithm 6.2 the terms of the sum and which one differs, a hint naming the
-book's sentence for the mistakes it recognises, and draws G with the wrong node and edge in red (inline in
-Jupyter; next to the student's file from the shell).
+paths, a chain 2,000 deep, long graphs timed against their size) and compares it with micrograph's own
+algorithms, the answer key. Every case runs and is scored. At the first failure the report says which node is
+wrong, the expected and actual values, for Algorithm 6.2 the terms of the sum and which one differs, a hint
+naming the book's sentence for the mistakes it recognises, and draws G with the wrong node and edge in red
+(inline in Jupyter; next to the student's file from the shell).
 
 The solution runs in a separate interpreter (:mod:`lessons.exercises.runner`) that holds no answer and
 cannot import micrograph's own implementation of the algorithm; it gets each case as plain data and

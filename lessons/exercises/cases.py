@@ -8,7 +8,8 @@ largest: a node used twice by one operation (``a * a``), a reused node that is n
 with shared and repeated parents, the ladder whose paths double at every level (6 levels, then 40: 2^40
 paths, where a method that follows every path from z never finishes and Algorithm 6.2 takes a millisecond),
 and a chain 2,000 deep (a recursive solution meets Python's recursion limit of 1,000 there). Apart from
-these, :func:`growth_chains` are the chains on which a check times a solution against the graph's size.
+these, :func:`growth_graphs` are the long graphs on which a check times a solution against the graph's
+size: chains with an edge back to a random earlier node at every other node (:func:`long_graph`).
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.1-6.5.3, figure 6.9.
 """
@@ -28,7 +29,8 @@ from micrograph.ops import OPS, POW, pow_const
 __all__ = [
     "Case",
     "graph_cases",
-    "growth_chains",
+    "growth_graphs",
+    "long_graph",
     "random_dag",
     "random_seeds",
     "every_op",
@@ -45,7 +47,7 @@ BIG_LADDER = 40
 """The levels of the big ladder: 2^40 paths from w to z on 121 nodes."""
 
 GROWTH = (400, 800, 1_600, 3_200)
-"""The depths of the chains a solution is timed on, each twice the last."""
+"""The sizes (nodes) of the long graphs a solution is timed on, each twice the last."""
 
 
 @dataclass(frozen=True)
@@ -205,9 +207,32 @@ def _family(
     return build
 
 
-def growth_chains() -> list[Case]:
-    """The chains of :data:`GROWTH`'s depths, on which a check times a solution (one call per chain)."""
-    return [Case(f"a chain {d:,} deep", _family(chain, d), deep=True) for d in GROWTH]
+def long_graph(n: int) -> Callable[[], tuple[Value, list[Value]]]:
+    """The build of a long graph of ``n`` nodes: a chain from w in which every other node also reads an
+    earlier node drawn at random (one generator per n), ``tanh(u(i-1))`` and ``u(i-1) + u(k)`` in turn.
+
+    Like a chain it has one path through every node (a recursive solution meets the recursion limit, and
+    the order is unique); unlike one it has about 1.5 edges per node, so that no shortcut for chains
+    applies, and a method that sweeps the graph once per node (forward accumulation of every dz/du(j))
+    takes time n². Its values stay in (-2, 2).
+    """
+
+    def build() -> tuple[Value, list[Value]]:
+        rng = random.Random(n)
+        w = Value(0.5, label="w")
+        nodes = [w]
+        for i in range(1, n):
+            last = nodes[-1]
+            nodes.append(last.tanh() if i % 2 else last + nodes[rng.randrange(len(nodes) - 1)])
+        return nodes[-1], [w]
+
+    return build
+
+
+def growth_graphs() -> list[Case]:
+    """The long graphs of :data:`GROWTH`'s sizes (:func:`long_graph`), on which a check times a solution
+    (one call per graph)."""
+    return [Case(f"a long graph of {n:,} nodes", long_graph(n), deep=True) for n in GROWTH]
 
 
 def random_seeds(seed: int, count: int) -> list[int]:

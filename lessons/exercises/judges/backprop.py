@@ -190,7 +190,7 @@ def _part(spec: GraphCase, number: int) -> tuple[Graph, dict[str, Any], Any, dic
 
 def cases(seed: int) -> Iterator[Case]:
     """The graph cases (:func:`~lessons.exercises.cases.graph_cases`), each with Algorithm 6.2's answer,
-    then the growth case on :func:`~lessons.exercises.cases.growth_chains`."""
+    then the growth case on :func:`~lessons.exercises.cases.growth_graphs`."""
     return measured_cases(
         graph_cases(seed=seed), _part, MISTAKES, what="backprop(G)", book="reverse", right="grad_table"
     )

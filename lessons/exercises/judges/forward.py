@@ -196,7 +196,7 @@ def _part(spec: GraphCase, number: int) -> tuple[Graph, dict[str, Any], Any, dic
 
 def cases(seed: int) -> Iterator[Case]:
     """The graph cases with inputs moved by 10 %; the answer key is Algorithm 6.1 at those inputs. Then the
-    growth case on :func:`~lessons.exercises.cases.growth_chains`."""
+    growth case on :func:`~lessons.exercises.cases.growth_graphs`."""
     return measured_cases(
         graph_cases(seed=seed), _part, MISTAKES, what="forward(G, x)", book="order", right="values"
     )

@@ -6,14 +6,15 @@ Right numbers computed the wrong way show in the work, so two cases measure it:
   local derivatives, is stopped there, while the book's algorithms take a millisecond.
   :func:`paths_stop` turns that stop, after every smaller case passed, into its diagnosis (mistake
   ``paths``);
-* the growth case (:func:`growth_case`): the solution asked for each chain 400 to 3,200 deep alone, the
+* the growth case (:func:`growth_case`): the solution asked for each long graph of 400 to 3,200 nodes
+  (a chain with an edge back at every other node: no shortcut for chains applies) alone, the
   largest first, each question's CPU time measured outside the solution's process (a question under 75 ms
   twice, the shorter counting: :func:`lessons.exercises.judge.judging`). The exponent of the time against the
   size, fitted on log-log axes by least squares, is about 1 for the book's algorithms; a membership test on
   a list inside the loop makes it 2 (mistake ``growth``). Only a time large enough to measure
   (:data:`SIGNIFICANT`) fails the case, so a fast solution never fails on noise. A solution stopped there
   after every smaller case passed is told both what it may be: a time that grows faster than the graph, or
-  a loop that never ends on a long chain.
+  a loop that never ends on a long graph.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.2-6.5.3, figure 6.9.
 """
@@ -26,7 +27,7 @@ import statistics
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from lessons.exercises.cases import GROWTH, growth_chains
+from lessons.exercises.cases import GROWTH, growth_graphs
 from lessons.exercises.cases import Case as GraphCase
 from lessons.exercises.judges.mistakes import Mistake, failure
 from lessons.exercises.judges.mistakes import of as rows_of
@@ -39,7 +40,7 @@ from micrograph.naive import naive_cost
 __all__ = ["measured_cases", "paths_stop", "growth_mistake", "exponent"]
 
 SIGNIFICANT = 0.15
-"""CPU seconds of the largest chain's call below which the growth case passes whatever the exponent: the
+"""CPU seconds of the largest long graph's call below which the growth case passes whatever the exponent: the
 book's algorithms need a tenth of this or less there (1 to 12 ms measured), a membership test on a list 0.5
 to 1 s, so noise never fails a solution whose time grows with the size."""
 
@@ -61,7 +62,7 @@ Make = Callable[[Case, Stop], Failure]
 
 Part = Callable[[GraphCase, int], tuple[Graph, dict[str, Any], Judge, dict[str, Any]]]
 """``part(spec, number)``: a graph case's G, its request, the judge of its answer and the case's own hooks
-(``number``: the case's place among the graph cases; -1 for a chain of the growth case)."""
+(``number``: the case's place among the graph cases; -1 for a graph of the growth case)."""
 
 
 class Tally:
@@ -150,16 +151,18 @@ def growth_case(
     right: str,
     what: str,
 ) -> Case:
-    """The growth case: the solution on the chains of :data:`~lessons.exercises.cases.GROWTH`, one request.
+    """The growth case: the solution on the long graphs of :data:`~lessons.exercises.cases.GROWTH`, one
+    request.
 
     Args:
-        parts: for each chain, its request and the judge of its answer, as the exercise's other cases have.
+        parts: for each long graph, its request and the judge of its answer, as the exercise's other cases
+            have.
         tally: the check's :class:`Tally`. mistake: the exercise's ``growth`` row.
         right: what was right when only the time is wrong ("order", "values", "grad_table").
         what: how the call reads in the report.
     """
     sizes = list(GROWTH)
-    span = f"chains {sizes[0]:,} to {sizes[-1]:,} deep"
+    span = f"long graphs of {sizes[0]:,} to {sizes[-1]:,} nodes"
 
     def judge(answer: dict[str, Any]) -> None:
         answers = answer.get("growth")
@@ -178,7 +181,7 @@ def growth_case(
             try:
                 one(got)
             except Fail as e:
-                e.failure.details = [f"On the chain {n:,} deep.", *e.failure.details]
+                e.failure.details = [f"On the long graph of {n:,} nodes.", *e.failure.details]
                 raise
             t = got.get("seconds")
             if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
@@ -188,7 +191,7 @@ def growth_case(
             seconds.append(float(t))
         k = exponent(sizes, seconds)
         if max(seconds) > SIGNIFICANT and k > EXPONENT:
-            times = ", ".join(f"{n:,} deep {t:.3g} s" for n, t in zip(sizes, seconds))
+            times = ", ".join(f"{n:,} nodes {t:.3g} s" for n, t in zip(sizes, seconds))
             raise Fail(
                 failure(
                     mistake,
@@ -206,7 +209,7 @@ def growth_case(
             "",
             f"right {right} on every smaller graph, but the solution was stopped on {span}: {stop.detail}.",
             details=[
-                "Either its time grows faster than the graph's size, or a loop never ends on a long chain. "
+                "Either its time grows faster than the graph's size, or a loop never ends on a long graph. "
                 f"A membership test on a list inside the loop makes the time grow as n²: {sizes[-1]:,} nodes "
                 f"then take {sizes[-1] ** 2 // 2:,} comparisons."
             ],
@@ -237,7 +240,7 @@ def measured_cases(
 ) -> Iterator[Case]:
     """An exercise's cases on graphs of section 6.5 with its work measured: each graph case, with the big
     ladder's stop diagnosed (:func:`paths_stop`), then the growth case on
-    :func:`~lessons.exercises.cases.growth_chains` (:func:`growth_case`).
+    :func:`~lessons.exercises.cases.growth_graphs` (:func:`growth_case`).
 
     Args:
         specs: the graph cases (:func:`~lessons.exercises.cases.graph_cases`). part: builds each case.
@@ -253,5 +256,5 @@ def measured_cases(
         extra = {**hooks, **stop}
         yield Case(spec.name, request, counted, graph=graph, what=what, book=book, extra=extra, cpu=spec.cpu)
     if right:
-        parts = [part(spec, -1)[1:3] for spec in growth_chains()]
+        parts = [part(spec, -1)[1:3] for spec in growth_graphs()]
         yield growth_case(parts, tally, mistakes["growth"], right, what)

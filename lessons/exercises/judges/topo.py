@@ -157,7 +157,7 @@ def _part(spec: GraphCase, rng: random.Random) -> tuple[Graph, dict[str, Any], A
 
 def cases(seed: int) -> Iterator[Case]:
     """The graph cases, sent shuffled; the answer key is the engine's order. Then the growth case on
-    :func:`~lessons.exercises.cases.growth_chains`, its chains shuffled by one generator of their own."""
+    :func:`~lessons.exercises.cases.growth_graphs`, its graphs shuffled by one generator of their own."""
     growth = random.Random(seed * 7919 - 1)
 
     def part(spec: GraphCase, number: int) -> tuple[Graph, dict[str, Any], Any, dict[str, Any]]:
