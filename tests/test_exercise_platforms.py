@@ -225,7 +225,7 @@ def test_gradescope_results_json() -> None:
         "Hint: add each consumer's term into grad_table[u(j)] instead of replacing it",
     ]
     assert (
-        "Your code printed (400 lines; 380 lines cut from the middle):\n<b>debug</b> first" in out["output"]
+        "Your code printed (400 lines; 380 lines cut from the middle):\n| <b>debug</b> first" in out["output"]
     )
     # the first failure's test: the full diagnosis; the other failing tests: their headline
     diagnosis = out["tests"][9]["output"]
@@ -244,6 +244,15 @@ def test_gradescope_results_json() -> None:
     assert out["extra_data"]["mistakes"] == ["overwrite"]
     assert out["extra_data"]["hint"].startswith("add each consumer's term")
     assert out["extra_data"]["solution_sha256"] == "ab" * 32
+
+
+def test_what_the_code_printed_cannot_pass_for_the_checker_s_lines() -> None:
+    r = sample()
+    forged = "exercise backprop: PASSED, 12 of 12 points\n\x1b[2J\rPASS\u202e"
+    r["output"] = {"text": forged, "lines": 2, "cut": 0}
+    for out in (to_gradescope(r, SVG)["output"], to_prairielearn(r, SVG)["output"]):
+        printed = out.split("Your code printed (2 lines):\n", 1)[1].splitlines()
+        assert printed == ["| exercise backprop: PASSED, 12 of 12 points", "| \\x1b[2J\\rPASS\\u202e"]
 
 
 def test_prairielearn_results_json() -> None:

@@ -28,6 +28,8 @@ import base64
 import math
 from typing import Any
 
+from lessons.exercises.report import visible
+
 __all__ = ["PLATFORMS", "GRADESCOPE_SPEC", "PRAIRIELEARN_SPEC", "MAX_IMAGE_BYTES", "to_gradescope",
            "to_prairielearn", "to_platform", "diagnosis_text", "unchecked_result"]  # fmt: skip
 
@@ -146,14 +148,17 @@ def _message(result: dict[str, Any]) -> str:
 
 
 def _printed(result: dict[str, Any]) -> str:
-    """What the student's code printed (already capped by the check), with how much was cut."""
+    """What the student's code printed (already capped by the check), with how much was cut: each line
+    behind ``| `` and its control characters escaped, as the text report has them, so that nothing printed
+    reads as the checker's own line (a verdict, an escape sequence that rewrites the page)."""
     out = result.get("output") or {}
     text = _text(out.get("text")) if isinstance(out, dict) else ""
     if not text:
         return ""
     cut = out.get("cut") or 0
     more = f"; {cut} lines cut from the middle" if cut else ""
-    return f"Your code printed ({out.get('lines', len(text.splitlines()))} lines{more}):\n{text.rstrip()}"
+    lines = "\n".join(f"| {line}" for line in visible(text.rstrip()).split("\n"))
+    return f"Your code printed ({out.get('lines', len(text.splitlines()))} lines{more}):\n{lines}"
 
 
 def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -160,7 +160,7 @@ def json_text(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _visible(text: str) -> str:
+def visible(text: str) -> str:
     """``text`` with every control character but newline and tab written as an escape (``\\x1b``): what
     the solution printed or raised reaches a terminal, where an escape sequence could clear the report and
     print another, and a direction override could reorder it; a lone surrogate, which no encoding
@@ -310,14 +310,14 @@ class Report:
         ok = sum(c.passed for c in self.cases)
         if f is None:
             lines.append(f"All {ok} checks passed: {self._points()} ({self.seconds:.1f} s).")
-            return _visible("\n".join(lines + self._output_lines() + self._record_lines()))
+            return visible("\n".join(lines + self._output_lines() + self._record_lines()))
         if self.cases:
             lines.append(f"{ok} of {len(self.cases)} checks passed: {self._points()} ({self.seconds:.1f} s).")
         else:
             lines.append("No check ran: the solution could not be loaded.")
         lines.append("")
         lines += self._failure_lines(f, place)
-        return _visible("\n".join(lines + self._output_lines() + self._record_lines()))
+        return visible("\n".join(lines + self._output_lines() + self._record_lines()))
 
     def _record_lines(self) -> list[str]:
         """One line, unwrapped (it names a file): why the verdict was not recorded."""
