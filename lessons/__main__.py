@@ -93,7 +93,7 @@ def _ask(stepper: Stepper) -> str | None:
         try:
             # the question wrapped to the terminal, then a prompt short enough not to wrap
             print(textwrap.fill(f"Predict: {q.text}", width=_width() - 1))
-            reply = input("Your prediction (a number; Enter skips; q, b, g K as below) > ").strip()
+            reply = input("Your prediction (a number; Enter skips; q, b, g K as above) > ").strip()
         except (EOFError, KeyboardInterrupt):
             print()
             return "q"

@@ -130,14 +130,15 @@ def _iteration_text(l: Any) -> str:
 def _ask(l: Any) -> Question:
     g = l.graph
     j = _most_used(g)
-    answer = l.reported[j].total  # the answer key: the engine's Algorithm 6.2, as its observer saw it
+    step = l.reported[j]  # the answer key: the engine's Algorithm 6.2, as its observer saw it
     edges = len(g.consumer_edges[j - 1])
     u_j = node_names(g)[g.nodes[j - 1]]
     return Question(
         f"what will grad_table[{u_j}] ({_who(g, j)}) be? It has {edges} term{'s' if edges > 1 else ''}, "
         f"one per edge from {u_j} into a consumer.",
-        answer,
+        step.total,
         "the step for j = " + str(j),
+        tuple(t.product for t in step.terms),
     )
 
 

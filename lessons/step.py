@@ -59,21 +59,30 @@ class Question:
         text: the question, e.g. "What will grad_table[u3] be?".
         expected: the true answer, computed by the engine (the answer key), never by the lesson's own loop.
         where: which step shows the answer, e.g. "step 5".
+        terms: the terms the answer is the sum of, when it is one (a grad_table entry: one per edge), so
+            that a prediction of one term alone is told so; empty otherwise.
     """
 
     text: str
     expected: float
     where: str = "the next step"
+    terms: tuple[float, ...] = ()
 
     def check(self, value: float) -> str:
-        """Whether ``value`` is right, within 0.1% (or 0.0005 near zero), with the true value."""
-        right = abs(value - self.expected) <= max(5e-4, 1e-3 * abs(self.expected))
+        """Whether ``value`` is right, within 0.1% (or 0.0005 near zero), with the true value; a wrong
+        value that is one of :attr:`terms` is told that the answer sums them all."""
         from viz.words import fmt
 
-        if right:
+        def near(a: float, b: float) -> bool:
+            return abs(a - b) <= max(5e-4, 1e-3 * abs(b))
+
+        if near(value, self.expected):
             return f"Right: {fmt(self.expected)} (you said {value:g}). {self.where.capitalize()} shows why."
+        said = f"you said {value:g}"
+        if len(self.terms) > 1 and any(near(value, t) for t in self.terms):
+            said += f": that is one of its {len(self.terms)} terms, and the entry is their sum"
         return (
-            f"Not quite: the answer is {fmt(self.expected)}; you said {value:g}. "
+            f"Not quite: the answer is {fmt(self.expected)}; {said}. "
             f"{self.where.capitalize()} shows how it is computed."
         )
 

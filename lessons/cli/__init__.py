@@ -69,8 +69,9 @@ COMMANDS: dict[str, Command] = {
         lesson.run,
         help="list the lessons, or step through one",
         description="Without N, list the lessons. With N, step through lesson N: Enter for the "
-        "next step, b back, q quit; with stdin not a terminal, print every "
-        "step.",
+        "next step, b back, g K to go to step K, q quit; a step taller than the terminal shows a screen "
+        "at a time (Enter for more, s for the rest of the step); a step that asks a question takes your "
+        "prediction first (a number; Enter skips). With stdin not a terminal, print every step.",
     ),
     "steps": Command(
         steps.add,
