@@ -17,7 +17,7 @@ from micrograph.compile_nodes import METHODS
 from micrograph.expr import build
 from micrograph.push import plain_loop
 from viz.narration import LESSON, Numbers, iteration_text
-from viz.words import NamedTable, clean, fmt, formula, node_names, node_table
+from viz.words import NamedTable, clean, count, fmt, formula, node_names, node_table
 
 __all__ = ["AT", "EXPR", "steps"]
 
@@ -58,10 +58,13 @@ def _forward_text(l: Any) -> str:
         f"by {edges} edge"
         f"{'s' if edges > 1 else ''}: its gradient will be a sum of {edges} terms."
         if edges > 1
-        else " Every node here has one consumer, so every sum below has one term."
+        else " Every node here but z has one consumer, so every sum below has one term."
+        if len(g.nodes) > 1
+        else " z is an input itself: there is no edge, and no sum to compute."
     )
     return (
-        f"z = {l.expr} at {at}: n = {len(g.nodes)} nodes, n_i = {g.n_inputs} inputs, {g.num_edges} edges, "
+        f"z = {l.expr} at {at}: n = {count(len(g.nodes), 'node')}, n_i = {count(g.n_inputs, 'input')}, "
+        f"{count(g.num_edges, 'edge')}, "
         f"z = {names[g.output]} = {fmt(l.z.data)}. The forward pass has run (building z computed each "
         f"value), and back-propagation needs those stored values.{shared}"
     )
@@ -147,16 +150,24 @@ def _finish(l: Any) -> None:
     l.z.backward()  # micrograd's spelling: adds the same table into every node's .grad
 
 
+def _filled(n: int) -> str:
+    """What the loop did, in words that hold for one node too."""
+    if n == 1:
+        return "The loop had no entry to fill: grad_table[z] = 1 is the whole table"
+    return f"The loop has filled the {n - 1} other {'entry' if n == 2 else 'entries'} after grad_table[z]"
+
+
 def _finish_text(l: Any) -> str:
     g = l.graph
     names = node_names(g)
     same = all(l.engine_table[v] == l.grad_table[v] for v in g.nodes)
     inputs = ", ".join(f"dz/d{clean(v.label) or names[v]} = {fmt(l.grad_table[v])}" for v in g.leaves)
     grads = ", ".join(f"{clean(v.label)}.grad = {fmt(v.grad)}" for v in g.leaves if v.label)
+    first, last = names[g.leaves[0]], names[g.leaves[-1]]
     return (
-        f"The loop has filled all {len(l.grad_table)} entries; the algorithm returns the inputs' entries "
-        f"{names[g.leaves[0]]}..{names[g.leaves[-1]]}: {inputs}. micrograph's Graph.backprop computes the "
-        f"same table "
+        f"{_filled(len(l.grad_table))}; the algorithm returns the inputs' entries "
+        f"{first if first == last else first + '..' + last}: {inputs}. micrograph's Graph.backprop "
+        f"computes the same table "
         f"({'equal for every node' if same else 'DIFFERENT'}) with {l.engine_table.evaluations} "
         f"local-derivative evaluations: one per edge (G has {g.num_edges}). z.backward() adds it into .grad "
         f"as micrograd does{': ' + grads if grads else ''}."

@@ -435,3 +435,11 @@ def test_each_lesson_ends_by_naming_the_exercise_of_its_algorithm() -> None:
         if len(names) == 1:
             assert f"micrograph exercise start {names[0]}" in l.text
             assert f"micrograph exercise check {names[0]}.py" in l.text
+
+
+def test_lesson_2_on_a_lone_input_says_there_is_nothing_to_sum() -> None:
+    text = " ".join(" ".join(walk(lessons.start(2, expr="x", at={"x": 1.0}))).split())
+    assert "n = 1 node, n_i = 1 input, 0 edges" in text and "no sum to compute" in text
+    assert "The loop had no entry to fill: grad_table[z] = 1 is the whole table" in text
+    for wrong in ("1 nodes", "one consumer", "filled all", "u1..u1"):
+        assert wrong not in text, wrong
