@@ -96,7 +96,9 @@ def _unused(names: Mapping[str, Any], base: str) -> str:
 def _prune(l: Any) -> None:
     l.G_prime = l.graph.prune(l.T)  # G': the nodes of G that are descendants of T (and ancestors of z)
     l.other = Value(3.0, label=_unused(l.at, "v"))  # a new input that is not in T
-    l.z2 = l.z * 2 + l.other.exp()  # z2 depends on T through z, and on v and the constant 2 besides
+    l.other_exp = l.other.exp()
+    l.z2 = l.z * 2 + l.other_exp  # z2 depends on T through z, and on v and the constant 2 besides
+    l.two = next(u for u in l.z2.inputs[0].inputs if u is not l.z)  # the constant node 2
     l.graph2 = Graph(l.z2)
     l.G2_prime = l.graph2.prune(l.T)  # G' for z2, with the same T
 
@@ -105,8 +107,11 @@ def _prune_text(l: Any) -> str:
     g, g2 = l.graph, l.graph2
     names, names2 = node_names(g), node_names(g2)
     out = [_named(v, names) for v in g.nodes if v not in l.G_prime]
-    out2 = [_named(v, names2) for v in g2.nodes if v not in l.G2_prime]
+    left = [u for u in g2.nodes if u not in l.G2_prime]
+    out2 = [_named(u, names2) for u in left]
     v = l.other.label
+    what = {l.other: v, l.other_exp: f"exp({v})", l.two: "the constant 2"}
+    said = [what[u] for u in left if u in what]  # in the order the nodes are named
     mine = (
         f"For z itself nothing goes: every node of G lies on a path from {_targets(l)} to z. "
         if not out
@@ -117,8 +122,8 @@ def _prune_text(l: Any) -> str:
         f"Algorithm 6.5 first prunes G to G', with T = {_targets(l)}. {mine}Take z2 = 2z + exp({v}) "
         f"instead, with a new input {v}: its graph has {len(g2.nodes)} nodes, and G' keeps "
         f"{len(l.G2_prime)}. Left out are {', '.join(out2)}, {'among them' if len(out2) > 3 else 'that is'} "
-        f"{v}, exp({v}) and the constant "
-        f"2: they do not depend on T, so no gradient flows through them and build_grad never visits them. "
+        f"{', '.join(said[:-1])} and {said[-1]}: they do not depend on T, so no gradient flows through "
+        "them and build_grad never visits them. "
         f"In the picture the nodes of G' are highlighted; these {len(out2)} are not."
     )
 

@@ -16,7 +16,7 @@ import lessons
 from micrograph import Graph, backprop
 from micrograph.forward import evaluate
 from tests.book_text import corpus, in_book
-from viz.words import count, fmt
+from viz.words import count, fmt, node_names
 
 
 @pytest.mark.skipif(not corpus(), reason="the book's excerpts are not on this machine")
@@ -391,7 +391,6 @@ def test_lesson_6_steps_through_algorithm_6_6_call_by_call() -> None:
     number), and the picture highlights exactly the nodes of B that call added."""
     from micrograph import Graph
     from viz import style
-    from viz.words import node_names
 
     l = lessons.start(6)
     while not l.step.title.startswith("Algorithm 6.6, call"):
@@ -443,3 +442,19 @@ def test_lesson_2_on_a_lone_input_says_there_is_nothing_to_sum() -> None:
     assert "The loop had no entry to fill: grad_table[z] = 1 is the whole table" in text
     for wrong in ("1 nodes", "one consumer", "filled all", "u1..u1"):
         assert wrong not in text, wrong
+
+
+@pytest.mark.parametrize(
+    ("kw", "said"),
+    [
+        ({}, "Left out are u2, u3 (v), u8, that is the constant 2, v and exp(v):"),
+        ({"expr": "sin(v)*w", "at": {"v": 0.3, "w": 2.0}}, "u3, u4 (v1), u8, that is the constant 2, v1 and"),
+    ],
+)
+def test_lesson_6_names_the_nodes_g_prime_leaves_out_in_one_order(kw: dict[str, Any], said: str) -> None:
+    l = lessons.start(6, **kw)
+    l.goto(2)
+    assert said in " ".join(l.text.split())
+    names = node_names(l.graph2)
+    left = [names[u] for u in l.graph2.nodes if u not in l.G2_prime]
+    assert left == [names[l.two], names[l.other], names[l.other_exp]]  # u2 is the constant, as said
