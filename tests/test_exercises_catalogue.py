@@ -38,6 +38,9 @@ def test_each_wrong_solution_fails_with_its_own_diagnosis(wrong: Wrong, tmp_path
     assert report.failure.case.startswith(wrong.case), text
     assert "lessons/exercises" not in report.failure.traceback  # the checker's frames are never shown
     assert "micrograph/" not in report.failure.traceback
+    drawing = tmp_path / "failure.svg"
+    if drawing.exists() and "no entry" in text:  # the drawing says what the text says, not Python's None
+        assert "yours None" not in drawing.read_text(encoding="utf-8")
 
 
 def test_the_catalogue_holds_at_least_15_mistakes_each_diagnosed_differently() -> None:

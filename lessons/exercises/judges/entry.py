@@ -244,17 +244,18 @@ def diagnose_entry(
         )
     default = [Mark(j, t.i, t.k, f"{t.grad_i:.4g} × {t.derivative:.4g} = {t.product:.4g}") for t in terms]
     name = reported_name(graph, j)
+    yours = "no entry" if actual is None else shown(actual)  # as the text says it
     picture = draw(
         graph,
         wrong=j,
         expected=shown(e),
-        actual=shown(actual),
+        actual=yours,
         grads=expected,
         marks=default if marks is None else marks,
         title=f"{what}: grad_table[{name}] is the first wrong entry from u(n) down. Red edges: its terms. "
         "grad: the right values",
     )
-    got = actual if isinstance(actual, (int, float)) else shown(actual)
+    got = actual if isinstance(actual, (int, float)) else yours
     return Fail(
         failure(
             ROWS[code],
