@@ -112,7 +112,8 @@ class ExprError(ValueError):
         col (int | None): the 0-based column of the problem, when known.
         reason (str): the message without the caret picture.
 
-    ``str(error)`` is one line; :meth:`caret` gives the expression and a caret under the column.
+    ``str(error)`` is one line; :meth:`excerpt` gives the expression (around the column, if long) to quote
+    in that line, and :meth:`caret` the expression and a caret under the column, on two lines of their own.
     """
 
     def __init__(self, reason: str, text: str, col: int | None = None, *, allowed: bool = True) -> None:
@@ -122,6 +123,20 @@ class ExprError(ValueError):
         where = f" at column {col + 1}" if col is not None else ""
         super().__init__(f"{reason}{where}" + (f"; {ALLOWED}" if allowed else ""))
 
+    def _window(self) -> tuple[str, int]:
+        """The expression cut to 70 characters around the column (``...`` where cut), and where the column
+        falls in it."""
+        col = self.col or 0
+        start = max(0, col - 35)
+        prefix = "..." if start else ""
+        suffix = "..." if start + 70 < len(self.text) else ""
+        return f"{prefix}{self.text[start : start + 70]}{suffix}", len(prefix) + col - start
+
+    def excerpt(self) -> str:
+        """The expression as one line, cut to 70 characters around the column when longer (its line breaks
+        and tabs shown as spaces)."""
+        return " ".join(self._window()[0].split())
+
     def caret(self) -> str:
         """Two lines: the expression and a ``^`` under the offending column ('' when the column is unknown).
 
@@ -129,11 +144,8 @@ class ExprError(ValueError):
         """
         if self.col is None or "\n" in self.text:
             return ""
-        start = max(0, self.col - 35)
-        shown = self.text[start : start + 70]
-        prefix = "..." if start else ""
-        suffix = "..." if start + 70 < len(self.text) else ""
-        return f"  {prefix}{shown}{suffix}\n  {' ' * (len(prefix) + self.col - start)}^"
+        shown, at = self._window()
+        return f"  {shown}\n  {' ' * at}^"
 
 
 def _col(node: ast.AST) -> int | None:

@@ -190,7 +190,7 @@ def test_the_exercise_commands(clone: Path) -> None:
 
 def test_the_repl_sessions_run_as_typed(clone: Path) -> None:
     """The lessons' and the explorer's sessions, each line typed into ``python -i``."""
-    lesson = "Not quite: the answer is -1.182; you said -1.2."  # the question of the step the session is at
+    lesson = "Not quite: the answer is -1.182; you said -0.42: that is one of its 2 terms,"
     sessions = (("The lessons", lesson), ("The explorer: drag an input, watch G and B", ""),
                 ("An MLP by layers, as the book draws it", "iris.html"))  # fmt: skip
     for title, shown in sessions:

@@ -469,8 +469,8 @@ def user_message(e: Exception, out: str | None) -> tuple[str, str] | None:
     from viz.dot import GraphTooLarge
     from viz.render import GraphvizFailed, GraphvizMissing
 
-    if isinstance(e, ExprError):
-        return str(e), e.caret()
+    if isinstance(e, ExprError):  # one line: the expression quoted, then what is wrong where
+        return (f"in {e.excerpt()!r}: {e}" if e.excerpt() else str(e)), ""
     if isinstance(e, UserError):
         return str(e), e.detail
     if isinstance(e, DomainError):
