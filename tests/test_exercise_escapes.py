@@ -2,8 +2,10 @@
 
 Each test is an attack a red team found: forging the checker's refusal on the answer pipe, reading the
 derivatives exercise's answer key (the operation table) from the check's own directory, importing another
-copy of micrograph that every user may read, filling the disk, a file nested past Python's parser, and
-forward accumulation with a shortcut for chains in place of Algorithm 6.2.
+copy of micrograph that every user may read (a clone, another install), a file at the top of the file
+system, filling the disk, a file nested past Python's parser, forward accumulation in place of Algorithm 6.2
+(with a shortcut for chains, with numpy the exercise refuses, with its smaller calls padded to look linear),
+and the local derivatives by the complex step.
 The import guard is always removed first: it is no boundary, and nothing here relies on it.
 """
 
@@ -215,3 +217,137 @@ def test_forward_accumulation_with_a_shortcut_for_chains_fails_on_the_long_graph
         "time against size: long graphs of 400 to 3,200 nodes"
     ], report.text()
     assert report.failure is not None and report.failure.mistake in ("growth", "timeout"), report.text()
+
+
+VECTOR_FORWARD = """\
+# micrograph exercise: backprop
+# Forward-mode accumulation (every dz/du(j) at once as a vector per node): not Algorithm 6.2.
+import collections
+from lessons.exercises import tools
+np = collections._sys.modules["numpy"]   # loaded by the child because this text names numpy
+
+
+def backprop(G):
+    nodes = G.nodes
+    n = len(nodes)
+    idx = {v: i for i, v in enumerate(nodes)}
+    rows = []                     # rows[i][j] = du(i)/du(j), j <= i, pushed FORWARD from the leaves
+    for i, v in enumerate(nodes):
+        r = np.zeros(i + 1)
+        r[i] = 1.0
+        for k, p in enumerate(v.inputs):
+            q = rows[idx[p]]
+            r[: len(q)] += tools.local_derivative(v, k) * q
+        rows.append(r)
+    z = rows[-1]
+    return {v: float(z[j]) for j, v in enumerate(nodes)}
+"""
+"""Forward accumulation with numpy, which backprop does not allow but the child once loaded for any source
+that named it: n² work, vectorised below the growth case's notice."""
+
+PADDED = """\
+# micrograph exercise: backprop
+# Forward-mode accumulation, one sweep per node (time n^2), padded so that its time looks linear.
+import collections
+from lessons.exercises import tools
+_time = collections._sys.modules["time"]
+
+
+def backprop(G):
+    start = _time.process_time()
+    nodes = G.nodes
+    n = len(nodes)
+    idx = {v: i for i, v in enumerate(nodes)}
+    parents = [[(idx[p], tools.local_derivative(v, k)) for k, p in enumerate(v.inputs)] for v in nodes]
+    table = {}
+    for j in range(n):                       # seed u(j), push d/du(j) forward through G
+        d = [0.0] * n
+        d[j] = 1.0
+        for i in range(j + 1, n):
+            s = 0.0
+            for p, l in parents[i]:
+                s += l * d[p]
+            d[i] = s
+        table[nodes[j]] = d[n - 1]
+    # pad: make the CPU time proportional to n (the largest graph comes first)
+    global SLOPE
+    spent = _time.process_time() - start
+    if n >= 3200:
+        SLOPE = spent / n
+    while "SLOPE" in globals() and _time.process_time() - start < SLOPE * n:
+        pass
+    return table
+"""
+"""Forward accumulation in pure Python, its smaller calls padded so that its time looks linear."""
+
+COMPLEX_STEP = """\
+# micrograph exercise: derivatives
+import math
+H = 1e-30
+def d(f, x): return (f(complex(x, H))).imag / H
+def tanh(z): e = math.e ** (2 * z); return (e - 1) / (e + 1)
+def sig(z): return 1 / (1 + math.e ** (-z))
+def tanh_dx(x, out): return d(tanh, x)
+def sigmoid_dx(x, out): return d(sig, x)
+def div_dx(x, y, out): return d(lambda t: t / y, x)
+def div_dy(x, y, out): return d(lambda t: x / t, y)
+def pow_dx(x, y, out): return d(lambda t: t ** y, x)
+def pow_dy(x, y, out): return d(lambda t: x ** t, y)
+def log_dx(x, out): return d(lambda t: complex(math.log(abs(t)), math.atan2(t.imag, t.real)), x)
+def sqrt_dx(x, out): return d(lambda t: t ** 0.5, x)
+"""
+"""The local derivatives by the complex step, f(x + ih) / h, with no import: not their rules."""
+
+
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [(VECTOR_FORWARD, "KeyError: 'numpy'"), (PADDED, "it took")],
+    ids=["numpy", "padded"],
+)
+def test_forward_accumulation_fails_vectorised_or_padded(tmp_path: Path, source: str, says: str) -> None:
+    report = check(tmp_path, "backprop", source)
+    assert not report.passed and says in " ".join(report.text().split()), report.text()
+
+
+def test_the_complex_step_is_refused_before_it_runs(tmp_path: Path) -> None:
+    report = check(tmp_path, "derivatives", COMPLEX_STEP)
+    said = " ".join(report.text().split())
+    assert report.score == 0 and "the complex step (complex numbers) is not allowed" in said, said
+
+
+def test_other_installs_and_numpy_where_refused_are_hidden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lessons.exercises import sandbox
+
+    site = tmp_path / "prefix" / "lib" / "python3.99" / "site-packages"
+    for name in ("micrograph", "numpy"):
+        (site / name).mkdir(parents=True)
+    monkeypatch.setattr(sandbox.sys, "base_prefix", str(tmp_path / "prefix"))
+    for numpy, hidden in ((False, ["micrograph", "numpy"]), (True, ["micrograph"])):
+        box = Sandbox(None, nodes=True, numpy=numpy)
+        try:
+            dirs = sandbox.view(box, False, None)["dirs"]
+        finally:
+            box.close()
+        assert [d for d in dirs if d.startswith(str(site))] == [str(site / n) for n in hidden]
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="as an ordinary user the files are the user's to read")
+def test_a_file_at_the_top_of_the_file_system_reads_as_empty(tmp_path: Path) -> None:
+    top = Path(tempfile.mkstemp(prefix="micrograph-top-", dir="/")[1])
+    try:
+        top.write_text("a platform's secret\n")
+        top.chmod(0o644)
+        source = (
+            OS
+            + f"""
+    if os["stat"]({str(top)!r}).st_size:
+        raise RuntimeError("a file at the top of the file system is readable")
+    """
+            + textwrap.indent(CORRECT["forward"], "    ")
+        )
+        report = check(tmp_path, "forward", source)
+        assert report.passed, report.text()  # it read as empty, so the solution did not raise
+    finally:
+        top.unlink()

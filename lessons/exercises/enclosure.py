@@ -200,7 +200,8 @@ def _user_view(
     owner: int | None = None,
 ) -> str | None:
     """Every mount read-only, recursively; each of ``covered`` an empty directory, with what ``kept`` holds
-    inside it put back (bound from a handle taken before anything was covered); each of ``writable`` an
+    inside it put back (bound from a handle taken before anything was covered), or if a file, empty (the
+    null device bound over it); each of ``writable`` an
     empty tmpfs of the solution's own (64 MiB; ``owner``'s, as root); the working directory found again by
     its name."""
     tops = [t for t in covered if os.path.isdir(t) and not os.path.islink(t)]
@@ -218,6 +219,9 @@ def _user_view(
             why = _cover(libc, top, [p for p in scratch if _inside(p, top)], handles, failed)
             if why is not None:
                 return why
+        for path in (p for p in covered if os.path.isfile(p) and not os.path.islink(p)):  # a top-level file
+            if libc.mount(b"/dev/null", path.encode(), None, MS_BIND, None) != 0:  # reads as empty
+                return failed(f"covering {path}")
     finally:
         for fd in handles.values():
             os.close(fd)

@@ -22,7 +22,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Imports", "HARMLESS", "OWN", "allowed"]
+__all__ = ["Imports", "HARMLESS", "OWN", "COMPLEX", "allowed"]
 
 HARMLESS = (
     "__future__",
@@ -55,10 +55,13 @@ class Imports:
         asks: what the exercise asks for, completing "this exercise asks you to write ..."
             (``"the local derivatives with math"``).
         modules: the modules a solution may import (each with its submodules).
+        real: whether the source must keep to real numbers: no imaginary literal, no ``complex``, no
+            ``.imag`` (the local derivatives, where a complex step would compute them without their rules).
     """
 
     asks: str
     modules: frozenset[str]
+    real: bool = False
 
     @classmethod
     def python(cls, asks: str, *more: str) -> Imports:
@@ -81,6 +84,8 @@ class Imports:
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             return None
         found = sorted((line, name) for name, line in _imported(tree) if not allowed(name, self.modules))
+        if self.real:
+            found = sorted(found + [(line, COMPLEX) for line in _complex(tree)])
         return (found[0][1], found[0][0]) if found else None
 
     def request(self) -> dict[str, Any]:
@@ -88,6 +93,21 @@ class Imports:
         with ``{module}`` where the refused module's name goes, and micrograph's packages it leaves to its
         own guard."""
         return {"modules": sorted(self.modules), "message": self.message("{module}"), "own": list(OWN)}
+
+
+COMPLEX = "the complex step (complex numbers)"
+"""What :meth:`Imports.refused` names for a source that computes with complex numbers where ``real``."""
+
+
+def _complex(tree: ast.AST) -> list[int]:
+    """The lines that spell out a complex number: an imaginary literal, the name ``complex``, ``.imag``."""
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.Constant) and isinstance(node.value, complex))
+        or (isinstance(node, ast.Name) and node.id == "complex")
+        or (isinstance(node, ast.Attribute) and node.attr in ("imag", "real", "conjugate"))
+    ]
 
 
 def _imported(tree: ast.AST) -> list[tuple[str, int]]:

@@ -204,7 +204,9 @@ def judge_solution(
         IsolationError: the solution cannot be run apart from the judge (the judge is root and cannot make
             it another user): the check refuses to grade rather than run it as root.
     """
-    with Runner(exercise.name, source, filename, limits, exercise.judging.nodes) as runner:
+    given = exercise.judging  # what the solution may use: micrograph's nodes, numpy
+    numpy = "numpy" in given.imports.modules
+    with Runner(exercise.name, source, filename, limits, given.nodes, numpy) as runner:
         loop = judging(exercise, cases, source, filename, seed=seed, output=runner.output)
         try:
             op, request = next(loop)

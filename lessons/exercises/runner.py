@@ -33,7 +33,6 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import secrets
@@ -44,13 +43,12 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from lessons.exercises.jsonfile import nesting
 from lessons.exercises.limits import MAX_ANSWER, MAX_NESTING, Budget, IsolationError, Limits, Output, Stop
 from lessons.exercises.processes import Tree, protect_judge
-from lessons.exercises.sandbox import Sandbox, exposed, fresh_uid, installed_dirs
+from lessons.exercises.sandbox import Sandbox, fresh_uid, numpy_path, view
 from lessons.exercises.watch import Watch
 
 __all__ = ["Runner", "stop_on_signals"]
@@ -58,55 +56,11 @@ __all__ = ["Runner", "stop_on_signals"]
 _POLL = 0.02
 
 
-def _numpy_path() -> str | None:
-    """The directory that holds numpy (site-packages), for a solution that uses it; None without numpy."""
-    try:
-        spec = importlib.util.find_spec("numpy")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return str(Path(next(iter(spec.submodule_search_locations))).parent)
-
-
-def _hide(sandbox: Sandbox, limits: Limits) -> dict[str, Any]:
-    """How the child encloses itself before running the solution (:mod:`lessons.exercises.enclosure`):
-    ``dirs``, micrograph's directories to cover; ``writable`` (the check's directory), ``covered`` (every
-    top-level directory but :data:`VISIBLE`) and ``kept`` (the check's modules, the interpreter's
-    directories and numpy's, visible inside a covered one); ``required``, whether a child that cannot
-    enclose itself refuses to run the solution: as root, when every user may read one of micrograph's
-    directories (the solution's own user could); as an ordinary user, when the limits ask for it (a result
-    for grading)."""
-    found = installed_dirs(sandbox.path)
-    python = {sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix, _numpy_path() or sys.prefix}
-    return {
-        "dirs": [str(d) for d in found],
-        "writable": [str(sandbox.tmp)],
-        "covered": sorted(f"/{name}" for name in _top_level() if name not in VISIBLE),
-        "kept": sorted({str(sandbox.lib), *python}),
-        "required": any(map(exposed, found)) if sandbox.uid is not None else limits.isolated,
-    }
-
-
-VISIBLE = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys")
-"""The top-level directories the solution sees (read-only; ``/proc`` and ``/dev/pts`` covered): the
-system's programs and libraries. Every other one (``/home``, ``/tmp``, ``/root``, ``/run``,
-``/var``, ``/opt``, ``/srv``, a checkout's ``/work`` ...) is empty but for the check's and the
-interpreter's directories (:mod:`lessons.exercises.enclosure`): the user's files, other copies of
-micrograph, and sockets by which code could act outside (tmux, D-Bus, an X server, a container engine)."""
-
-
-def _top_level() -> list[str]:
-    try:
-        return os.listdir("/")
-    except OSError:
-        return []
-
-
 class _Child:
     """One interpreter running the student's code, with its pipes and the processes it starts."""
 
     def __init__(self, exercise: str, limits: Limits, output: Output, sandbox: Sandbox, token: str) -> None:
+        numpy = numpy_path() if sandbox.numpy else None  # out of sight for an exercise that refuses it
         read_answers, write_answers = os.pipe()
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")}
         env["PYTHONHASHSEED"] = "0"
@@ -126,8 +80,8 @@ class _Child:
             str(4 * limits.memory),
             str(int(limits.wall) + 5),
             "-" if sandbox.uid is None else str(sandbox.uid),
-            json.dumps(_hide(sandbox, limits)),
-            *([p] if (p := _numpy_path()) else []),
+            json.dumps(view(sandbox, limits.isolated, numpy)),
+            *([numpy] if numpy else []),
         ]
         self.tree = Tree(token, sandbox.uid)
         try:
@@ -328,7 +282,8 @@ class Runner:
         exercise: the exercise's name (which modules the child blocks, which call it makes).
         source: the solution's source text. filename: its name in tracebacks.
         limits: the check's :class:`Limits`.
-        nodes: whether the exercise gives the solution micrograph's nodes (:class:`Sandbox`).
+        nodes: whether the exercise gives the solution micrograph's nodes; numpy: whether it allows numpy
+            (:class:`Sandbox`).
 
     Use as a context manager, or call :meth:`close`: nothing the solution started outlives it.
 
@@ -338,7 +293,15 @@ class Runner:
     re-parented to it, which reaps those it kills.
     """
 
-    def __init__(self, exercise: str, source: str, filename: str, limits: Limits, nodes: bool = True) -> None:
+    def __init__(
+        self,
+        exercise: str,
+        source: str,
+        filename: str,
+        limits: Limits,
+        nodes: bool = True,
+        numpy: bool = False,
+    ) -> None:
         self.exercise = exercise
         self.source = source
         self.filename = filename
@@ -352,7 +315,7 @@ class Runner:
         self.interrupted = ""
         protect_judge()
         root = sys.platform.startswith("linux") and hasattr(os, "geteuid") and os.geteuid() == 0
-        self.sandbox = Sandbox(fresh_uid() if root else None, nodes)
+        self.sandbox = Sandbox(fresh_uid() if root else None, nodes, numpy)
         self.token = f"MICROGRAPH_CHECK={secrets.token_hex(16)}"
         with _ACTIVE_LOCK:
             _ACTIVE.add(self)

@@ -28,16 +28,19 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib.util
 import os
 import secrets
 import shutil
 import stat
+import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "PACKAGES", "STRIPPED", "COPIED", "stripped_source", "Sandbox", "fresh_uid", "installed_dirs", "exposed",
-    "readable_by_others",
+    "readable_by_others", "view", "numpy_path", "VISIBLE",
 ]  # fmt: skip
 
 _ROOT = Path(__file__).resolve().parent.parent.parent
@@ -220,6 +223,9 @@ class Sandbox:
         nodes: whether the exercise gives the solution micrograph's nodes: without them (the local
             derivatives, whose answer key is the operation table) nothing of micrograph is copied, only the
             child and what it gives every solution.
+        numpy: whether the exercise allows numpy: without it, numpy is neither loaded nor in sight (a
+            solution that reached it past the import allow-list could vectorise what the exercise asks to
+            be written as a loop).
 
     Attributes:
         path: the directory. lib: the modules, on the child's ``sys.path``. tmp: the child's ``TMPDIR`` and
@@ -229,9 +235,10 @@ class Sandbox:
         OSError: the directory cannot be made.
     """
 
-    def __init__(self, uid: int | None, nodes: bool = True) -> None:
+    def __init__(self, uid: int | None, nodes: bool = True, numpy: bool = False) -> None:
         self.uid = uid
         self.nodes = nodes
+        self.numpy = numpy
         self.path = Path(tempfile.mkdtemp(prefix="micrograph-check-"))
         self.lib = self.path / "lib"
         self.tmp = self.path / "tmp"
@@ -297,3 +304,63 @@ def _sweep(top: Path, uid: int, budget: int = 20_000) -> None:
                         pass
             elif stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IWOTH:
                 stack.append(Path(e.path))  # a directory others may write in (/tmp/.X11-unix ...)
+
+
+def numpy_path() -> str | None:
+    """The directory that holds numpy (site-packages), for a solution that uses it; None without numpy."""
+    try:
+        spec = importlib.util.find_spec("numpy")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return str(Path(next(iter(spec.submodule_search_locations))).parent)
+
+
+def view(sandbox: Sandbox, isolated: bool, numpy: str | None) -> dict[str, Any]:
+    """How the child encloses itself before running the solution (:mod:`lessons.exercises.enclosure`):
+    ``dirs``, micrograph's directories to cover; ``writable`` (the check's directory), ``covered`` (every
+    top-level directory but :data:`VISIBLE`) and ``kept`` (the check's modules, the interpreter's
+    directories and numpy's, visible inside a covered one); ``required``, whether a child that cannot
+    enclose itself refuses to run the solution: as root, when every user may read one of micrograph's
+    directories (the solution's own user could); as an ordinary user, when the limits ask for it (a result
+    for grading)."""
+    found = installed_dirs(sandbox.path)
+    python = {sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix, numpy or sys.prefix}
+    return {
+        "dirs": [str(d) for d in found] + _other_packages(sandbox),
+        "writable": [str(sandbox.tmp)],
+        "covered": sorted(f"/{name}" for name in _top_level() if name not in VISIBLE),
+        "kept": sorted({str(sandbox.lib), *python}),
+        "required": any(map(exposed, found)) if sandbox.uid is not None else isolated,
+    }
+
+
+def _other_packages(sandbox: Sandbox) -> list[str]:
+    """The directories of packages in an interpreter's site-packages that the solution must not see though
+    the directory around them is kept or visible (the interpreter's own, numpy's, the system's under
+    ``/usr``): every installed copy of micrograph's packages, not only the one running (another venv's, a
+    system-wide install), and numpy's where the exercise refuses it."""
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, "/usr", "/usr/local"}
+    sites = {Path(p) for p in filter(None, (numpy_path(),))}
+    for prefix in prefixes:
+        for pattern in ("lib/python3*/site-packages", "lib/python3*/dist-packages"):
+            sites.update(Path(prefix).glob(pattern))
+    names = PACKAGES if sandbox.numpy else (*PACKAGES, "numpy", "numpy.libs")
+    out = {site / name for site in sites for name in names if (site / name).is_dir()}
+    return sorted(str(p.resolve()) for p in out)
+
+
+VISIBLE = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys")
+"""The top-level directories the solution sees (read-only; ``/proc`` and ``/dev/pts`` covered): the
+system's programs and libraries. Every other one (``/home``, ``/tmp``, ``/root``, ``/run``,
+``/var``, ``/opt``, ``/srv``, a checkout's ``/work`` ...) is empty but for the check's and the
+interpreter's directories (:mod:`lessons.exercises.enclosure`): the user's files, other copies of
+micrograph, and sockets by which code could act outside (tmux, D-Bus, an X server, a container engine)."""
+
+
+def _top_level() -> list[str]:
+    try:
+        return os.listdir("/")
+    except OSError:
+        return []

@@ -165,8 +165,8 @@ class ExerciseCheck:
             answer = json.loads(str(data["answer"]))
             if not isinstance(answer, dict):
                 return Stop("protocol", "the answer was not a message")
-            if asked.get("timed"):
-                answer["seconds"] = seconds
+            if asked.get("timed"):  # in the command line's seconds, which the growth case's bounds are in
+                answer["seconds"] = seconds / PAGE_SLOWER
             return answer
         if "failed" in data:
             return Stop("crash", f"the solution's interpreter failed: {str(data['failed'])[:200]}", seconds)

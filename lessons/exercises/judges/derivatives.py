@@ -243,7 +243,9 @@ JUDGING = Judging(
     template=TEMPLATE,
     cases=cases,
     answer=Schema({"result": list_of(plain, lambda ctx: ctx.points)}),
-    imports=Imports("the local derivatives with math", frozenset({"math", "__future__", "typing"})),
+    imports=Imports(
+        "the local derivatives with math", frozenset({"math", "__future__", "typing"}), real=True
+    ),
     reference=_reference,
     nodes=False,
 )

@@ -6,15 +6,16 @@ Right numbers computed the wrong way show in the work, so two cases measure it:
   local derivatives, is stopped there, while the book's algorithms take a millisecond.
   :func:`paths_stop` turns that stop, after every smaller case passed, into its diagnosis (mistake
   ``paths``);
-* the growth case (:func:`growth_case`): the solution asked for each long graph of 400 to 3,200 nodes
-  (a chain with an edge back at every other node: no shortcut for chains applies) alone, the
-  largest first, each question's CPU time measured outside the solution's process (a question under 75 ms
-  twice, the shorter counting: :func:`lessons.exercises.judge.judging`). The exponent of the time against the
-  size, fitted on log-log axes by least squares, is about 1 for the book's algorithms; a membership test on
-  a list inside the loop makes it 2 (mistake ``growth``). Only a time large enough to measure
-  (:data:`SIGNIFICANT`) fails the case, so a fast solution never fails on noise. A solution stopped there
-  after every smaller case passed is told both what it may be: a time that grows faster than the graph, or
-  a loop that never ends on a long graph.
+* the growth case (:func:`growth_case`): the solution asked for each long graph of 400 to 3,200 nodes (a chain
+  with an edge back at every other node: no shortcut for chains applies) alone, the largest first, each
+  question's CPU time measured outside the solution's process (a question under 75 ms twice, the shorter
+  counting: :func:`lessons.exercises.judge.judging`). The exponent of the time against the size, fitted on
+  log-log axes by least squares, is about 1 for the book's algorithms; a membership test on a list inside the
+  loop makes it 2 (mistake ``growth``). Only a time large enough to measure (:data:`SIGNIFICANT`) fails the
+  case, so a fast solution never fails on noise; and whatever the exponent, the largest graph's call must take
+  at most :data:`LARGEST`, so padding the smaller calls hides nothing. A solution stopped there after every
+  smaller case passed is told both what it may be: a time that grows faster than the graph, or a loop that
+  never ends on a long graph.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.2-6.5.3, figure 6.9.
 """
@@ -40,9 +41,15 @@ from micrograph.naive import naive_cost
 __all__ = ["measured_cases", "paths_stop", "growth_mistake", "exponent"]
 
 SIGNIFICANT = 0.15
-"""CPU seconds of the largest long graph's call below which the growth case passes whatever the exponent: the
-book's algorithms need a tenth of this or less there (1 to 12 ms measured), a membership test on a list 0.5
-to 1 s, so noise never fails a solution whose time grows with the size."""
+"""CPU seconds of the largest long graph's call below which the growth case passes whatever the exponent:
+the book's algorithms need a few hundredths of a second there, a membership test on a list half a second or
+more, so noise never fails a solution whose time grows with the size."""
+
+LARGEST = 0.25
+"""CPU seconds the call on the largest long graph (3,200 nodes) may take, whatever the exponent: the book's
+algorithms take a few hundredths of a second there, one whose work grows as n² half a second or more; a
+solution that pads its smaller calls to fake a linear growth still pays for the largest one. The page
+divides its clock by its slowness first (``lessons.publish.web_check.PAGE_SLOWER``)."""
 
 EXPONENT = 1.5
 """The exponent of time against size above which the growth case fails (1 for the book's algorithms, 2 for
@@ -144,6 +151,10 @@ def exponent(sizes: list[int], seconds: list[float]) -> float:
     return statistics.linear_regression(xs, ys).slope
 
 
+def _times(sizes: list[int], seconds: list[float]) -> str:
+    return ", ".join(f"{n:,} nodes {t:.3g} s" for n, t in zip(sizes, seconds))
+
+
 def growth_case(
     parts: list[tuple[dict[str, Any], Judge]],
     tally: Tally,
@@ -190,8 +201,17 @@ def growth_case(
                 )
             seconds.append(float(t))
         k = exponent(sizes, seconds)
+        if seconds[-1] > LARGEST:
+            raise Fail(
+                failure(
+                    mistake,
+                    f"right {right}; it took {seconds[-1]:.3g} s on the graph of {sizes[-1]:,} nodes, where "
+                    f"the book's algorithm takes a few hundredths of a second (at most {LARGEST:g} s here).",
+                    details=[f"The CPU time of {what} on {span}: {_times(sizes, seconds)}."],
+                )
+            )
         if max(seconds) > SIGNIFICANT and k > EXPONENT:
-            times = ", ".join(f"{n:,} nodes {t:.3g} s" for n, t in zip(sizes, seconds))
+            times = _times(sizes, seconds)
             raise Fail(
                 failure(
                     mistake,
