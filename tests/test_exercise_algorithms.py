@@ -291,7 +291,7 @@ def test_an_import_the_source_does_not_spell_out_is_refused_when_it_runs(tmp_pat
     source = CORRECT["derivatives"] + (
         "def tanh_dx(x, out):\n"
         '    cmath = __import__("c" + "math")\n'
-        "    return cmath.tanh(complex(x, 1e-20)).imag / 1e-20\n"
+        "    return 1 - abs(cmath.tanh(x)) ** 2\n"
     )
     report = check(tmp_path, "derivatives", source)
     assert failed(report) == ["tanh_dx: du/dx of tanh at 6 points"], report.text()
