@@ -155,8 +155,8 @@ def test_the_solution_writes_at_most_64_mib(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["x = " + "-" * 500_000 + "1\n", "x = 1" + "+1" * 300_000 + "\n"],
-    ids=["nested-unary", "long-sum"],
+    ["x = " + "-" * 500_000 + "1\n", "x = 1" + "+1" * 300_000 + "\n", "x = " + "[" * 3000 + "]" * 3000 + "\n"],
+    ids=["nested-unary", "long-sum", "nested-brackets"],
 )
 def test_a_file_past_the_parser_s_limits_fails_to_load_with_no_traceback(tmp_path: Path, text: str) -> None:
     (tmp_path / "backprop.py").write_text("# micrograph exercise: backprop\n" + text, encoding="utf-8")
@@ -170,6 +170,7 @@ def test_a_file_past_the_parser_s_limits_fails_to_load_with_no_traceback(tmp_pat
     )
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert "FAILED first on: loading backprop.py" in done.stdout, done.stdout[-2000:]
+    assert max(map(len, done.stdout.splitlines())) <= 200, done.stdout[-2000:]  # no line of it quoted
 
 
 def test_a_syntax_error_without_a_line_says_no_line(tmp_path: Path) -> None:

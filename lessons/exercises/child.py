@@ -346,6 +346,8 @@ def _load(request: dict[str, Any]) -> tuple[Solution | None, dict[str, Any]]:
         solution = Solution(request["source"], request["filename"], name, request.get("imports"))
         return solution, {"ok": True}
     except SyntaxError as e:
+        if e.text is not None and len(e.text) > 200:  # the line and its caret would fill the report
+            e.text, e.offset, e.end_offset = None, None, None
         lines = "".join(traceback.format_exception_only(type(e), e))
         return None, {"ok": False, "error": {"kind": "syntax", "line": e.lineno, "traceback": lines[-4000:]}}
     except BaseException as e:  # SystemExit too: sys.exit() at the top of the file is the solution's error
