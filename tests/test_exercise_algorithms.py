@@ -289,9 +289,7 @@ def test_local_derivatives_computed_another_way_are_refused_before_they_run(
 
 def test_an_import_the_source_does_not_spell_out_is_refused_when_it_runs(tmp_path: Path) -> None:
     source = CORRECT["derivatives"] + (
-        "def tanh_dx(x, out):\n"
-        '    cmath = __import__("c" + "math")\n'
-        "    return 1 - abs(cmath.tanh(x)) ** 2\n"
+        'def tanh_dx(x, out):\n    cmath = __import__("c" + "math")\n    return 1 - abs(cmath.tanh(x)) ** 2\n'
     )
     report = check(tmp_path, "derivatives", source)
     assert failed(report) == ["tanh_dx: du/dx of tanh at 6 points"], report.text()

@@ -155,7 +155,11 @@ def test_the_solution_writes_at_most_64_mib(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["x = " + "-" * 500_000 + "1\n", "x = 1" + "+1" * 300_000 + "\n", "x = " + "[" * 3000 + "]" * 3000 + "\n"],
+    [
+        "x = " + "-" * 500_000 + "1\n",
+        "x = 1" + "+1" * 300_000 + "\n",
+        "x = " + "[" * 3000 + "]" * 3000 + "\n",
+    ],
     ids=["nested-unary", "long-sum", "nested-brackets"],
 )
 def test_a_file_past_the_parser_s_limits_fails_to_load_with_no_traceback(tmp_path: Path, text: str) -> None:
