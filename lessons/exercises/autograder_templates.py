@@ -234,7 +234,8 @@ README = """# micrograph's `{exercise}` exercise on PrairieLearn
 Written by `micrograph exercise autograder {exercise} --platform prairielearn --seed {seed}`. PrairieLearn's
 external grading is described at {spec}.
 
-1. Build the grading image and push it where PrairieLearn can pull it:
+1. Build the grading image and push it where PrairieLearn can pull it. Run these in this directory, the
+   one that holds this README, the `Dockerfile` and micrograph's wheel (the `.` is it):
 
        docker build -t YOUR_DOCKERHUB_NAME/micrograph-grader .
        docker push YOUR_DOCKERHUB_NAME/micrograph-grader
