@@ -204,9 +204,7 @@ def judge_solution(
         IsolationError: the solution cannot be run apart from the judge (the judge is root and cannot make
             it another user): the check refuses to grade rather than run it as root.
     """
-    given = exercise.judging  # what the solution may use: micrograph's nodes, numpy
-    numpy = "numpy" in given.imports.modules
-    with Runner(exercise.name, source, filename, limits, given.nodes, numpy) as runner:
+    with Runner(exercise.name, source, filename, limits) as runner:
         loop = judging(exercise, cases, source, filename, seed=seed, output=runner.output)
         try:
             op, request = next(loop)

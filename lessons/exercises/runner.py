@@ -279,11 +279,10 @@ class Runner:
     """Runs one solution, case by case, in a child interpreter that it restarts after a stopped case.
 
     Args:
-        exercise: the exercise's name (which modules the child blocks, which call it makes).
+        exercise: the exercise's name (which modules the child blocks, which call it makes, whether it gives
+            the solution micrograph's nodes and numpy: :class:`Sandbox`).
         source: the solution's source text. filename: its name in tracebacks.
         limits: the check's :class:`Limits`.
-        nodes: whether the exercise gives the solution micrograph's nodes; numpy: whether it allows numpy
-            (:class:`Sandbox`).
 
     Use as a context manager, or call :meth:`close`: nothing the solution started outlives it.
 
@@ -293,15 +292,7 @@ class Runner:
     re-parented to it, which reaps those it kills.
     """
 
-    def __init__(
-        self,
-        exercise: str,
-        source: str,
-        filename: str,
-        limits: Limits,
-        nodes: bool = True,
-        numpy: bool = False,
-    ) -> None:
+    def __init__(self, exercise: str, source: str, filename: str, limits: Limits) -> None:
         self.exercise = exercise
         self.source = source
         self.filename = filename
@@ -315,7 +306,11 @@ class Runner:
         self.interrupted = ""
         protect_judge()
         root = sys.platform.startswith("linux") and hasattr(os, "geteuid") and os.geteuid() == 0
-        self.sandbox = Sandbox(fresh_uid() if root else None, nodes, numpy)
+        from lessons.exercises import EXERCISES  # what the exercise gives: micrograph's nodes, numpy
+
+        given = EXERCISES[exercise].judging
+        numpy = "numpy" in given.imports.modules
+        self.sandbox = Sandbox(fresh_uid() if root else None, given.nodes, numpy)
         self.token = f"MICROGRAPH_CHECK={secrets.token_hex(16)}"
         with _ACTIVE_LOCK:
             _ACTIVE.add(self)
