@@ -320,22 +320,27 @@ def test_the_complex_step_is_refused_before_it_runs(tmp_path: Path) -> None:
     assert report.score == 0 and "the complex step (complex numbers) is not allowed" in said, said
 
 
-def test_other_installs_and_numpy_where_refused_are_hidden(
+def test_every_site_packages_is_covered_and_numpy_kept_only_where_allowed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Other installs of micrograph, other derivative engines (sympy) and array libraries (torch) are out
+    of sight with every site-packages; numpy's own directory is put back where the exercise allows it."""
     from lessons.exercises import sandbox
 
     site = tmp_path / "prefix" / "lib" / "python3.99" / "site-packages"
-    for name in ("micrograph", "numpy"):
+    for name in ("micrograph", "numpy", "sympy", "torch"):
         (site / name).mkdir(parents=True)
     monkeypatch.setattr(sandbox.sys, "base_prefix", str(tmp_path / "prefix"))
-    for numpy, hidden in ((False, ["micrograph", "numpy"]), (True, ["micrograph"])):
-        box = Sandbox(None, nodes=True, numpy=numpy)
+    for allowed in (False, True):
+        box = Sandbox(None, nodes=True, numpy=allowed)
         try:
-            dirs = sandbox.view(box, False, None)["dirs"]
+            seen = sandbox.view(box, False, str(site) if allowed else None)
         finally:
             box.close()
-        assert [d for d in dirs if d.startswith(str(site))] == [str(site / n) for n in hidden]
+        assert str(site.resolve()) in seen["covered"]
+        assert [k for k in seen["kept"] if k.startswith(str(site))] == (
+            [str(site / "numpy")] if allowed else []
+        )
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="as an ordinary user the files are the user's to read")

@@ -201,11 +201,14 @@ def _user_view(
 ) -> str | None:
     """Every mount read-only, recursively; each of ``covered`` an empty directory, with what ``kept`` holds
     inside it put back (bound from a handle taken before anything was covered), or if a file, empty (the
-    null device bound over it); each of ``writable`` an
-    empty tmpfs of the solution's own (64 MiB; ``owner``'s, as root); the working directory found again by
-    its name."""
+    null device bound over it); each of ``writable`` an empty tmpfs of the solution's own (64 MiB;
+    ``owner``'s, as root); the working directory found again by its name.
+
+    The outer directories are covered first: an inner one of ``covered`` (an interpreter's site-packages
+    inside its kept prefix) is covered in turn where what the outer one kept still holds it, and is passed
+    over where it is out of sight already (a home inside ``/home``)."""
     tops = [t for t in covered if os.path.isdir(t) and not os.path.islink(t)]
-    tops = [t for t in tops if not any(u != t and _inside(t, u) for u in tops)]  # a home inside /home
+    tops.sort(key=lambda t: t.rstrip("/").count("/"))
     scratch = [os.path.realpath(p) for p in writable]
     keep = sorted(p for p in dict.fromkeys(os.path.realpath(p) for p in kept) if os.path.isdir(p))
     handles: dict[str, int] = {}
@@ -216,6 +219,8 @@ def _user_view(
         if not _mount_setattr(libc, "/", recursive=True, read_only=True):
             return failed("making the file systems read-only")
         for top in tops:
+            if any(u != top and _inside(top, u) for u in tops[: tops.index(top)]) and not os.path.isdir(top):
+                continue  # inside an outer one, and not kept there: out of sight already
             why = _cover(libc, top, [p for p in scratch if _inside(p, top)], handles, failed)
             if why is not None:
                 return why

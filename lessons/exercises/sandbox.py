@@ -326,29 +326,33 @@ def view(sandbox: Sandbox, isolated: bool, numpy: str | None) -> dict[str, Any]:
     directories (the solution's own user could); as an ordinary user, when the limits ask for it (a result
     for grading)."""
     found = installed_dirs(sandbox.path)
-    python = {sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix, numpy or sys.prefix}
+    python = {sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix}
+    numpy_dirs = [f"{numpy}/{name}" for name in ("numpy", "numpy.libs") if os.path.isdir(f"{numpy}/{name}")]
     return {
-        "dirs": [str(d) for d in found] + _other_packages(sandbox),
+        "dirs": [str(d) for d in found],
         "writable": [str(sandbox.tmp)],
-        "covered": sorted(f"/{name}" for name in _top_level() if name not in VISIBLE),
-        "kept": sorted({str(sandbox.lib), *python}),
+        "covered": sorted(f"/{name}" for name in _top_level() if name not in VISIBLE) + _site_packages(),
+        "kept": sorted({str(sandbox.lib), *python, *(numpy_dirs if numpy else [])}),
         "required": any(map(exposed, found)) if sandbox.uid is not None else isolated,
     }
 
 
-def _other_packages(sandbox: Sandbox) -> list[str]:
-    """The directories of packages in an interpreter's site-packages that the solution must not see though
-    the directory around them is kept or visible (the interpreter's own, numpy's, the system's under
-    ``/usr``): every installed copy of micrograph's packages, not only the one running (another venv's, a
-    system-wide install), and numpy's where the exercise refuses it."""
+def _site_packages() -> list[str]:
+    """Every site-packages (and Debian's dist-packages) of this interpreter, of its base, and of the
+    system's Pythons under ``/usr``: the solution needs none of them (its interpreter runs with ``-I -S``),
+    and they hold other copies of micrograph, another derivative engine (sympy, micrograd) or an array
+    library (torch) that would do the exercise's work; numpy, where the exercise allows it, is kept."""
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, "/usr", "/usr/local"}
-    sites = {Path(p) for p in filter(None, (numpy_path(),))}
-    for prefix in prefixes:
-        for pattern in ("lib/python3*/site-packages", "lib/python3*/dist-packages"):
-            sites.update(Path(prefix).glob(pattern))
-    names = PACKAGES if sandbox.numpy else (*PACKAGES, "numpy", "numpy.libs")
-    out = {site / name for site in sites for name in names if (site / name).is_dir()}
-    return sorted(str(p.resolve()) for p in out)
+    sites = {
+        p.resolve()
+        for prefix in prefixes
+        for pattern in ("lib/python3*/site-packages", "lib/python3*/dist-packages")
+        for p in Path(prefix).glob(pattern)
+    }
+    numpy = numpy_path()
+    if numpy is not None:
+        sites.add(Path(numpy).resolve())
+    return sorted(str(p) for p in sites if p.is_dir())
 
 
 VISIBLE = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys")
