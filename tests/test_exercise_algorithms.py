@@ -450,11 +450,11 @@ def test_a_growth_case_ends_at_its_first_stop_or_error() -> None:
 def test_every_case_has_a_cpu_limit_and_a_check_stays_within_20_seconds() -> None:
     for name in exercises.EXERCISES:
         cases = list(judges.cases(name, 0))
-        assert all(0 < c.cpu <= 3.0 for c in cases), name
+        assert all(0 < c.cpu <= (6.0 if c.name == GROWTH else 3.0) for c in cases), name
         assert sum(c.cpu for c in cases) <= 20.0, name
     cpu = {c.name: c.cpu for c in judges.cases("backprop", 0)}
     assert cpu[BIG_LADDER] == 1.0 and cpu["a chain 2,000 deep"] == 2.0
-    assert cpu[GROWTH] == 3.0
+    assert cpu[GROWTH] == 6.0  # the four graphs, an honest n² solution's included, with room on Python 3.13
 
 
 # --- the budget -------------------------------------------------------------------------------------------

@@ -75,7 +75,10 @@ class Solution:
         if imports is not None:
             self.module.__dict__["__builtins__"] = _builtins(imports)
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        code = compile(source, filename, "exec", dont_inherit=True)
+        try:
+            code = compile(source, filename, "exec", dont_inherit=True)
+        except ValueError as e:  # a NUL byte, before Python 3.11 (a SyntaxError since)
+            raise SyntaxError(str(e)) from None
         sys.modules[self.module.__name__] = self.module
         exec(code, self.module.__dict__)
 

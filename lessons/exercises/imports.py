@@ -19,6 +19,8 @@ Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5.
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,8 +79,11 @@ class Imports:
         """The first module the source imports that the exercise does not allow, with its line, or None.
 
         A source that does not parse gives None: loading it reports the syntax error (or, for one nested
-        past the parser's limits, that error).
+        past the parser's limits, that error); so does one with a line of more than :data:`LONGEST`
+        tokens, which is not parsed here.
         """
+        if _too_long(source):
+            return None
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -93,6 +98,26 @@ class Imports:
         with ``{module}`` where the refused module's name goes, and micrograph's packages it leaves to its
         own guard."""
         return {"modules": sorted(self.modules), "message": self.message("{module}"), "own": list(OWN)}
+
+
+LONGEST = 10_000
+"""Tokens of one logical line past which the judge does not parse a source: Python 3.10's parser recurses in
+C once per link of a chain (``1+1+...+1``, ``a.b.c...``, ``f()()...``), and a long enough chain crashes the
+process that parses it. The solution's own process compiles it, and reports what happens."""
+
+
+def _too_long(source: str) -> bool:
+    """True if a logical line of ``source`` has more than :data:`LONGEST` tokens (read by
+    :mod:`tokenize`, which keeps no stack); a source that does not tokenize is left to the parser."""
+    count = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            count = 0 if token.type == tokenize.NEWLINE else count + 1
+            if count > LONGEST:
+                return True
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return False
 
 
 COMPLEX = "the complex step (complex numbers)"
