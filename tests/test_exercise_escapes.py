@@ -361,3 +361,20 @@ def test_a_file_at_the_top_of_the_file_system_reads_as_empty(tmp_path: Path) -> 
         assert report.passed, report.text()  # it read as empty, so the solution did not raise
     finally:
         top.unlink()
+
+
+def test_a_line_too_long_to_parse_safely_is_left_to_the_solution_s_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Python 3.10's parser crashes on a long enough chain (1+1+...+1): the judge never parses one."""
+    from lessons.exercises import imports
+
+    allow = imports.Imports.python("anything")
+    chain = "x = 1" + "+1" * imports.LONGEST + "\n"
+    assert allow.refused("import os\n" + chain.replace("+1" * imports.LONGEST, "+1")) == ("os", 1)
+
+    def parse(source: str) -> None:
+        raise AssertionError("parsed in the judge")
+
+    monkeypatch.setattr(imports.ast, "parse", parse)
+    assert allow.refused("import os\n" + chain) is None  # the solution's process refuses os when it runs
