@@ -1,11 +1,11 @@
 """A solution's way around the checker, each written as a determined student would, must earn nothing.
 
-Each test is an attack a red team found: forging the checker's refusal on the answer pipe, reading the
-derivatives exercise's answer key (the operation table) from the check's own directory, importing another
-copy of micrograph that every user may read (a clone, another install), a file at the top of the file
-system, filling the disk, a file nested past Python's parser, forward accumulation in place of Algorithm 6.2
-(with a shortcut for chains, with numpy the exercise refuses, with its smaller calls padded to look linear),
-and the local derivatives by the complex step.
+Each test is one such attack: forging the checker's refusal on the answer pipe, reading the derivatives
+exercise's answer key (the operation table) from the check's own directory, importing another copy of
+micrograph that every user may read (a clone, another install), a file at the top of the file system, filling
+the disk, a file nested past Python's parser, forward accumulation in place of Algorithm 6.2 (with a shortcut
+for chains, with numpy the exercise refuses, with its smaller calls padded to look linear), and the local
+derivatives by the complex step.
 The import guard is always removed first: it is no boundary, and nothing here relies on it.
 """
 
