@@ -112,7 +112,8 @@ class ExerciseCheck:
             own = float(message.pop("cpu", 0.0) or 0.0) * PAGE_SLOWER
             timed = bool(message.pop("timed", False))
             seconds = self.budget.case_seconds(own)
-            cut = seconds < (own or self.limits.cpu)
+            # cut: the budget left, not the case's own seconds or the limits' (its cap), set its seconds
+            cut = seconds < min(own or self.limits.cpu, self.limits.cpu)
             return self._ask(message, seconds, fresh=False, kind="case", cut=cut, timed=timed)
         return json.dumps({"done": True})
 
