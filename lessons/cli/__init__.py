@@ -181,8 +181,8 @@ def build_parser() -> Parser:
 def main(argv: list[str] | None = None) -> int:
     """Run the ``micrograph`` command with ``argv`` (``sys.argv[1:]`` by default); return the exit status.
 
-    User errors exit 2 with one line on stderr (``micrograph: error: ...``); an expression's names the
-    expression and the column.
+    User errors exit 2 with one line on stderr (``micrograph: error: ...``); an expression's error
+    names the expression and the column.
 
     When the reader of standard output goes away early (``micrograph lesson 2 | head -3``) the command
     stops quietly: nothing on stderr, exit status 141, as a program killed by SIGPIPE. This follows the

@@ -219,7 +219,7 @@ def _user_view(
         if not _mount_setattr(libc, "/", recursive=True, read_only=True):
             return failed("making the file systems read-only")
         for top in tops:
-            if any(u != top and _inside(top, u) for u in tops[: tops.index(top)]) and not os.path.isdir(top):
+            if not os.path.isdir(top):
                 continue  # inside an outer one, and not kept there: out of sight already
             why = _cover(libc, top, [p for p in scratch if _inside(p, top)], handles, failed)
             if why is not None:

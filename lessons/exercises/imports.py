@@ -58,7 +58,8 @@ class Imports:
             (``"the local derivatives with math"``).
         modules: the modules a solution may import (each with its submodules).
         real: whether the source must keep to real numbers: no imaginary literal, no ``complex``, no
-            ``.imag`` (the local derivatives, where a complex step would compute them without their rules).
+            ``.imag``, ``.real`` or ``.conjugate`` (the local derivatives, where a complex step would compute
+            them without their rules).
     """
 
     asks: str
@@ -125,7 +126,8 @@ COMPLEX = "the complex step (complex numbers)"
 
 
 def _complex(tree: ast.AST) -> list[int]:
-    """The lines that spell out a complex number: an imaginary literal, the name ``complex``, ``.imag``."""
+    """The lines that spell out a complex number: an imaginary literal, the name ``complex``, ``.imag``,
+    ``.real`` or ``.conjugate``."""
     return [
         node.lineno
         for node in ast.walk(tree)

@@ -4,7 +4,8 @@ The child interpreter (:mod:`lessons.exercises.child`) does not import micrograp
 The judge writes, into a private directory made for the check, the few modules a solution may use: the
 nodes and the operation table (``micrograph/engine.py``, ``ops.py``, ``compile_nodes.py``, ``meta.py``,
 ``lecture.py``, ``errors.py``, ``memory.py``), the counting tools (``lessons/exercises/tools.py``) and the
-child itself.
+child itself; for an exercise without nodes (the local derivatives, whose answer key is the operation
+table), the child and what it gives every solution only (:data:`CHILD`).
 The engine's algorithms over a graph live in modules of their own (``push.py``: ``Value.backward`` and its
 compiled loop; ``order.py``: the topological order; ``pickling.py``: the graph walk of pickling), which are
 not copied; the copy of ``engine.py`` has the node's references to them taken out of its text. The
@@ -14,12 +15,14 @@ install), so removing the import guard from ``sys.meta_path`` finds nothing more
 
 Where the judge is root (a grading container), the solution runs as a user id of its own that no account
 has (:func:`fresh_uid`): it cannot signal the judge, open its descriptors, write the grader's files or raise
-its limits, its processes and files are told apart from every other's by that id, and micrograph's installed
-files are out of its reach: the child covers them (:func:`installed_dirs`) in a mount namespace of its own
-(:mod:`lessons.exercises.enclosure`), or, where it cannot, they must not be readable by others
-(:func:`readable_by_others` says; a platform's setup script removes those bits). The child's temporary
-directory is private; what it leaves in the machine's shared temporary directories is removed with the
-check (:meth:`Sandbox.close`).
+its limits, its processes and files are told apart from every other's by that id. As root as for an
+ordinary user, the child encloses itself in a mount namespace of its own (:mod:`lessons.exercises.enclosure`)
+with the view :func:`view` describes: every top-level directory but the system's (:data:`VISIBLE`) and
+every site-packages empty, with the check's modules, the interpreter and, where the exercise allows it,
+numpy put back; micrograph's installed files (:func:`installed_dirs`) covered. Where it cannot, as root,
+those files must not be readable by others (:func:`readable_by_others` says; a platform's setup script
+removes those bits). The child's only writable directory is a tmpfs of its own, gone with it; what it
+leaves in the machine's shared temporary directories is removed with the check (:meth:`Sandbox.close`).
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, section 6.5 (the exercises' checker).
 """
@@ -327,12 +330,16 @@ def view(sandbox: Sandbox, isolated: bool, numpy: str | None) -> dict[str, Any]:
     for grading)."""
     found = installed_dirs(sandbox.path)
     python = {sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix}
-    numpy_dirs = [f"{numpy}/{name}" for name in ("numpy", "numpy.libs") if os.path.isdir(f"{numpy}/{name}")]
+    numpy_dirs = (
+        []
+        if numpy is None
+        else [f"{numpy}/{n}" for n in ("numpy", "numpy.libs") if os.path.isdir(f"{numpy}/{n}")]
+    )
     return {
         "dirs": [str(d) for d in found],
         "writable": [str(sandbox.tmp)],
         "covered": sorted(f"/{name}" for name in _top_level() if name not in VISIBLE) + _site_packages(),
-        "kept": sorted({str(sandbox.lib), *python, *(numpy_dirs if numpy else [])}),
+        "kept": sorted({str(sandbox.lib), *python, *numpy_dirs}),
         "required": any(map(exposed, found)) if sandbox.uid is not None else isolated,
     }
 
