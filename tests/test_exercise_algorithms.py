@@ -386,7 +386,7 @@ def test_a_right_answer_whose_time_grows_as_n_squared_is_named(tmp_path: Path, n
     assert next(c for c in report.cases if c.name == "a chain 2,000 deep").passed
     assert report.failure is not None and report.failure.mistake == "growth"
     text = " ".join(report.text().split())
-    k = re.search(rf"right {right}; its time grows as n\^(\d\.\d)", text)
+    k = re.search(rf"right {right}(?: on the smaller graphs)?; its time grows as n\^(\d\.\d)", text)
     assert k is not None and 1.7 <= float(k.group(1)) <= 2.3, text
     assert "a membership test on a list (`v in order`), list.index" in text
 
@@ -397,51 +397,6 @@ def test_the_exponent_is_fitted_on_log_log_axes() -> None:
     assert exponent([400, 800, 1600, 3200], [0.01, 0.04, 0.16, 0.64]) == pytest.approx(2.0)
     assert exponent([400, 800, 1600, 3200], [0.001, 0.002, 0.004, 0.008]) == pytest.approx(1.0)
     assert exponent([400, 800, 1600, 3200], [0.0, 0.0, 0.0, 0.0]) == pytest.approx(0.0)
-
-
-def test_a_growth_case_asks_each_graph_alone_the_largest_first_and_a_short_one_twice() -> None:
-    from lessons.exercises.judge import AGAIN, _growth
-    from lessons.exercises.verdict import Case
-
-    case = Case("growth", {"growth": [{"n": 1}, {"n": 2}]}, lambda answer: None, cpu=3.0)
-    loop = _growth(case)
-    asked = [next(loop)]
-    times = iter([0.6, 0.05, 0.002])  # n = 2 once (0.6 s), then n = 1 twice (the second time counts)
-    with pytest.raises(StopIteration) as done:
-        while True:
-            n = asked[-1][1]["n"]
-            asked.append(loop.send({"ok": True, "result": n, "seconds": next(times)}))
-    assert [(op, r["n"], r["timed"]) for op, r in asked] == [
-        ("case", 2, True),
-        ("case", 1, True),
-        ("case", 1, True),
-    ]
-    assert [r["cpu"] for _, r in asked] == pytest.approx([3.0, 2.4, 2.35])  # the case's seconds, shared
-    growth = done.value.value
-    assert growth == {
-        "ok": True,
-        "growth": [{"ok": True, "result": 1, "seconds": 0.002}, {"ok": True, "result": 2, "seconds": 0.6}],
-    }
-    assert 0.05 < AGAIN < 0.6
-
-
-def test_a_growth_case_ends_at_its_first_stop_or_error() -> None:
-    from lessons.exercises.judge import _growth
-    from lessons.exercises.limits import Stop
-    from lessons.exercises.verdict import Case
-
-    case = Case("growth", {"growth": [{"n": 1}, {"n": 2}]}, lambda answer: None, cpu=3.0)
-    for reply in (Stop("cpu", "the case used more than 3 s of CPU time"), {"ok": False, "error": {}}):
-        loop = _growth(case)
-        next(loop)
-        with pytest.raises(StopIteration) as done:
-            loop.send(reply)
-        assert done.value.value == reply
-    loop = _growth(case)
-    next(loop)
-    with pytest.raises(StopIteration) as done:
-        loop.send({"ok": True, "result": 2})  # a driver that did not time the question
-    assert done.value.value.kind == "protocol"
 
 
 # --- per-case CPU limits --------------------------------------------------------------------------------

@@ -144,3 +144,26 @@ def test_the_protocol_is_refused_out_of_order() -> None:
     check.action(0.0)
     with pytest.raises(ValueError, match="not a report of what happened"):
         check.event("[1, 2]")
+
+
+def test_a_growth_case_stopped_on_its_largest_graph_is_named_by_the_smaller_ones_on_the_page() -> None:
+    from lessons.publish.web_check import PAGE_SLOWER
+
+    source = CORRECT["topo"]
+    with Runner("topo", source, "topo.py", Limits()) as runner:
+        child = _child_worker(runner)
+
+        def worker(message: dict[str, Any], seconds: float) -> dict[str, Any]:
+            n = len(message.get("records", ()))
+            if n == 3_200:
+                return {"timeout": True, "seconds": seconds}
+            happened = child(message, seconds)
+            if n >= 400:  # a long graph: the page's clock of a time that grows as n²
+                happened["seconds"] = 0.5 * PAGE_SLOWER * (n / 1_600) ** 2
+            return happened
+
+        page, _ = _page("topo", source, worker)
+    text = " ".join(page["text"].split())
+    assert page["score"] == page["max_score"] - 1, text
+    assert "right order on the smaller graphs; its time grows as n^2.0" in text
+    assert "1,600 nodes 0.5 s; on 3,200 nodes it was stopped: the case ran longer than" in text

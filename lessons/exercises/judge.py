@@ -96,19 +96,28 @@ def _growth(case: Case) -> Generator[Question, dict[str, Any] | Stop, dict[str, 
     page's clock in the page), so nothing the solution changes in its own process changes its time. The
     largest graph is asked first: work a solution does ahead for a later question can only add to an earlier
     one's time, the time of a larger graph. A question under :data:`AGAIN` seconds is asked again. The
-    graphs share the case's CPU seconds. The first :class:`Stop`, or an answer that is not ``ok``, is the
-    case's answer.
+    graphs share the case's CPU seconds.
+
+    A largest graph stopped for its CPU time is a time bounded below: the smaller graphs are still asked,
+    so that how the time grows is measured on them; the answer then has ``None`` in that graph's place and
+    ``"stopped": {"seconds", "detail"}`` (the :class:`Stop`'s). Any other :class:`Stop`, or an answer that
+    is not ``ok``, is the case's answer (after such a first stop, a second :class:`Stop` gives the first).
     """
     parts = case.request["growth"]
     answers: list[Any] = [None] * len(parts)
     spent = 0.0
+    first: Stop | None = None
     for k in reversed(range(len(parts))):
         best: dict[str, Any] | None = None
         while best is None or best["seconds"] < AGAIN:
             cpu = max(case.cpu - spent, 0.05) if case.cpu else 0.0
             got = yield ("case", {**parts[k], "cpu": cpu, "timed": True})
+            if isinstance(got, Stop) and got.kind == "cpu" and k == len(parts) - 1 > 0 and best is None:
+                first = got
+                spent += got.seconds
+                break
             if isinstance(got, Stop) or not got.get("ok"):
-                return got
+                return first if first is not None and isinstance(got, Stop) else got
             seconds = got.get("seconds")
             if not isinstance(seconds, float):  # the driver's own number: a driver that does not time
                 return Stop("protocol", "the time of the solution's call was not measured")
@@ -118,6 +127,8 @@ def _growth(case: Case) -> Generator[Question, dict[str, Any] | Stop, dict[str, 
                 break
             best = got
         answers[k] = best
+    if first is not None:
+        return {"ok": True, "growth": answers, "stopped": {"seconds": first.seconds, "detail": first.detail}}
     return {"ok": True, "growth": answers}
 
 

@@ -13,9 +13,10 @@ Right numbers computed the wrong way show in the work, so two cases measure it:
   log-log axes by least squares, is about 1 for the book's algorithms; a membership test on a list inside the
   loop makes it 2 (mistake ``growth``). Only a time large enough to measure (:data:`SIGNIFICANT`) fails the
   case, so a fast solution never fails on noise; and whatever the exponent, the largest graph's call must take
-  at most :data:`LARGEST`, so padding the smaller calls hides nothing. A solution stopped there after every
-  smaller case passed is told both what it may be: a time that grows faster than the graph, or a loop that
-  never ends on a long graph.
+  at most :data:`LARGEST`, so padding the smaller calls hides nothing. A solution stopped on the largest
+  graph is still asked the smaller ones, and an exponent above :data:`EXPONENT` fitted on them is named
+  the same way; otherwise, as after a stop on a smaller graph, the solution is told both what it may be: a
+  time that grows faster than the graph, or a loop that never ends on a long graph.
 
 Reference: Goodfellow, Bengio & Courville (2016), Deep Learning, sections 6.5.2-6.5.3, figure 6.9.
 """
@@ -175,20 +176,34 @@ def growth_case(
     sizes = list(GROWTH)
     span = f"long graphs of {sizes[0]:,} to {sizes[-1]:,} nodes"
 
+    def stopped_failure(detail: str) -> Failure:  # a loop that never ends looks the same: both are named
+        return Failure(
+            "",
+            f"right {right} on every smaller graph, but the solution was stopped on {span}: {detail}.",
+            details=[
+                "Either its time grows faster than the graph's size, or a loop never ends on a long graph. "
+                f"A membership test on a list inside the loop makes the time grow as n²: {sizes[-1]:,} nodes "
+                f"then take {sizes[-1] ** 2 // 2:,} comparisons."
+            ],
+            mistake="timeout",
+            hint=mistake.hint,
+        )
+
+    def unread(what: str) -> Fail:
+        return Fail(Failure("", f"the {what} could not be read.", mistake="protocol"))
+
     def judge(answer: dict[str, Any]) -> None:
         answers = answer.get("growth")
+        stopped = answer.get("stopped")  # the largest graph's question stopped: its time is bounded below
         if not isinstance(answers, list) or len(answers) != len(parts):
-            raise Fail(
-                Failure("", "the solution's answer to the growth case could not be read.", mistake="protocol")
-            )
+            raise unread("solution's answer to the growth case")
         seconds = []
         for n, (_, one), got in zip(sizes, parts, answers):
+            if got is None and stopped is not None and n == sizes[-1]:
+                seconds.append(float(stopped["seconds"]))
+                continue
             if not isinstance(got, dict):
-                raise Fail(
-                    Failure(
-                        "", "the solution's answer to the growth case could not be read.", mistake="protocol"
-                    )
-                )
+                raise unread("solution's answer to the growth case")
             try:
                 one(got)
             except Fail as e:
@@ -196,10 +211,25 @@ def growth_case(
                 raise
             t = got.get("seconds")
             if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
-                raise Fail(
-                    Failure("", "the time of the solution's call was not measured.", mistake="protocol")
-                )
+                raise unread("time of the solution's call")
             seconds.append(float(t))
+        if stopped is not None:  # how the time grows is measured on the smaller graphs alone
+            *smaller, largest = sizes
+            k = exponent(smaller, seconds[:-1])
+            if max(seconds[:-1]) <= SIGNIFICANT or k <= EXPONENT:  # a loop on the largest is as likely
+                raise Fail(stopped_failure(str(stopped["detail"])))
+            raise Fail(
+                failure(
+                    mistake,
+                    f"right {right} on the smaller graphs; its time grows as n^{k:.1f}, where the book's "
+                    "algorithm takes time proportional to the graph's size.",
+                    details=[
+                        f"The CPU time of {what} on {span}: {_times(smaller, seconds[:-1])}; on {largest:,} "
+                        f"nodes it was stopped: {stopped['detail']}. Each doubling of n multiplied it by "
+                        f"about {2**k:.1f}; proportional to n it doubles.",
+                    ],
+                )
+            )
         k = exponent(sizes, seconds)
         if max(seconds) > SIGNIFICANT and k > EXPONENT:
             times = _times(sizes, seconds)
@@ -224,18 +254,8 @@ def growth_case(
                 )
             )
 
-    def make(case: Case, stop: Stop) -> Failure:  # a loop that never ends looks the same: both are named
-        return Failure(
-            "",
-            f"right {right} on every smaller graph, but the solution was stopped on {span}: {stop.detail}.",
-            details=[
-                "Either its time grows faster than the graph's size, or a loop never ends on a long graph. "
-                f"A membership test on a list inside the loop makes the time grow as n²: {sizes[-1]:,} nodes "
-                f"then take {sizes[-1] ** 2 // 2:,} comparisons."
-            ],
-            mistake="timeout",
-            hint=mistake.hint,
-        )
+    def make(case: Case, stop: Stop) -> Failure:
+        return stopped_failure(stop.detail)
 
     counted, hooks = tally.add(judge, make)
     return Case(
