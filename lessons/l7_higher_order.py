@@ -48,6 +48,16 @@ def _derivatives(l: Any) -> None:
     l.d2 = grad(l.d1, l.wrt)  # d2z/dw2: grad of a node of B, a new backward graph over G and B
     l.d3 = grad(l.d2, l.wrt)  # and the third
     l.sizes = [len(Graph(d).nodes) for d in (l.z, l.d1, l.d2, l.d3)]
+    l.d1_table = _grad_table(l.d1)  # Algorithm 6.2 on the graph of d1, for the drawing's grad
+
+
+def _grad_table(z: Value) -> dict[Value, float]:
+    """Algorithm 6.2's grad_table of z (``Graph(z).backprop()``), or {} where a local derivative does not
+    exist at z's values (the drawing then shows no grad)."""
+    try:
+        return Graph(z).backprop()
+    except DomainError:
+        return {}
 
 
 def _at(l: Any) -> str:
@@ -123,7 +133,8 @@ def _hvp(l: Any) -> None:
         l.f = l.xs[0] * l.xs[0] * l.xs[1] + (l.xs[0] * l.xs[1]).sin()
     l.v = [float(k + 1) for k in range(len(l.xs))]  # the vector v = (1, 2, ...)
     l.Hv = hessian_vector_product(l.f, l.xs, l.v)  # equation 6.59: two gradients
-    g = grad(l.f, l.xs)  # the gradient as nodes; each row of H is the gradient of one entry
+    l.g = g = grad(l.f, l.xs)  # the gradient as nodes; each row of H is the gradient of one entry
+    l.f_table = _grad_table(l.f)  # Algorithm 6.2 on the graph of f, for the drawing's grad
     l.H = [[h.data for h in grad(gi, l.xs)] for gi in g]  # the full Hessian, for comparison
     l.H_times_v = [sum(h * vi for h, vi in zip(row, l.v)) for row in l.H]
 
@@ -218,13 +229,15 @@ def _values(l: Any) -> str:
 
 
 def _figure(l: Any) -> Any:
+    # B and the grad_table the steps computed (grad, Graph.backprop), drawn: nothing computed for the picture
     if hasattr(l, "Hv") and not hasattr(l, "hvp_nodes"):
-        return viz.draw_side_by_side(l.f, l.xs)
+        return viz.draw_side_by_side(l.f, l.xs, gradients=l.g, grad_table=l.f_table)
     if hasattr(l, "hvp_nodes"):
         return None
     if hasattr(l, "fd2"):
         return None  # the check is in numbers; the drawing of the previous step is unchanged
-    return viz.draw_side_by_side(l.d1, l.wrt, gradients=l.d2)  # d2 = grad(d1, wrt): B drawn as built
+    # d2 = grad(d1, wrt): B drawn as built
+    return viz.draw_side_by_side(l.d1, l.wrt, gradients=l.d2, grad_table=l.d1_table)
 
 
 def steps(l: Any) -> Iterator[Step]:

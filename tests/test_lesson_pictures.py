@@ -74,3 +74,32 @@ def test_a_drawing_shows_only_gradients_a_step_computed(n: int, monkeypatch: pyt
         if isinstance(lesson.next(), str):
             break
     assert all(table for _, table in given), f"lesson {n}, steps {[k for k, t in given if not t]}"
+
+
+@pytest.mark.parametrize("n", sorted(lessons.LESSONS))
+def test_a_lesson_s_picture_runs_no_algorithm(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Views observe: the grad_table and the B a picture shows are those its step computed, so drawing it
+    runs neither Algorithm 6.2 (``Graph.backprop``), nor 6.5 (``grad``), nor a forward pass."""
+    import micrograph
+    from micrograph import Graph
+
+    now = {"drawing": False}
+
+    def refused(real: Any) -> Any:
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            assert not now["drawing"], f"lesson {n}, step {lesson.index}: its picture ran {real.__qualname__}"
+            return real(*args, **kwargs)
+
+        return guarded
+
+    for owner, name in ((Graph, "backprop"), (Graph, "forward"), (micrograph, "grad")):
+        monkeypatch.setattr(owner, name, refused(getattr(owner, name)))
+    lesson = lessons.start(n)
+    while True:
+        now["drawing"] = True
+        try:
+            lesson.figure()
+        finally:
+            now["drawing"] = False
+        if isinstance(lesson.next(), str):
+            break
