@@ -128,7 +128,8 @@ def _growth(case: Case) -> Generator[Question, dict[str, Any] | Stop, dict[str, 
             best = got
         answers[k] = best
     if first is not None:
-        return {"ok": True, "growth": answers, "stopped": {"seconds": first.seconds, "detail": first.detail}}
+        stopped = {"seconds": float(first.seconds), "detail": first.detail}
+        return {"ok": True, "growth": answers, "stopped": stopped}
     return {"ok": True, "growth": answers}
 
 
