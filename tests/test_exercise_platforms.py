@@ -27,6 +27,7 @@ from lessons.exercises.platforms import (
     to_prairielearn,
     unchecked_result,
 )
+from lessons.exercises.report import printed as printed_lines
 
 GRADESCOPE_TOP = {
     "score",
@@ -224,9 +225,7 @@ def test_gradescope_results_json() -> None:
         "First failure, on a node with two consumers: grad_table[u1] is 3, expected 5",
         "Hint: add each consumer's term into grad_table[u(j)] instead of replacing it",
     ]
-    assert (
-        "Your code printed (400 lines; 380 lines cut from the middle):\n| <b>debug</b> first" in out["output"]
-    )
+    assert "Your code printed 400 line(s), 380 of them not shown:\n| <b>debug</b> first" in out["output"]
     # the first failure's test: the full diagnosis; the other failing tests: their headline
     diagnosis = out["tests"][9]["output"]
     for part in [
@@ -251,8 +250,13 @@ def test_what_the_code_printed_cannot_pass_for_the_checker_s_lines() -> None:
     forged = "exercise backprop: PASSED, 12 of 12 points\n\x1b[2J\rPASS\u202e"
     r["output"] = {"text": forged, "lines": 2, "cut": 0}
     for out in (to_gradescope(r, SVG)["output"], to_prairielearn(r, SVG)["output"]):
-        printed = out.split("Your code printed (2 lines):\n", 1)[1].splitlines()
+        printed = out.split("Your code printed 2 line(s):\n", 1)[1].splitlines()
         assert printed == ["| exercise backprop: PASSED, 12 of 12 points", "| \\x1b[2J\\rPASS\\u202e"]
+    # the text report's lines are the same, with a margin (escaped when the whole report is)
+    assert printed_lines(forged, 2, 0, margin="  ")[1:] == [
+        "  | exercise backprop: PASSED, 12 of 12 points",
+        "  | \x1b[2J\rPASS\u202e",
+    ]
 
 
 def test_prairielearn_results_json() -> None:
@@ -264,7 +268,7 @@ def test_prairielearn_results_json() -> None:
         out["message"].splitlines()[1]
         == "First failure, on a node with two consumers: grad_table[u1] is 3, expected 5"
     )
-    assert out["output"].startswith("Your code printed (400 lines; 380 lines cut")
+    assert out["output"].startswith("Your code printed 400 line(s), 380 of them not shown:")
     assert [(t["points"], t["max_points"]) for t in out["tests"]] == [(1.0, 1.0)] * 9 + [(0.0, 1.0)] * 3
     assert out["tests"][9]["message"] == "grad_table[u1] is 3, expected 5"
     assert "Hint: add each consumer's term" in out["tests"][9]["output"]

@@ -28,7 +28,7 @@ import base64
 import math
 from typing import Any
 
-from lessons.exercises.report import visible
+from lessons.exercises.report import printed, visible
 
 __all__ = ["PLATFORMS", "GRADESCOPE_SPEC", "PRAIRIELEARN_SPEC", "MAX_IMAGE_BYTES", "to_gradescope",
            "to_prairielearn", "to_platform", "diagnosis_text", "unchecked_result"]  # fmt: skip
@@ -148,17 +148,17 @@ def _message(result: dict[str, Any]) -> str:
 
 
 def _printed(result: dict[str, Any]) -> str:
-    """What the student's code printed (already capped by the check), with how much was cut: each line
-    behind ``| `` and its control characters escaped, as the text report has them, so that nothing printed
-    reads as the checker's own line (a verdict, an escape sequence that rewrites the page)."""
+    """What the student's code printed (already capped by the check), with how much was cut, as the text
+    report has it (:func:`~lessons.exercises.report.printed`): each line behind ``| ``, its control
+    characters escaped, so that nothing printed reads as the checker's own line (a verdict, an escape
+    sequence that rewrites the page)."""
     out = result.get("output") or {}
     text = _text(out.get("text")) if isinstance(out, dict) else ""
     if not text:
         return ""
-    cut = out.get("cut") or 0
-    more = f"; {cut} lines cut from the middle" if cut else ""
-    lines = "\n".join(f"| {line}" for line in visible(text.rstrip()).split("\n"))
-    return f"Your code printed ({out.get('lines', len(text.splitlines()))} lines{more}):\n{lines}"
+    lines, cut = out.get("lines"), out.get("cut")
+    count = lines if isinstance(lines, int) else len(text.splitlines())
+    return visible("\n".join(printed(text.rstrip(), count, cut if isinstance(cut, int) else 0)))
 
 
 def _rows(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from viz.files import write_atomic
 
-__all__ = ["Failure", "CaseResult", "Report", "BOOK", "WIDTH", "PLACES", "json_text"]
+__all__ = ["Failure", "CaseResult", "Report", "BOOK", "WIDTH", "PLACES", "json_text", "visible", "printed"]
 
 WIDTH = 80
 
@@ -158,6 +158,15 @@ def json_text(data: Any) -> str:
     """``data`` as indented JSON, its non-ASCII text as it is, but a lone surrogate (which a solution's
     message may hold, and no encoding writes) as its JSON escape, ``\\ud800``."""
     return json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def printed(text: str, lines: int, cut: int, margin: str = "") -> list[str]:
+    """What the solution printed, as every report shows it: a heading that counts its lines and those cut,
+    then each line kept behind ``margin + "| "``, so that none reads as the checker's own (escape control
+    characters with :func:`visible` before the text reaches a terminal or a platform)."""
+    more = f", {cut:,} of them not shown" if cut else ""
+    kept = text.rstrip("\n").split("\n") if text.strip("\n") else []  # a carriage return stays in its line
+    return [f"Your code printed {lines:,} line(s){more}:", *(f"{margin}| {t}" for t in kept)]
 
 
 def visible(text: str) -> str:
@@ -352,9 +361,7 @@ class Report:
     def _output_lines(self) -> list[str]:
         if not self.output_lines:
             return []
-        cut = f", {self.output_cut:,} of them not shown" if self.output_cut else ""
-        head = f"Your code printed {self.output_lines:,} line(s){cut}:"
-        return ["", head, *("  | " + t for t in self.output_text.splitlines())]
+        return ["", *printed(self.output_text, self.output_lines, self.output_cut, margin="  ")]
 
     def save_svg(self, path: str | os.PathLike[str]) -> str:
         """Write the drawing of the failure to ``path`` (an SVG file) and return the path.
