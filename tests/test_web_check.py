@@ -162,8 +162,12 @@ def test_a_growth_case_stopped_on_its_largest_graph_is_named_by_the_smaller_ones
                 happened["seconds"] = 0.5 * PAGE_SLOWER * (n / 1_600) ** 2
             return happened
 
-        page, _ = _page("topo", source, worker)
+        page, actions = _page("topo", source, worker)
     text = " ".join(page["text"].split())
     assert page["score"] == page["max_score"] - 1, text
+    # after the stop the smaller graphs share what is left of the case's seconds (6 s, 3 spent), each
+    # question still capped at the page's limit: the stop is counted in the command line's seconds
+    long = [(len(json.loads(a["ask"]).get("records", ())), a["seconds"]) for a in actions]
+    assert [(n, t) for n, t in long if n == 1_600] == [(1_600, pytest.approx(3.0 * PAGE_SLOWER))]
     assert "right order on the smaller graphs; its time grows as n^2.0" in text
     assert "1,600 nodes 0.5 s; on 3,200 nodes it was stopped: the case ran longer than" in text

@@ -100,7 +100,7 @@ def _growth(case: Case) -> Generator[Question, dict[str, Any] | Stop, dict[str, 
 
     A largest graph stopped for its CPU time is a time bounded below: the smaller graphs are still asked,
     so that how the time grows is measured on them; the answer then has ``None`` in that graph's place and
-    ``"stopped": {"seconds", "detail"}`` (the :class:`Stop`'s). Any other :class:`Stop`, or an answer that
+    ``"stopped": {"detail": ...}``, the :class:`Stop`'s sentence. Any other :class:`Stop`, or an answer that
     is not ``ok``, is the case's answer (after such a first stop, a second :class:`Stop` gives the first).
     """
     parts = case.request["growth"]
@@ -114,7 +114,7 @@ def _growth(case: Case) -> Generator[Question, dict[str, Any] | Stop, dict[str, 
             got = yield ("case", {**parts[k], "cpu": cpu, "timed": True})
             if isinstance(got, Stop) and got.kind == "cpu" and k == len(parts) - 1 > 0 and best is None:
                 first = got
-                spent += got.seconds
+                spent += got.seconds  # the smaller graphs share what is left of the case's seconds
                 break
             if isinstance(got, Stop) or not got.get("ok"):
                 return first if first is not None and isinstance(got, Stop) else got
@@ -128,8 +128,7 @@ def _growth(case: Case) -> Generator[Question, dict[str, Any] | Stop, dict[str, 
             best = got
         answers[k] = best
     if first is not None:
-        stopped = {"seconds": float(first.seconds), "detail": first.detail}
-        return {"ok": True, "growth": answers, "stopped": stopped}
+        return {"ok": True, "growth": answers, "stopped": {"detail": first.detail}}
     return {"ok": True, "growth": answers}
 
 

@@ -179,8 +179,8 @@ class ExerciseCheck:
                 "this case",
                 seconds,
             )
-        if asked.get("timed"):  # a growth case's bound below, in the command line's seconds
-            seconds /= PAGE_SLOWER
+        if asked.get("timed"):  # in the command line's seconds, as a timed answer's: the growth case
+            seconds /= PAGE_SLOWER  # shares what is left of its own seconds after this stop
         return Stop("cpu", f"the case ran longer than {limit:.1f} s of the page's clock", seconds)
 
     def result(self) -> str:
