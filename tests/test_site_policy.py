@@ -93,7 +93,8 @@ def test_the_policy_refuses_nothing_the_page_does(shared_page: SharedPage) -> No
         "() => /PASS|FAIL|could not/.test(document.getElementById('check-status').textContent)",
         timeout=120_000,
     )
-    assert str(page.locator("#check-status").text_content()).startswith("PASS")
+    status, report = (str(page.locator(s).text_content()) for s in ("#check-status", "#report"))
+    assert status.startswith("PASS"), report  # a correct solution: the report says why if it is not
 
     page.get_by_role("button", name="Explorer").click()  # G and B drawn by the explorer's own script
     page.get_by_role("button", name="Draw G and B").click()
